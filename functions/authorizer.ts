@@ -1,0 +1,32 @@
+/**
+ * The TOKEN authorizer: allows a request whose bearer key is registered and not revoked.
+ * It refuses by throwing exactly "Unauthorized", which API Gateway answers with 401; any other
+ * failure (its database is down) becomes the AUTHORIZER_FAILURE gateway response, a 503.
+ */
+import middy from '@middy/core';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { apiKeysRepository, type ApiKeysRepository } from '../shared/api-keys-repository';
+import { bearerKey } from '../shared/api-keys';
+import { allowEveryMethod } from '../shared/auth-policy';
+import { authorizerLog } from '../shared/http/authorizer-log';
+
+/** The one message API Gateway turns into a 401. */
+export const UNAUTHORIZED = 'Unauthorized';
+
+export interface AuthorizerDependencies {
+  readonly keys?: ApiKeysRepository;
+}
+
+export const createHandler = ({ keys = apiKeysRepository() }: AuthorizerDependencies = {}) =>
+  middy<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult>()
+    .use(authorizerLog(UNAUTHORIZED))
+    .handler(async (event) => {
+      const key = bearerKey(event.authorizationToken);
+
+      const record = key === undefined ? undefined : await keys.findActive(key);
+
+      if (!record) throw new Error(UNAUTHORIZED);
+      return allowEveryMethod(event.methodArn, { keyId: record.keyId });
+    });
+
+export const handler = createHandler();

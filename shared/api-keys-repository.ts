@@ -1,0 +1,97 @@
+/**
+ * The API-keys table: records hold a key's hash, id, name and creation time, and a revocation
+ * time once revoked. The authorizer reads it; the key tool and the local server write it.
+ */
+import {
+  GetCommand,
+  paginateScan,
+  PutCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { apiKeysTableName, dynamoDBOptions } from './config';
+import { callDatabase, createDocumentClient } from './dynamodb';
+import { hashApiKey, keyIdOf } from './api-keys';
+
+export interface ApiKeyRecord {
+  readonly keyHash: string;
+  readonly keyId: string;
+  readonly name: string;
+  readonly createdAt: string;
+  readonly revokedAt?: string;
+}
+
+export interface ApiKeysRepository {
+  /** Stores a key's hash under a name. Registering a key that exists leaves it as it is. */
+  register(key: string, name: string): Promise<ApiKeyRecord>;
+  /** The key's record when it exists and is not revoked. */
+  findActive(key: string): Promise<ApiKeyRecord | undefined>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** Revokes the key with this id; false when there is no such key. */
+  revoke(keyId: string): Promise<boolean>;
+}
+
+export interface ApiKeysRepositoryOptions {
+  readonly client?: DynamoDBDocumentClient;
+  readonly tableName?: string;
+}
+
+export const apiKeysRepository = ({
+  client = createDocumentClient(dynamoDBOptions()),
+  tableName = apiKeysTableName(),
+}: ApiKeysRepositoryOptions = {}): ApiKeysRepository => {
+  const get = async (keyHash: string): Promise<ApiKeyRecord | undefined> => {
+    const { Item } = await callDatabase(() => client.send(new GetCommand({ TableName: tableName, Key: { keyHash } })));
+    return Item as ApiKeyRecord | undefined;
+  };
+
+  const register = async (key: string, name: string): Promise<ApiKeyRecord> => {
+    const keyHash = hashApiKey(key);
+    const record: ApiKeyRecord = { keyHash, keyId: keyIdOf(keyHash), name, createdAt: new Date().toISOString() };
+    try {
+      await callDatabase(() =>
+        client.send(
+          new PutCommand({ TableName: tableName, Item: record, ConditionExpression: 'attribute_not_exists(keyHash)' }),
+        ),
+      );
+      return record;
+    } catch (error) {
+      if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+      return (await get(keyHash)) ?? record;
+    }
+  };
+
+  const findActive = async (key: string): Promise<ApiKeyRecord | undefined> => {
+    const record = await get(hashApiKey(key));
+    return record && record.revokedAt === undefined ? record : undefined;
+  };
+
+  // The keys table holds a handful of records: an operator's listing may read it whole.
+  const list = async (): Promise<ApiKeyRecord[]> => {
+    const records: ApiKeyRecord[] = [];
+    await callDatabase(async () => {
+      for await (const page of paginateScan({ client }, { TableName: tableName })) {
+        records.push(...((page.Items ?? []) as ApiKeyRecord[]));
+      }
+    });
+    return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  };
+
+  const revoke = async (keyId: string): Promise<boolean> => {
+    const record = (await list()).find((candidate) => candidate.keyId === keyId);
+    if (!record) return false;
+    await callDatabase(() =>
+      client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { keyHash: record.keyHash },
+          UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
+          ExpressionAttributeValues: { ':now': new Date().toISOString() },
+        }),
+      ),
+    );
+    return true;
+  };
+
+  return { register, findActive, list, revoke };
+};

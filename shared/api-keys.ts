@@ -1,0 +1,33 @@
+/**
+ * API keys: how they look, how they are hashed, and how a bearer credential is read.
+ * A key is shown once when created; only its SHA-256 hash is stored.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+export const API_KEY_PREFIX = 'petstore_';
+/** 32 random bytes: 256 bits, well over the 128 the API promises. */
+const KEY_BYTES = 32;
+
+/** What a key supplied by an operator (e.g. `API_KEY` for the local server) must look like. */
+export const API_KEY_PATTERN = /^[A-Za-z0-9._~-]{20,512}$/;
+
+/**
+ * A bearer credential as RFC 7235 writes it: the scheme, case-insensitive, then a token68.
+ * API Gateway refuses anything else before the authorizer runs (its identity validation
+ * expression), and so does the local server. Written without flags so API Gateway can use it.
+ */
+export const BEARER_PATTERN = '^[Bb][Ee][Aa][Rr][Ee][Rr] +[A-Za-z0-9._~+/-]+=*$';
+const bearer = new RegExp(BEARER_PATTERN);
+
+export const generateApiKey = (): string => API_KEY_PREFIX + randomBytes(KEY_BYTES).toString('base64url');
+
+export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+
+/** A short, stable, non-secret name for a key: the start of its hash. Safe to log. */
+export const keyIdOf = (keyHash: string): string => keyHash.slice(0, 12);
+
+/** The key from an `Authorization` value, or undefined when it is not a Bearer credential. */
+export const bearerKey = (authorization: string | undefined): string | undefined => {
+  if (authorization === undefined || !bearer.test(authorization)) return undefined;
+  return authorization.slice('bearer'.length).trim();
+};

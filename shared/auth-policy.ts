@@ -1,0 +1,41 @@
+/**
+ * The IAM policies a TOKEN authorizer returns. API Gateway caches the policy per token and
+ * reuses it for every route, so the authorizer allows every method of the stage: a policy for
+ * just the method at hand would refuse the next route called with the same key.
+ */
+import type { APIGatewayAuthorizerResult, PolicyDocument } from 'aws-lambda';
+
+/** The context the authorizer hands to the handlers (`requestContext.authorizer`). */
+export interface AuthorizerContext {
+  readonly keyId: string;
+}
+
+/** `arn:…:apiId/stage/METHOD/path` → `arn:…:apiId/stage/*`. */
+export const stageWildcardArn = (methodArn: string): string => {
+  const [apiArn, stage] = methodArn.split('/');
+  return `${apiArn}/${stage}/*`;
+};
+
+export const allowEveryMethod = (methodArn: string, context: AuthorizerContext): APIGatewayAuthorizerResult => ({
+  principalId: context.keyId,
+  policyDocument: {
+    Version: '2012-10-17',
+    Statement: [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: stageWildcardArn(methodArn) }],
+  },
+  context: { ...context },
+});
+
+const globMatches = (pattern: string, value: string): boolean =>
+  new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(value);
+
+/** Whether a policy lets the caller invoke `methodArn`, as API Gateway decides: an explicit Deny wins. */
+export const policyAllows = (policy: PolicyDocument, methodArn: string): boolean => {
+  let allowed = false;
+  for (const statement of policy.Statement) {
+    const resources = 'Resource' in statement && statement.Resource !== undefined ? [statement.Resource].flat() : [];
+    if (!resources.some((resource) => globMatches(resource, methodArn))) continue;
+    if (statement.Effect === 'Deny') return false;
+    if (statement.Effect === 'Allow') allowed = true;
+  }
+  return allowed;
+};

@@ -1,0 +1,15 @@
+/** Where the functions find their tables and database, from the environment the stack sets. */
+import type { DynamoDBOptions } from './dynamodb';
+import { apiKeysTable, petsTable, type TableDefinition } from './tables';
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+export const tableName = (table: TableDefinition, env: Environment = process.env): string =>
+  env[table.nameVariable] || table.defaultName;
+
+export const petsTableName = (env: Environment = process.env): string => tableName(petsTable, env);
+export const apiKeysTableName = (env: Environment = process.env): string => tableName(apiKeysTable, env);
+
+/** `DYNAMODB_ENDPOINT` points the functions at another DynamoDB, such as DynamoDB Local. */
+export const dynamoDBOptions = (env: Environment = process.env): DynamoDBOptions =>
+  env.DYNAMODB_ENDPOINT ? { endpoint: env.DYNAMODB_ENDPOINT } : {};

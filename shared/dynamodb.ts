@@ -1,0 +1,74 @@
+/**
+ * The DynamoDB client every module shares, and the line between "the database is down" (503)
+ * and "we have a bug" (500). Retries are the SDK's own, bounded so a client has its answer
+ * within a few seconds, well inside the Lambda timeout.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { SdkError } from '@smithy/types';
+import { isServerError, isThrottlingError, isTransientError } from '@smithy/service-error-classification';
+
+export interface DynamoDBOptions {
+  /** A DynamoDB other than AWS's, e.g. DynamoDB Local. */
+  readonly endpoint?: string;
+  readonly region?: string;
+  /** Attempts per call, the first included (SDK standard retry with backoff). */
+  readonly maxAttempts?: number;
+  /** Milliseconds to open a connection, and to wait for an answer once sent. */
+  readonly connectionTimeout?: number;
+  readonly requestTimeout?: number;
+}
+
+export const DYNAMODB_DEFAULTS = {
+  maxAttempts: 3,
+  connectionTimeout: 1_000,
+  requestTimeout: 2_000,
+} as const;
+
+export const createDocumentClient = (options: DynamoDBOptions = {}): DynamoDBDocumentClient => {
+  const { endpoint, region, maxAttempts, connectionTimeout, requestTimeout } = { ...DYNAMODB_DEFAULTS, ...options };
+  const local = endpoint !== undefined;
+  const client = new DynamoDBClient({
+    maxAttempts,
+    requestHandler: { connectionTimeout, requestTimeout },
+    ...(local
+      ? {
+          endpoint,
+          region: region ?? process.env.AWS_REGION ?? 'us-east-1',
+          // DynamoDB Local accepts any credentials; a real endpoint uses the default chain.
+          ...(process.env.AWS_ACCESS_KEY_ID ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+        }
+      : region
+        ? { region }
+        : {}),
+  });
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+};
+
+/** The database could not answer (throttled, timed out, unreachable, failing): worth a retry later. */
+export class DatabaseUnavailable extends Error {
+  override readonly name = 'DatabaseUnavailable';
+
+  constructor(readonly reason: string) {
+    super(`The database is unavailable (${reason}).`);
+  }
+}
+
+/** Rethrows a DynamoDB failure as DatabaseUnavailable when retrying later could help. */
+export const classifyDatabaseError = (error: unknown): unknown => {
+  if (!(error instanceof Error)) return error;
+  const sdkError = error as SdkError & { code?: string };
+  if (isThrottlingError(sdkError) || isTransientError(sdkError) || isServerError(sdkError)) {
+    return new DatabaseUnavailable(sdkError.code ?? sdkError.name);
+  }
+  return error;
+};
+
+/** Runs one DynamoDB call, classifying its failure. */
+export const callDatabase = async <T>(call: () => Promise<T>): Promise<T> => {
+  try {
+    return await call();
+  } catch (error) {
+    throw classifyDatabaseError(error);
+  }
+};

@@ -1,0 +1,77 @@
+/**
+ * The error catalogue: every error code the API can answer, with its HTTP status, default
+ * message and extra headers. Handlers, the authorizer's gateway responses and the local server
+ * all render errors from here, so a client sees one shape whoever answered.
+ */
+import type { ApiErrorBody } from './models';
+
+/** Seconds a client should wait before retrying after a 503 or 429. */
+export const RETRY_AFTER_SECONDS = 1;
+export const WWW_AUTHENTICATE = 'Bearer realm="pet-store"';
+
+interface CatalogueEntry {
+  readonly status: number;
+  readonly message: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export const errorCatalogue = {
+  invalid_json: { status: 400, message: 'The request body is empty or is not valid JSON.' },
+  unsupported_media_type: {
+    status: 400,
+    message: "The request body must be sent with 'Content-Type: application/json'.",
+  },
+  validation_failed: { status: 400, message: 'The request is not valid.' },
+  invalid_cursor: {
+    status: 400,
+    message: "Invalid query parameter 'cursor': use the cursor from a Link rel=\"next\" header of the same listing.",
+  },
+  unauthorized: {
+    status: 401,
+    message: "A valid API key is required: send 'Authorization: Bearer <API_KEY>'.",
+    headers: { 'WWW-Authenticate': WWW_AUTHENTICATE },
+  },
+  not_found: { status: 404, message: 'No such resource.' },
+  gone: { status: 410, message: 'This operation has been removed.' },
+  payload_too_large: { status: 413, message: 'The request body is too large.' },
+  too_many_requests: {
+    status: 429,
+    message: 'Too many requests: slow down and retry later.',
+    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  },
+  internal_error: { status: 500, message: 'An unexpected error occurred. It has been logged.' },
+  not_implemented: { status: 501, message: 'This operation is not implemented.' },
+  service_unavailable: {
+    status: 503,
+    message: 'The service is temporarily unavailable: retry later.',
+    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** An error the client is meant to see: its code decides the status and headers. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string = errorCatalogue[code].message,
+  ) {
+    super(message);
+    this.status = errorCatalogue[code].status;
+  }
+}
+
+export const errorBody = (code: ErrorCode, message: string = errorCatalogue[code].message): ApiErrorBody => ({
+  code,
+  message,
+  status: errorCatalogue[code].status,
+});
+
+/** Headers an error answer carries besides the common ones (`WWW-Authenticate`, `Retry-After`). */
+export const errorHeaders = (code: ErrorCode): Record<string, string> => {
+  const entry: CatalogueEntry = errorCatalogue[code];
+  return { ...entry.headers };
+};

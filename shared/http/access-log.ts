@@ -1,0 +1,41 @@
+/**
+ * accessLog: one structured line per request, written when the answer is known: request id,
+ * operation, status, latency, cold start and the calling key's id. Never a key, a header or a
+ * body; for a 5xx, the error's name and a redacted message.
+ */
+import type middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { logger, safeErrorFields } from '../logger';
+import { classifyError } from './error-formatter';
+
+export const accessLog = (operation: string): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => {
+  let coldStart = true;
+  const startedAt = new WeakMap<object, number>();
+
+  const write: middy.MiddlewareFn<APIGatewayProxyEvent, APIGatewayProxyResult> = async (request) => {
+    const status = request.response?.statusCode ?? 500;
+    const started = startedAt.get(request) ?? performance.now();
+    const line = {
+      requestId: request.event.requestContext.requestId,
+      lambdaRequestId: request.context.awsRequestId,
+      operation,
+      status,
+      latencyMs: Math.round((performance.now() - started) * 100) / 100,
+      coldStart,
+      keyId: request.event.requestContext.authorizer?.keyId as string | undefined,
+      ...(request.error ? { errorCode: classifyError(request.error).code } : {}),
+      ...(status >= 500 && request.error ? safeErrorFields(request.error) : {}),
+    };
+    coldStart = false;
+    if (status >= 500) logger.error('request', line);
+    else logger.info('request', line);
+  };
+
+  return {
+    before: async (request) => {
+      startedAt.set(request, performance.now());
+    },
+    after: write,
+    onError: write,
+  };
+};

@@ -1,0 +1,20 @@
+/**
+ * authorizerLog: one line per authorizer decision: allowed (with the key's id), refused, or
+ * failed (with a redacted error). Never the token.
+ */
+import type middy from '@middy/core';
+import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { logger, safeErrorFields } from '../logger';
+
+export const authorizerLog = (
+  refusalMessage: string,
+): middy.MiddlewareObj<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult> => ({
+  after: async ({ response }) => {
+    logger.info('authorizer', { decision: 'allow', keyId: response?.principalId });
+  },
+  onError: async ({ error }) => {
+    // Leaves the error in place: API Gateway decides the answer from it.
+    if (error instanceof Error && error.message === refusalMessage) logger.info('authorizer', { decision: 'refuse' });
+    else logger.error('authorizer', { decision: 'fail', ...safeErrorFields(error) });
+  },
+});

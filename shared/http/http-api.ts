@@ -1,0 +1,37 @@
+/**
+ * httpApi: the middleware every API handler uses, chosen from the route table. Order matters:
+ * middy runs `before`s in this order and `after`/`onError`s in reverse, so the error formatter
+ * answers first, then deprecation and common headers are added, and the access log sees the
+ * final answer.
+ */
+import type middy from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { routeOf, type OperationId } from '../routes';
+import { accessLog } from './access-log';
+import { deprecation, type Clock } from './deprecation';
+import { errorFormatter } from './error-formatter';
+import { jsonBody } from './json-body';
+import { responseHeaders } from './response-headers';
+
+export type { Clock } from './deprecation';
+
+export interface HttpApiOptions {
+  readonly operationId: OperationId;
+  /** The clock deprecation reads; injectable so tests can stand after the sunset. */
+  readonly now?: Clock;
+}
+
+type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;
+
+export const httpApi = ({ operationId, now }: HttpApiOptions): Middleware[] => {
+  const route = routeOf(operationId);
+  return [
+    accessLog(operationId),
+    responseHeaders(),
+    ...(route.deprecated ? [deprecation(route.deprecated, now)] : []),
+    errorFormatter(),
+    httpHeaderNormalizer() as Middleware,
+    ...(route.jsonBody ? jsonBody() : []),
+  ];
+};

@@ -1,0 +1,36 @@
+/** Reading API Gateway proxy events: query parameters, headers and the public URL. */
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { ApiError } from '../errors';
+import { BASE_PATH } from '../routes';
+
+/**
+ * The query as single values. API Gateway keeps only the last of repeated parameters in
+ * `queryStringParameters`, so repeats are found in the multi-value map and refused.
+ */
+export const queryOf = (event: Pick<APIGatewayProxyEvent, 'multiValueQueryStringParameters'>): Record<string, string> => {
+  const query: Record<string, string> = {};
+  for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
+    if (!values) continue;
+    if (values.length > 1) {
+      throw new ApiError('validation_failed', `Query parameter '${name}' must not be repeated.`);
+    }
+    query[name] = values[0] ?? '';
+  }
+  return query;
+};
+
+/** A header's value, whatever case the client used. */
+export const headerOf = (event: Pick<APIGatewayProxyEvent, 'headers'>, name: string): string | undefined => {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(event.headers ?? {})) {
+    if (key.toLowerCase() === wanted) return value;
+  }
+  return undefined;
+};
+
+/** The absolute URL a client uses for `path` (below the base path), for `Location` and `Link`. */
+export const publicUrl = (event: Pick<APIGatewayProxyEvent, 'headers' | 'requestContext'>, path: string): string => {
+  const protocol = headerOf(event, 'x-forwarded-proto') ?? 'https';
+  const host = headerOf(event, 'host') ?? event.requestContext.domainName ?? 'localhost';
+  return `${protocol}://${host}${BASE_PATH}${path}`;
+};

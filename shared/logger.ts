@@ -1,0 +1,22 @@
+/**
+ * The structured logger (Powertools): one JSON object a line, as CloudWatch Logs Insights reads
+ * it. Lines carry their request's fields explicitly rather than through appended keys, because
+ * the local server runs many requests at once in one process.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { apiKeysTableName, petsTableName } from './config';
+
+export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'pet-store' });
+
+const ARN = /arn:aws[\w-]*:[^\s"',]+/g;
+
+/**
+ * What may be logged of an unexpected error: its name and its message with ARNs and table names
+ * taken out. Never the stack trace, and never the error object itself (it may hold the request).
+ */
+export const safeErrorFields = (error: unknown): { errorName: string; errorMessage: string } => {
+  if (!(error instanceof Error)) return { errorName: typeof error, errorMessage: 'non-Error value thrown' };
+  let message = error.message.replace(ARN, '<arn>');
+  for (const table of [petsTableName(), apiKeysTableName()]) message = message.split(table).join('<table>');
+  return { errorName: error.name, errorMessage: message.slice(0, 300) };
+};

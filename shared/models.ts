@@ -1,0 +1,91 @@
+/**
+ * The API's data models, defined once. Handlers, the local server and (later) the OpenAPI
+ * document all read them from here. Messages are written to finish the sentence
+ * "Invalid field 'x': …", so the error formatter can name the offending field.
+ */
+import { z } from 'zod';
+
+/** Largest integer a JSON client can hold exactly (2^53 − 1). Ids and categoryIds stay below it. */
+export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER;
+/** Documented maximum length of a pet's name, in UTF-16 code units (what JSON strings count). */
+export const PET_NAME_MAX_LENGTH = 256;
+/** Page size bounds of `GET /pets`, from the interface. */
+export const LIST_LIMIT = { min: 1, max: 100, default: 20 } as const;
+/** A cursor is opaque, but it is never longer than this. */
+export const CURSOR_MAX_LENGTH = 512;
+
+export const PetStatus = z.enum(['available', 'pending', 'sold'], {
+  error: 'must be one of available, pending, sold',
+});
+export type PetStatus = z.infer<typeof PetStatus>;
+
+/** A positive integer that a JSON client can hold exactly. */
+const safeId = (what: string) =>
+  z
+    .number({ error: `must be an integer from 1 to ${MAX_SAFE_ID}` })
+    .int({ error: `must be an integer from 1 to ${MAX_SAFE_ID}` })
+    .min(1, { error: `must be an integer from 1 to ${MAX_SAFE_ID}` })
+    .max(MAX_SAFE_ID, { error: `must be an integer from 1 to ${MAX_SAFE_ID}` })
+    .describe(what);
+
+export const PetId = safeId('Unique identifier assigned by the service on creation.');
+export const CategoryId = safeId('Identifier of the category the animal belongs to.');
+
+export const PetName = z
+  .string({ error: 'must be a string' })
+  .min(1, { error: 'must not be empty' })
+  .max(PET_NAME_MAX_LENGTH, { error: `must be at most ${PET_NAME_MAX_LENGTH} characters` })
+  .refine((name) => name.trim().length > 0, { error: 'must not be blank' })
+  .describe("The animal's name.");
+
+/** Request body of `POST /pets`. Unknown fields, a client-chosen `id` included, are rejected. */
+export const NewPet = z.strictObject({
+  name: PetName,
+  categoryId: CategoryId,
+  status: PetStatus.default('available'),
+});
+export type NewPet = z.infer<typeof NewPet>;
+
+/** A pet as the service returns it. */
+export const Pet = z.object({
+  id: PetId,
+  name: PetName,
+  categoryId: CategoryId,
+  status: PetStatus,
+});
+export type Pet = z.infer<typeof Pet>;
+
+export const Pets = z.array(Pet);
+
+/** The one error shape: `status` repeats the HTTP status. */
+export const ApiErrorBody = z.object({
+  code: z.string(),
+  message: z.string(),
+  status: z.number().int(),
+});
+export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
+
+/** A decimal integer as it appears in a URL: digits only, no sign, no leading zeros. */
+const decimal = (error: string) => z.string().regex(/^[1-9][0-9]{0,15}$/, { error }).transform(Number);
+
+const limitMessage = `must be an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}`;
+
+/** Query of `GET /pets`. Values arrive as strings; unknown parameters are rejected. */
+export const ListPetsQuery = z.strictObject({
+  limit: decimal(limitMessage)
+    .pipe(z.number().max(LIST_LIMIT.max, { error: limitMessage }))
+    .default(LIST_LIMIT.default),
+  status: PetStatus.optional(),
+  cursor: z
+    .string()
+    .min(1, { error: 'must not be empty' })
+    .max(CURSOR_MAX_LENGTH, { error: 'is not a cursor this service issued' })
+    .optional(),
+});
+export type ListPetsQuery = z.infer<typeof ListPetsQuery>;
+
+/** Path of `GET /pets/{petId}`. */
+export const GetPetPath = z.strictObject({
+  petId: decimal(`must be an integer from 1 to ${MAX_SAFE_ID}`).pipe(PetId),
+});
+export type GetPetPath = z.infer<typeof GetPetPath>;

@@ -1,0 +1,116 @@
+/**
+ * The route table: every operation of the API, defined once. The local server routes by it,
+ * the CDK stack builds its resources and methods from it, and the OpenAPI document lists it.
+ */
+
+/** Every route lives under this prefix: the deployed stage is named after it. */
+export const BASE_PATH = '/v1';
+export const STAGE_NAME = 'v1';
+
+export type HttpMethod = 'GET' | 'POST';
+
+export interface Deprecation {
+  /** When the operation was deprecated (RFC 9745 `Deprecation`). */
+  readonly deprecatedAt: Date;
+  /** When it stops working (RFC 8594 `Sunset`); from then on it answers 410. */
+  readonly sunsetAt: Date;
+  /** The path that replaces it, relative to the base path. */
+  readonly successorPath: string;
+}
+
+export interface Route {
+  readonly operationId: string;
+  readonly method: HttpMethod;
+  /** Path template below the base path, with `{name}` parameters. */
+  readonly path: string;
+  readonly summary: string;
+  /** The Lambda handler module, relative to the project root; absent for routes with no Lambda. */
+  readonly handler?: string;
+  /** Listed by the interface but never specified: answered with 501, after authentication. */
+  readonly notImplemented?: true;
+  /** Whether the request has a JSON body. */
+  readonly jsonBody?: true;
+  readonly deprecated?: Deprecation;
+}
+
+export const routes = [
+  {
+    operationId: 'listPets',
+    method: 'GET',
+    path: '/pets',
+    summary: 'List all animals',
+    handler: 'functions/list-pets.ts',
+  },
+  {
+    operationId: 'createPet',
+    method: 'POST',
+    path: '/pets',
+    summary: 'Add an animal',
+    handler: 'functions/create-pet.ts',
+    jsonBody: true,
+  },
+  {
+    operationId: 'getPet',
+    method: 'GET',
+    path: '/pets/{petId}',
+    summary: 'Get an animal (deprecated: use GET /pets with a status filter)',
+    handler: 'functions/get-pet.ts',
+    deprecated: {
+      deprecatedAt: new Date('2026-01-01T00:00:00Z'),
+      sunsetAt: new Date('2030-12-05T00:00:00Z'),
+      successorPath: '/pets',
+    },
+  },
+  {
+    operationId: 'listStoreOrders',
+    method: 'GET',
+    path: '/store/orders',
+    summary: 'List store orders (not implemented)',
+    notImplemented: true,
+  },
+] as const satisfies readonly Route[];
+
+export type OperationId = (typeof routes)[number]['operationId'];
+
+export const routeOf = (operationId: OperationId): Route => {
+  const route = routes.find((candidate) => candidate.operationId === operationId);
+  if (!route) throw new Error(`No route for operation ${operationId}`);
+  return route;
+};
+
+export interface RouteMatch {
+  readonly route: Route;
+  readonly pathParameters: Record<string, string>;
+}
+
+/**
+ * Finds the route for a method and a path below the base path. A path that exists with another
+ * method is no match: like API Gateway, the API answers both with 404.
+ */
+export const matchRoute = (method: string, path: string): RouteMatch | undefined => {
+  const segments = path.split('/');
+  for (const route of routes) {
+    if (route.method !== method) continue;
+    const template = route.path.split('/');
+    if (template.length !== segments.length) continue;
+    const pathParameters: Record<string, string> = {};
+    const matches = template.every((part, index) => {
+      const segment = segments[index] ?? '';
+      const parameter = /^\{(\w+)\}$/.exec(part)?.[1];
+      if (parameter === undefined) return part === segment;
+      if (segment === '') return false;
+      pathParameters[parameter] = safeDecode(segment);
+      return true;
+    });
+    if (matches) return { route, pathParameters };
+  }
+  return undefined;
+};
+
+const safeDecode = (segment: string): string => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment; // left as sent: the handler's validation rejects it with a 400
+  }
+};

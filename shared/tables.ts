@@ -1,0 +1,81 @@
+/**
+ * The DynamoDB tables, defined once. The CDK stack builds them from these definitions, and the
+ * local server and the tests create them in DynamoDB Local with `createTableInput`.
+ */
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: 'S' | 'N';
+}
+
+export interface IndexDefinition {
+  readonly indexName: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+}
+
+export interface TableDefinition {
+  /** Construct id in the stack. */
+  readonly id: string;
+  /** Table name where no name is configured (DynamoDB Local); deployed names come from the stack. */
+  readonly defaultName: string;
+  /** Environment variable that carries the deployed table's name to the functions. */
+  readonly nameVariable: string;
+  readonly partitionKey: KeyAttribute;
+  readonly globalSecondaryIndexes: readonly IndexDefinition[];
+}
+
+/** The status index lists one status in creation order: ids increase with creation time. */
+export const petsStatusIndex = {
+  indexName: 'status-id-index',
+  partitionKey: { name: 'status', type: 'S' },
+  sortKey: { name: 'id', type: 'N' },
+} as const satisfies IndexDefinition;
+
+export const petsTable = {
+  id: 'PetsTable',
+  defaultName: 'pets',
+  nameVariable: 'PETS_TABLE_NAME',
+  partitionKey: { name: 'id', type: 'N' },
+  globalSecondaryIndexes: [petsStatusIndex],
+} as const satisfies TableDefinition;
+
+/** API keys, found by the SHA-256 hash of the key: the key itself is never stored. */
+export const apiKeysTable = {
+  id: 'ApiKeysTable',
+  defaultName: 'api-keys',
+  nameVariable: 'API_KEYS_TABLE_NAME',
+  partitionKey: { name: 'keyHash', type: 'S' },
+  globalSecondaryIndexes: [],
+} as const satisfies TableDefinition;
+
+export const tables: readonly TableDefinition[] = [petsTable, apiKeysTable];
+
+/** The CreateTable request for a definition: on-demand, every index projecting all attributes. */
+export const createTableInput = (table: TableDefinition, tableName: string): CreateTableCommandInput => {
+  const attributes = new Map<string, KeyAttribute>();
+  for (const key of [table.partitionKey, ...table.globalSecondaryIndexes.flatMap(indexKeys)]) {
+    attributes.set(key.name, key);
+  }
+  const indexes = table.globalSecondaryIndexes.map((index) => ({
+    IndexName: index.indexName,
+    KeySchema: indexKeys(index).map(keySchemaElement),
+    Projection: { ProjectionType: 'ALL' as const },
+  }));
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attributes.values()].map((key) => ({ AttributeName: key.name, AttributeType: key.type })),
+    KeySchema: [keySchemaElement(table.partitionKey, 0)],
+    ...(indexes.length > 0 ? { GlobalSecondaryIndexes: indexes } : {}),
+  };
+};
+
+const indexKeys = (index: IndexDefinition): KeyAttribute[] =>
+  index.sortKey ? [index.partitionKey, index.sortKey] : [index.partitionKey];
+
+const keySchemaElement = (key: KeyAttribute, position: number) => ({
+  AttributeName: key.name,
+  KeyType: position === 0 ? ('HASH' as const) : ('RANGE' as const),
+});

@@ -1,0 +1,144 @@
+/**
+ * `npm start`: the whole API on http://127.0.0.1:3000/v1, on DynamoDB Local started here (in
+ * memory unless --persist DIR), with a local API key registered and printed. Ctrl-C stops
+ * everything it started.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { API_KEY_PATTERN, generateApiKey } from '../../shared/api-keys';
+import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { apiKeysTableName, petsTableName } from '../../shared/config';
+import { createDocumentClient } from '../../shared/dynamodb';
+import { apiKeysTable, petsTable } from '../../shared/tables';
+import { DEFAULT_DYNAMODB_LOCAL_PORT, ensureTables, startDynamoDBLocal, type DynamoDBLocal } from '../dynamodb-local';
+import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
+import { startLocalServer } from './server';
+
+const USAGE = `Usage: npm start [-- --persist DIR]
+
+Serves the pet store API on http://127.0.0.1:$PORT/v1 with DynamoDB Local.
+
+Options:
+  --persist DIR   keep the data in DIR between runs (default: in memory)
+  --help          show this help
+
+Environment:
+  PORT                  port of the API (default 3000)
+  API_KEY               local API key to register (default: a new random key each start)
+  DYNAMODB_ENDPOINT     use this DynamoDB instead of starting DynamoDB Local
+  DYNAMODB_LOCAL_PORT   port for the DynamoDB Local it starts (default ${DEFAULT_DYNAMODB_LOCAL_PORT})
+  AUTH_CACHE_TTL        seconds the authorizer's answer is cached per key (default ${DEFAULT_AUTH_CACHE_TTL_SECONDS})
+  THROTTLE_RATE         requests per second before 429 (default ${DEFAULT_THROTTLE.rate})
+  THROTTLE_BURST        burst size before 429 (default ${DEFAULT_THROTTLE.burst})
+  PETS_TABLE_NAME, API_KEYS_TABLE_NAME   table names (default ${petsTable.defaultName}, ${apiKeysTable.defaultName})
+`;
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
+
+const Settings = z.object({
+  PORT: port(3000),
+  API_KEY: z
+    .string()
+    .regex(API_KEY_PATTERN, { error: 'must be a URL-safe string (A-Z a-z 0-9 . _ ~ -) of 20 to 512 characters' })
+    .optional(),
+  DYNAMODB_ENDPOINT: z.url({ error: 'must be a URL such as http://127.0.0.1:8000' }).optional(),
+  DYNAMODB_LOCAL_PORT: port(DEFAULT_DYNAMODB_LOCAL_PORT),
+  AUTH_CACHE_TTL: z.coerce.number().int().min(0).max(3600).default(DEFAULT_AUTH_CACHE_TTL_SECONDS),
+  THROTTLE_RATE: z.coerce.number().positive().default(DEFAULT_THROTTLE.rate),
+  THROTTLE_BURST: z.coerce.number().int().positive().default(DEFAULT_THROTTLE.burst),
+});
+
+const fail = (message: string): never => {
+  console.error(`npm start: ${message}`);
+  process.exit(1);
+};
+
+const main = async () => {
+  const { values } = (() => {
+    try {
+      return parseArgs({ options: { persist: { type: 'string' }, help: { type: 'boolean' } } });
+    } catch (error) {
+      return fail(`${(error as Error).message}\n\n${USAGE}`);
+    }
+  })();
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const parsed = Settings.safeParse(Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== '')));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return fail(`${issue?.path.join('.')} ${issue?.message}`);
+  }
+  const settings = parsed.data;
+  if (settings.DYNAMODB_ENDPOINT && values.persist) fail('--persist applies to the DynamoDB Local it starts, not to DYNAMODB_ENDPOINT.');
+
+  let database: DynamoDBLocal | undefined;
+  const stopDatabase = async () => {
+    await database?.stop();
+    database = undefined;
+  };
+  // Whatever ends this process, DynamoDB Local goes with it.
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: stopping…`);
+    await Promise.allSettled([server?.close(), stopDatabase()]);
+    process.exit(0);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
+
+  let server: Awaited<ReturnType<typeof startLocalServer>> | undefined;
+  try {
+    if (!settings.DYNAMODB_ENDPOINT) {
+      console.log(`Starting DynamoDB Local (${values.persist ? `data in ${values.persist}` : 'in memory'})…`);
+      database = await startDynamoDBLocal({ port: settings.DYNAMODB_LOCAL_PORT, persistDir: values.persist });
+    }
+    const endpoint = settings.DYNAMODB_ENDPOINT ?? database?.endpoint;
+    const client = createDocumentClient({ endpoint });
+    const tableNames = { pets: petsTableName(), apiKeys: apiKeysTableName() };
+    await ensureTables(client, [
+      { definition: petsTable, name: tableNames.pets },
+      { definition: apiKeysTable, name: tableNames.apiKeys },
+    ]);
+    const apiKey = settings.API_KEY ?? generateApiKey();
+    const record = await apiKeysRepository({ client, tableName: tableNames.apiKeys }).register(apiKey, 'local');
+    if (record.revokedAt) fail('API_KEY names a key that has been revoked in this database: choose another.');
+
+    server = await startLocalServer({
+      client,
+      port: settings.PORT,
+      petsTable: tableNames.pets,
+      apiKeysTable: tableNames.apiKeys,
+      authCacheTtlSeconds: settings.AUTH_CACHE_TTL,
+      throttle: { rate: settings.THROTTLE_RATE, burst: settings.THROTTLE_BURST },
+    });
+    console.log(
+      [
+        '',
+        `Pet store API: ${server.url}`,
+        `DynamoDB:      ${endpoint}${database ? ` (DynamoDB Local, ${values.persist ? `data in ${values.persist}` : 'in memory'})` : ''}`,
+        `API key:       ${apiKey}   (id ${record.keyId}; shown once, stored as a hash)`,
+        '',
+        'Try it:',
+        `  curl -i -H "Authorization: Bearer ${apiKey}" ${server.url}/pets`,
+        `  curl -i -H "Authorization: Bearer ${apiKey}" -H "Content-Type: application/json" \\`,
+        `       -d '{"name":"Rex","categoryId":1}' ${server.url}/pets`,
+        '',
+        'Press Ctrl-C to stop.',
+        '',
+      ].join('\n'),
+    );
+  } catch (error) {
+    await Promise.allSettled([server?.close(), stopDatabase()]);
+    const message = error instanceof Error ? error.message : String(error);
+    fail(
+      (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
+        ? `port ${settings.PORT} is in use: set PORT to another port.`
+        : message,
+    );
+  }
+};
+
+await main();

@@ -1,0 +1,121 @@
+/**
+ * The local server: a node:http front for the gateway stand-in, wired to the real handler
+ * modules (loaded from the route table) and to a DynamoDB the caller names.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { apiKeysTableName, petsTableName } from '../../shared/config';
+import type { Clock } from '../../shared/http/http-api';
+import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
+import { routes } from '../../shared/routes';
+import { createGateway, GATEWAY_MAX_BODY_BYTES, type GatewayOptions, type ProxyHandler } from './gateway';
+import { createHandler as createAuthorizer } from '../../functions/authorizer';
+
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface LocalServerOptions {
+  readonly client: DynamoDBDocumentClient;
+  readonly port?: number;
+  readonly host?: string;
+  readonly petsTable?: string;
+  readonly apiKeysTable?: string;
+  readonly authCacheTtlSeconds?: number;
+  readonly throttle?: GatewayOptions['throttle'];
+  readonly now?: Clock;
+}
+
+export interface LocalServer {
+  /** Base URL of the API, ending in /v1. */
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+type HandlerModule = { createHandler(dependencies: { pets: PetsRepository; now?: Clock }): ProxyHandler };
+
+/** Each route's handler module, built with the given dependencies. */
+const loadHandlers = async (dependencies: { pets: PetsRepository; now?: Clock }) => {
+  const handlers: Record<string, ProxyHandler> = {};
+  for (const route of routes) {
+    if (!('handler' in route)) continue;
+    const module = (await import(pathToFileURL(resolve(projectRoot, route.handler)).href)) as HandlerModule;
+    handlers[route.operationId] = module.createHandler(dependencies);
+  }
+  return handlers;
+};
+
+export const startLocalServer = async ({
+  client,
+  port = 3000,
+  host = '127.0.0.1',
+  petsTable = petsTableName(),
+  apiKeysTable = apiKeysTableName(),
+  authCacheTtlSeconds,
+  throttle,
+  now,
+}: LocalServerOptions): Promise<LocalServer> => {
+  const gateway = createGateway({
+    handlers: await loadHandlers({ pets: petsRepository({ client, tableName: petsTable }), now }),
+    authorizer: createAuthorizer({ keys: apiKeysRepository({ client, tableName: apiKeysTable }) }),
+    authCacheTtlSeconds,
+    throttle,
+    now,
+  });
+
+  const server = createServer(async (req, res) => {
+    const body = await readBody(req);
+    const result = await gateway({
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers: headerPairs(req.rawHeaders),
+      body,
+      sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+    });
+    // A body left unread cannot be followed by another request on the same connection.
+    send(res, result, body === undefined);
+  });
+  server.listen(port, host);
+  await once(server, 'listening');
+  const address = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${address.port}/v1`,
+    port: address.port,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+};
+
+const headerPairs = (raw: string[]): Array<readonly [string, string]> => {
+  const pairs: Array<readonly [string, string]> = [];
+  for (let index = 0; index + 1 < raw.length; index += 2) pairs.push([raw[index] ?? '', raw[index + 1] ?? '']);
+  return pairs;
+};
+
+/** The body as UTF-8 text, or undefined when it is over API Gateway's limit (reading stops there). */
+const readBody = async (req: IncomingMessage): Promise<string | undefined> => {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > GATEWAY_MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+const send = (
+  res: ServerResponse,
+  result: { statusCode: number; headers?: Record<string, boolean | number | string>; body: string },
+  closeConnection: boolean,
+) => {
+  res.writeHead(result.statusCode, { ...result.headers, ...(closeConnection ? { Connection: 'close' } : {}) });
+  res.end(result.body);
+};

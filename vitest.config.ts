@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // One DynamoDB Local for the whole run; every test file makes its own tables in it.
+    globalSetup: ['test/support/global-setup.ts'],
+    env: {
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      // Tests that read the logs turn them on for themselves.
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    },
+    testTimeout: 30_000,
+    hookTimeout: 90_000,
+  },
+});
