@@ -55,3 +55,45 @@ export const expectError = async (response: Response, status: number, code: stri
   expect(body.message.length).toBeGreaterThan(0);
   return body;
 };
+
+/** The headers every answer carries, whoever sends it. */
+export const expectCommonHeaders = (response: Response) => {
+  expect(response.headers.get('content-type')).toBe('application/json');
+  expect(response.headers.get('cache-control')).toBe('no-store');
+  expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+  expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+};
+
+/** The URL of a `Link` header's entry with this rel, if any. */
+export const linkOf = (response: Response, rel: string): string | undefined => {
+  const header = response.headers.get('link') ?? '';
+  return new RegExp(`<([^>]+)>;\\s*rel="${rel}"`).exec(header)?.[1];
+};
+
+/** Follows `Link rel="next"` from `path` to the last page; returns every page's pets in order. */
+export const walkPages = async (api: LocalApi, path: string) => {
+  const pages: Array<Array<{ id: number; status: string }>> = [];
+  let next: string | undefined = `${api.url}${path}`;
+  while (next) {
+    const response = await fetch(next, { headers: { Authorization: `Bearer ${api.key}` } });
+    expect(response.status).toBe(200);
+    pages.push((await response.json()) as Array<{ id: number; status: string }>);
+    next = linkOf(response, 'next');
+    if (pages.length > 1_000) throw new Error('pagination does not end');
+  }
+  return pages;
+};
+
+/** Runs `count` calls of `task` with at most `concurrency` in flight; results keep their order. */
+export const inParallel = async <T>(count: number, concurrency: number, task: (index: number) => Promise<T>) => {
+  const results: T[] = new Array(count);
+  let nextIndex = 0;
+  const worker = async () => {
+    while (nextIndex < count) {
+      const index = nextIndex++;
+      results[index] = await task(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  return results;
+};

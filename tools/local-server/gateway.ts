@@ -72,7 +72,8 @@ export const createGateway = ({
 
   const takeToken = (): boolean => {
     const at = now().getTime();
-    bucket.tokens = Math.min(throttle.burst, bucket.tokens + ((at - bucket.refilledAt) / 1000) * throttle.rate);
+    const elapsed = Math.max(0, at - bucket.refilledAt); // an injected clock may step back
+    bucket.tokens = Math.min(throttle.burst, bucket.tokens + (elapsed / 1000) * throttle.rate);
     bucket.refilledAt = at;
     if (bucket.tokens < 1) return false;
     bucket.tokens -= 1;

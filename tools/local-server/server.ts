@@ -68,16 +68,18 @@ export const startLocalServer = async ({
   });
 
   const server = createServer(async (req, res) => {
-    const body = await readBody(req);
+    const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
+    const body = await readBody(req).catch(() => undefined);
+    if (req.destroyed && res.destroyed) return; // the client went away
     const result = await gateway({
       method: req.method ?? 'GET',
       url: req.url ?? '/',
       headers: headerPairs(req.rawHeaders),
       body,
-      sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+      sourceIp,
     });
-    // A body left unread cannot be followed by another request on the same connection.
-    send(res, result, body === undefined);
+    res.writeHead(result.statusCode, Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name, String(value)])));
+    res.end(result.body);
   });
   server.listen(port, host);
   await once(server, 'listening');
@@ -99,23 +101,18 @@ const headerPairs = (raw: string[]): Array<readonly [string, string]> => {
   return pairs;
 };
 
-/** The body as UTF-8 text, or undefined when it is over API Gateway's limit (reading stops there). */
-const readBody = async (req: IncomingMessage): Promise<string | undefined> => {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > GATEWAY_MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-};
-
-const send = (
-  res: ServerResponse,
-  result: { statusCode: number; headers?: Record<string, boolean | number | string>; body: string },
-  closeConnection: boolean,
-) => {
-  res.writeHead(result.statusCode, { ...result.headers, ...(closeConnection ? { Connection: 'close' } : {}) });
-  res.end(result.body);
-};
+/**
+ * The body as UTF-8 text, or undefined when it is over API Gateway's limit: the rest is then read
+ * and dropped, so the client still gets its 413 rather than a broken connection.
+ */
+const readBody = (req: IncomingMessage): Promise<string | undefined> =>
+  new Promise((resolveBody, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= GATEWAY_MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => resolveBody(size > GATEWAY_MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });

@@ -1,0 +1,132 @@
+/**
+ * What the gateway answers on its own, and what a failing database looks like from outside:
+ * unknown routes, throttling, database outages (503 with Retry-After) and unexpected faults (500).
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDocumentClient } from '../../shared/dynamodb';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
+import { expectCommonHeaders, expectError, postPet, startLocalApi, type LocalApi } from '../support/local-api';
+
+let api: LocalApi;
+beforeAll(async () => {
+  api = await startLocalApi();
+});
+afterAll(() => api.close());
+
+describe('unknown routes', () => {
+  it.each([
+    ['GET', '/v1/unknown'],
+    ['DELETE', '/v1/pets'],
+    ['PUT', '/v1/pets/1'],
+    ['PATCH', '/v1/pets'],
+    ['POST', '/v1/pets/1'],
+    ['GET', '/v1/pets/1/owner'],
+    ['GET', '/v1/pets/'],
+    ['GET', '/pets'],
+    ['GET', '/v2/pets'],
+    ['GET', '/'],
+    ['POST', '/v1/store/orders'],
+  ])('answers %s %s with 404 not_found, with or without a key', async (method, path) => {
+    const origin = new URL(api.url).origin;
+    const headerSets: Array<Record<string, string>> = [{}, { Authorization: `Bearer ${api.key}` }];
+    for (const headers of headerSets) {
+      const response = await fetch(`${origin}${path}`, { method, headers });
+      expectCommonHeaders(response);
+      await expectError(response, 404, 'not_found');
+    }
+  });
+});
+
+describe('throttling', () => {
+  it('answers 429 too_many_requests with Retry-After once the burst is spent', async () => {
+    const throttled = await startLocalApi({ throttle: { rate: 0.001, burst: 3 } });
+    try {
+      const statuses = [];
+      for (let index = 0; index < 5; index += 1) statuses.push((await throttled.call('/pets')).status);
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+      const response = await throttled.call('/pets');
+      expect(response.headers.get('retry-after')).toBe('1');
+      expectCommonHeaders(response);
+      await expectError(response, 429, 'too_many_requests');
+    } finally {
+      await throttled.close();
+    }
+  });
+});
+
+describe('database outages', () => {
+  let proxy: FaultProxy;
+  let outage: LocalApi;
+  beforeAll(async () => {
+    proxy = await startFaultProxy(inject('dynamodbEndpoint'));
+    // The handlers reach DynamoDB through the proxy; the authorizer through it too.
+    outage = await startLocalApi({ client: createDocumentClient({ endpoint: proxy.endpoint }), authCacheTtlSeconds: 300 });
+  });
+  afterAll(async () => {
+    await outage.close();
+    await proxy.close();
+  });
+
+  const expectUnavailable = async (response: Response) => {
+    expect(response.headers.get('retry-after')).toBe('1');
+    expectCommonHeaders(response);
+    await expectError(response, 503, 'service_unavailable');
+  };
+
+  it('answers 503 with Retry-After from each operation within a few seconds, then recovers', async () => {
+    const created = (await (await postPet(outage, { name: 'Rex', categoryId: 1 })).json()) as { id: number };
+    proxy.setMode('drop');
+    for (const call of [
+      () => outage.call('/pets'),
+      () => outage.call('/pets?status=available'),
+      () => postPet(outage, { name: 'Ghost', categoryId: 1 }),
+      () => outage.call(`/pets/${created.id}`),
+    ]) {
+      const started = performance.now();
+      await expectUnavailable(await call());
+      expect(performance.now() - started).toBeLessThan(5_000);
+    }
+    proxy.setMode('pass');
+    const pets = (await (await outage.call('/pets')).json()) as Array<{ name: string }>;
+    // The create that was refused left nothing behind.
+    expect(pets.map((pet) => pet.name)).toEqual(['Rex']);
+  });
+
+  it('answers 503 when the authorizer cannot reach the keys table', async () => {
+    proxy.setMode('drop');
+    try {
+      const response = await outage.call('/pets', { auth: false, headers: { Authorization: 'Bearer petstore_not-cached-anywhere-yet' } });
+      await expectUnavailable(response);
+    } finally {
+      proxy.setMode('pass');
+    }
+  });
+});
+
+describe('unexpected faults', () => {
+  it('answers 500 internal_error without naming the table, when the table is missing', async () => {
+    const broken = await startLocalApi();
+    try {
+      // Point a second server at tables that do not exist: a deployment mistake, not an outage.
+      const { startLocalServer } = await import('../../tools/local-server/server');
+      const server = await startLocalServer({
+        client: createDocumentClient({ endpoint: inject('dynamodbEndpoint') }),
+        port: 0,
+        petsTable: 'no-such-pets-table',
+        apiKeysTable: broken.tables.apiKeys,
+      });
+      try {
+        const response = await fetch(`${server.url}/pets`, { headers: { Authorization: `Bearer ${broken.key}` } });
+        const text = await response.clone().text();
+        expect(text).not.toContain('no-such-pets-table');
+        expect(text).not.toMatch(/at .*\.ts:\d+/);
+        expectCommonHeaders(response);
+        await expectError(response, 500, 'internal_error');
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await broken.close();
+    }
+  });
+});

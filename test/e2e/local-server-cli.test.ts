@@ -1,0 +1,179 @@
+/**
+ * `npm start` as a user runs it: it starts DynamoDB Local itself, prints a key and a curl line
+ * that work, keeps data with --persist, refuses bad settings clearly, and leaves nothing running
+ * after Ctrl-C.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { generateApiKey } from '../../shared/api-keys';
+import { freePort } from '../../tools/dynamodb-local';
+import packageJson from '../../package.json';
+
+interface Started {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  readonly exit: Promise<number | null>;
+}
+
+const children: ChildProcess[] = [];
+const groupAlive = (pid: number) => {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+afterAll(() => {
+  for (const child of children) if (child.pid && groupAlive(child.pid)) process.kill(-child.pid, 'SIGKILL');
+});
+
+/** Runs a command in its own process group, as a terminal runs a foreground job. */
+const run = (command: string, args: string[], env: Record<string, string>): Started => {
+  const { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: _, POWERTOOLS_LOG_LEVEL: __, ...inherited } = process.env;
+  const child = spawn(command, args, { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  children.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exit };
+};
+
+const npmStart = (env: Record<string, string>, args: string[] = []): Started =>
+  run('npm', ['start', '--silent', ...(args.length ? ['--', ...args] : [])], env);
+
+const waitFor = async (started: Started, text: string, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!started.output().includes(text)) {
+    if (Date.now() > deadline || started.child.exitCode !== null) throw new Error(`no "${text}" in:\n${started.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+};
+
+const accepts = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+
+/** The URL and key from the printed curl line, exactly as a user would copy them. */
+const curlLine = (output: string) => {
+  const match = /curl -i -H "Authorization: Bearer ([^"]+)" (http:\/\/\S+\/v1\/pets)\n/.exec(output);
+  if (!match?.[1] || !match[2]) throw new Error(`no curl line in:\n${output}`);
+  return { key: match[1], url: match[2] };
+};
+
+/**
+ * Ctrl-C: the terminal sends SIGINT to the whole foreground process group. Resolves with whether
+ * every process of the group (npm, the server, DynamoDB Local's Java) has ended within 15 s.
+ */
+const stop = async (started: Started): Promise<boolean> => {
+  const pid = started.child.pid;
+  if (pid === undefined) return false;
+  process.kill(-pid, 'SIGINT');
+  const deadline = Date.now() + 15_000;
+  while (groupAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  return !groupAlive(pid);
+};
+
+describe('npm start', { timeout: 90_000 }, () => {
+  it('serves the API on DynamoDB Local, prints a working curl line, and stops everything on Ctrl-C', async () => {
+    const dynamoPort = await freePort();
+    const started = npmStart({ PORT: '0', DYNAMODB_LOCAL_PORT: String(dynamoPort) });
+    await waitFor(started, 'Press Ctrl-C to stop.');
+    expect(started.output()).toContain('in memory');
+    expect(started.output()).not.toContain('NodeVersionSupportWarning');
+    const { key, url } = curlLine(started.output());
+    expect(key).toMatch(/^petstore_[A-Za-z0-9_-]{43}$/);
+
+    const created = await fetch(url, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    });
+    expect(created.status).toBe(201);
+    const listed = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
+    expect(await listed.json()).toEqual([await created.json()]);
+    expect(await accepts(dynamoPort)).toBe(true);
+
+    expect(await stop(started)).toBe(true);
+    expect(await accepts(dynamoPort)).toBe(false);
+    expect(await accepts(Number(new URL(url).port))).toBe(false);
+  });
+
+  it('stops DynamoDB Local itself when only it is told to stop (SIGTERM to the server alone)', async () => {
+    const dynamoPort = await freePort();
+    const script = (packageJson.scripts.start as string).split(' ');
+    const started = run(join('node_modules', '.bin', script[0] ?? 'tsx'), script.slice(1), {
+      PORT: '0',
+      DYNAMODB_LOCAL_PORT: String(dynamoPort),
+    });
+    await waitFor(started, 'Press Ctrl-C to stop.');
+    expect(await accepts(dynamoPort)).toBe(true);
+    started.child.kill('SIGTERM');
+    expect(await started.exit).toBe(0);
+    expect(groupAlive(started.child.pid ?? 0)).toBe(false);
+    expect(await accepts(dynamoPort)).toBe(false);
+  });
+
+  it('registers API_KEY and keeps data between runs with --persist', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'pet-store-persist-'));
+    try {
+      const key = generateApiKey();
+      const env = { PORT: '0', DYNAMODB_LOCAL_PORT: '0', API_KEY: key };
+      const first = npmStart(env, ['--persist', folder]);
+      await waitFor(first, 'Press Ctrl-C to stop.');
+      expect(first.output()).toContain(`data in ${folder}`);
+      const { url } = curlLine(first.output());
+      expect(curlLine(first.output()).key).toBe(key);
+      const created = await fetch(url, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'Kept', categoryId: 2 }),
+      });
+      expect(created.status).toBe(201);
+      expect(await stop(first)).toBe(true);
+
+      const second = npmStart(env, ['--persist', folder]);
+      await waitFor(second, 'Press Ctrl-C to stop.');
+      const again = curlLine(second.output());
+      const listed = await fetch(again.url, { headers: { Authorization: `Bearer ${key}` } });
+      expect(((await listed.json()) as Array<{ name: string }>).map((pet) => pet.name)).toEqual(['Kept']);
+      expect(await stop(second)).toBe(true);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('uses DYNAMODB_ENDPOINT instead of starting DynamoDB Local, creating the tables it lacks', async () => {
+    const suffix = Date.now().toString(36);
+    const started = npmStart({
+      PORT: '0',
+      DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+      PETS_TABLE_NAME: `cli-pets-${suffix}`,
+      API_KEYS_TABLE_NAME: `cli-keys-${suffix}`,
+    });
+    await waitFor(started, 'Press Ctrl-C to stop.');
+    expect(started.output()).not.toContain('Starting DynamoDB Local');
+    const { key, url } = curlLine(started.output());
+    expect((await fetch(url, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
+    expect(await stop(started)).toBe(true);
+  });
+
+  it.each([
+    [{ API_KEY: 'too-short' }, 'API_KEY'],
+    [{ API_KEY: 'has spaces in it and is long enough' }, 'API_KEY'],
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT'],
+  ])('refuses %j with a message naming %s', async (env, name) => {
+    const started = npmStart(env);
+    expect(await started.exit).toBe(1);
+    expect(started.output()).toContain(name);
+  });
+});
