@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from './errors';
 import { z } from 'zod';
-import { PetId, PetStatus } from './models';
+import { CURSOR_MAX_LENGTH, PetId, PetStatus } from './models';
 
 /** `s`: the listing's status filter (null when unfiltered); `k`: id of the page's last pet. */
 const CursorPayload = z.strictObject({ s: PetStatus.nullable(), k: PetId });
@@ -24,6 +24,7 @@ export const encodeCursor = (status: PetStatus | undefined, lastId: number): str
 
 /** The id to resume after, or an `invalid_cursor` error when the cursor is not one of ours for this filter. */
 export const decodeCursor = (cursor: string, status: PetStatus | undefined): number => {
+  if (cursor.length > CURSOR_MAX_LENGTH) throw new ApiError('invalid_cursor');
   const [payload, sum, ...rest] = cursor.split('.');
   if (!payload || !sum || rest.length > 0 || sum !== checksum(payload)) throw new ApiError('invalid_cursor');
   const decoded = parsePayload(payload);

@@ -10,6 +10,10 @@ export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_N
 
 const ARN = /arn:aws[\w-]*:[^\s"',]+/g;
 
+/** A name as a word of its own, not as part of a path or a longer name ("/pets" stays). */
+const standalone = (name: string) =>
+  new RegExp(`(?<![\\w/.-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w/.-])`, 'g');
+
 /**
  * What may be logged of an unexpected error: its name and its message with ARNs and table names
  * taken out. Never the stack trace, and never the error object itself (it may hold the request).
@@ -17,6 +21,6 @@ const ARN = /arn:aws[\w-]*:[^\s"',]+/g;
 export const safeErrorFields = (error: unknown): { errorName: string; errorMessage: string } => {
   if (!(error instanceof Error)) return { errorName: typeof error, errorMessage: 'non-Error value thrown' };
   let message = error.message.replace(ARN, '<arn>');
-  for (const table of [petsTableName(), apiKeysTableName()]) message = message.split(table).join('<table>');
+  for (const table of [petsTableName(), apiKeysTableName()]) message = message.replace(standalone(table), '<table>');
   return { errorName: error.name, errorMessage: message.slice(0, 300) };
 };

@@ -39,18 +39,35 @@ export const freePort = async (): Promise<number> => {
   return address.port;
 };
 
+/** Starts DynamoDB Local and waits until it answers. */
 export const startDynamoDBLocal = async ({
   port = DEFAULT_DYNAMODB_LOCAL_PORT,
   persistDir,
   startTimeout = 60_000,
 }: DynamoDBLocalOptions = {}): Promise<DynamoDBLocal> => {
-  const listenPort = port === 0 ? await freePort() : port;
   const path = persistDir === undefined ? null : resolve(persistDir);
   if (path !== null) mkdirSync(path, { recursive: true });
+  if (port !== 0) return spawnDynamoDBLocal(port, path, startTimeout);
+  // A free port can be taken by another process before Java binds it: then try another one.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await spawnDynamoDBLocal(await freePort(), path, startTimeout);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt >= 3) throw error;
+    }
+  }
+};
+
+class PortTaken extends Error {}
+
+const spawnDynamoDBLocal = async (listenPort: number, path: string | null, startTimeout: number): Promise<DynamoDBLocal> => {
 
   const child = spawn({ port: listenPort, path, sharedDb: true, stdio: 'pipe' });
   const output: string[] = [];
-  const remember = (chunk: Buffer) => output.push(...chunk.toString().split('\n').filter(Boolean).slice(-20));
+  const remember = (chunk: Buffer) => {
+    output.push(...chunk.toString().split('\n').filter(Boolean));
+    output.splice(0, output.length - 60); // the last lines say why it stopped
+  };
   child.stdout?.on('data', remember);
   child.stderr?.on('data', remember);
 
@@ -89,9 +106,13 @@ export const startDynamoDBLocal = async ({
           await new Promise((wait) => setTimeout(wait, 100));
         }
       }
-      throw new Error(
-        `DynamoDB Local stopped while starting on port ${listenPort} (is the port in use? set DYNAMODB_LOCAL_PORT).\n${output.join('\n')}`,
-      );
+      const said = output.join('\n');
+      if (/BindException|Address already in use/.test(said)) {
+        throw new PortTaken(
+          `DynamoDB Local could not listen on port ${listenPort}: it is in use. Set DYNAMODB_LOCAL_PORT to a free port, or DYNAMODB_ENDPOINT to use the DynamoDB already there.`,
+        );
+      }
+      throw new Error(`DynamoDB Local stopped while starting on port ${listenPort}:\n${output.slice(-10).join('\n')}`);
     } finally {
       client.destroy();
     }

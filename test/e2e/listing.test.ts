@@ -72,6 +72,13 @@ describe('GET /pets', () => {
     expect(pages.slice(0, -1).every((page) => page.length === 30)).toBe(true);
   });
 
+  it('ends without a next link when the last page is exactly full', async () => {
+    const sold = created.filter((pet) => pet.status === 'sold').length;
+    const response = await api.call(`/pets?status=sold&limit=${sold}`);
+    expect(((await response.json()) as unknown[]).length).toBe(sold);
+    expect(response.headers.get('link')).toBeNull();
+  });
+
   it('gives every status its own complete listing', async () => {
     for (const status of STATUSES) {
       const seen = (await walkPages(api, `/pets?status=${status}&limit=50`)).flat();

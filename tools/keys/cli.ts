@@ -19,8 +19,9 @@ export const USAGE = `Usage:
 
 TARGET (default: the local server's DynamoDB, $DYNAMODB_ENDPOINT or http://127.0.0.1:${DEFAULT_DYNAMODB_LOCAL_PORT}):
   --endpoint URL    a DynamoDB endpoint, such as DynamoDB Local on another port
+  --table NAME      the keys table's name: on AWS, or at --endpoint when given
+                    (default: $API_KEYS_TABLE_NAME or api-keys)
   --stage STAGE     a deployed stage: the keys table named by stack ${stackName('STAGE')}'s outputs
-  --table NAME      a deployed keys table by name
   --region REGION   the AWS region of --stage or --table (default: from the AWS environment)
 `;
 
@@ -65,10 +66,12 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
     print(USAGE);
     return values.help ? 0 : 2;
   }
-  const remote = values.stage !== undefined || values.table !== undefined;
-  if (remote && values.endpoint) throw new Error('--endpoint cannot be combined with --stage or --table.');
-
-  const endpoint = remote ? undefined : (values.endpoint ?? env.DYNAMODB_ENDPOINT ?? `http://127.0.0.1:${DEFAULT_DYNAMODB_LOCAL_PORT}`);
+  if (values.stage !== undefined && (values.endpoint !== undefined || values.table !== undefined)) {
+    throw new Error('--stage finds its own table on AWS: it cannot be combined with --endpoint or --table.');
+  }
+  // --stage, and --table without --endpoint, mean AWS; anything else a DynamoDB endpoint.
+  const onAws = values.stage !== undefined || (values.table !== undefined && values.endpoint === undefined);
+  const endpoint = onAws ? undefined : (values.endpoint ?? env.DYNAMODB_ENDPOINT ?? `http://127.0.0.1:${DEFAULT_DYNAMODB_LOCAL_PORT}`);
   const tableName =
     values.table ??
     (values.stage !== undefined

@@ -1,0 +1,440 @@
+/**
+ * The Lambda handlers and the authorizer, invoked as API Gateway invokes them (proxy and TOKEN
+ * events), on repositories backed by the real DynamoDB Local.
+ */
+import type {
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayTokenAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createHandler as createAuthorizer } from '../../functions/authorizer';
+import { createHandler as createCreatePet } from '../../functions/create-pet';
+import { createHandler as createGetPet } from '../../functions/get-pet';
+import { createHandler as createListPets } from '../../functions/list-pets';
+import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { generateApiKey } from '../../shared/api-keys';
+import { createDocumentClient } from '../../shared/dynamodb';
+import type { Pet } from '../../shared/models';
+import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
+import { freePort } from '../../tools/dynamodb-local';
+import { createTestTables, type TestTables } from '../support/tables';
+
+const HOST = 'pets.example.test';
+const BASE_URL = `http://${HOST}/v1`;
+const SUNSET = new Date('2030-12-05T00:00:00Z');
+
+interface EventInit {
+  readonly method?: 'GET' | 'POST';
+  readonly resource?: string;
+  readonly path?: string;
+  readonly headers?: Record<string, string>;
+  readonly query?: Record<string, string | string[]>;
+  readonly pathParameters?: Record<string, string>;
+  readonly body?: string | null;
+}
+
+/** An API Gateway REST proxy event, as it reaches a handler after the authorizer allowed it. */
+const apiEvent = ({
+  method = 'GET',
+  resource = '/pets',
+  path = resource,
+  headers = {},
+  query,
+  pathParameters,
+  body = null,
+}: EventInit = {}): APIGatewayProxyEvent => {
+  const allHeaders = { Host: HOST, 'X-Forwarded-Proto': 'http', ...headers };
+  const multiQuery = query && Object.fromEntries(Object.entries(query).map(([name, value]) => [name, [value].flat()]));
+  return {
+    httpMethod: method,
+    resource,
+    path: `/v1${path}`,
+    headers: allHeaders,
+    multiValueHeaders: Object.fromEntries(Object.entries(allHeaders).map(([name, value]) => [name, [value]])),
+    queryStringParameters: multiQuery ? Object.fromEntries(Object.entries(multiQuery).map(([n, v]) => [n, v.at(-1) ?? ''])) : null,
+    multiValueQueryStringParameters: multiQuery ?? null,
+    pathParameters: pathParameters ?? null,
+    stageVariables: null,
+    body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'a1b2c3d4e5',
+      authorizer: { keyId: '0123456789ab', principalId: '0123456789ab' },
+      domainName: HOST,
+      httpMethod: method,
+      path: `/v1${path}`,
+      protocol: 'HTTP/1.1',
+      requestId: `req-${randomUUID()}`,
+      requestTimeEpoch: Date.now(),
+      resourceId: 'abc123',
+      resourcePath: resource,
+      stage: 'v1',
+      identity: { sourceIp: '203.0.113.7', userAgent: 'vitest' } as APIGatewayProxyEvent['requestContext']['identity'],
+    },
+  };
+};
+
+const context: Context = {
+  callbackWaitsForEmptyEventLoop: false,
+  functionName: 'pet-store-test',
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:pet-store-test',
+  memoryLimitInMB: '256',
+  awsRequestId: 'lambda-request-1',
+  logGroupName: '/aws/lambda/pet-store-test',
+  logStreamName: 'stream',
+  getRemainingTimeInMillis: () => 10_000,
+  done: () => {},
+  fail: () => {},
+  succeed: () => {},
+};
+
+const jsonHeaders = { 'Content-Type': 'application/json' };
+const postPetEvent = (body: unknown) =>
+  apiEvent({ method: 'POST', headers: jsonHeaders, body: JSON.stringify(body) });
+const getPetEvent = (petId: string) =>
+  apiEvent({ resource: '/pets/{petId}', path: `/pets/${petId}`, pathParameters: { petId } });
+
+const bodyOf = <T = unknown>(response: APIGatewayProxyResult): T => JSON.parse(response.body) as T;
+
+/** The Error shape, whole: code, a message, and status equal to the HTTP status. */
+const expectError = (response: APIGatewayProxyResult, status: number, code: string) => {
+  expect({ statusCode: response.statusCode, body: bodyOf(response) }).toEqual({
+    statusCode: status,
+    body: { code, status, message: expect.stringMatching(/\S/) },
+  });
+  expect(response.headers?.['Content-Type']).toBe('application/json');
+  return bodyOf<{ message: string }>(response).message;
+};
+
+const expectCommonHeaders = (response: APIGatewayProxyResult, event: APIGatewayProxyEvent) => {
+  expect(response.headers).toMatchObject({
+    'X-Request-Id': event.requestContext.requestId,
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Type': 'application/json',
+  });
+};
+
+/** The URL of a `Link` header's relation, if it has it. */
+const linkUrl = (response: APIGatewayProxyResult, rel: string): URL | undefined => {
+  const value = response.headers?.Link;
+  if (typeof value !== 'string') return undefined;
+  const match = new RegExp(`^<([^>]+)>; rel="${rel}"$`).exec(value);
+  return match?.[1] === undefined ? undefined : new URL(match[1]);
+};
+
+let tables: TestTables;
+let pets: PetsRepository;
+
+beforeAll(async () => {
+  tables = await createTestTables();
+  pets = petsRepository({ client: tables.client, tableName: tables.pets });
+});
+
+describe('createPet', () => {
+  const handler = () => createCreatePet({ pets });
+
+  it('answers 201 with the pet, its Location and the common headers, and stores it', async () => {
+    const event = postPetEvent({ name: 'Rex', categoryId: 3 });
+    const response = await handler()(event, context);
+
+    expect(response.statusCode).toBe(201);
+    const pet = bodyOf<Pet>(response);
+    expect(pet).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 3, status: 'available' });
+    expect(response.headers?.Location).toBe(`${BASE_URL}/pets/${pet.id}`);
+    expectCommonHeaders(response, event);
+    expect(await pets.get(pet.id)).toEqual(pet);
+  });
+
+  it('accepts a JSON Content-Type with a charset, whatever the header name\'s case', async () => {
+    const event = apiEvent({
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      body: JSON.stringify({ name: 'Tom', categoryId: 1, status: 'sold' }),
+    });
+    const response = await handler()(event, context);
+    expect(response.statusCode).toBe(201);
+    expect(bodyOf<Pet>(response).status).toBe('sold');
+  });
+
+  it('answers a missing body (null) with 400 invalid_json', async () => {
+    const event = apiEvent({ method: 'POST', headers: jsonHeaders, body: null });
+    const response = await handler()(event, context);
+    expectError(response, 400, 'invalid_json');
+    expectCommonHeaders(response, event);
+  });
+
+  it.each(['', '{"name":', 'not json', '{"name":"Rex",}'])('answers the body %j with 400 invalid_json', async (body) => {
+    const response = await handler()(apiEvent({ method: 'POST', headers: jsonHeaders, body }), context);
+    expectError(response, 400, 'invalid_json');
+  });
+
+  it('answers a body without a Content-Type with 400 unsupported_media_type', async () => {
+    const event = apiEvent({ method: 'POST', body: JSON.stringify({ name: 'Rex', categoryId: 1 }) });
+    const response = await handler()(event, context);
+    expectError(response, 400, 'unsupported_media_type');
+    expectCommonHeaders(response, event);
+  });
+
+  it('answers a text/plain body with 400 unsupported_media_type', async () => {
+    const event = apiEvent({
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    });
+    expectError(await handler()(event, context), 400, 'unsupported_media_type');
+  });
+
+  it('answers an invalid field with 400 validation_failed naming it, and stores nothing', async () => {
+    const name = `never-stored-${randomUUID()}`;
+    const response = await handler()(postPetEvent({ name, categoryId: '1' }), context);
+    expect(expectError(response, 400, 'validation_failed')).toContain("'categoryId'");
+    const everything = (await pets.list({ limit: 100 })).pets;
+    expect(everything.some((pet) => pet.name === name)).toBe(false);
+  });
+
+  it('refuses a client-chosen id, naming the field', async () => {
+    const response = await handler()(postPetEvent({ id: 5, name: 'Rex', categoryId: 1 }), context);
+    expect(expectError(response, 400, 'validation_failed')).toContain("'id'");
+  });
+
+  it('answers a body over 16 KiB with 413 payload_too_large', async () => {
+    const response = await handler()(postPetEvent({ name: 'x'.repeat(17 * 1024), categoryId: 1 }), context);
+    expectError(response, 413, 'payload_too_large');
+  });
+});
+
+describe('listPets', () => {
+  let listTables: TestTables;
+  let pending: Pet[];
+  const handler = () => createListPets({ pets: petsRepository({ client: listTables.client, tableName: listTables.pets }) });
+
+  beforeAll(async () => {
+    listTables = await createTestTables();
+    const repository = petsRepository({ client: listTables.client, tableName: listTables.pets });
+    pending = [];
+    for (let i = 0; i < 5; i += 1) {
+      pending.push(await repository.create({ name: `pending-${i}`, categoryId: 1, status: 'pending' }));
+      await repository.create({ name: `available-${i}`, categoryId: 1, status: 'available' });
+    }
+    pending.sort((a, b) => a.id - b.id);
+  });
+
+  it('answers a bare array with a Link rel="next" that keeps the limit and the status', async () => {
+    const event = apiEvent({ query: { limit: '2', status: 'pending' } });
+    const response = await handler()(event, context);
+
+    expect(response.statusCode).toBe(200);
+    expect(bodyOf(response)).toEqual(pending.slice(0, 2));
+    expectCommonHeaders(response, event);
+    const next = linkUrl(response, 'next');
+    expect(next?.origin + (next?.pathname ?? '')).toBe(`${BASE_URL}/pets`);
+    expect(next?.searchParams.get('limit')).toBe('2');
+    expect(next?.searchParams.get('status')).toBe('pending');
+    expect(next?.searchParams.get('cursor')).toMatch(/\S/);
+    expect([...(next?.searchParams.keys() ?? [])].sort()).toEqual(['cursor', 'limit', 'status']);
+  });
+
+  it('follows the next links to the end: every pet once, in order, and no link on the last page', async () => {
+    const seen: Pet[] = [];
+    const sizes: number[] = [];
+    let query: Record<string, string> | undefined = { limit: '2', status: 'pending' };
+    while (query) {
+      const response = await handler()(apiEvent({ query }), context);
+      expect(response.statusCode).toBe(200);
+      const page = bodyOf<Pet[]>(response);
+      sizes.push(page.length);
+      seen.push(...page);
+      const next = linkUrl(response, 'next');
+      query = next ? Object.fromEntries(next.searchParams) : undefined;
+      expect(sizes.length).toBeLessThan(10);
+    }
+    expect(sizes).toEqual([2, 2, 1]);
+    expect(seen).toEqual(pending);
+  });
+
+  it('leaves the status out of the next link of an unfiltered listing', async () => {
+    const first = await handler()(apiEvent({ query: { limit: '3' } }), context);
+    expect(bodyOf<Pet[]>(first)).toHaveLength(3);
+    const next = linkUrl(first, 'next');
+    expect(next?.searchParams.get('limit')).toBe('3');
+    expect(next?.searchParams.has('status')).toBe(false);
+  });
+
+  it('answers everything in one page, without a Link, when it fits', async () => {
+    const all = await handler()(apiEvent(), context);
+    expect(bodyOf<Pet[]>(all)).toHaveLength(10);
+    expect(all.headers?.Link).toBeUndefined();
+  });
+
+  it('lists 20 by default and says so in the next link', async () => {
+    const fresh = await createTestTables();
+    const repository = petsRepository({ client: fresh.client, tableName: fresh.pets });
+    await Promise.all(Array.from({ length: 21 }, (_, i) => repository.create({ name: `p${i}`, categoryId: 1, status: 'sold' })));
+
+    const response = await createListPets({ pets: repository })(apiEvent(), context);
+
+    expect(bodyOf<Pet[]>(response)).toHaveLength(20);
+    expect(linkUrl(response, 'next')?.searchParams.get('limit')).toBe('20');
+  });
+
+  it('refuses a cursor used with another status filter with 400 invalid_cursor', async () => {
+    const first = await handler()(apiEvent({ query: { limit: '2', status: 'pending' } }), context);
+    const cursor = linkUrl(first, 'next')?.searchParams.get('cursor') ?? '';
+    const response = await handler()(apiEvent({ query: { limit: '2', status: 'sold', cursor } }), context);
+    expectError(response, 400, 'invalid_cursor');
+  });
+
+  it('refuses a made-up cursor with 400 invalid_cursor', async () => {
+    expectError(await handler()(apiEvent({ query: { cursor: 'abc.def' } }), context), 400, 'invalid_cursor');
+  });
+
+  it.each([
+    ['an over-long cursor (513 characters)', 'x'.repeat(513)],
+    ['an empty cursor', ''],
+  ])('refuses %s with 400 invalid_cursor', async (_, cursor) => {
+    expectError(await handler()(apiEvent({ query: { cursor } }), context), 400, 'invalid_cursor');
+  });
+
+  it.each([
+    [{ limit: '0' }, "'limit'"],
+    [{ limit: '101' }, "'limit'"],
+    [{ limit: ['5', '6'] }, "'limit'"],
+    [{ status: 'Pending' }, "'status'"],
+    [{ page: '2' }, "'page'"],
+  ])('refuses the query %j with 400 validation_failed naming %s', async (query, named) => {
+    const response = await handler()(apiEvent({ query }), context);
+    expect(expectError(response, 400, 'validation_failed')).toContain(named);
+  });
+});
+
+describe('getPet (deprecated)', () => {
+  let pet: Pet;
+  beforeAll(async () => {
+    pet = await pets.create({ name: 'Old', categoryId: 9, status: 'pending' });
+  });
+
+  const expectDeprecationHeaders = (response: APIGatewayProxyResult) => {
+    expect(response.headers).toMatchObject({
+      Deprecation: '@1767225600',
+      Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+      Link: `<${BASE_URL}/pets>; rel="successor-version"`,
+    });
+  };
+
+  it('answers 200 with the pet and the Deprecation, Sunset and successor-version headers', async () => {
+    const event = getPetEvent(String(pet.id));
+    const response = await createGetPet({ pets })(event, context);
+    expect(response.statusCode).toBe(200);
+    expect(bodyOf(response)).toEqual(pet);
+    expectDeprecationHeaders(response);
+    expectCommonHeaders(response, event);
+  });
+
+  it('dates the deprecation no later than the sunset', async () => {
+    const response = await createGetPet({ pets })(getPetEvent(String(pet.id)), context);
+    const deprecatedAt = Number(String(response.headers?.Deprecation).slice(1)) * 1000;
+    expect(deprecatedAt).toBeLessThanOrEqual(SUNSET.getTime());
+  });
+
+  it('answers an unknown id with 404 not_found, still with the deprecation headers', async () => {
+    const response = await createGetPet({ pets })(getPetEvent('1'), context);
+    expectError(response, 404, 'not_found');
+    expectDeprecationHeaders(response);
+  });
+
+  it.each(['0', 'abc', '1.5', '007', String(2 ** 53)])('answers the petId %j with 400 validation_failed', async (petId) => {
+    const response = await createGetPet({ pets })(getPetEvent(petId), context);
+    expect(expectError(response, 400, 'validation_failed')).toContain("'petId'");
+  });
+
+  it('answers 410 gone from the sunset instant on', async () => {
+    for (const now of [SUNSET, new Date(SUNSET.getTime() + 1), new Date('2031-06-01T00:00:00Z')]) {
+      const event = getPetEvent(String(pet.id));
+      const response = await createGetPet({ pets, now: () => now })(event, context);
+      expect(expectError(response, 410, 'gone')).toContain('GET /pets');
+      expectDeprecationHeaders(response);
+      expectCommonHeaders(response, event);
+    }
+  });
+
+  it('still answers one millisecond before the sunset', async () => {
+    const justBefore = new Date(SUNSET.getTime() - 1);
+    const response = await createGetPet({ pets, now: () => justBefore })(getPetEvent(String(pet.id)), context);
+    expect(response.statusCode).toBe(200);
+    expect(bodyOf(response)).toEqual(pet);
+  });
+});
+
+describe('authorizer', () => {
+  const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/v1/GET/pets';
+  let keys: ApiKeysRepository;
+  let key: string;
+  let keyId: string;
+
+  beforeAll(async () => {
+    keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    key = generateApiKey();
+    keyId = (await keys.register(key, 'handlers-test')).keyId;
+  });
+
+  const tokenEvent = (authorizationToken: string): APIGatewayTokenAuthorizerEvent => ({
+    type: 'TOKEN',
+    methodArn: METHOD_ARN,
+    authorizationToken,
+  });
+
+  it('allows a registered key on the whole stage and hands its id to the handlers', async () => {
+    const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${key}`), context);
+    expect(result.principalId).toBe(keyId);
+    expect(result.context).toEqual({ keyId });
+    expect(result.policyDocument.Statement).toHaveLength(1);
+    const [statement] = result.policyDocument.Statement;
+    expect(statement).toMatchObject({ Effect: 'Allow', Action: 'execute-api:Invoke' });
+    const resource = statement && 'Resource' in statement ? statement.Resource : undefined;
+    expect(resource).toBe('arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/v1/*');
+    expect(String(resource).endsWith('/v1/*')).toBe(true);
+  });
+
+  it('reads the scheme case-insensitively', async () => {
+    const result = await createAuthorizer({ keys })(tokenEvent(`bearer ${key}`), context);
+    expect(result.principalId).toBe(keyId);
+  });
+
+  it.each([
+    ['an unknown key', () => `Bearer ${generateApiKey()}`],
+    ['the key in another case', () => `Bearer ${key.toUpperCase()}`],
+    ['a Basic credential', () => 'Basic x'],
+    ['the key without a scheme', () => key],
+    ['an empty token', () => ''],
+  ])('refuses %s with exactly "Unauthorized"', async (_, token) => {
+    await expect(createAuthorizer({ keys })(tokenEvent(token()), context)).rejects.toThrowError(/^Unauthorized$/);
+  });
+
+  it('refuses a revoked key with exactly "Unauthorized"', async () => {
+    const revoked = generateApiKey();
+    const record = await keys.register(revoked, 'to-revoke');
+    await expect(createAuthorizer({ keys })(tokenEvent(`Bearer ${revoked}`), context)).resolves.toMatchObject({
+      principalId: record.keyId,
+    });
+    await keys.revoke(record.keyId);
+    await expect(createAuthorizer({ keys })(tokenEvent(`Bearer ${revoked}`), context)).rejects.toThrowError(/^Unauthorized$/);
+  });
+
+  it('fails with another error when its database is unreachable, so that the client gets a 503 rather than a 401', async () => {
+    const client = createDocumentClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 2 });
+    const unreachable = apiKeysRepository({ client, tableName: tables.apiKeys });
+    const error = await createAuthorizer({ keys: unreachable })(tokenEvent(`Bearer ${key}`), context).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).not.toBe('Unauthorized');
+    expect(error).toMatchObject({ name: 'DatabaseUnavailable' });
+  });
+});

@@ -1,0 +1,200 @@
+/** The key tool (`npm run keys`), against the real DynamoDB Local; a stage's table from a stubbed CloudFormation. */
+import type { DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { runKeysCommand, stageKeysTable, USAGE } from '../../tools/keys/cli';
+import { createTestTables, type TestTables } from '../support/tables';
+
+let tables: TestTables;
+let keys: ApiKeysRepository;
+let lines: string[];
+
+beforeEach(async () => {
+  tables = await createTestTables();
+  keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+  lines = [];
+});
+
+/** Runs the tool against this file's DynamoDB Local table, collecting what it prints. */
+const run = (...argv: string[]) =>
+  runKeysCommand(argv, {
+    env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+    print: (line) => lines.push(line),
+  });
+
+const createKey = async (name: string) => {
+  expect(await run('create', '--name', name)).toBe(0);
+  const key = lines.find((line) => line.startsWith('petstore_'));
+  if (key === undefined) throw new Error(`no key printed in ${JSON.stringify(lines)}`);
+  const record = await keys.findActive(key);
+  if (record === undefined) throw new Error('the printed key is not registered');
+  lines = [];
+  return { key, record };
+};
+
+describe('keys create', () => {
+  it('registers a new key and prints it exactly once, with its id and name', async () => {
+    expect(await run('create', '--name', 'ci')).toBe(0);
+
+    const printedKeys = lines.filter((line) => /petstore_[A-Za-z0-9_-]{43,}/.test(line));
+    expect(printedKeys).toHaveLength(1);
+    const key = printedKeys[0] ?? '';
+    expect(key).toMatch(/^petstore_[A-Za-z0-9_-]{43,}$/);
+    const record = await keys.findActive(key);
+    expect(record).toMatchObject({ name: 'ci' });
+    expect(lines).toEqual([`Created key ${record?.keyId} (ci). It is shown only this once:`, key]);
+  });
+
+  it('makes a different key each time', async () => {
+    const first = await createKey('a');
+    const second = await createKey('b');
+    expect(first.key).not.toBe(second.key);
+    expect((await keys.list()).map((record) => record.name).sort()).toEqual(['a', 'b']);
+  });
+
+  it('uses --endpoint over $DYNAMODB_ENDPOINT', async () => {
+    const code = await runKeysCommand(['create', '--name', 'flag', '--endpoint', tables.endpoint], {
+      env: { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', API_KEYS_TABLE_NAME: tables.apiKeys },
+      print: (line) => lines.push(line),
+    });
+    expect(code).toBe(0);
+    expect((await keys.list()).map((record) => record.name)).toEqual(['flag']);
+  });
+
+  it('throws when --name is missing, and registers nothing', async () => {
+    await expect(run('create')).rejects.toThrow(/--name/);
+    expect(await keys.list()).toEqual([]);
+  });
+});
+
+describe('keys list', () => {
+  it('prints a header and one line per key: id, name, creation time, state', async () => {
+    const { record } = await createKey('ci');
+
+    expect(await run('list')).toBe(0);
+
+    expect(lines).toEqual(['id\tname\tcreated\tstate', `${record.keyId}\tci\t${record.createdAt}\tactive`]);
+  });
+
+  it('never prints a key', async () => {
+    const { key } = await createKey('ci');
+    await run('list');
+    expect(lines.join('\n')).not.toContain(key);
+  });
+
+  it('prints only the header when there are no keys', async () => {
+    expect(await run('list')).toBe(0);
+    expect(lines).toEqual(['id\tname\tcreated\tstate']);
+  });
+});
+
+describe('keys revoke', () => {
+  it('revokes a key by id: it stops working and the listing shows it revoked', async () => {
+    const { key, record } = await createKey('ci');
+    const other = await createKey('other');
+
+    expect(await run('revoke', record.keyId)).toBe(0);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`Revoked key ${record.keyId}`);
+
+    expect(await keys.findActive(key)).toBeUndefined();
+    expect(await keys.findActive(other.key)).toBeDefined();
+    lines = [];
+    await run('list');
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${record.keyId}\\tci\\t[^\\t]+\\trevoked \\d{4}-`)));
+    expect(lines).toContainEqual(`${other.record.keyId}\tother\t${other.record.createdAt}\tactive`);
+  });
+
+  it('returns 1 and says so for an id no key has', async () => {
+    await createKey('ci');
+    expect(await run('revoke', 'ffffffffffff')).toBe(1);
+    expect(lines).toEqual(['No key has the id ffffffffffff.']);
+    expect((await keys.list()).every((record) => record.revokedAt === undefined)).toBe(true);
+  });
+
+  it('throws when the id is missing', async () => {
+    await expect(run('revoke')).rejects.toThrow(/key id/);
+  });
+});
+
+describe('usage', () => {
+  it('returns 2 and prints the usage for an unknown command', async () => {
+    expect(await run('rotate')).toBe(2);
+    expect(lines).toEqual([`Unknown command 'rotate'.\n\n${USAGE}`]);
+  });
+
+  it('returns 2 and prints the usage without a command', async () => {
+    expect(await run()).toBe(2);
+    expect(lines).toEqual([USAGE]);
+  });
+
+  it('returns 0 for --help', async () => {
+    expect(await run('--help')).toBe(0);
+    expect(lines).toEqual([USAGE]);
+  });
+
+  it('works on the table named by --table at the --endpoint given', async () => {
+    const code = await runKeysCommand(['create', '--name', 'named', '--endpoint', tables.endpoint, '--table', tables.apiKeys], {
+      env: {},
+      print: (line) => lines.push(line),
+    });
+    expect(code).toBe(0);
+    expect((await keys.list()).map((record) => record.name)).toEqual(['named']);
+  });
+
+  it('refuses --stage together with --endpoint or --table', async () => {
+    await expect(run('list', '--stage', 'staging', '--endpoint', tables.endpoint)).rejects.toThrow(/--stage/);
+    await expect(run('list', '--stage', 'staging', '--table', 'T')).rejects.toThrow(/--stage/);
+  });
+
+  it('throws on an unknown option', async () => {
+    await expect(run('list', '--verbose')).rejects.toThrow();
+  });
+});
+
+describe('stageKeysTable', () => {
+  type CloudFormation = Parameters<typeof stageKeysTable>[1];
+
+  /** A CloudFormation stand-in that answers DescribeStacks with `output` and remembers what it was asked. */
+  const stubCloudFormation = (output: Partial<DescribeStacksCommandOutput>) => {
+    const inputs: unknown[] = [];
+    const cloudFormation = {
+      send: async (command: { input: unknown }) => {
+        inputs.push(command.input);
+        return output;
+      },
+    } as unknown as CloudFormation;
+    return { cloudFormation, inputs };
+  };
+
+  it('reads the keys table name from the stage stack\'s ApiKeysTableName output', async () => {
+    const { cloudFormation, inputs } = stubCloudFormation({
+      Stacks: [
+        {
+          StackName: 'PetStore-staging',
+          CreationTime: new Date(),
+          StackStatus: 'UPDATE_COMPLETE',
+          Outputs: [
+            { OutputKey: 'ApiUrl', OutputValue: 'https://example.test/v1' },
+            { OutputKey: 'ApiKeysTableName', OutputValue: 'T' },
+          ],
+        },
+      ],
+    });
+
+    expect(await stageKeysTable('staging', cloudFormation)).toBe('T');
+    expect(inputs).toEqual([{ StackName: 'PetStore-staging' }]);
+  });
+
+  it.each([
+    ['the output is missing', { Stacks: [{ StackName: 'x', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [{ OutputKey: 'ApiUrl', OutputValue: 'u' }] }] }],
+    ['the output is empty', { Stacks: [{ StackName: 'x', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [{ OutputKey: 'ApiKeysTableName', OutputValue: '' }] }] }],
+    ['the stack has no outputs', { Stacks: [{ StackName: 'x', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE' }] }],
+    ['there is no stack', { Stacks: [] }],
+  ] satisfies Array<[string, Partial<DescribeStacksCommandOutput>]>)('throws a clear error when %s', async (_, output) => {
+    const { cloudFormation } = stubCloudFormation(output);
+    await expect(stageKeysTable('staging', cloudFormation)).rejects.toThrow(
+      'Stack PetStore-staging has no ApiKeysTableName output.',
+    );
+  });
+});

@@ -1,0 +1,96 @@
+/** The authorizer's IAM policy: one cached policy must allow every route of the stage, and nothing else. */
+import type { PolicyDocument } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { allowEveryMethod, policyAllows, stageWildcardArn } from '../../shared/auth-policy';
+
+const API = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5';
+const arn = (method: string, path: string, api = API, stage = 'v1') => `${api}/${stage}/${method}${path}`;
+
+describe('allowEveryMethod', () => {
+  const result = allowEveryMethod(arn('GET', '/pets'), { keyId: '0123456789ab' });
+
+  it('names the key as the principal and hands its id to the handlers', () => {
+    expect(result.principalId).toBe('0123456789ab');
+    expect(result.context).toEqual({ keyId: '0123456789ab' });
+  });
+
+  it('allows execute-api:Invoke on the whole stage', () => {
+    expect(result.policyDocument).toEqual({
+      Version: '2012-10-17',
+      Statement: [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: `${API}/v1/*` }],
+    });
+  });
+
+  it.each([
+    ['GET', '/pets'],
+    ['POST', '/pets'],
+    ['GET', '/pets/1'],
+    ['GET', '/store/orders'],
+  ])('lets the same cached policy through to %s %s', (method, path) => {
+    expect(policyAllows(result.policyDocument, arn(method, path))).toBe(true);
+  });
+
+  it('is the same whichever route was called first', () => {
+    expect(allowEveryMethod(arn('POST', '/pets'), { keyId: 'k' }).policyDocument).toEqual(
+      allowEveryMethod(arn('GET', '/store/orders'), { keyId: 'k' }).policyDocument,
+    );
+  });
+
+  it.each([
+    ['another API', arn('GET', '/pets', 'arn:aws:execute-api:eu-west-1:123456789012:zzzzzzzzzz')],
+    ['an API whose id starts with this one', arn('GET', '/pets', `${API}0`)],
+    ['another stage', arn('GET', '/pets', API, 'v2')],
+    ['a stage whose name starts with this one', arn('GET', '/pets', API, 'v10')],
+    ['another account', arn('GET', '/pets', 'arn:aws:execute-api:eu-west-1:999999999999:a1b2c3d4e5')],
+    ['another region', arn('GET', '/pets', 'arn:aws:execute-api:us-east-1:123456789012:a1b2c3d4e5')],
+  ])('does not reach %s', (_, other) => {
+    expect(policyAllows(result.policyDocument, other)).toBe(false);
+  });
+});
+
+describe('stageWildcardArn', () => {
+  it('keeps the API and the stage and replaces the rest with *', () => {
+    expect(stageWildcardArn(arn('GET', '/pets/42'))).toBe(`${API}/v1/*`);
+  });
+});
+
+describe('policyAllows', () => {
+  const allowAll: PolicyDocument['Statement'][number] = { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: `${API}/v1/*` };
+  const denyGetPets: PolicyDocument['Statement'][number] = {
+    Effect: 'Deny',
+    Action: 'execute-api:Invoke',
+    Resource: `${API}/v1/GET/pets`,
+  };
+
+  it('lets an explicit Deny win over an Allow, whatever the order', () => {
+    for (const Statement of [
+      [allowAll, denyGetPets],
+      [denyGetPets, allowAll],
+    ]) {
+      const policy: PolicyDocument = { Version: '2012-10-17', Statement };
+      expect(policyAllows(policy, arn('GET', '/pets'))).toBe(false);
+      expect(policyAllows(policy, arn('POST', '/pets'))).toBe(true);
+    }
+  });
+
+  it('refuses when no statement matches', () => {
+    const policy: PolicyDocument = { Version: '2012-10-17', Statement: [{ ...allowAll, Resource: `${API}/v1/GET/pets` }] };
+    expect(policyAllows(policy, arn('GET', '/pets/1'))).toBe(false);
+    expect(policyAllows({ Version: '2012-10-17', Statement: [] }, arn('GET', '/pets'))).toBe(false);
+  });
+
+  it('matches any of a list of resources', () => {
+    const policy: PolicyDocument = {
+      Version: '2012-10-17',
+      Statement: [{ ...allowAll, Resource: [`${API}/v1/GET/pets`, `${API}/v1/POST/pets`] }],
+    };
+    expect(policyAllows(policy, arn('POST', '/pets'))).toBe(true);
+    expect(policyAllows(policy, arn('GET', '/store/orders'))).toBe(false);
+  });
+
+  it('reads the ARN\'s dots and other characters literally, not as patterns', () => {
+    const policy: PolicyDocument = { Version: '2012-10-17', Statement: [{ ...allowAll, Resource: `${API}/v1.0/GET/pets` }] };
+    expect(policyAllows(policy, arn('GET', '/pets', API, 'v1x0'))).toBe(false);
+    expect(policyAllows(policy, arn('GET', '/pets', API, 'v1.0'))).toBe(true);
+  });
+});

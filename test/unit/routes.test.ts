@@ -1,0 +1,73 @@
+/** matchRoute: the local server's routing, as API Gateway routes (404 for an unknown path or method). */
+import { describe, expect, it } from 'vitest';
+import { matchRoute, routes } from '../../shared/routes';
+
+const operationOf = (method: string, path: string) => matchRoute(method, path)?.route.operationId;
+
+describe('matchRoute', () => {
+  it.each([
+    ['GET', '/pets', 'listPets'],
+    ['POST', '/pets', 'createPet'],
+    ['GET', '/pets/42', 'getPet'],
+    ['GET', '/store/orders', 'listStoreOrders'],
+  ])('routes %s %s to %s', (method, path, operationId) => {
+    expect(operationOf(method, path)).toBe(operationId);
+  });
+
+  it('has exactly these routes', () => {
+    expect(routes.map((route) => `${route.method} ${route.path}`)).toEqual([
+      'GET /pets',
+      'POST /pets',
+      'GET /pets/{petId}',
+      'GET /store/orders',
+    ]);
+  });
+
+  it('hands over the path parameter as sent, and none for routes without one', () => {
+    expect(matchRoute('GET', '/pets/42')?.pathParameters).toEqual({ petId: '42' });
+    expect(matchRoute('GET', '/pets/abc')?.pathParameters).toEqual({ petId: 'abc' });
+    expect(matchRoute('GET', '/pets')?.pathParameters).toEqual({});
+  });
+
+  it.each([
+    ['/pets/%31%32', '12'],
+    ['/pets/a%20b', 'a b'],
+    ['/pets/%2F', '/'],
+  ])('percent-decodes the petId in %s', (path, petId) => {
+    expect(matchRoute('GET', path)?.pathParameters).toEqual({ petId });
+  });
+
+  it.each(['/pets/%', '/pets/%E0%A4%A', '/pets/%zz'])('leaves the bad percent-encoding %s as sent', (path) => {
+    expect(matchRoute('GET', path)?.pathParameters).toEqual({ petId: path.slice('/pets/'.length) });
+  });
+
+  it.each([
+    ['GET', '/'],
+    ['GET', ''],
+    ['GET', '/pet'],
+    ['GET', '/Pets'],
+    ['GET', '/v1/pets'],
+    ['GET', '/pets/1/photos'],
+    ['GET', '/store'],
+    ['GET', '/store/orders/1'],
+    ['GET', '/categories'],
+  ])('finds no route for %s %j', (method, path) => {
+    expect(matchRoute(method, path)).toBeUndefined();
+  });
+
+  it.each([
+    ['DELETE', '/pets'],
+    ['PUT', '/pets/1'],
+    ['POST', '/pets/1'],
+    ['DELETE', '/pets/1'],
+    ['POST', '/store/orders'],
+    ['get', '/pets'],
+    ['HEAD', '/pets'],
+  ])('finds no route for the method %s on %s', (method, path) => {
+    expect(matchRoute(method, path)).toBeUndefined();
+  });
+
+  it.each(['/pets/', '/store/orders/', '/pets/1/', '/pets//1'])('finds no route for %s (no trailing or doubled slash)', (path) => {
+    expect(matchRoute('GET', path)).toBeUndefined();
+  });
+});
