@@ -7,11 +7,8 @@ import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { apiKeysRepository, type ApiKeysRepository } from '../shared/api-keys-repository';
 import { bearerKey } from '../shared/api-keys';
-import { allowEveryMethod } from '../shared/auth-policy';
+import { allowEveryMethod, AUTHORIZER_REFUSAL } from '../shared/auth-policy';
 import { authorizerLog } from '../shared/http/authorizer-log';
-
-/** The one message API Gateway turns into a 401. */
-export const UNAUTHORIZED = 'Unauthorized';
 
 export interface AuthorizerDependencies {
   readonly keys?: ApiKeysRepository;
@@ -19,13 +16,13 @@ export interface AuthorizerDependencies {
 
 export const createHandler = ({ keys = apiKeysRepository() }: AuthorizerDependencies = {}) =>
   middy<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult>()
-    .use(authorizerLog(UNAUTHORIZED))
+    .use(authorizerLog(AUTHORIZER_REFUSAL))
     .handler(async (event) => {
       const key = bearerKey(event.authorizationToken);
 
       const record = key === undefined ? undefined : await keys.findActive(key);
 
-      if (!record) throw new Error(UNAUTHORIZED);
+      if (!record) throw new Error(AUTHORIZER_REFUSAL);
       return allowEveryMethod(event.methodArn, { keyId: record.keyId });
     });
 

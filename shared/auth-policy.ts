@@ -5,6 +5,9 @@
  */
 import type { APIGatewayAuthorizerResult, PolicyDocument } from 'aws-lambda';
 
+/** The one error message a Lambda authorizer throws for API Gateway to answer 401. */
+export const AUTHORIZER_REFUSAL = 'Unauthorized';
+
 /** The context the authorizer hands to the handlers (`requestContext.authorizer`). */
 export interface AuthorizerContext {
   readonly keyId: string;

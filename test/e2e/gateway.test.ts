@@ -3,9 +3,15 @@
  * unknown routes, throttling, database outages (503 with Retry-After) and unexpected faults (500).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
-import { expectCommonHeaders, expectError, postPet, startLocalApi, type LocalApi } from '../support/local-api';
+import {
+  expectCommonHeaders,
+  expectError,
+  postPet,
+  startLocalApi,
+  startServerWithMissingPetsTable,
+  type LocalApi,
+} from '../support/local-api';
 
 let api: LocalApi;
 beforeAll(async () => {
@@ -60,7 +66,7 @@ describe('database outages', () => {
   beforeAll(async () => {
     proxy = await startFaultProxy(inject('dynamodbEndpoint'));
     // The handlers reach DynamoDB through the proxy; the authorizer through it too.
-    outage = await startLocalApi({ client: createDocumentClient({ endpoint: proxy.endpoint }), authCacheTtlSeconds: 300 });
+    outage = await startLocalApi({ endpoint: proxy.endpoint, authCacheTtlSeconds: 300 });
   });
   afterAll(async () => {
     await outage.close();
@@ -105,28 +111,17 @@ describe('database outages', () => {
 
 describe('unexpected faults', () => {
   it('answers 500 internal_error without naming the table, when the table is missing', async () => {
-    const broken = await startLocalApi();
+    // A deployment mistake, not an outage: the server's pets table does not exist.
+    const server = await startServerWithMissingPetsTable(api, 'no-such-pets-table');
     try {
-      // Point a second server at tables that do not exist: a deployment mistake, not an outage.
-      const { startLocalServer } = await import('../../tools/local-server/server');
-      const server = await startLocalServer({
-        client: createDocumentClient({ endpoint: inject('dynamodbEndpoint') }),
-        port: 0,
-        petsTable: 'no-such-pets-table',
-        apiKeysTable: broken.tables.apiKeys,
-      });
-      try {
-        const response = await fetch(`${server.url}/pets`, { headers: { Authorization: `Bearer ${broken.key}` } });
-        const text = await response.clone().text();
-        expect(text).not.toContain('no-such-pets-table');
-        expect(text).not.toMatch(/at .*\.ts:\d+/);
-        expectCommonHeaders(response);
-        await expectError(response, 500, 'internal_error');
-      } finally {
-        await server.close();
-      }
+      const response = await fetch(`${server.url}/pets`, { headers: { Authorization: `Bearer ${api.key}` } });
+      const text = await response.clone().text();
+      expect(text).not.toContain('no-such-pets-table');
+      expect(text).not.toMatch(/at .*\.ts:\d+/);
+      expectCommonHeaders(response);
+      await expectError(response, 500, 'internal_error');
     } finally {
-      await broken.close();
+      await server.close();
     }
   });
 });

@@ -151,17 +151,32 @@ describe('npm start', { timeout: 90_000 }, () => {
     }
   }, 120_000);
 
-  it('uses DYNAMODB_ENDPOINT instead of starting DynamoDB Local, creating the tables it lacks', async () => {
+  it('uses DYNAMODB_ENDPOINT instead of starting DynamoDB Local; npm run keys creates and revokes keys there', async () => {
     const suffix = Date.now().toString(36);
-    const started = npmStart({
-      PORT: '0',
+    const env = {
       DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
       PETS_TABLE_NAME: `cli-pets-${suffix}`,
       API_KEYS_TABLE_NAME: `cli-keys-${suffix}`,
-    });
+    };
+    const started = npmStart({ ...env, PORT: '0', AUTH_CACHE_TTL: '0' });
     await waitFor(started, 'Press Ctrl-C to stop.');
     expect(started.output()).not.toContain('Starting DynamoDB Local');
     const { key, url } = curlLine(started.output());
+    expect((await fetch(url, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
+
+    const create = run('npm', ['run', 'keys', '--silent', '--', 'create', '--name', 'partner'], env);
+    expect(await create.exit).toBe(0);
+    const [, keyId, newKey] = /Created key ([0-9a-f]{12}) \(partner\)[^\n]*\n(petstore_\S+)/.exec(create.output()) ?? [];
+    expect((await fetch(url, { headers: { Authorization: `Bearer ${newKey}` } })).status).toBe(200);
+
+    const list = run('npm', ['run', 'keys', '--silent', '--', 'list'], env);
+    expect(await list.exit).toBe(0);
+    expect(list.output()).toMatch(new RegExp(`${keyId}\\tpartner\\t\\S+\\tactive`));
+    expect(list.output()).not.toContain(newKey);
+
+    const revoke = run('npm', ['run', 'keys', '--silent', '--', 'revoke', keyId ?? ''], env);
+    expect(await revoke.exit).toBe(0);
+    expect((await fetch(url, { headers: { Authorization: `Bearer ${newKey}` } })).status).toBe(401);
     expect((await fetch(url, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
     expect(await stop(started)).toBe(true);
   });

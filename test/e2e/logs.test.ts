@@ -4,10 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../shared/logger';
-import { createDocumentClient } from '../../shared/dynamodb';
-import { startLocalServer } from '../../tools/local-server/server';
-import { inject } from 'vitest';
-import { postPet, startLocalApi, type LocalApi } from '../support/local-api';
+import { postPet, startLocalApi, startServerWithMissingPetsTable, type LocalApi } from '../support/local-api';
 
 let api: LocalApi;
 let lines: string[];
@@ -64,12 +61,7 @@ describe('logs', () => {
     await api.call('/pets', { auth: false, headers: { Authorization: `Bearer ${api.key}-wrong` } });
     await api.call(`/pets?api_key=${api.key}`, { auth: false });
     // A 500 whose database error names the table it could not find.
-    const server = await startLocalServer({
-      client: createDocumentClient({ endpoint: inject('dynamodbEndpoint') }),
-      port: 0,
-      petsTable: 'pets-table-with-a-telling-name',
-      apiKeysTable: api.tables.apiKeys,
-    });
+    const server = await startServerWithMissingPetsTable(api, 'pets-table-with-a-telling-name');
     try {
       const response = await fetch(`${server.url}/pets`, { headers: { Authorization: `Bearer ${api.key}` } });
       expect(response.status).toBe(500);

@@ -1,6 +1,5 @@
 /** A local server on fresh tables, with a registered key, for end-to-end tests over HTTP. */
-import { expect } from 'vitest';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { expect, inject } from 'vitest';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
@@ -18,9 +17,8 @@ export interface LocalApi {
 }
 
 export type LocalApiOptions = Omit<LocalServerOptions, 'client' | 'petsTable' | 'apiKeysTable' | 'port'> & {
-  /** The DynamoDB the handlers use, when not the run's DynamoDB Local (e.g. a fault proxy). */
+  /** The DynamoDB the server uses, when not the run's DynamoDB Local directly (e.g. a fault proxy). */
   readonly endpoint?: string;
-  readonly client?: DynamoDBDocumentClient;
 };
 
 export const startLocalApi = async (options: LocalApiOptions = {}): Promise<LocalApi> => {
@@ -28,10 +26,10 @@ export const startLocalApi = async (options: LocalApiOptions = {}): Promise<Loca
   const key = generateApiKey();
   const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
   await keys.register(key, 'test');
-  const client = options.client ?? (options.endpoint ? createDocumentClient({ endpoint: options.endpoint }) : tables.client);
+  const { endpoint, ...serverOptions } = options;
   const server = await startLocalServer({
-    ...options,
-    client,
+    ...serverOptions,
+    client: endpoint ? createDocumentClient({ endpoint }) : tables.client,
     port: 0,
     petsTable: tables.pets,
     apiKeysTable: tables.apiKeys,
@@ -43,6 +41,15 @@ export const startLocalApi = async (options: LocalApiOptions = {}): Promise<Loca
     });
   return { url: server.url, key, keys, tables: { pets: tables.pets, apiKeys: tables.apiKeys }, call, close: server.close };
 };
+
+/** A second server with the same keys whose pets table does not exist: every pet operation fails unexpectedly. */
+export const startServerWithMissingPetsTable = (api: LocalApi, petsTable: string) =>
+  startLocalServer({
+    client: createDocumentClient({ endpoint: inject('dynamodbEndpoint') }),
+    port: 0,
+    petsTable,
+    apiKeysTable: api.tables.apiKeys,
+  });
 
 export const postPet = (api: LocalApi, pet: unknown) =>
   api.call('/pets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(pet) });

@@ -14,12 +14,12 @@ import type {
 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { BEARER_PATTERN } from '../../shared/api-keys';
-import { policyAllows } from '../../shared/auth-policy';
+import { AUTHORIZER_REFUSAL, policyAllows } from '../../shared/auth-policy';
 import type { ErrorCode } from '../../shared/errors';
 import { gatewayResponses, type GatewayResponseType } from '../../shared/gateway-responses';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { logger } from '../../shared/logger';
-import { BASE_PATH, matchRoute, STAGE_NAME, type Route } from '../../shared/routes';
+import { BASE_PATH, matchRoute, STAGE_NAME, type RouteMatch } from '../../shared/routes';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
@@ -102,7 +102,7 @@ export const createGateway = ({
         result = { result: answer, expiresAt: at + authCacheTtlSeconds * 1000 };
         if (authCacheTtlSeconds > 0) policyCache.set(token, result);
       } catch (error) {
-        return error instanceof Error && error.message === 'Unauthorized' ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE';
+        return error instanceof Error && error.message === AUTHORIZER_REFUSAL ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE';
       }
     }
     return policyAllows(result.result.policyDocument, methodArn) ? result.result : 'ACCESS_DENIED';
@@ -117,7 +117,7 @@ export const createGateway = ({
     if (!takeToken()) return gatewayResponse('THROTTLED', requestId);
     if (request.body === undefined) return gatewayResponse('REQUEST_TOO_LARGE', requestId);
 
-    const { route, pathParameters } = match;
+    const { route } = match;
     const methodArn = `arn:aws:execute-api:local:000000000000:local/${STAGE_NAME}/${route.method}${subPath}`;
     const token = request.headers.find(([name]) => name.toLowerCase() === 'authorization')?.[1];
     const authorized = await authorize(token, methodArn);
@@ -126,7 +126,7 @@ export const createGateway = ({
     if (route.notImplemented) return withCommonHeaders(errorResponse('not_implemented'), requestId);
     const handler = handlers[route.operationId];
     if (!handler) return gatewayResponse('DEFAULT_5XX', requestId);
-    const event = proxyEvent({ ...request, body: request.body }, url, route, subPath, pathParameters, authorized, requestId);
+    const event = proxyEvent({ request, body: request.body, url, match, subPath, authorized, requestId });
     try {
       return await handler(event, lambdaContext(route.operationId));
     } catch {
@@ -146,15 +146,20 @@ const multiValue = (pairs: Iterable<readonly [string, string]>) => {
   return { single, multi, empty: Object.keys(single).length === 0 };
 };
 
-const proxyEvent = (
-  request: GatewayRequest & { body: string },
-  url: URL,
-  route: Route,
-  subPath: string,
-  pathParameters: Record<string, string>,
-  authorized: APIGatewayAuthorizerResult,
-  requestId: string,
-): APIGatewayProxyEvent => {
+interface ProxyEventParts {
+  readonly request: GatewayRequest;
+  readonly body: string;
+  readonly url: URL;
+  readonly match: RouteMatch;
+  /** The path below the base path, as sent. */
+  readonly subPath: string;
+  readonly authorized: APIGatewayAuthorizerResult;
+  readonly requestId: string;
+}
+
+/** The REST API proxy event API Gateway would send for this request. */
+const proxyEvent = ({ request, body, url, match, subPath, authorized, requestId }: ProxyEventParts): APIGatewayProxyEvent => {
+  const { route, pathParameters } = match;
   const forwarded: Array<readonly [string, string]> = [
     ...request.headers.filter(([name]) => !/^x-forwarded-(proto|for)$/i.test(name)),
     ['X-Forwarded-Proto', 'http'],
@@ -173,7 +178,7 @@ const proxyEvent = (
     multiValueQueryStringParameters: query.empty ? null : query.multi,
     pathParameters: Object.keys(pathParameters).length === 0 ? null : pathParameters,
     stageVariables: null,
-    body: request.body === '' ? null : request.body,
+    body: body === '' ? null : body,
     isBase64Encoded: false,
     requestContext: {
       accountId: '000000000000',
