@@ -2,6 +2,7 @@
  * What the gateway answers on its own, and what a failing database looks like from outside:
  * unknown routes, throttling, database outages (503 with Retry-After) and unexpected faults (500).
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import {
@@ -14,6 +15,16 @@ import {
 } from '../support/local-api';
 
 let api: LocalApi;
+
+/** Sends bytes as they are, and reads the whole answer (the server closes the connection). */
+const rawRequest = (url: URL, bytes: string) =>
+  new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => socket.write(bytes));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
 beforeAll(async () => {
   api = await startLocalApi();
 });
@@ -40,6 +51,23 @@ describe('unknown routes', () => {
       expectCommonHeaders(response);
       await expectError(response, 404, 'not_found');
     }
+  });
+});
+
+describe('requests that are not quite HTTP', () => {
+  it('treats a path starting with // as a path, not a host', async () => {
+    const origin = new URL(api.url).origin;
+    const response = await rawRequest(new URL(origin), `GET //evil.example/v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\nConnection: close\r\n\r\n`);
+    expect(response).toMatch(/^HTTP\/1\.1 404 /);
+    expect(response).toContain('"code":"not_found"');
+  });
+
+  it('answers a request Node cannot parse with 400 in the Error shape', async () => {
+    const response = await rawRequest(new URL(api.url), 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nNot a header\r\n\r\n');
+    expect(response).toMatch(/^HTTP\/1\.1 400 /);
+    expect(response).toMatch(/content-type: application\/json/i);
+    const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as unknown;
+    expect(body).toEqual({ code: 'validation_failed', message: expect.any(String), status: 400 });
   });
 });
 

@@ -109,8 +109,9 @@ describe('npm start', { timeout: 90_000 }, () => {
 
   it('stops DynamoDB Local itself when only it is told to stop (SIGTERM to the server alone)', async () => {
     const dynamoPort = await freePort();
-    const script = (packageJson.scripts.start as string).split(' ');
-    const started = run(join('node_modules', '.bin', script[0] ?? 'tsx'), script.slice(1), {
+    // The start script without npm: `node <flags> tools/local-server/main.ts`.
+    const [, ...nodeArgs] = (packageJson.scripts.start as string).split(' ');
+    const started = run(process.execPath, nodeArgs, {
       PORT: '0',
       DYNAMODB_LOCAL_PORT: String(dynamoPort),
     });
@@ -118,6 +119,17 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(await accepts(dynamoPort)).toBe(true);
     started.child.kill('SIGTERM');
     expect(await started.exit).toBe(0);
+    expect(groupAlive(started.child.pid ?? 0)).toBe(false);
+    expect(await accepts(dynamoPort)).toBe(false);
+  });
+
+  it('stops everything when npm alone is told to stop (SIGTERM to npm, as a supervisor sends)', async () => {
+    const dynamoPort = await freePort();
+    const started = npmStart({ PORT: '0', DYNAMODB_LOCAL_PORT: String(dynamoPort) });
+    await waitFor(started, 'Press Ctrl-C to stop.');
+    started.child.kill('SIGTERM');
+    const deadline = Date.now() + 15_000;
+    while (groupAlive(started.child.pid ?? 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(groupAlive(started.child.pid ?? 0)).toBe(false);
     expect(await accepts(dynamoPort)).toBe(false);
   });

@@ -110,10 +110,10 @@ export const createGateway = ({
 
   return async (request: GatewayRequest): Promise<APIGatewayProxyResult> => {
     const requestId = randomUUID();
-    const url = new URL(request.url, 'http://localhost');
-    const subPath = url.pathname.startsWith(`${BASE_PATH}/`) ? url.pathname.slice(BASE_PATH.length) : undefined;
+    const url = parseRequestTarget(request.url);
+    const subPath = url?.pathname.startsWith(`${BASE_PATH}/`) ? url.pathname.slice(BASE_PATH.length) : undefined;
     const match = subPath === undefined ? undefined : matchRoute(request.method, subPath);
-    if (!match || subPath === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId);
+    if (!url || !match || subPath === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId);
     if (!takeToken()) return gatewayResponse('THROTTLED', requestId);
     if (request.body === undefined) return gatewayResponse('REQUEST_TOO_LARGE', requestId);
 
@@ -134,6 +134,15 @@ export const createGateway = ({
       return gatewayResponse('DEFAULT_5XX', requestId);
     }
   };
+};
+
+/** The request target as a URL, its path kept as sent (`//x/v1/pets` is a path, not a host). */
+const parseRequestTarget = (target: string): URL | undefined => {
+  try {
+    return new URL(`http://localhost${target.startsWith('/') ? '' : '/'}${target}`);
+  } catch {
+    return undefined;
+  }
 };
 
 const multiValue = (pairs: Iterable<readonly [string, string]>) => {

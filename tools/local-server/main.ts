@@ -88,6 +88,10 @@ const main = async () => {
     process.exit(0);
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
+  // npm runs this through `sh -c`, which dies on SIGTERM without passing it on: when the parent
+  // goes away, so does the server, and DynamoDB Local with it.
+  const parent = process.ppid;
+  setInterval(() => process.ppid !== parent && void shutdown('parent exited'), 1_000).unref();
 
   let server: Awaited<ReturnType<typeof startLocalServer>> | undefined;
   try {

@@ -6,6 +6,11 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { errorResponse, withCommonHeaders } from '../../shared/http/response';
+import { randomUUID } from 'node:crypto';
+import { logger, safeErrorFields } from '../../shared/logger';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
@@ -69,17 +74,26 @@ export const startLocalServer = async ({
 
   const server = createServer(async (req, res) => {
     const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
-    const body = await readBody(req).catch(() => undefined);
-    if (req.destroyed && res.destroyed) return; // the client went away
-    const result = await gateway({
-      method: req.method ?? 'GET',
-      url: req.url ?? '/',
-      headers: headerPairs(req.rawHeaders),
-      body,
-      sourceIp,
-    });
+    let result: APIGatewayProxyResult;
+    try {
+      const body = await readBody(req);
+      result = await gateway({ method: req.method ?? 'GET', url: req.url ?? '/', headers: headerPairs(req.rawHeaders), body, sourceIp });
+    } catch (error) {
+      if (req.destroyed) return void res.destroy(); // the client went away mid-request
+      logger.error('local server', safeErrorFields(error));
+      result = withCommonHeaders(errorResponse('internal_error'), randomUUID());
+    }
     res.writeHead(result.statusCode, Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name, String(value)])));
     res.end(result.body);
+  });
+  // Requests Node cannot parse as HTTP still get an answer in the Error shape.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    const { statusCode, headers, body } = withCommonHeaders(errorResponse('validation_failed', 'The request is not valid HTTP.'), randomUUID());
+    const head = Object.entries({ ...headers, 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\r\n');
+    socket.end(`HTTP/1.1 ${statusCode} Bad Request\r\n${head}\r\n\r\n${body}`);
   });
   server.listen(port, host);
   await once(server, 'listening');
