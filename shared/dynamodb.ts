@@ -27,20 +27,20 @@ export const DYNAMODB_DEFAULTS = {
 
 export const createDocumentClient = (options: DynamoDBOptions = {}): DynamoDBDocumentClient => {
   const { endpoint, region, maxAttempts, connectionTimeout, requestTimeout } = { ...DYNAMODB_DEFAULTS, ...options };
-  const local = endpoint !== undefined;
+  // DynamoDB Local accepts any credentials and region; AWS uses the default chains.
+  const local =
+    endpoint === undefined
+      ? {}
+      : {
+          endpoint,
+          region: region ?? process.env.AWS_REGION ?? 'us-east-1',
+          ...(process.env.AWS_ACCESS_KEY_ID ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+        };
   const client = new DynamoDBClient({
     maxAttempts,
     requestHandler: { connectionTimeout, requestTimeout },
-    ...(local
-      ? {
-          endpoint,
-          region: region ?? process.env.AWS_REGION ?? 'us-east-1',
-          // DynamoDB Local accepts any credentials; a real endpoint uses the default chain.
-          ...(process.env.AWS_ACCESS_KEY_ID ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
-        }
-      : region
-        ? { region }
-        : {}),
+    ...(region ? { region } : {}),
+    ...local,
   });
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 };
