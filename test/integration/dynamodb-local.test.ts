@@ -1,0 +1,64 @@
+/** DynamoDB Local as the project starts it: in memory or persisted, without telemetry, and stopped cleanly. */
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../shared/dynamodb';
+import { apiKeysTable, petsTable } from '../../shared/tables';
+import { ensureTables, startDynamoDBLocal } from '../../tools/dynamodb-local';
+
+const accepts = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+
+describe('startDynamoDBLocal', { timeout: 90_000 }, () => {
+  it('runs without telemetry, answers, creates the tables once, and stops', async () => {
+    const database = await startDynamoDBLocal({ port: 0 });
+    const port = Number(new URL(database.endpoint).port);
+    try {
+      const commandLine = readFileSync(`/proc/${database.pid}/cmdline`, 'utf8').split('\0');
+      expect(commandLine).toEqual(expect.arrayContaining(['-disableTelemetry', '-inMemory', '-sharedDb']));
+      const client = createDocumentClient({ endpoint: database.endpoint });
+      const tables = [
+        { definition: petsTable, name: 'pets' },
+        { definition: apiKeysTable, name: 'api-keys' },
+      ];
+      await ensureTables(client, tables);
+      await ensureTables(client, tables); // a second time finds them and changes nothing
+      expect((await client.send(new ListTablesCommand({}))).TableNames?.sort()).toEqual(['api-keys', 'pets']);
+    } finally {
+      await database.stop();
+    }
+    expect(await accepts(port)).toBe(false);
+  });
+
+  it('keeps its data in the --persist folder', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'ddb-local-'));
+    try {
+      const database = await startDynamoDBLocal({ port: 0, persistDir: folder });
+      try {
+        await ensureTables(createDocumentClient({ endpoint: database.endpoint }), [{ definition: petsTable, name: 'pets' }]);
+      } finally {
+        await database.stop();
+      }
+      expect(readdirSync(folder).some((name) => name.endsWith('.db'))).toBe(true);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('says clearly when its port is taken', async () => {
+    const first = await startDynamoDBLocal({ port: 0 });
+    try {
+      const port = Number(new URL(first.endpoint).port);
+      await expect(startDynamoDBLocal({ port })).rejects.toThrow(`could not listen on port ${port}: it is in use`);
+    } finally {
+      await first.stop();
+    }
+  });
+});
