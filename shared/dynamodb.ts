@@ -22,7 +22,7 @@ export interface DynamoDBOptions {
 export const DYNAMODB_DEFAULTS = {
   maxAttempts: 3,
   connectionTimeout: 1_000,
-  requestTimeout: 2_000,
+  requestTimeout: 1_000,
 } as const;
 
 export const createDocumentClient = (options: DynamoDBOptions = {}): DynamoDBDocumentClient => {
@@ -38,7 +38,8 @@ export const createDocumentClient = (options: DynamoDBOptions = {}): DynamoDBDoc
         };
   const client = new DynamoDBClient({
     maxAttempts,
-    requestHandler: { connectionTimeout, requestTimeout },
+    // Without throwOnRequestTimeout the SDK only warns when an answer is late, and waits on.
+    requestHandler: { connectionTimeout, requestTimeout, throwOnRequestTimeout: true },
     ...(region ? { region } : {}),
     ...local,
   });

@@ -126,6 +126,21 @@ describe('database outages', () => {
     expect(pets.map((pet) => pet.name)).toEqual(['Rex']);
   });
 
+  it('answers 503 within a few seconds when the database hangs, bounded by timeouts and retries', async () => {
+    expect((await outage.call('/pets')).status).toBe(200); // the key's policy is now cached
+    proxy.setMode('hang');
+    try {
+      const started = performance.now();
+      await expectUnavailable(await outage.call('/pets/1'));
+      const elapsed = performance.now() - started;
+      // At most 3 attempts of 1 s each plus the SDK's backoff; at least one attempt waited out its timeout.
+      expect(elapsed).toBeGreaterThan(900);
+      expect(elapsed).toBeLessThan(5_000);
+    } finally {
+      proxy.setMode('pass');
+    }
+  });
+
   it('answers 503 when the authorizer cannot reach the keys table', async () => {
     proxy.setMode('drop');
     try {

@@ -1,11 +1,12 @@
 /**
- * A TCP proxy in front of DynamoDB Local that a test controls: it passes traffic through, or
- * drops every connection, so the database can "go down" and "come back" mid-test.
+ * A TCP proxy in front of DynamoDB Local that a test controls: it passes traffic through, drops
+ * every connection, or accepts connections and never answers, so the database can "go down",
+ * "hang" and "come back" mid-test.
  */
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 
-export type FaultMode = 'pass' | 'drop';
+export type FaultMode = 'pass' | 'drop' | 'hang';
 
 export interface FaultProxy {
   readonly endpoint: string;
@@ -25,6 +26,7 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
   const server = createServer((client) => {
     track(client);
     if (mode === 'drop') return void client.destroy();
+    if (mode === 'hang') return void client.resume(); // read the request, never answer
     const upstream = connect(Number(port), hostname);
     track(upstream);
     client.pipe(upstream).pipe(client);
@@ -40,7 +42,7 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
     setMode: (next) => {
       mode = next;
       // Open keep-alive connections would otherwise carry on as if nothing happened.
-      if (next === 'drop') for (const socket of sockets) socket.destroy();
+      if (next !== 'pass') for (const socket of sockets) socket.destroy();
     },
     close: async () => {
       for (const socket of sockets) socket.destroy();
