@@ -21,15 +21,20 @@ export const bodyLimit = (maxBytes: number = MAX_BODY_BYTES): Middleware => ({
   },
 });
 
-/** API Gateway sends an empty body as null, which JSON.parse would accept: make it "no body". */
-const emptyBodyIsMissing = (): Middleware => ({
+/**
+ * Prepares what middy's parser reads: media types are case-insensitive (RFC 9110), its check is
+ * not; and API Gateway sends an empty body as null, which JSON.parse would accept as a value.
+ */
+const parserInput = (): Middleware => ({
   before: async ({ event }) => {
+    const contentType = event.headers?.['content-type'];
+    if (contentType) event.headers['content-type'] = contentType.toLowerCase();
     if (event.body === null || event.body === '') (event as { body?: string | null }).body = undefined;
   },
 });
 
 export const jsonBody = (): Middleware[] => [
   bodyLimit(),
-  emptyBodyIsMissing(),
+  parserInput(),
   httpJsonBodyParser() as Middleware,
 ];

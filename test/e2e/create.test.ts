@@ -36,6 +36,13 @@ describe('POST /pets', () => {
     expect(((await response.json()) as { status: string }).status).toBe('sold');
   });
 
+  it.each(['Application/JSON', 'application/vnd.petstore+json', 'APPLICATION/JSON; CHARSET=UTF-8'])(
+    'accepts the JSON media type written %s (media types are case-insensitive)',
+    async (contentType) => {
+      expect((await post(JSON.stringify({ name: 'Tom', categoryId: 2 }), { 'Content-Type': contentType })).status).toBe(201);
+    },
+  );
+
   it('accepts the largest ids and names there are', async () => {
     const name = 'n'.repeat(256);
     const response = await postPet(api, { name, categoryId: Number.MAX_SAFE_INTEGER });
