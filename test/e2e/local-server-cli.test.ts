@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey } from '../../shared/api-keys';
 import { freePort } from '../../tools/dynamodb-local';
+import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { createTestTables } from '../support/tables';
 import packageJson from '../../package.json';
 
 interface Started {
@@ -191,6 +193,23 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect((await fetch(url, { headers: { Authorization: `Bearer ${newKey}` } })).status).toBe(401);
     expect((await fetch(url, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
     expect(await stop(started)).toBe(true);
+  });
+
+  it('refuses an API_KEY that was revoked in the database it is pointed at', async () => {
+    const tables = await createTestTables();
+    const key = generateApiKey();
+    const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    const record = await keys.register(key, 'old');
+    await keys.revoke(record.keyId);
+    const started = npmStart({
+      PORT: '0',
+      API_KEY: key,
+      DYNAMODB_ENDPOINT: tables.endpoint,
+      PETS_TABLE_NAME: tables.pets,
+      API_KEYS_TABLE_NAME: tables.apiKeys,
+    });
+    expect(await started.exit).toBe(1);
+    expect(started.output()).toContain('API_KEY names a key that has been revoked');
   });
 
   it.each([

@@ -74,6 +74,7 @@ const main = async () => {
   if (settings.DYNAMODB_ENDPOINT && values.persist) fail('--persist applies to the DynamoDB Local it starts, not to DYNAMODB_ENDPOINT.');
 
   let database: DynamoDBLocal | undefined;
+  let server: Awaited<ReturnType<typeof startLocalServer>> | undefined;
   const stopDatabase = async () => {
     await database?.stop();
     database = undefined;
@@ -93,7 +94,6 @@ const main = async () => {
   const parent = process.ppid;
   setInterval(() => process.ppid !== parent && void shutdown('parent exited'), 1_000).unref();
 
-  let server: Awaited<ReturnType<typeof startLocalServer>> | undefined;
   try {
     if (!settings.DYNAMODB_ENDPOINT) {
       console.log(`Starting DynamoDB Local (${values.persist ? `data in ${values.persist}` : 'in memory'})…`);
@@ -108,7 +108,7 @@ const main = async () => {
     ]);
     const apiKey = settings.API_KEY ?? generateApiKey();
     const record = await apiKeysRepository({ client, tableName: tableNames.apiKeys }).register(apiKey, 'local');
-    if (record.revokedAt) fail('API_KEY names a key that has been revoked in this database: choose another.');
+    if (record.revokedAt) throw new Error('API_KEY names a key that has been revoked in this database: choose another.');
 
     server = await startLocalServer({
       client,
