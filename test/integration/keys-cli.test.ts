@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { runKeysCommand, stageKeysTable, USAGE } from '../../tools/keys/cli';
 import { createTestTables, type TestTables } from '../support/tables';
+import { freePort } from '../../tools/dynamodb-local';
 
 let tables: TestTables;
 let keys: ApiKeysRepository;
@@ -145,6 +146,13 @@ describe('usage', () => {
   it('refuses --stage together with --endpoint or --table', async () => {
     await expect(run('list', '--stage', 'staging', '--endpoint', tables.endpoint)).rejects.toThrow(/--stage/);
     await expect(run('list', '--stage', 'staging', '--table', 'T')).rejects.toThrow(/--stage/);
+  });
+
+  it('says the local server may not be running when nothing answers at the endpoint', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    await expect(runKeysCommand(['list', '--endpoint', closed], { env: {}, print: () => undefined })).rejects.toThrow(
+      `No DynamoDB answers at ${closed} (ECONNREFUSED): is the local server running (npm start)?`,
+    );
   });
 
   it('throws on an unknown option', async () => {

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeyRecord } from '../../shared/api-keys-repository';
 import { apiKeysTableName } from '../../shared/config';
-import { createDocumentClient } from '../../shared/dynamodb';
+import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { DEFAULT_DYNAMODB_LOCAL_PORT } from '../dynamodb-local';
 
@@ -108,6 +108,13 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
         print(`Unknown command '${command}'.\n\n${USAGE}`);
         return 2;
     }
+  } catch (error) {
+    if (!(error instanceof DatabaseUnavailable)) throw error;
+    throw new Error(
+      endpoint === undefined
+        ? `DynamoDB did not answer (${error.reason}): check your AWS credentials, region and network.`
+        : `No DynamoDB answers at ${endpoint} (${error.reason}): is the local server running (npm start)? Or name another with --endpoint.`,
+    );
   } finally {
     client.destroy();
   }
