@@ -16,7 +16,7 @@ export interface AuthorizerDependencies {
 
 export const createHandler = ({ keys = apiKeysRepository() }: AuthorizerDependencies = {}) =>
   middy<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult>()
-    .use(authorizerLog(AUTHORIZER_REFUSAL))
+    .use(authorizerLog())
     .handler(async (event) => {
       const key = bearerKey(event.authorizationToken);
 

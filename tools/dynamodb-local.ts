@@ -4,16 +4,14 @@
  * here rather than through the package's spawn() so that it can be told not to send telemetry:
  * a local database has no business calling out.
  */
-import { CreateTableCommand, DescribeTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, ListTablesCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { once } from 'node:events';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { mkdirSync } from 'node:fs';
 import { createDocumentClient } from '../shared/dynamodb';
 import { createTableInput, type TableDefinition } from '../shared/tables';
 
@@ -91,8 +89,8 @@ const portTaken = (port: number): PortTaken =>
     `DynamoDB Local could not listen on port ${port}: it is in use. Set DYNAMODB_LOCAL_PORT to a free port, or DYNAMODB_ENDPOINT to use the DynamoDB already there.`,
   );
 
-/** Whether something already listens on the port (its answer would be mistaken for ours). */
-const listening = (port: number) =>
+/** Whether something listens on the loopback port. */
+export const isListening = (port: number) =>
   new Promise<boolean>((resolveProbe) => {
     const socket = connect(port, '127.0.0.1');
     socket.once('connect', () => (socket.destroy(), resolveProbe(true)));
@@ -100,7 +98,8 @@ const listening = (port: number) =>
   });
 
 const spawnDynamoDBLocal = async (listenPort: number, path: string | null, startTimeout: number): Promise<DynamoDBLocal> => {
-  if (await listening(listenPort)) throw portTaken(listenPort);
+  // Something already there would answer our readiness probe and be mistaken for ours.
+  if (await isListening(listenPort)) throw portTaken(listenPort);
 
   const child = spawn('java', javaArguments(listenPort, path), { stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];

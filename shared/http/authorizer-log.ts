@@ -4,17 +4,16 @@
  */
 import type middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
+import { AUTHORIZER_REFUSAL } from '../auth-policy';
 import { logger, safeErrorFields } from '../logger';
 
-export const authorizerLog = (
-  refusalMessage: string,
-): middy.MiddlewareObj<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult> => ({
+export const authorizerLog = (): middy.MiddlewareObj<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult> => ({
   after: async ({ response }) => {
     logger.info('authorizer', { decision: 'allow', keyId: response?.principalId });
   },
   onError: async ({ error }) => {
     // Leaves the error in place: API Gateway decides the answer from it.
-    if (error instanceof Error && error.message === refusalMessage) logger.info('authorizer', { decision: 'refuse' });
+    if (error instanceof Error && error.message === AUTHORIZER_REFUSAL) logger.info('authorizer', { decision: 'refuse' });
     else logger.error('authorizer', { decision: 'fail', ...safeErrorFields(error) });
   },
 });

@@ -5,12 +5,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey } from '../../shared/api-keys';
-import { freePort } from '../../tools/dynamodb-local';
+import { freePort, isListening } from '../../tools/dynamodb-local';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { createTestTables } from '../support/tables';
 import packageJson from '../../package.json';
@@ -57,13 +56,6 @@ const waitFor = async (started: Started, text: string, timeoutMs = 60_000) => {
   }
 };
 
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
-
 /** The URL and key from the printed curl line, exactly as a user would copy them. */
 const curlLine = (output: string) => {
   const match = /curl -i -H "Authorization: Bearer ([^"]+)" (http:\/\/\S+\/v1\/pets)\n/.exec(output);
@@ -79,6 +71,11 @@ const stop = async (started: Started): Promise<boolean> => {
   const pid = started.child.pid;
   if (pid === undefined) return false;
   process.kill(-pid, 'SIGINT');
+  return groupEnds(pid);
+};
+
+/** Whether every process of the group has ended within 15 s. */
+const groupEnds = async (pid: number): Promise<boolean> => {
   const deadline = Date.now() + 15_000;
   while (groupAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   return !groupAlive(pid);
@@ -102,11 +99,11 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(created.status).toBe(201);
     const listed = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
     expect(await listed.json()).toEqual([await created.json()]);
-    expect(await accepts(dynamoPort)).toBe(true);
+    expect(await isListening(dynamoPort)).toBe(true);
 
     expect(await stop(started)).toBe(true);
-    expect(await accepts(dynamoPort)).toBe(false);
-    expect(await accepts(Number(new URL(url).port))).toBe(false);
+    expect(await isListening(dynamoPort)).toBe(false);
+    expect(await isListening(Number(new URL(url).port))).toBe(false);
   });
 
   it('stops DynamoDB Local itself when only it is told to stop (SIGTERM to the server alone)', async () => {
@@ -118,11 +115,11 @@ describe('npm start', { timeout: 90_000 }, () => {
       DYNAMODB_LOCAL_PORT: String(dynamoPort),
     });
     await waitFor(started, 'Press Ctrl-C to stop.');
-    expect(await accepts(dynamoPort)).toBe(true);
+    expect(await isListening(dynamoPort)).toBe(true);
     started.child.kill('SIGTERM');
     expect(await started.exit).toBe(0);
     expect(groupAlive(started.child.pid ?? 0)).toBe(false);
-    expect(await accepts(dynamoPort)).toBe(false);
+    expect(await isListening(dynamoPort)).toBe(false);
   });
 
   it('stops everything when npm alone is told to stop (SIGTERM to npm, as a supervisor sends)', async () => {
@@ -130,10 +127,8 @@ describe('npm start', { timeout: 90_000 }, () => {
     const started = npmStart({ PORT: '0', DYNAMODB_LOCAL_PORT: String(dynamoPort) });
     await waitFor(started, 'Press Ctrl-C to stop.');
     started.child.kill('SIGTERM');
-    const deadline = Date.now() + 15_000;
-    while (groupAlive(started.child.pid ?? 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(groupAlive(started.child.pid ?? 0)).toBe(false);
-    expect(await accepts(dynamoPort)).toBe(false);
+    expect(await groupEnds(started.child.pid ?? 0)).toBe(true);
+    expect(await isListening(dynamoPort)).toBe(false);
   });
 
   it('registers API_KEY and keeps data between runs with --persist', async () => {

@@ -1,20 +1,12 @@
 /** DynamoDB Local as the project starts it: in memory or persisted, without telemetry, and stopped cleanly. */
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { apiKeysTable, petsTable } from '../../shared/tables';
-import { ensureTables, startDynamoDBLocal } from '../../tools/dynamodb-local';
-
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
+import { ensureTables, isListening, startDynamoDBLocal } from '../../tools/dynamodb-local';
 
 describe('startDynamoDBLocal', { timeout: 90_000 }, () => {
   it('runs without telemetry, answers, creates the tables once, and stops', async () => {
@@ -34,7 +26,7 @@ describe('startDynamoDBLocal', { timeout: 90_000 }, () => {
     } finally {
       await database.stop();
     }
-    expect(await accepts(port)).toBe(false);
+    expect(await isListening(port)).toBe(false);
   });
 
   it('keeps its data in the --persist folder', async () => {
