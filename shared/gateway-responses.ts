@@ -4,7 +4,9 @@
  * this table, and the local server answers the same situations from it, so both send the same
  * bodies.
  */
+import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { ErrorCode } from './errors';
+import { errorResponse } from './http/response';
 
 export const gatewayResponses = {
   UNAUTHORIZED: { code: 'unauthorized' },
@@ -27,3 +29,16 @@ export const gatewayResponses = {
 } as const satisfies Record<string, { code: ErrorCode; message?: string }>;
 
 export type GatewayResponseType = keyof typeof gatewayResponses;
+
+/** The request id header API Gateway adds to every answer, its own and the functions'. */
+export const GATEWAY_REQUEST_ID_HEADER = 'x-amzn-RequestId';
+
+/**
+ * What the gateway answers for a response type: status, headers and body, all static. API
+ * Gateway adds its own `x-amzn-RequestId`; a gateway response cannot carry the functions'
+ * `X-Request-Id`, because its headers cannot read the request's context.
+ */
+export const gatewayAnswer = (type: GatewayResponseType): APIGatewayProxyResult => {
+  const entry: { code: ErrorCode; message?: string } = gatewayResponses[type];
+  return errorResponse(entry.code, entry.message);
+};

@@ -7,3 +7,9 @@ export const stackOutputs = {
   apiKeysTableName: 'ApiKeysTableName',
   dashboardUrl: 'DashboardUrl',
 } as const;
+
+/**
+ * How long a function may run. A DynamoDB outage answers 503 within about 3 s (bounded retries
+ * and timeouts), well inside this; the local server gives handlers the same budget.
+ */
+export const FUNCTION_TIMEOUT_SECONDS = 10;

@@ -9,6 +9,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { routeOf, type OperationId } from '../routes';
 import { accessLog } from './access-log';
+import { cors, corsOrigins } from './cors';
 import { deprecation, type Clock } from './deprecation';
 import { errorFormatter } from './error-formatter';
 import { jsonBody } from './json-body';
@@ -20,15 +21,18 @@ export interface HttpApiOptions {
   readonly operationId: OperationId;
   /** The clock deprecation reads; injectable so tests can stand after the sunset. */
   readonly now?: Clock;
+  /** Origins browsers may call from; by default `CORS_ALLOWED_ORIGINS`, and none when unset. */
+  readonly allowedOrigins?: readonly string[];
 }
 
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;
 
-export const httpApi = ({ operationId, now }: HttpApiOptions): Middleware[] => {
+export const httpApi = ({ operationId, now, allowedOrigins = corsOrigins() }: HttpApiOptions): Middleware[] => {
   const route = routeOf(operationId);
   return [
     accessLog(operationId),
     responseHeaders(),
+    ...(allowedOrigins.length > 0 ? [cors(allowedOrigins)] : []),
     ...(route.deprecated ? [deprecation(route.deprecated, now)] : []),
     errorFormatter(),
     httpHeaderNormalizer() as Middleware,

@@ -15,11 +15,11 @@ import type {
 import { randomUUID } from 'node:crypto';
 import { BEARER_PATTERN } from '../../shared/api-keys';
 import { AUTHORIZER_REFUSAL, policyAllows } from '../../shared/auth-policy';
-import type { ErrorCode } from '../../shared/errors';
-import { gatewayResponses, type GatewayResponseType } from '../../shared/gateway-responses';
+import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER, type GatewayResponseType } from '../../shared/gateway-responses';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { logger } from '../../shared/logger';
 import { BASE_PATH, matchRoute, STAGE_NAME, type RouteMatch } from '../../shared/routes';
+import { FUNCTION_TIMEOUT_SECONDS } from '../../shared/stack';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
@@ -30,8 +30,8 @@ export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_AUTH_CACHE_TTL_SECONDS = 300;
 /** API Gateway's default account-level throttle (requests per second, and burst). */
 export const DEFAULT_THROTTLE = { rate: 10_000, burst: 5_000 } as const;
-/** How long a handler may run, like the functions' timeout in the stack. */
-export const HANDLER_TIMEOUT_MS = 10_000;
+/** How long a handler may run: the functions' timeout in the stack. */
+export const HANDLER_TIMEOUT_MS = FUNCTION_TIMEOUT_SECONDS * 1000;
 
 export interface GatewayRequest {
   readonly method: string;
@@ -81,8 +81,7 @@ export const createGateway = ({
   };
 
   const gatewayResponse = (type: GatewayResponseType, requestId: string): APIGatewayProxyResult => {
-    const entry: { code: ErrorCode; message?: string } = gatewayResponses[type];
-    const response = withCommonHeaders(errorResponse(entry.code, entry.message), requestId);
+    const response = gatewayAnswer(type);
     logger.info('gateway', { requestId, gatewayResponse: type, status: response.statusCode });
     return response;
   };
@@ -108,8 +107,14 @@ export const createGateway = ({
     return policyAllows(result.result.policyDocument, methodArn) ? result.result : 'ACCESS_DENIED';
   };
 
+  /** Like API Gateway, every answer carries the request id as `x-amzn-RequestId`. */
   return async (request: GatewayRequest): Promise<APIGatewayProxyResult> => {
     const requestId = randomUUID();
+    const response = await answer(request, requestId);
+    return { ...response, headers: { ...response.headers, [GATEWAY_REQUEST_ID_HEADER]: requestId } };
+  };
+
+  async function answer(request: GatewayRequest, requestId: string): Promise<APIGatewayProxyResult> {
     const url = parseRequestTarget(request.url);
     const subPath = url?.pathname.startsWith(`${BASE_PATH}/`) ? url.pathname.slice(BASE_PATH.length) : undefined;
     const match = subPath === undefined ? undefined : matchRoute(request.method, subPath);
@@ -133,7 +138,7 @@ export const createGateway = ({
       // A handler that throws past its error formatter: API Gateway answers with its default 5XX.
       return gatewayResponse('DEFAULT_5XX', requestId);
     }
-  };
+  }
 };
 
 /** The request target as a URL, its path kept as sent (`//x/v1/pets` is a path, not a host). */

@@ -1,0 +1,214 @@
+/**
+ * Monitoring: one CloudWatch dashboard for the stage, and the alarms an operator is paged for,
+ * all sent to one SNS topic (and to an e-mail address when the stage has one).
+ */
+import { Duration, Stack } from 'aws-cdk-lib';
+import type { Stage } from 'aws-cdk-lib/aws-apigateway';
+import {
+  Alarm,
+  AlarmStatusWidget,
+  ComparisonOperator,
+  Dashboard,
+  GraphWidget,
+  MathExpression,
+  Metric,
+  TextWidget,
+  TreatMissingData,
+  type IMetric,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import { Construct } from 'constructs';
+import { pascalCase } from './pet-store-functions';
+
+export interface MonitoredTable {
+  readonly table: Table;
+  /** The table's global secondary indexes, whose throttles back-pressure the table's writes. */
+  readonly indexNames: readonly string[];
+}
+
+export interface MonitoringProps {
+  readonly dashboardName: string;
+  /** The API's deployed stage. */
+  readonly apiStage: Stage;
+  /** The functions by name, as the dashboard labels them. */
+  readonly functions: ReadonlyMap<string, IFunction>;
+  readonly authorizer: IFunction;
+  readonly tables: readonly MonitoredTable[];
+  /** Where alarms are e-mailed. @default none: the topic only */
+  readonly alarmEmail?: string;
+  /** Share of requests answered 5xx, over 5 minutes, that pages. @default 0.01 (1%) */
+  readonly serverErrorRateThreshold?: number;
+  /** p99 latency in ms, over 5 minutes, that pages. @default 1000 */
+  readonly latencyP99ThresholdMs?: number;
+}
+
+const FIVE_MINUTES = Duration.minutes(5);
+
+export class Monitoring extends Construct {
+  readonly dashboard: Dashboard;
+  readonly alarmTopic: Topic;
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: MonitoringProps) {
+    super(scope, id);
+    const stage = props.apiStage;
+    const allFunctions = new Map([...props.functions, ['authorizer', props.authorizer]]);
+
+    // Alarm notifications carry no customer data; CloudWatch cannot publish to a topic encrypted
+    // with the AWS-managed SNS key, so the topic relies on SNS's default at-rest protection.
+    this.alarmTopic = new Topic(this, 'AlarmTopic', { displayName: 'Pet store alarms', enforceSSL: true });
+    if (props.alarmEmail) this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+    const action = new SnsAction(this.alarmTopic);
+    const alarm = (alarmId: string, alarmProps: ConstructorParameters<typeof Alarm>[2]) => {
+      const created = new Alarm(this, alarmId, { treatMissingData: TreatMissingData.NOT_BREACHING, ...alarmProps });
+      created.addAlarmAction(action);
+      created.addOkAction(action);
+      this.alarms.push(created);
+      return created;
+    };
+
+    // API Gateway's 5XXError averaged over requests is the share of requests answered 5xx.
+    alarm('ServerErrorRate', {
+      alarmDescription: 'More than the threshold share of requests answered 5xx: the database or a function is failing.',
+      metric: stage.metricServerError({ statistic: 'Average', period: FIVE_MINUTES }),
+      threshold: props.serverErrorRateThreshold ?? 0.01,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+    });
+    alarm('LatencyP99', {
+      alarmDescription: 'p99 latency above the threshold for 15 minutes: check the functions\' duration and DynamoDB.',
+      metric: stage.metricLatency({ statistic: 'p99', period: FIVE_MINUTES }),
+      threshold: props.latencyP99ThresholdMs ?? 1000,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 3,
+    });
+    for (const [name, fn] of allFunctions) {
+      alarm(`${pascalCase(name)}Errors`, {
+        alarmDescription: `The ${name} function failed (crashed or timed out) at least once in 5 minutes.`,
+        metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+    }
+    for (const monitored of props.tables) {
+      alarm(`${monitored.table.node.id}Throttles`, {
+        alarmDescription: 'DynamoDB throttled reads or writes on the table or its indexes: clients see 503.',
+        metric: throttleEvents(monitored),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+    }
+
+    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
+    const perFunction = (title: string, metric: (fn: IFunction, label: string) => IMetric) =>
+      new GraphWidget({ title, width: 6, left: [...allFunctions].map(([name, fn]) => metric(fn, name)), leftYAxis: { min: 0 } });
+    const perTable = (title: string, metricName: string) =>
+      new GraphWidget({
+        title,
+        width: 8,
+        left: props.tables.map(({ table }) => table.metric(metricName, { statistic: 'Sum', label: table.node.id })),
+        leftYAxis: { min: 0 },
+      });
+    this.dashboard.addWidgets(
+      new TextWidget({
+        markdown: '# Pet store API\nRequests and errors as clients see them, then the functions, the authorizer and DynamoDB.',
+        width: 24,
+        height: 2,
+      }),
+      new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 3 }),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({ title: 'Requests', width: 8, left: [stage.metricCount({ statistic: 'Sum', label: 'requests' })] }),
+      new GraphWidget({
+        title: '4xx and 5xx answers',
+        width: 8,
+        left: [
+          stage.metricClientError({ statistic: 'Sum', label: '4xx' }),
+          stage.metricServerError({ statistic: 'Sum', label: '5xx' }),
+        ],
+      }),
+      new GraphWidget({
+        title: 'Latency (ms)',
+        width: 8,
+        left: [
+          stage.metricLatency({ statistic: 'p50', label: 'p50' }),
+          stage.metricLatency({ statistic: 'p99', label: 'p99' }),
+          stage.metricIntegrationLatency({ statistic: 'p99', label: 'integration p99' }),
+        ],
+      }),
+    );
+    this.dashboard.addWidgets(
+      perFunction('Function errors', (fn, label) => fn.metricErrors({ statistic: 'Sum', label })),
+      perFunction('Function throttles', (fn, label) => fn.metricThrottles({ statistic: 'Sum', label })),
+      perFunction('Function duration p99 (ms)', (fn, label) => fn.metricDuration({ statistic: 'p99', label })),
+      perFunction('Concurrent executions', (fn, label) => fn.metric('ConcurrentExecutions', { statistic: 'Maximum', label })),
+    );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Authorizer: calls (cache misses) and errors',
+        width: 8,
+        left: [
+          props.authorizer.metricInvocations({ statistic: 'Sum', label: 'invocations' }),
+          props.authorizer.metricErrors({ statistic: 'Sum', label: 'errors' }),
+        ],
+      }),
+      new GraphWidget({
+        title: 'DynamoDB throttle events (tables and indexes)',
+        width: 16,
+        left: props.tables.map((monitored) => throttleEvents(monitored).with({ label: monitored.table.node.id })),
+        leftYAxis: { min: 0 },
+      }),
+    );
+    this.dashboard.addWidgets(
+      perTable('DynamoDB consumed read capacity', 'ConsumedReadCapacityUnits'),
+      perTable('DynamoDB consumed write capacity', 'ConsumedWriteCapacityUnits'),
+      perTable('DynamoDB system errors', 'SystemErrors'),
+    );
+  }
+
+  /** The dashboard's address in the console. */
+  get dashboardUrl(): string {
+    const region = Stack.of(this).region;
+    return `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#dashboards:name=${this.dashboard.dashboardName}`;
+  }
+}
+
+/** Read and write throttle events of a table and its indexes, as one series (missing points are 0). */
+const throttleEvents = ({ table, indexNames }: MonitoredTable): MathExpression => {
+  const usingMetrics: Record<string, IMetric> = {};
+  const dimensionSets = [
+    { TableName: table.tableName },
+    ...indexNames.map((indexName) => ({ TableName: table.tableName, GlobalSecondaryIndexName: indexName })),
+  ];
+  // Metric ids must be unique within a graph that shows several tables.
+  const prefix = table.node.id.toLowerCase().replace(/[^a-z0-9]/g, '');
+  dimensionSets.forEach((dimensionsMap, position) => {
+    for (const [kind, metricName] of [
+      ['r', 'ReadThrottleEvents'],
+      ['w', 'WriteThrottleEvents'],
+    ] as const) {
+      usingMetrics[`${prefix}_${kind}${position}`] = new Metric({
+        namespace: 'AWS/DynamoDB',
+        metricName,
+        dimensionsMap,
+        statistic: 'Sum',
+        period: FIVE_MINUTES,
+      });
+    }
+  });
+  return new MathExpression({
+    expression: Object.keys(usingMetrics)
+      .map((name) => `FILL(${name}, 0)`)
+      .join(' + '),
+    usingMetrics,
+    period: FIVE_MINUTES,
+    label: 'throttle events',
+  });
+};
+

@@ -1,0 +1,249 @@
+/**
+ * PetStoreApi: the REST API. Its stage is named `v1`, so the URL ends in the interface's base
+ * path. Every method of the shared route table is built here, behind the bearer-key authorizer;
+ * the gateway's own refusals answer in the Error shape, from the shared error catalogue.
+ */
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogFormat,
+  AuthorizationType,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  MockIntegration,
+  PassthroughBehavior,
+  ResponseType,
+  RestApi,
+  SecurityPolicy,
+  TokenAuthorizer,
+  type CorsOptions,
+  type IResource,
+  type MethodOptions,
+} from 'aws-cdk-lib/aws-apigateway';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
+import { Construct } from 'constructs';
+import { BEARER_PATTERN } from '../../shared/api-keys';
+import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../shared/http/cors';
+import { errorResponse, REQUEST_ID_HEADER } from '../../shared/http/response';
+import { gatewayResponses, type GatewayResponseType } from '../../shared/gateway-responses';
+import { routes, STAGE_NAME, type Route } from '../../shared/routes';
+import { gatewayResponseTemplate } from '../gateway-response-templates';
+import type { CustomDomain } from '../stages';
+
+/** The fields of an access log line: who called what, and how it ended. Never a header or a body. */
+export const ACCESS_LOG_FIELDS = {
+  requestId: '$context.requestId',
+  requestTime: '$context.requestTimeEpoch',
+  sourceIp: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  httpMethod: '$context.httpMethod',
+  resourcePath: '$context.resourcePath',
+  path: '$context.path',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationLatency: '$context.integration.latency',
+  integrationStatus: '$context.integration.status',
+  keyId: '$context.authorizer.principalId',
+  authorizerStatus: '$context.authorizer.status',
+  authorizerLatency: '$context.authorizer.latency',
+  gatewayResponse: '$context.error.responseType',
+  xrayTraceId: '$context.xrayTraceId',
+} as const;
+
+export interface PetStoreApiProps {
+  /** Name shown in the API Gateway console. */
+  readonly apiName: string;
+  /** The function for each operation of the route table that has a handler. */
+  readonly operations: ReadonlyMap<string, IFunction>;
+  readonly authorizer: IFunction;
+  /** @default { rateLimit: 50, burstLimit: 100 } */
+  readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
+  /** @default 300 (API Gateway's default) */
+  readonly authorizerCacheTtlSeconds?: number;
+  /** @default none: no CORS headers, no preflight */
+  readonly corsAllowedOrigins?: readonly string[];
+  readonly customDomain?: CustomDomain;
+  /** A regional WAFv2 web ACL to associate with the stage. @default none */
+  readonly webAclArn?: string;
+  /** @default RetentionDays.ONE_WEEK */
+  readonly logRetention?: RetentionDays;
+  /** @default RemovalPolicy.DESTROY */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+export class PetStoreApi extends Construct {
+  readonly api: RestApi;
+  readonly accessLogs: LogGroup;
+  /** The base URL clients use, ending in `/v1`: the custom domain's when there is one. */
+  readonly url: string;
+
+  constructor(scope: Construct, id: string, props: PetStoreApiProps) {
+    super(scope, id);
+    const origins = props.corsAllowedOrigins ?? [];
+    const throttle = props.throttle ?? { rateLimit: 50, burstLimit: 100 };
+
+    this.accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention ?? RetentionDays.ONE_WEEK,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+    });
+
+    const authorizer = new TokenAuthorizer(this, 'BearerKeyAuthorizer', {
+      handler: props.authorizer,
+      identitySource: IdentitySource.header('Authorization'),
+      // Anything but "Bearer <token>" gets 401 without running the authorizer.
+      validationRegex: BEARER_PATTERN,
+      resultsCacheTtl: Duration.seconds(props.authorizerCacheTtlSeconds ?? 300),
+    });
+
+    this.api = new RestApi(this, 'Api', {
+      restApiName: props.apiName,
+      description: 'Pet store: list, add and get animals, with bearer API keys.',
+      endpointTypes: [EndpointType.REGIONAL],
+      // Execution logs (errors only) need API Gateway's account-wide CloudWatch role. It is kept
+      // when a stack is deleted, because other stages in the account rely on the same setting.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: STAGE_NAME,
+        tracingEnabled: true,
+        metricsEnabled: true,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        // Data traces would log request bodies and the Authorization header.
+        dataTraceEnabled: false,
+        throttlingRateLimit: throttle.rateLimit,
+        throttlingBurstLimit: throttle.burstLimit,
+        accessLogDestination: new LogGroupLogDestination(this.accessLogs),
+        accessLogFormat: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+      },
+      defaultMethodOptions: { authorizationType: AuthorizationType.CUSTOM, authorizer },
+      ...(origins.length > 0 ? { defaultCorsPreflightOptions: corsPreflight(origins) } : {}),
+      ...(props.customDomain
+        ? {
+            domainName: {
+              domainName: props.customDomain.domainName,
+              certificate: Certificate.fromCertificateArn(this, 'Certificate', props.customDomain.certificateArn),
+              basePath: STAGE_NAME,
+              endpointType: EndpointType.REGIONAL,
+              securityPolicy: SecurityPolicy.TLS_1_2,
+            },
+          }
+        : {}),
+    });
+    // CDK adds an "Endpoint" output with a trailing slash; the stack outputs ApiUrl instead.
+    this.api.node.tryRemoveChild('Endpoint');
+
+    for (const route of routes) this.addRoute(route, props.operations);
+    for (const type of Object.keys(gatewayResponses) as GatewayResponseType[]) {
+      const template = gatewayResponseTemplate(type, origins);
+      this.api.addGatewayResponse(type, {
+        type: ResponseType.of(type),
+        statusCode: template.statusCode,
+        responseHeaders: template.responseHeaders,
+        templates: template.templates,
+      });
+    }
+
+    if (props.webAclArn) {
+      new CfnWebACLAssociation(this, 'WebAcl', { resourceArn: this.api.deploymentStage.stageArn, webAclArn: props.webAclArn });
+    } else {
+      Validations.of(this.api).acknowledge({
+        id: 'AwsSolutions-APIG3',
+        reason:
+          'No web ACL configured for this stage (StageSettings.webAclArn): every method needs a bearer key checked by the authorizer before any function runs, and the stage is throttled.',
+      });
+    }
+    this.acknowledgeDesignChoices();
+
+    this.url = props.customDomain
+      ? `https://${props.customDomain.domainName}/${STAGE_NAME}`
+      : `https://${this.api.restApiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}/${STAGE_NAME}`;
+  }
+
+  /** cdk-nag findings that are deliberate choices of this design, each with its reason. */
+  private acknowledgeDesignChoices(): void {
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason:
+        'The functions validate every parameter and body with the shared zod models and name the offending field, as the API decisions require; a gateway validator would answer first with a generic message.',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-COG4',
+      reason: 'The interface specifies bearer API keys, not Cognito users: a Lambda TOKEN authorizer checks them on every method.',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason:
+        "API Gateway's account-wide CloudWatch role, which execution logging requires; this AWS managed policy is the one AWS documents for it and grants only CloudWatch Logs writes.",
+    });
+  }
+
+  private addRoute(route: Route, operations: ReadonlyMap<string, IFunction>): void {
+    const resource = this.api.root.resourceForPath(route.path);
+    if (route.notImplemented) {
+      notImplemented(resource, route);
+      return;
+    }
+    const handler = operations.get(route.operationId);
+    if (!handler) throw new Error(`No function for operation ${route.operationId}`);
+    resource.addMethod(route.method, new LambdaIntegration(handler, { proxy: true, allowTestInvoke: false }), {
+      operationName: route.operationId,
+    });
+  }
+}
+
+/** Preflight answers for the allowed origins, from the shared CORS lists. */
+const corsPreflight = (origins: readonly string[]): CorsOptions => ({
+  allowOrigins: [...origins],
+  allowHeaders: [...CORS_ALLOWED_HEADERS],
+  allowMethods: [...CORS_ALLOWED_METHODS],
+  exposeHeaders: [...CORS_EXPOSED_HEADERS],
+  maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
+  statusCode: 204,
+});
+
+/**
+ * A listed but unspecified operation: API Gateway itself answers 501 in the Error shape (after
+ * the authorizer, like every method), with no function behind it.
+ */
+const notImplemented = (resource: IResource, route: Route): void => {
+  const answer = errorResponse('not_implemented');
+  const headers = Object.entries(answer.headers ?? {}).filter(([name]) => name !== 'Content-Type');
+  const options: MethodOptions = {
+    operationName: route.operationId,
+    methodResponses: [
+      {
+        statusCode: String(answer.statusCode),
+        responseParameters: Object.fromEntries(
+          [...headers.map(([name]) => name), REQUEST_ID_HEADER].map((name) => [`method.response.header.${name}`, true]),
+        ),
+      },
+    ],
+  };
+  resource.addMethod(
+    route.method,
+    new MockIntegration({
+      // Whatever the request carries, the one integration response (the default) answers.
+      passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
+      requestTemplates: { 'application/json': JSON.stringify({ statusCode: answer.statusCode }) },
+      integrationResponses: [
+        {
+          statusCode: String(answer.statusCode),
+          responseParameters: Object.fromEntries(
+            headers.map(([name, value]) => [`method.response.header.${name}`, `'${value}'`]),
+          ),
+          responseTemplates: {
+            // A mapping template can set a header from the request context; parameters cannot.
+            'application/json': `#set($context.responseOverride.header.${REQUEST_ID_HEADER} = $context.requestId)\n${answer.body}`,
+          },
+        },
+      ],
+    }),
+    options,
+  );
+};

@@ -1,0 +1,97 @@
+/**
+ * PetStoreFunctions: one function per operation of the route table, plus the authorizer, each
+ * allowed exactly the DynamoDB actions its code sends, on exactly the table or index it reads.
+ */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
+import { routes } from '../../shared/routes';
+import { apiKeysTable, petsStatusIndex, petsTable } from '../../shared/tables';
+import { ApiFunction } from './api-function';
+
+/** The operations that run a function, and the authorizer. */
+export type FunctionName = Extract<(typeof routes)[number], { handler: string }>['operationId'] | 'authorizer';
+
+export interface TableAccess {
+  readonly table: 'pets' | 'apiKeys';
+  /** An index of that table; absent for the table itself. */
+  readonly index?: string;
+  readonly actions: readonly string[];
+}
+
+/**
+ * What each function may do, and nothing more: no function may update or delete a pet, and only
+ * the authorizer reads the keys. A test runs every handler against DynamoDB Local and checks that
+ * the commands it sends are exactly these.
+ */
+export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>> = {
+  listPets: [
+    { table: 'pets', actions: ['dynamodb:Scan'] },
+    { table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] },
+  ],
+  createPet: [{ table: 'pets', actions: ['dynamodb:PutItem'] }],
+  getPet: [{ table: 'pets', actions: ['dynamodb:GetItem'] }],
+  authorizer: [{ table: 'apiKeys', actions: ['dynamodb:GetItem'] }],
+};
+
+export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
+
+export interface PetStoreFunctionsProps {
+  readonly pets: Table;
+  readonly apiKeys: Table;
+  /** Origins the functions answer CORS for. @default none */
+  readonly corsAllowedOrigins?: readonly string[];
+  /** @default RetentionDays.ONE_WEEK */
+  readonly logRetention?: RetentionDays;
+  /** @default RemovalPolicy.DESTROY */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+export class PetStoreFunctions extends Construct {
+  /** The API's functions by operationId. */
+  readonly operations: ReadonlyMap<string, ApiFunction>;
+  readonly authorizer: ApiFunction;
+
+  constructor(scope: Construct, id: string, props: PetStoreFunctionsProps) {
+    super(scope, id);
+    const tables = { pets: props.pets, apiKeys: props.apiKeys };
+    const common = {
+      logRetention: props.logRetention,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+    };
+
+    const build = (name: FunctionName, entry: string, description: string, environment: Record<string, string>) => {
+      const fn = new ApiFunction(this, pascalCase(name), { entry, description, environment, ...common });
+      for (const access of tableAccess[name]) {
+        const table = tables[access.table];
+        const arn = access.index ? `${table.tableArn}/index/${access.index}` : table.tableArn;
+        fn.function.addToRolePolicy(policyStatement(access.actions, arn));
+      }
+      return fn;
+    };
+
+    const origins = props.corsAllowedOrigins ?? [];
+    const apiEnvironment = {
+      [petsTable.nameVariable]: props.pets.tableName,
+      ...(origins.length > 0 ? { [CORS_ORIGINS_VARIABLE]: origins.join(',') } : {}),
+    };
+    const operations = new Map<string, ApiFunction>();
+    for (const route of routes) {
+      if (!('handler' in route)) continue;
+      operations.set(route.operationId, build(route.operationId, route.handler, `pet store: ${route.summary}`, apiEnvironment));
+    }
+    this.operations = operations;
+    this.authorizer = build('authorizer', AUTHORIZER_ENTRY, 'pet store: bearer API key authorizer', {
+      [apiKeysTable.nameVariable]: props.apiKeys.tableName,
+    });
+  }
+}
+
+/** `listPets` → `ListPets`, for construct ids. */
+export const pascalCase = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+
+const policyStatement = (actions: readonly string[], resource: string) =>
+  new PolicyStatement({ actions: [...actions], resources: [resource] });

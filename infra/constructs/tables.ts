@@ -1,0 +1,52 @@
+/**
+ * PetStoreTables: the pets table and the API-keys table, built from the shared definitions the
+ * local server and the tests also use, so the deployed key schema and indexes cannot drift.
+ */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { apiKeysTable, petsTable, type KeyAttribute, type TableDefinition } from '../../shared/tables';
+
+export interface PetStoreTablesProps {
+  /**
+   * RETAIN keeps the tables when the stack is deleted and turns on deletion protection.
+   * @default RemovalPolicy.DESTROY
+   */
+  readonly removalPolicy?: RemovalPolicy.RETAIN | RemovalPolicy.DESTROY;
+}
+
+export class PetStoreTables extends Construct {
+  readonly pets: Table;
+  readonly apiKeys: Table;
+
+  constructor(scope: Construct, id: string, { removalPolicy = RemovalPolicy.DESTROY }: PetStoreTablesProps = {}) {
+    super(scope, id);
+    this.pets = tableFrom(this, petsTable, removalPolicy);
+    this.apiKeys = tableFrom(this, apiKeysTable, removalPolicy);
+  }
+}
+
+const attribute = (key: KeyAttribute): Attribute => ({
+  name: key.name,
+  type: key.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER,
+});
+
+const tableFrom = (scope: Construct, definition: TableDefinition, removalPolicy: RemovalPolicy): Table => {
+  const table = new Table(scope, definition.id, {
+    partitionKey: attribute(definition.partitionKey),
+    billingMode: BillingMode.PAY_PER_REQUEST,
+    encryption: TableEncryption.AWS_MANAGED,
+    pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+    removalPolicy,
+  });
+  for (const index of definition.globalSecondaryIndexes) {
+    table.addGlobalSecondaryIndex({
+      indexName: index.indexName,
+      partitionKey: attribute(index.partitionKey),
+      ...(index.sortKey ? { sortKey: attribute(index.sortKey) } : {}),
+      projectionType: ProjectionType.ALL,
+    });
+  }
+  return table;
+};

@@ -1,0 +1,77 @@
+/**
+ * PetStoreStack: one stage of the pet store. The tables, the functions, the API and its
+ * monitoring are each a construct of their own; this stack wires them together and publishes
+ * the outputs that operators and the key tool read.
+ */
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { stackOutputs } from '../shared/stack';
+import { petsStatusIndex } from '../shared/tables';
+import { Monitoring } from './constructs/monitoring';
+import { PetStoreApi } from './constructs/pet-store-api';
+import { PetStoreFunctions } from './constructs/pet-store-functions';
+import { PetStoreTables } from './constructs/tables';
+import type { StageSettings } from './stages';
+
+export interface PetStoreStackProps extends StackProps {
+  readonly stage: string;
+  readonly settings: StageSettings;
+}
+
+export class PetStoreStack extends Stack {
+  readonly tables: PetStoreTables;
+  readonly functions: PetStoreFunctions;
+  readonly api: PetStoreApi;
+  readonly monitoring: Monitoring;
+
+  constructor(scope: Construct, id: string, { stage, settings, ...stackProps }: PetStoreStackProps) {
+    super(scope, id, { description: `Pet store API, stage ${stage}`, ...stackProps });
+    const kept = { logRetention: settings.logRetention, removalPolicy: settings.removalPolicy };
+
+    this.tables = new PetStoreTables(this, 'Tables', { removalPolicy: settings.removalPolicy });
+    this.functions = new PetStoreFunctions(this, 'Functions', {
+      pets: this.tables.pets,
+      apiKeys: this.tables.apiKeys,
+      corsAllowedOrigins: settings.corsAllowedOrigins,
+      ...kept,
+    });
+    const operations = new Map([...this.functions.operations].map(([name, fn]) => [name, fn.function]));
+    this.api = new PetStoreApi(this, 'Api', {
+      apiName: `pet-store-${stage}`,
+      operations,
+      authorizer: this.functions.authorizer.function,
+      throttle: settings.throttle,
+      authorizerCacheTtlSeconds: settings.authorizerCacheTtlSeconds,
+      corsAllowedOrigins: settings.corsAllowedOrigins,
+      customDomain: settings.customDomain,
+      webAclArn: settings.webAclArn,
+      ...kept,
+    });
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      dashboardName: `pet-store-${stage}`,
+      apiStage: this.api.api.deploymentStage,
+      functions: operations,
+      authorizer: this.functions.authorizer.function,
+      tables: [
+        { table: this.tables.pets, indexNames: [petsStatusIndex.indexName] },
+        { table: this.tables.apiKeys, indexNames: [] },
+      ],
+      alarmEmail: settings.alarmEmail,
+    });
+
+    new CfnOutput(this, stackOutputs.apiUrl, { value: this.api.url, description: 'Base URL of the API (ends in /v1)' });
+    new CfnOutput(this, stackOutputs.petsTableName, { value: this.tables.pets.tableName });
+    new CfnOutput(this, stackOutputs.apiKeysTableName, {
+      value: this.tables.apiKeys.tableName,
+      description: 'Where `npm run keys -- create --stage <stage>` registers keys',
+    });
+    new CfnOutput(this, stackOutputs.dashboardUrl, { value: this.monitoring.dashboardUrl });
+    const domain = this.api.api.domainName;
+    if (domain) {
+      new CfnOutput(this, 'CustomDomainTarget', {
+        value: domain.domainNameAliasDomainName,
+        description: 'Point a DNS alias (or CNAME) for the custom domain at this name',
+      });
+    }
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Per-stage settings, in one place. `cdk deploy -c stage=<name>` picks a stage by name; a name
+ * not listed here gets `defaultSettings`, so a developer can deploy `-c stage=alice` without
+ * touching this file. Edit this file to change what a stage is.
+ */
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+
+export interface CustomDomain {
+  /** The API's host name, e.g. `api.example.com`. Point a DNS alias at the stack's `CustomDomainTarget`. */
+  readonly domainName: string;
+  /** An ACM certificate for that name, in the stack's region. */
+  readonly certificateArn: string;
+}
+
+export interface StageSettings {
+  /** Steady requests per second the stage accepts, and the burst above it; beyond, 429. */
+  readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  /**
+   * How long API Gateway reuses the authorizer's answer for one key: a revoked key keeps
+   * working for at most this long. 0 turns the cache off (one keys-table read per request).
+   */
+  readonly authorizerCacheTtlSeconds: number;
+  /** How long the functions' logs and the access logs are kept. */
+  readonly logRetention: RetentionDays;
+  /** Where alarms are e-mailed; the address must confirm the subscription. None: alarms go to the topic only. */
+  readonly alarmEmail?: string;
+  /** Origins browsers may call the API from, e.g. `https://app.example.com`. None by default. */
+  readonly corsAllowedOrigins: readonly string[];
+  /**
+   * A WAFv2 web ACL (regional) to put in front of the stage, e.g. your organisation's shared one.
+   * None by default: bearer keys, checked before any function runs, and stage throttling bound abuse.
+   */
+  readonly webAclArn?: string;
+  /** Serve the API at `https://<domainName>/v1` as well as at its execute-api URL. */
+  readonly customDomain?: CustomDomain;
+  /**
+   * What `cdk destroy` does to the tables and logs. RETAIN also turns on the tables' deletion
+   * protection: data outlives the stack and cannot be deleted by accident.
+   */
+  readonly removalPolicy: RemovalPolicy.RETAIN | RemovalPolicy.DESTROY;
+}
+
+/** Any stage not named below: a developer's or a feature branch's, cheap to run and to throw away. */
+export const defaultSettings: StageSettings = {
+  throttle: { rateLimit: 50, burstLimit: 100 },
+  authorizerCacheTtlSeconds: 60,
+  logRetention: RetentionDays.ONE_WEEK,
+  corsAllowedOrigins: [],
+  removalPolicy: RemovalPolicy.DESTROY,
+};
+
+export const stages: Readonly<Record<string, Partial<StageSettings>>> = {
+  staging: {
+    throttle: { rateLimit: 100, burstLimit: 200 },
+    logRetention: RetentionDays.ONE_MONTH,
+  },
+  prod: {
+    throttle: { rateLimit: 1_000, burstLimit: 2_000 },
+    // API Gateway's default: a revoked key stops working within 5 minutes.
+    authorizerCacheTtlSeconds: 300,
+    logRetention: RetentionDays.ONE_YEAR,
+    removalPolicy: RemovalPolicy.RETAIN,
+  },
+};
+
+/** The stage used when `-c stage=…` is not given. */
+export const DEFAULT_STAGE = 'dev';
+
+/** A stage name must fit a CloudFormation stack name (`PetStore-<stage>`) and the resource names built from it. */
+const STAGE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,24}$/;
+
+export const parseStageName = (value: unknown): string => {
+  const stage = value === undefined ? DEFAULT_STAGE : String(value);
+  if (!STAGE_NAME_PATTERN.test(stage)) {
+    throw new Error(
+      `Invalid stage name '${stage}': use 1–25 lower-case letters, digits or hyphens, starting with a letter (e.g. -c stage=staging).`,
+    );
+  }
+  return stage;
+};
+
+export const stageSettings = (stage: string): StageSettings => {
+  const settings = { ...defaultSettings, ...stages[stage] };
+  if (settings.authorizerCacheTtlSeconds < 0 || settings.authorizerCacheTtlSeconds > 3600) {
+    throw new Error(`Stage '${stage}': authorizerCacheTtlSeconds must be 0–3600 (API Gateway's limit).`);
+  }
+  return settings;
+};
