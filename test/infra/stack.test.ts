@@ -1,0 +1,492 @@
+/**
+ * The synthesized stack, for a staging and a prod stage: what an operator deploys, checked
+ * resource by resource against the shared definitions and the stage settings.
+ */
+import { Stack } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { Runtime } from 'aws-cdk-lib/aws-lambda';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { describe, expect, it } from 'vitest';
+import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
+import { BEARER_PATTERN } from '../../shared/api-keys';
+import { gatewayResponses } from '../../shared/gateway-responses';
+import { routes } from '../../shared/routes';
+import { stackOutputs } from '../../shared/stack';
+import { apiKeysTable, petsStatusIndex, petsTable } from '../../shared/tables';
+import { methodsOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
+
+const stages = { staging: synthStage('staging'), prod: synthStage('prod') };
+
+const logicalIdOf = (synthesized: SynthesizedStage, name: FunctionName) => {
+  const fn = name === 'authorizer' ? synthesized.stack.functions.authorizer : synthesized.stack.functions.operations.get(name);
+  if (!fn) throw new Error(`no function ${name}`);
+  return {
+    function: Stack.of(fn).getLogicalId(fn.function.node.defaultChild as CfnFunction),
+    role: Stack.of(fn).getLogicalId(fn.function.role!.node.defaultChild as CfnFunction),
+    logGroup: Stack.of(fn).getLogicalId(fn.logGroup.node.defaultChild as CfnFunction),
+  };
+};
+
+/** The newest even-numbered (LTS) Node.js runtime this aws-cdk-lib offers. */
+const newestLtsRuntime = () => {
+  const majors = Object.keys(Runtime)
+    .map((name) => /^NODEJS_(\d+)_X$/.exec(name)?.[1])
+    .filter((major): major is string => major !== undefined)
+    .map(Number)
+    .filter((major) => major % 2 === 0);
+  return `nodejs${Math.max(...majors)}.x`;
+};
+
+const functionNames: FunctionName[] = ['listPets', 'createPet', 'getPet', 'authorizer'];
+
+describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
+  const { template, settings, stack } = synthesized;
+  const isProd = stage === 'prod';
+
+  it(`is named PetStore-${stage} and outputs the API URL, the table names and the dashboard URL`, () => {
+    expect(stack.stackName).toBe(`PetStore-${stage}`);
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(Object.keys(outputs).sort()).toEqual(Object.values(stackOutputs).sort());
+    const apiUrl = stack.resolve(stack.api.url) as { 'Fn::Join': [string, unknown[]] };
+    expect(JSON.stringify(outputs[stackOutputs.apiUrl]?.Value)).toBe(JSON.stringify(apiUrl));
+    expect(apiUrl['Fn::Join'][1].at(-1)).toMatch(/\/v1$/);
+    expect(JSON.stringify(outputs[stackOutputs.apiUrl]?.Value)).toContain('.execute-api.eu-west-1.');
+    expect(outputs[stackOutputs.petsTableName]?.Value).toEqual({ Ref: expect.stringMatching(/^TablesPetsTable/) });
+    expect(outputs[stackOutputs.apiKeysTableName]?.Value).toEqual({ Ref: expect.stringMatching(/^TablesApiKeysTable/) });
+    expect(JSON.stringify(outputs[stackOutputs.dashboardUrl]?.Value)).toContain(
+      'https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#dashboards:name=',
+    );
+  });
+
+  describe('API Gateway', () => {
+    it('has one REST API whose stage is v1, with tracing, throttling, error logs and JSON access logs', () => {
+      template.resourceCountIs('AWS::ApiGateway::RestApi', 1);
+      template.resourceCountIs('AWS::ApiGateway::Stage', 1);
+      template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
+      template.hasResourceProperties('AWS::ApiGateway::Stage', {
+        StageName: 'v1',
+        TracingEnabled: true,
+        MethodSettings: [
+          {
+            HttpMethod: '*',
+            ResourcePath: '/*',
+            ThrottlingRateLimit: settings.throttle.rateLimit,
+            ThrottlingBurstLimit: settings.throttle.burstLimit,
+            LoggingLevel: 'ERROR',
+            DataTraceEnabled: false,
+            MetricsEnabled: true,
+          },
+        ],
+        AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('^\\{"requestId":"\\$context.requestId"') },
+      });
+    });
+
+    it('logs who called what and how it ended, and never a header or a body', () => {
+      const [stageResource] = resourcesOf(template, 'AWS::ApiGateway::Stage');
+      const format = JSON.parse((stageResource?.properties.AccessLogSetting as { Format: string }).Format) as Record<string, string>;
+      expect(format).toMatchObject({
+        requestId: '$context.requestId',
+        status: '$context.status',
+        keyId: '$context.authorizer.principalId',
+        resourcePath: '$context.resourcePath',
+        responseLatency: '$context.responseLatency',
+      });
+      for (const variable of Object.values(format)) {
+        expect(variable).not.toMatch(/header|body|authorizer\.(?!principalId|status|latency)|apiKey/i);
+      }
+    });
+
+    it('has exactly the routes of the shared route table, each with its operationId', () => {
+      const methods = methodsOf(template).filter(({ method }) => method !== 'OPTIONS');
+      expect(methods.map(({ method, path }) => `${method} ${path}`).sort()).toEqual(
+        routes.map((route) => `${route.method} ${route.path}`).sort(),
+      );
+      for (const route of routes) {
+        const method = methods.find(({ method: m, path }) => m === route.method && path === route.path);
+        expect(method?.properties.OperationName).toBe(route.operationId);
+      }
+    });
+
+    it('sends each operation to its own function by Lambda proxy integration', () => {
+      const methods = methodsOf(template);
+      for (const route of routes) {
+        if (!('handler' in route)) continue;
+        const method = methods.find(({ method: m, path }) => m === route.method && path === route.path);
+        const integration = method?.properties.Integration as { Type: string; Uri: unknown };
+        expect(integration.Type).toBe('AWS_PROXY');
+        expect(JSON.stringify(integration.Uri)).toContain(`"${logicalIdOf(synthesized, route.operationId).function}","Arn"`);
+      }
+    });
+
+    it('checks the bearer key with a TOKEN authorizer on every method, cached for the stage TTL', () => {
+      template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
+      const [authorizer] = resourcesOf(template, 'AWS::ApiGateway::Authorizer');
+      expect(authorizer?.properties).toMatchObject({
+        Type: 'TOKEN',
+        IdentitySource: 'method.request.header.Authorization',
+        IdentityValidationExpression: BEARER_PATTERN,
+        AuthorizerResultTtlInSeconds: settings.authorizerCacheTtlSeconds,
+      });
+      expect(JSON.stringify(authorizer?.properties.AuthorizerUri)).toContain(logicalIdOf(synthesized, 'authorizer').function);
+      for (const { method, properties } of methodsOf(template)) {
+        if (method === 'OPTIONS') continue;
+        expect(properties).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizer?.logicalId } });
+      }
+    });
+
+    it("rejects anything but a Bearer credential in the authorizer's validation regex, before any function runs", () => {
+      const regex = new RegExp(BEARER_PATTERN);
+      for (const accepted of ['Bearer petstore_abc', 'bearer petstore_abc', 'BEARER  x.y~z']) expect(regex.test(accepted)).toBe(true);
+      for (const refused of ['Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'petstore_abc', 'Bearer a b', 'Token petstore_abc']) {
+        expect(regex.test(refused)).toBe(false);
+      }
+    });
+
+    it('answers GET /store/orders itself with 501 in the Error shape, after the authorizer, with no function', () => {
+      const method = methodsOf(template).find(({ path }) => path === '/store/orders');
+      const integration = method?.properties.Integration as {
+        Type: string;
+        IntegrationResponses: Array<{ StatusCode: string; ResponseTemplates: Record<string, string>; ResponseParameters: Record<string, string> }>;
+      };
+      expect(integration.Type).toBe('MOCK');
+      expect(integration.IntegrationResponses).toHaveLength(1);
+      const [response] = integration.IntegrationResponses;
+      expect(response?.StatusCode).toBe('501');
+      const body = response?.ResponseTemplates['application/json'] ?? '';
+      expect(JSON.parse(body.split('\n').at(-1) ?? '')).toEqual({
+        code: 'not_implemented',
+        message: 'This operation is not implemented.',
+        status: 501,
+      });
+      expect(body).toContain('#set($context.responseOverride.header.X-Request-Id = $context.requestId)');
+      expect(response?.ResponseParameters).toEqual({
+        'method.response.header.Cache-Control': "'no-store'",
+        'method.response.header.X-Content-Type-Options': "'nosniff'",
+      });
+    });
+
+    it('renders a gateway response in the Error shape for every type the gateway answers on its own', () => {
+      const rendered = resourcesOf(template, 'AWS::ApiGateway::GatewayResponse');
+      expect(rendered.map(({ properties }) => properties.ResponseType).sort()).toEqual(Object.keys(gatewayResponses).sort());
+      for (const type of [
+        'UNAUTHORIZED',
+        'ACCESS_DENIED',
+        'MISSING_AUTHENTICATION_TOKEN',
+        'THROTTLED',
+        'REQUEST_TOO_LARGE',
+        'BAD_REQUEST_BODY',
+        'BAD_REQUEST_PARAMETERS',
+        'INTEGRATION_TIMEOUT',
+        'DEFAULT_4XX',
+        'DEFAULT_5XX',
+      ]) {
+        const response = rendered.find(({ properties }) => properties.ResponseType === type)?.properties;
+        const body = JSON.parse((response?.ResponseTemplates as Record<string, string>)['application/json'] ?? '') as Record<string, unknown>;
+        expect(body.status).toBe(Number(response?.StatusCode));
+        expect(Object.keys(body).sort()).toEqual(['code', 'message', 'status']);
+        expect(response?.ResponseParameters).toMatchObject({ 'gatewayresponse.header.Content-Type': "'application/json'" });
+      }
+      const unauthorized = rendered.find(({ properties }) => properties.ResponseType === 'UNAUTHORIZED')?.properties;
+      expect(unauthorized).toMatchObject({
+        StatusCode: '401',
+        ResponseParameters: { 'gatewayresponse.header.WWW-Authenticate': `'Bearer realm="pet-store"'` },
+      });
+      const missing = rendered.find(({ properties }) => properties.ResponseType === 'MISSING_AUTHENTICATION_TOKEN')?.properties;
+      expect(missing?.StatusCode).toBe('404');
+      expect(missing?.ResponseTemplates).toEqual({ 'application/json': expect.stringContaining('"code":"not_found"') });
+      const throttled = rendered.find(({ properties }) => properties.ResponseType === 'THROTTLED')?.properties;
+      expect(throttled).toMatchObject({ StatusCode: '429', ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" } });
+    });
+
+    it('has no CORS by default: no preflight methods and no CORS headers', () => {
+      expect(methodsOf(template).filter(({ method }) => method === 'OPTIONS')).toEqual([]);
+      expect(JSON.stringify(template.toJSON())).not.toContain('Access-Control-Allow-Origin');
+      for (const name of functionNames) {
+        const { function: logicalId } = logicalIdOf(synthesized, name);
+        const variables = (template.toJSON().Resources[logicalId].Properties.Environment as { Variables: object }).Variables;
+        expect(variables).not.toHaveProperty('CORS_ALLOWED_ORIGINS');
+      }
+    });
+
+    it('lets the account-wide API Gateway logging role outlive the stack', () => {
+      template.hasResource('AWS::ApiGateway::Account', {});
+      template.hasResource('AWS::IAM::Role', {
+        DeletionPolicy: 'Retain',
+        Properties: { AssumeRolePolicyDocument: Match.objectLike({ Statement: [Match.objectLike({ Principal: { Service: 'apigateway.amazonaws.com' } })] }) },
+      });
+    });
+  });
+
+  describe('functions', () => {
+    it.each(functionNames)('%s: newest LTS Node.js on arm64, ESM bundle, explicit memory and timeout, traced, own log group', (name) => {
+      const ids = logicalIdOf(synthesized, name);
+      const fn = template.toJSON().Resources[ids.function] as { Properties: Record<string, unknown> };
+      expect(fn.Properties).toMatchObject({
+        Runtime: newestLtsRuntime(),
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        MemorySize: 512,
+        Timeout: 10,
+        TracingConfig: { Mode: 'Active' },
+        LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: ids.logGroup } },
+        Role: { 'Fn::GetAtt': [ids.role, 'Arn'] },
+      });
+      expect(fn.Properties.Environment).toMatchObject({
+        Variables: { POWERTOOLS_SERVICE_NAME: 'pet-store', NODE_OPTIONS: '--enable-source-maps' },
+      });
+      template.hasResource('AWS::Logs::LogGroup', {
+        Properties: { RetentionInDays: settings.logRetention },
+        DeletionPolicy: isProd ? 'Retain' : 'Delete',
+      });
+      expect(template.toJSON().Resources[ids.logGroup].Properties.RetentionInDays).toBe(settings.logRetention);
+    });
+
+    it('knows its table by name from the environment, and nothing else', () => {
+      const variablesOf = (name: FunctionName) =>
+        (template.toJSON().Resources[logicalIdOf(synthesized, name).function].Properties.Environment as {
+          Variables: Record<string, unknown>;
+        }).Variables;
+      for (const name of ['listPets', 'createPet', 'getPet'] as const) {
+        expect(variablesOf(name)[petsTable.nameVariable]).toEqual({ Ref: expect.stringMatching(/^TablesPetsTable/) });
+        expect(variablesOf(name)).not.toHaveProperty(apiKeysTable.nameVariable);
+      }
+      expect(variablesOf('authorizer')[apiKeysTable.nameVariable]).toEqual({ Ref: expect.stringMatching(/^TablesApiKeysTable/) });
+      expect(variablesOf('authorizer')).not.toHaveProperty(petsTable.nameVariable);
+    });
+  });
+
+  describe('least privilege', () => {
+    const tableArn = (table: 'pets' | 'apiKeys') => ({
+      'Fn::GetAtt': [
+        stack.getLogicalId((table === 'pets' ? stack.tables.pets : stack.tables.apiKeys).node.defaultChild as CfnFunction),
+        'Arn',
+      ],
+    });
+
+    it.each(functionNames)('%s may write its own logs and traces, and use only its own table actions', (name) => {
+      const ids = logicalIdOf(synthesized, name);
+      const statements = policyStatementsOf(template, ids.role);
+      const expected = [
+        { Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: { 'Fn::GetAtt': [ids.logGroup, 'Arn'] } },
+        { Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' },
+        ...tableAccess[name].map((access) => ({
+          Effect: 'Allow',
+          Action: access.actions.length === 1 ? access.actions[0] : access.actions,
+          Resource: access.index
+            ? { 'Fn::Join': ['', [tableArn(access.table), `/index/${access.index}`]] }
+            : tableArn(access.table),
+        })),
+      ];
+      const sortActions = (list: Array<Record<string, unknown>>) =>
+        list.map((statement) => ({ ...statement, Action: [statement.Action].flat().sort() }));
+      expect(sortActions(statements)).toEqual(sortActions(expected));
+      // Only managed policies of our own making: none attached to the function roles.
+      expect(template.toJSON().Resources[ids.role].Properties.ManagedPolicyArns).toBeUndefined();
+    });
+
+    it('grants no wildcard DynamoDB action, no data access on "*", and nothing that updates or deletes pets', () => {
+      const statements = resourcesOf(template, 'AWS::IAM::Policy').flatMap(
+        ({ properties }) => (properties.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: unknown }> }).Statement,
+      );
+      for (const statement of statements) {
+        const actions = [statement.Action].flat();
+        if (!actions.some((action) => action.startsWith('dynamodb:'))) continue;
+        expect(actions.every((action) => !action.includes('*'))).toBe(true);
+        expect(statement.Resource).not.toBe('*');
+        expect(actions).not.toEqual(expect.arrayContaining([expect.stringMatching(/^dynamodb:(UpdateItem|DeleteItem|BatchWriteItem|DeleteTable|PartiQL)/)]));
+      }
+      expect(tableAccess.listPets).toContainEqual({ table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] });
+    });
+  });
+
+  describe('DynamoDB', () => {
+    const tableProperties = (definitionId: string) => {
+      const table = resourcesOf(template, 'AWS::DynamoDB::Table').find(({ logicalId }) => logicalId.startsWith(`Tables${definitionId}`));
+      if (!table) throw new Error(`no table ${definitionId}`);
+      return table;
+    };
+
+    it('keys the pets table by id (N), on demand, with the status index sorted by id', () => {
+      expect(tableProperties(petsTable.id).properties).toMatchObject({
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: expect.arrayContaining([
+          { AttributeName: 'id', AttributeType: 'N' },
+          { AttributeName: 'status', AttributeType: 'S' },
+        ]),
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: petsStatusIndex.indexName,
+            KeySchema: [
+              { AttributeName: 'status', KeyType: 'HASH' },
+              { AttributeName: 'id', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+      });
+    });
+
+    it('keys the API-keys table by key hash', () => {
+      expect(tableProperties(apiKeysTable.id).properties).toMatchObject({
+        KeySchema: [{ AttributeName: 'keyHash', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'keyHash', AttributeType: 'S' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      });
+      expect(tableProperties(apiKeysTable.id).properties.GlobalSecondaryIndexes).toBeUndefined();
+    });
+
+    it.each([petsTable.id, apiKeysTable.id])('%s: point-in-time recovery and AWS-managed (KMS) encryption', (id) => {
+      expect(tableProperties(id).properties).toMatchObject({
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+      });
+      expect(tableProperties(id).properties.SSESpecification).not.toHaveProperty('KMSMasterKeyId');
+    });
+
+    it.each([petsTable.id, apiKeysTable.id])(
+      `%s: ${isProd ? 'retained and deletion-protected' : 'destroyed with the stack'}`,
+      (id) => {
+        expect(tableProperties(id).deletionPolicy).toBe(isProd ? 'Retain' : 'Delete');
+        expect(tableProperties(id).properties.DeletionProtectionEnabled).toBe(isProd);
+      },
+    );
+  });
+
+  describe('monitoring', () => {
+    /** The dashboard's JSON with each CloudFormation reference replaced by its logical id. */
+    const dashboardBody = () => {
+      const body = resourcesOf(template, 'AWS::CloudWatch::Dashboard')[0]?.properties.DashboardBody as { 'Fn::Join': [string, unknown[]] };
+      return body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : JSON.stringify(part).replace(/"/g, ''))).join('');
+    };
+
+    it('has a dashboard with requests, errors, latency, functions, the authorizer and DynamoDB', () => {
+      template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+      template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: `pet-store-${stage}` });
+      const body = dashboardBody();
+      for (const metric of [
+        '"Count"',
+        '"4XXError"',
+        '"5XXError"',
+        '"Latency"',
+        '"p50"',
+        '"p99"',
+        '"Errors"',
+        '"Throttles"',
+        '"Duration"',
+        '"ConcurrentExecutions"',
+        '"Invocations"',
+        'ReadThrottleEvents',
+        'WriteThrottleEvents',
+        '"ConsumedReadCapacityUnits"',
+        '"ConsumedWriteCapacityUnits"',
+      ]) {
+        expect(body).toContain(metric);
+      }
+      expect(body).toContain('Authorizer');
+      expect(body).toContain(petsStatusIndex.indexName);
+    });
+
+    it('alarms on the 5xx rate, p99 latency, each function\'s errors and DynamoDB throttles, to one SNS topic', () => {
+      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(({ properties }) => properties);
+      const [topic] = resourcesOf(template, 'AWS::SNS::Topic');
+      for (const alarm of alarms) {
+        expect(alarm.AlarmActions).toEqual([{ Ref: topic?.logicalId }]);
+        expect(alarm.OKActions).toEqual([{ Ref: topic?.logicalId }]);
+        expect(alarm.TreatMissingData).toBe('notBreaching');
+      }
+      expect(alarms).toContainEqual(expect.objectContaining({ MetricName: '5XXError', Statistic: 'Average', Threshold: 0.01 }));
+      expect(alarms).toContainEqual(expect.objectContaining({ MetricName: 'Latency', ExtendedStatistic: 'p99', Threshold: 1000 }));
+      const functionErrorAlarms = alarms.filter((alarm) => alarm.MetricName === 'Errors' && alarm.Namespace === 'AWS/Lambda');
+      expect(functionErrorAlarms).toHaveLength(functionNames.length);
+      const throttleAlarms = alarms.filter((alarm) => JSON.stringify(alarm.Metrics ?? '').includes('ThrottleEvents'));
+      expect(throttleAlarms).toHaveLength(2);
+      expect(JSON.stringify(throttleAlarms)).toContain(petsStatusIndex.indexName);
+    });
+
+    it('has no e-mail subscription unless the stage names an address', () => {
+      template.resourceCountIs('AWS::SNS::Subscription', 0);
+      template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      });
+    });
+  });
+});
+
+describe('stage differences', () => {
+  it('prod keeps logs for a year, staging for a month; prod throttles higher and caches keys for 5 minutes', () => {
+    expect(stages.prod.settings).toMatchObject({ logRetention: RetentionDays.ONE_YEAR, authorizerCacheTtlSeconds: 300 });
+    expect(stages.staging.settings).toMatchObject({ logRetention: RetentionDays.ONE_MONTH, authorizerCacheTtlSeconds: 60 });
+    expect(stages.prod.settings.throttle.rateLimit).toBeGreaterThan(stages.staging.settings.throttle.rateLimit);
+  });
+});
+
+describe('optional stage settings', () => {
+  const origins = ['https://app.example.com', 'https://admin.example.com'];
+  const loaded = synthStage('staging', {
+    corsAllowedOrigins: origins,
+    alarmEmail: 'ops@example.com',
+    customDomain: { domainName: 'pets.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
+    webAclArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/abc',
+  });
+  const { template, stack } = loaded;
+
+  it('answers CORS preflights without a key, for the allowed origins only', () => {
+    const options = methodsOf(template).filter(({ method }) => method === 'OPTIONS');
+    expect(options.map(({ path }) => path).sort()).toEqual(['', '/pets', '/pets/{petId}', '/store', '/store/orders']);
+    for (const { properties } of options) {
+      expect(properties.AuthorizationType).toBe('NONE');
+      const integration = JSON.stringify(properties.Integration);
+      for (const origin of origins) expect(integration).toContain(origin);
+      expect(integration).toContain('Authorization,Content-Type');
+    }
+  });
+
+  it('tells the functions the allowed origins, and lets browsers read the gateway errors', () => {
+    for (const name of functionNames.slice(0, 3)) {
+      const resource = template.toJSON().Resources[logicalIdOf(loaded, name).function];
+      expect(resource.Properties.Environment.Variables.CORS_ALLOWED_ORIGINS).toBe(origins.join(','));
+    }
+    for (const { properties } of resourcesOf(template, 'AWS::ApiGateway::GatewayResponse')) {
+      expect(properties.ResponseParameters).toMatchObject({
+        'gatewayresponse.header.Access-Control-Allow-Origin': 'method.request.header.Origin',
+        'gatewayresponse.header.Access-Control-Expose-Headers': expect.stringContaining('Retry-After'),
+        'gatewayresponse.header.Vary': "'Origin'",
+      });
+    }
+  });
+
+  it('with one origin, the gateway errors name that origin rather than echo the request', () => {
+    const single = synthStage('staging', { corsAllowedOrigins: ['https://app.example.com'] });
+    for (const { properties } of resourcesOf(single.template, 'AWS::ApiGateway::GatewayResponse')) {
+      expect(properties.ResponseParameters).toMatchObject({
+        'gatewayresponse.header.Access-Control-Allow-Origin': "'https://app.example.com'",
+      });
+    }
+  });
+
+  it('e-mails alarms to the stage address', () => {
+    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+  });
+
+  it('serves the API on the custom domain at base path v1, TLS 1.2, and outputs that URL', () => {
+    template.hasResourceProperties('AWS::ApiGateway::DomainName', {
+      DomainName: 'pets.example.com',
+      RegionalCertificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc',
+      SecurityPolicy: 'TLS_1_2',
+      EndpointConfiguration: { Types: ['REGIONAL'] },
+    });
+    template.hasResourceProperties('AWS::ApiGateway::BasePathMapping', { BasePath: 'v1', Stage: Match.anyValue() });
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(outputs[stackOutputs.apiUrl]?.Value).toBe('https://pets.example.com/v1');
+    expect(outputs.CustomDomainTarget).toBeDefined();
+    expect(stack.api.url).toBe('https://pets.example.com/v1');
+  });
+
+  it('puts the stage behind the given WAF web ACL', () => {
+    template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
+      WebACLArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/abc',
+    });
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * Synthesizes a stage's stack the way `cdk synth` does, minus bundling (one test runs the real
+ * CLI with bundling), and reads things back out of the template.
+ */
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { PetStoreStack } from '../../infra/pet-store-stack';
+import { stageSettings, type StageSettings } from '../../infra/stages';
+import { stackName } from '../../shared/stack';
+
+export interface SynthesizedStage {
+  readonly app: App;
+  readonly stack: PetStoreStack;
+  readonly template: Template;
+  readonly settings: StageSettings;
+}
+
+export const synthStage = (stage: string, overrides: Partial<StageSettings> = {}): SynthesizedStage => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const settings = { ...stageSettings(stage), ...overrides };
+  const stack = new PetStoreStack(app, stackName(stage), {
+    stage,
+    settings,
+    env: { account: '123456789012', region: 'eu-west-1' },
+  });
+  return { app, stack, template: Template.fromStack(stack), settings };
+};
+
+type Resources = Record<string, { Type: string; Properties?: Record<string, unknown>; DeletionPolicy?: string }>;
+
+export const resourcesOf = (template: Template, type: string) =>
+  Object.entries(template.findResources(type) as Resources).map(([logicalId, resource]) => ({
+    logicalId,
+    properties: resource.Properties ?? {},
+    deletionPolicy: resource.DeletionPolicy,
+  }));
+
+/** `METHOD /path` for every API Gateway method, its path rebuilt from the resource tree. */
+export const methodsOf = (template: Template) => {
+  const resources = new Map(resourcesOf(template, 'AWS::ApiGateway::Resource').map((r) => [r.logicalId, r.properties]));
+  const pathOf = (resourceId: unknown): string => {
+    const ref = (resourceId as { Ref?: string }).Ref;
+    const resource = ref === undefined ? undefined : resources.get(ref);
+    if (!resource) return ''; // the root resource (Fn::GetAtt RootResourceId)
+    return `${pathOf(resource.ParentId)}/${String(resource.PathPart)}`;
+  };
+  return resourcesOf(template, 'AWS::ApiGateway::Method').map(({ logicalId, properties }) => ({
+    logicalId,
+    method: String(properties.HttpMethod),
+    path: pathOf(properties.ResourceId),
+    properties,
+  }));
+};
+
+/** The statements of the inline policy attached to a role. */
+export const policyStatementsOf = (template: Template, roleLogicalId: string) =>
+  resourcesOf(template, 'AWS::IAM::Policy')
+    .filter(({ properties }) => JSON.stringify(properties.Roles) === JSON.stringify([{ Ref: roleLogicalId }]))
+    .flatMap(({ properties }) => (properties.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement);
