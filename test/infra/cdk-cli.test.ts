@@ -1,0 +1,87 @@
+/**
+ * `npx cdk synth -c stage=<stage>` as an operator runs it, offline and without AWS credentials,
+ * with real esbuild bundling: a broken handler entry or a bundle that cannot load fails here.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../infra/project';
+
+const run = promisify(execFile);
+
+/** The environment of a machine with no AWS account: no credentials, no config, no instance metadata. */
+const offline = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('AWS_') && !name.startsWith('CDK_')) env[name] = value;
+  return {
+    ...env,
+    AWS_CONFIG_FILE: '/nonexistent/aws-config',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/aws-credentials',
+    AWS_EC2_METADATA_DISABLED: 'true',
+    CDK_DISABLE_VERSION_CHECK: '1',
+  };
+};
+
+const cdk = (args: string[]) =>
+  run('npx', ['cdk', ...args], { cwd: projectRoot, env: offline(), timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
+
+let outdir: string;
+let synth: { stdout: string; stderr: string };
+
+beforeAll(async () => {
+  outdir = mkdtempSync(join(tmpdir(), 'pet-store-cdk-'));
+  synth = await cdk(['synth', '-c', 'stage=staging', '-o', outdir, '--quiet']);
+}, 120_000);
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+interface AssetManifest {
+  files: Record<string, { displayName?: string; source: { path: string; packaging?: string } }>;
+}
+
+describe('npx cdk synth -c stage=staging', () => {
+  it('writes the PetStore-staging template without AWS credentials', () => {
+    const template = JSON.parse(readFileSync(join(outdir, 'PetStore-staging.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string }>;
+    };
+    const functions = Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(4);
+    expect(synth.stderr).not.toMatch(/Unable to resolve AWS account|credentials/i);
+  });
+
+  it('bundles each function as one minified ESM file with a source map, and each bundle loads', async () => {
+    const manifest = JSON.parse(readFileSync(join(outdir, 'PetStore-staging.assets.json'), 'utf8')) as AssetManifest;
+    const bundles = Object.values(manifest.files)
+      .map((file) => join(outdir, file.source.path))
+      .filter((path) => existsSync(join(path, 'index.mjs')));
+    expect(bundles).toHaveLength(4);
+    for (const bundle of bundles) {
+      const code = readFileSync(join(bundle, 'index.mjs'), 'utf8');
+      expect(code).toMatch(/\/\/# sourceMappingURL=index\.mjs\.map\s*$/);
+      expect(statSync(join(bundle, 'index.mjs.map')).size).toBeGreaterThan(0);
+      expect(code.length / code.split('\n').length).toBeGreaterThan(1000); // minified: long lines
+      expect(code).not.toContain('sourcesContent');
+      // A fresh Node process imports the bundle as Lambda would, and finds the handler.
+      const { stdout } = await run(
+        process.execPath,
+        ['--input-type=module', '-e', `const m = await import(${JSON.stringify(join(bundle, 'index.mjs'))}); console.log(typeof m.handler);`],
+        { env: { ...process.env, AWS_REGION: 'eu-west-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
+      );
+      expect(stdout.trim()).toBe('function');
+    }
+  });
+});
+
+describe('npx cdk synth with a bad stage name', () => {
+  it('refuses it with advice, and writes nothing', async () => {
+    const failed = await cdk(['synth', '-c', 'stage=Not_A_Stage', '-o', join(outdir, 'bad'), '--quiet']).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failed?.code).not.toBe(0);
+    expect(failed?.stderr).toContain("Invalid stage name 'Not_A_Stage'");
+    expect(existsSync(join(outdir, 'bad', 'PetStore-Not_A_Stage.template.json'))).toBe(false);
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * cdk-nag's AWS Solutions checks: no unacknowledged error or warning on any stage shape, and
+ * every acknowledgement says why, specifically.
+ */
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Table, AttributeType } from 'aws-cdk-lib/aws-dynamodb';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { describe, expect, it } from 'vitest';
+import { synthStage } from './synth';
+
+const findings = (app: App) =>
+  new AwsSolutionsChecks().validateScope(app).violations.map((violation) => ({
+    rule: violation.ruleName,
+    severity: violation.severity,
+    resources: violation.violatingResources.map((resource) => (resource as { constructPath?: string }).constructPath),
+  }));
+
+const acknowledgementsIn = (scope: IConstruct) =>
+  scope.node
+    .findAll()
+    .flatMap((construct) => construct.node.metadata)
+    .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+    .flatMap((entry) => Object.entries(entry.data as Record<string, string>))
+    .map(([key, reason]) => ({ rule: key.replace(/^Annotation::/, ''), reason }));
+
+const shapes = {
+  staging: () => synthStage('staging'),
+  prod: () => synthStage('prod'),
+  'a stage with every option set': () =>
+    synthStage('loaded', {
+      corsAllowedOrigins: ['https://app.example.com', 'https://admin.example.com'],
+      alarmEmail: 'ops@example.com',
+      customDomain: { domainName: 'pets.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
+      webAclArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/abc',
+    }),
+};
+
+describe.each(Object.entries(shapes))('cdk-nag on %s', (name, synthesize) => {
+  const { app, stack } = synthesize();
+
+  it('finds nothing that is not acknowledged, error or warning', () => {
+    expect(findings(app)).toEqual([]);
+  });
+
+  it('acknowledges only specific rules, each with a specific reason', () => {
+    const acknowledged = acknowledgementsIn(stack);
+    expect(acknowledged.length).toBeGreaterThan(0);
+    for (const { rule, reason } of acknowledged) {
+      expect(rule).toMatch(/^AwsSolutions-[A-Z]+\d+(\[.+\])?$/);
+      expect(reason.length).toBeGreaterThan(60);
+    }
+    const rules = acknowledged.map(({ rule }) => rule);
+    expect(new Set(rules)).toEqual(
+      new Set([
+        'AwsSolutions-IAM5[Resource::*]',
+        'AwsSolutions-APIG2',
+        'AwsSolutions-COG4',
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        // With a web ACL the WAF rule is met, not acknowledged.
+        ...(name === 'a stage with every option set' ? [] : ['AwsSolutions-APIG3']),
+      ]),
+    );
+  });
+});
+
+describe('the checks themselves', () => {
+  it('report a resource that breaks a rule, so a clean report means something', () => {
+    const app = new App();
+    const stack = new Stack(app, 'Careless');
+    new Table(stack, 'NoRecovery', { partitionKey: { name: 'id', type: AttributeType.STRING } });
+    expect(findings(app)).toContainEqual(expect.objectContaining({ rule: 'AwsSolutions-DDB3' }));
+  });
+});
