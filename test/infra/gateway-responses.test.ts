@@ -73,7 +73,8 @@ describe('gateway responses: the stack renders what the local server sends', () 
   });
 
   it('UNAUTHORIZED: no key, a malformed key, an unknown key', async () => {
-    for (const headers of [{}, { Authorization: 'Basic dXNlcjpwYXNz' }, { Authorization: 'Bearer petstore_unknownunknownunknown' }]) {
+    const headerSets: Array<Record<string, string>> = [{}, { Authorization: 'Basic dXNlcjpwYXNz' }, { Authorization: 'Bearer petstore_unknownunknownunknown' }];
+    for (const headers of headerSets) {
       const response = await api.call('/pets', { auth: false, headers });
       expect(await received(response)).toEqual(render('UNAUTHORIZED', headers));
     }

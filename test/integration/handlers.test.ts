@@ -5,7 +5,6 @@
 import type {
   APIGatewayProxyEvent,
   APIGatewayProxyResult,
-  APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
@@ -20,78 +19,10 @@ import { createDocumentClient } from '../../shared/dynamodb';
 import type { Pet } from '../../shared/models';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
 import { freePort } from '../../tools/dynamodb-local';
+import { apiEvent, BASE_URL, context, HOST, tokenEvent } from '../support/events';
 import { createTestTables, type TestTables } from '../support/tables';
 
-const HOST = 'pets.example.test';
-const BASE_URL = `http://${HOST}/v1`;
 const SUNSET = new Date('2030-12-05T00:00:00Z');
-
-interface EventInit {
-  readonly method?: 'GET' | 'POST';
-  readonly resource?: string;
-  readonly path?: string;
-  readonly headers?: Record<string, string>;
-  readonly query?: Record<string, string | string[]>;
-  readonly pathParameters?: Record<string, string>;
-  readonly body?: string | null;
-}
-
-/** An API Gateway REST proxy event, as it reaches a handler after the authorizer allowed it. */
-const apiEvent = ({
-  method = 'GET',
-  resource = '/pets',
-  path = resource,
-  headers = {},
-  query,
-  pathParameters,
-  body = null,
-}: EventInit = {}): APIGatewayProxyEvent => {
-  const allHeaders = { Host: HOST, 'X-Forwarded-Proto': 'http', ...headers };
-  const multiQuery = query && Object.fromEntries(Object.entries(query).map(([name, value]) => [name, [value].flat()]));
-  return {
-    httpMethod: method,
-    resource,
-    path: `/v1${path}`,
-    headers: allHeaders,
-    multiValueHeaders: Object.fromEntries(Object.entries(allHeaders).map(([name, value]) => [name, [value]])),
-    queryStringParameters: multiQuery ? Object.fromEntries(Object.entries(multiQuery).map(([n, v]) => [n, v.at(-1) ?? ''])) : null,
-    multiValueQueryStringParameters: multiQuery ?? null,
-    pathParameters: pathParameters ?? null,
-    stageVariables: null,
-    body,
-    isBase64Encoded: false,
-    requestContext: {
-      accountId: '123456789012',
-      apiId: 'a1b2c3d4e5',
-      authorizer: { keyId: '0123456789ab', principalId: '0123456789ab' },
-      domainName: HOST,
-      httpMethod: method,
-      path: `/v1${path}`,
-      protocol: 'HTTP/1.1',
-      requestId: `req-${randomUUID()}`,
-      requestTimeEpoch: Date.now(),
-      resourceId: 'abc123',
-      resourcePath: resource,
-      stage: 'v1',
-      identity: { sourceIp: '203.0.113.7', userAgent: 'vitest' } as APIGatewayProxyEvent['requestContext']['identity'],
-    },
-  };
-};
-
-const context: Context = {
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'pet-store-test',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:eu-west-1:123456789012:function:pet-store-test',
-  memoryLimitInMB: '256',
-  awsRequestId: 'lambda-request-1',
-  logGroupName: '/aws/lambda/pet-store-test',
-  logStreamName: 'stream',
-  getRemainingTimeInMillis: () => 10_000,
-  done: () => {},
-  fail: () => {},
-  succeed: () => {},
-};
 
 const jsonHeaders = { 'Content-Type': 'application/json' };
 const postPetEvent = (body: unknown) =>
@@ -372,7 +303,6 @@ describe('getPet (deprecated)', () => {
 });
 
 describe('authorizer', () => {
-  const METHOD_ARN = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/v1/GET/pets';
   let keys: ApiKeysRepository;
   let key: string;
   let keyId: string;
@@ -381,12 +311,6 @@ describe('authorizer', () => {
     keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
     key = generateApiKey();
     keyId = (await keys.register(key, 'handlers-test')).keyId;
-  });
-
-  const tokenEvent = (authorizationToken: string): APIGatewayTokenAuthorizerEvent => ({
-    type: 'TOKEN',
-    methodArn: METHOD_ARN,
-    authorizationToken,
   });
 
   it('allows a registered key on the whole stage and hands its id to the handlers', async () => {

@@ -1,0 +1,111 @@
+/**
+ * The stack grants each function a fixed list of DynamoDB actions (infra tableAccess). Here each
+ * handler runs every path it has against DynamoDB Local, through a client that records what it
+ * sends: the commands must be exactly the granted actions, on exactly the granted table or index.
+ * A repository change that needs a new permission fails here, not in production.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createHandler as createAuthorizer } from '../../functions/authorizer';
+import { createHandler as createCreatePet } from '../../functions/create-pet';
+import { createHandler as createGetPet } from '../../functions/get-pet';
+import { createHandler as createListPets } from '../../functions/list-pets';
+import { tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
+import { generateApiKey } from '../../shared/api-keys';
+import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { createDocumentClient } from '../../shared/dynamodb';
+import { petsRepository } from '../../shared/pets-repository';
+import { apiEvent, context, tokenEvent } from '../support/events';
+import { createTestTables, type TestTables } from '../support/tables';
+
+interface Recorded {
+  readonly action: string;
+  readonly tableName: string;
+  readonly indexName?: string;
+}
+
+/** A client on the run's DynamoDB Local that notes every command it sends. */
+const recordingClient = (endpoint: string) => {
+  const client: DynamoDBDocumentClient = createDocumentClient({ endpoint });
+  const sent: Recorded[] = [];
+  client.middlewareStack.add(
+    (next, { commandName }) =>
+      async (args) => {
+        const input = args.input as { TableName: string; IndexName?: string };
+        sent.push({
+          action: `dynamodb:${String(commandName).replace(/Command$/, '')}`,
+          tableName: input.TableName,
+          ...(input.IndexName ? { indexName: input.IndexName } : {}),
+        });
+        return next(args);
+      },
+    { step: 'initialize', name: 'recordCommands' },
+  );
+  return { client, sent };
+};
+
+let tables: TestTables;
+
+beforeAll(async () => {
+  tables = await createTestTables();
+  const pets = petsRepository({ client: tables.client, tableName: tables.pets });
+  for (const status of ['available', 'pending', 'sold', 'available', 'available'] as const) {
+    await pets.create({ name: 'seed', categoryId: 1, status });
+  }
+});
+
+/** What a function was granted, in the recorded form. */
+const granted = (name: FunctionName) =>
+  tableAccess[name].flatMap((access: TableAccess) =>
+    access.actions.map((action) => ({
+      action,
+      tableName: access.table === 'pets' ? tables.pets : tables.apiKeys,
+      ...(access.index ? { indexName: access.index } : {}),
+    })),
+  );
+
+const distinct = (records: Recorded[]) => [...new Map(records.map((record) => [JSON.stringify(record), record])).values()];
+
+describe('each function sends exactly the DynamoDB actions the stack grants it', () => {
+  it('listPets: Scan on the table, Query on the status index, across pages', async () => {
+    const { client, sent } = recordingClient(tables.endpoint);
+    const handler = createListPets({ pets: petsRepository({ client, tableName: tables.pets }) });
+    for (const query of [{}, { limit: '1' }, { status: 'available', limit: '1' }, { status: 'sold' }]) {
+      const response = await handler(apiEvent({ query }), context);
+      expect(response.statusCode).toBe(200);
+    }
+    expect(distinct(sent)).toEqual(granted('listPets'));
+  });
+
+  it('createPet: PutItem on the table', async () => {
+    const { client, sent } = recordingClient(tables.endpoint);
+    const handler = createCreatePet({ pets: petsRepository({ client, tableName: tables.pets }) });
+    const response = await handler(
+      apiEvent({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Rex', categoryId: 2 }) }),
+      context,
+    );
+    expect(response.statusCode).toBe(201);
+    expect(distinct(sent)).toEqual(granted('createPet'));
+  });
+
+  it('getPet: GetItem on the table, found or not', async () => {
+    const { client, sent } = recordingClient(tables.endpoint);
+    const handler = createGetPet({ pets: petsRepository({ client, tableName: tables.pets }) });
+    const [first] = await petsRepository({ client: tables.client, tableName: tables.pets }).list({ limit: 1 }).then((page) => page.pets);
+    for (const petId of [String(first?.id), '424242']) {
+      const response = await handler(apiEvent({ resource: '/pets/{petId}', path: `/pets/${petId}`, pathParameters: { petId } }), context);
+      expect([200, 404]).toContain(response.statusCode);
+    }
+    expect(distinct(sent)).toEqual(granted('getPet'));
+  });
+
+  it('authorizer: GetItem on the keys table, for a known and an unknown key', async () => {
+    const { client, sent } = recordingClient(tables.endpoint);
+    const key = generateApiKey();
+    await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'permissions-test');
+    const authorizer = createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) });
+    await expect(authorizer(tokenEvent(`Bearer ${key}`), context)).resolves.toMatchObject({ principalId: expect.any(String) });
+    await expect(authorizer(tokenEvent(`Bearer ${generateApiKey()}`), context)).rejects.toThrow('Unauthorized');
+    expect(distinct(sent)).toEqual(granted('authorizer'));
+  });
+});
