@@ -30,6 +30,7 @@ export class PetStoreStack extends Stack {
 
     this.tables = new PetStoreTables(this, 'Tables', { removalPolicy: settings.removalPolicy });
     this.functions = new PetStoreFunctions(this, 'Functions', {
+      namePrefix: `pet-store-${stage}`,
       pets: this.tables.pets,
       apiKeys: this.tables.apiKeys,
       corsAllowedOrigins: settings.corsAllowedOrigins,

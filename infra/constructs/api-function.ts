@@ -17,6 +17,8 @@ import { projectRoot } from '../project';
 export interface ApiFunctionProps {
   /** The handler module, relative to the project root (as in the route table). */
   readonly entry: string;
+  /** The function's name, which also names its log group (`/aws/lambda/<name>`). @default generated */
+  readonly functionName?: string;
   readonly description: string;
   readonly environment?: Record<string, string>;
   /**
@@ -39,6 +41,7 @@ export class ApiFunction extends Construct {
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     super(scope, id);
     this.logGroup = new LogGroup(this, 'Logs', {
+      ...(props.functionName ? { logGroupName: `/aws/lambda/${props.functionName}` } : {}),
       retention: props.logRetention ?? RetentionDays.ONE_WEEK,
       removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
     });
@@ -52,6 +55,7 @@ export class ApiFunction extends Construct {
     this.function = new NodejsFunction(this, 'Function', {
       entry: resolve(projectRoot, props.entry),
       handler: 'handler',
+      ...(props.functionName ? { functionName: props.functionName } : {}),
       description: props.description,
       runtime: FUNCTION_RUNTIME,
       architecture: FUNCTION_ARCHITECTURE,

@@ -89,6 +89,7 @@ export class PetStoreApi extends Construct {
     const throttle = props.throttle ?? { rateLimit: 50, burstLimit: 100 };
 
     this.accessLogs = new LogGroup(this, 'AccessLogs', {
+      logGroupName: `/aws/apigateway/${props.apiName}/access`,
       retention: props.logRetention ?? RetentionDays.ONE_WEEK,
       removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
     });

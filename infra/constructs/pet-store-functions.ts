@@ -40,6 +40,8 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
 
 export interface PetStoreFunctionsProps {
+  /** Names the functions `<namePrefix>-<operationId>` (and their log groups). @default generated names */
+  readonly namePrefix?: string;
   readonly pets: Table;
   readonly apiKeys: Table;
   /** Origins the functions answer CORS for. @default none */
@@ -64,7 +66,8 @@ export class PetStoreFunctions extends Construct {
     };
 
     const build = (name: FunctionName, entry: string, description: string, environment: Record<string, string>) => {
-      const fn = new ApiFunction(this, pascalCase(name), { entry, description, environment, ...common });
+      const functionName = props.namePrefix ? `${props.namePrefix}-${name}` : undefined;
+      const fn = new ApiFunction(this, pascalCase(name), { entry, functionName, description, environment, ...common });
       for (const access of tableAccess[name]) {
         const table = tables[access.table];
         const arn = access.index ? `${table.tableArn}/index/${access.index}` : table.tableArn;

@@ -82,6 +82,13 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
     });
 
+    it('writes its access log to /aws/apigateway/pet-store-<stage>/access, kept for the stage retention', () => {
+      template.hasResource('AWS::Logs::LogGroup', {
+        Properties: { LogGroupName: `/aws/apigateway/pet-store-${stage}/access`, RetentionInDays: settings.logRetention },
+        DeletionPolicy: isProd ? 'Retain' : 'Delete',
+      });
+    });
+
     it('logs who called what and how it ended, and never a header or a body', () => {
       const [stageResource] = resourcesOf(template, 'AWS::ApiGateway::Stage');
       const format = JSON.parse((stageResource?.properties.AccessLogSetting as { Format: string }).Format) as Record<string, string>;
@@ -223,6 +230,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       const ids = logicalIdOf(synthesized, name);
       const fn = template.toJSON().Resources[ids.function] as { Properties: Record<string, unknown> };
       expect(fn.Properties).toMatchObject({
+        FunctionName: `pet-store-${stage}-${name}`,
         Runtime: newestLtsRuntime(),
         Architectures: ['arm64'],
         Handler: 'index.handler',
@@ -239,7 +247,10 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         Properties: { RetentionInDays: settings.logRetention },
         DeletionPolicy: isProd ? 'Retain' : 'Delete',
       });
-      expect(template.toJSON().Resources[ids.logGroup].Properties.RetentionInDays).toBe(settings.logRetention);
+      expect(template.toJSON().Resources[ids.logGroup].Properties).toEqual({
+        LogGroupName: `/aws/lambda/pet-store-${stage}-${name}`,
+        RetentionInDays: settings.logRetention,
+      });
     });
 
     it('knows its table by name from the environment, and nothing else', () => {

@@ -25,7 +25,8 @@ const listPets = (origin: string | undefined, query: Record<string, string> = {}
 describe('CORS on function answers', () => {
   it('allows a listed origin, on success and on error, and exposes the paging and retry headers', async () => {
     vi.stubEnv('CORS_ALLOWED_ORIGINS', ORIGINS);
-    for (const query of [{}, { limit: '0' }]) {
+    const queries: Array<Record<string, string>> = [{}, { limit: '0' }];
+    for (const query of queries) {
       const response = await listPets('https://admin.example.com', query);
       expect(response.headers).toMatchObject({
         'Access-Control-Allow-Origin': 'https://admin.example.com',

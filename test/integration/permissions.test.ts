@@ -70,7 +70,8 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
   it('listPets: Scan on the table, Query on the status index, across pages', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
     const handler = createListPets({ pets: petsRepository({ client, tableName: tables.pets }) });
-    for (const query of [{}, { limit: '1' }, { status: 'available', limit: '1' }, { status: 'sold' }]) {
+    const queries: Array<Record<string, string>> = [{}, { limit: '1' }, { status: 'available', limit: '1' }, { status: 'sold' }];
+    for (const query of queries) {
       const response = await handler(apiEvent({ query }), context);
       expect(response.statusCode).toBe(200);
     }
