@@ -3,7 +3,7 @@
  * monitoring are each a construct of their own; this stack wires them together and publishes
  * the outputs that operators and the key tool read.
  */
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { stackOutputs } from '../shared/stack';
 import { petsStatusIndex } from '../shared/tables';
@@ -25,7 +25,14 @@ export class PetStoreStack extends Stack {
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, { stage, settings, ...stackProps }: PetStoreStackProps) {
-    super(scope, id, { description: `Pet store API, stage ${stage}`, ...stackProps });
+    super(scope, id, {
+      description: `Pet store API, stage ${stage}`,
+      terminationProtection: settings.terminationProtection,
+      ...stackProps,
+    });
+    // For cost allocation and for finding a stage's resources in the console.
+    Tags.of(this).add('project', 'pet-store');
+    Tags.of(this).add('stage', stage);
     const kept = { logRetention: settings.logRetention, removalPolicy: settings.removalPolicy };
 
     this.tables = new PetStoreTables(this, 'Tables', { removalPolicy: settings.removalPolicy });

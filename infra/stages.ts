@@ -39,6 +39,8 @@ export interface StageSettings {
    * protection: data outlives the stack and cannot be deleted by accident.
    */
   readonly removalPolicy: RemovalPolicy.RETAIN | RemovalPolicy.DESTROY;
+  /** CloudFormation termination protection: `cdk destroy` refuses until it is turned off in the console. */
+  readonly terminationProtection: boolean;
 }
 
 /** Any stage not named below: a developer's or a feature branch's, cheap to run and to throw away. */
@@ -48,6 +50,7 @@ export const defaultSettings: StageSettings = {
   logRetention: RetentionDays.ONE_WEEK,
   corsAllowedOrigins: [],
   removalPolicy: RemovalPolicy.DESTROY,
+  terminationProtection: false,
 };
 
 export const stages: Readonly<Record<string, Partial<StageSettings>>> = {
@@ -61,6 +64,7 @@ export const stages: Readonly<Record<string, Partial<StageSettings>>> = {
     authorizerCacheTtlSeconds: 300,
     logRetention: RetentionDays.ONE_YEAR,
     removalPolicy: RemovalPolicy.RETAIN,
+    terminationProtection: true,
   },
 };
 

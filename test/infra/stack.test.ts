@@ -44,6 +44,17 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
   const { template, settings, stack } = synthesized;
   const isProd = stage === 'prod';
 
+  it(`is ${isProd ? '' : 'not '}protected from termination, and tags its resources with the project and stage`, () => {
+    expect(stack.terminationProtection).toBe(isProd);
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      Tags: Match.arrayWith([
+        { Key: 'project', Value: 'pet-store' },
+        { Key: 'stage', Value: stage },
+      ]),
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', { Tags: Match.arrayWith([{ Key: 'stage', Value: stage }]) });
+  });
+
   it(`is named PetStore-${stage} and outputs the API URL, the table names and the dashboard URL`, () => {
     expect(stack.stackName).toBe(`PetStore-${stage}`);
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
@@ -247,7 +258,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         Properties: { RetentionInDays: settings.logRetention },
         DeletionPolicy: isProd ? 'Retain' : 'Delete',
       });
-      expect(template.toJSON().Resources[ids.logGroup].Properties).toEqual({
+      expect(template.toJSON().Resources[ids.logGroup].Properties).toMatchObject({
         LogGroupName: `/aws/lambda/pet-store-${stage}-${name}`,
         RetentionInDays: settings.logRetention,
       });
