@@ -32,7 +32,7 @@ import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_
 import { errorResponse, REQUEST_ID_HEADER } from '../../shared/http/response';
 import { gatewayResponses, type GatewayResponseType } from '../../shared/gateway-responses';
 import { routes, STAGE_NAME, type Route } from '../../shared/routes';
-import { gatewayResponseTemplate } from '../gateway-response-templates';
+import { gatewayResponseTemplate, quoted } from '../gateway-response-templates';
 import type { CustomDomain } from '../stages';
 
 /** The fields of an access log line: who called what, and how it ended. Never a header or a body. */
@@ -236,7 +236,7 @@ const notImplemented = (resource: IResource, route: Route): void => {
         {
           statusCode: String(answer.statusCode),
           responseParameters: Object.fromEntries(
-            headers.map(([name, value]) => [`method.response.header.${name}`, `'${value}'`]),
+            headers.map(([name, value]) => [`method.response.header.${name}`, quoted(String(value))]),
           ),
           responseTemplates: {
             // A mapping template can set a header from the request context; parameters cannot.
