@@ -1,0 +1,787 @@
+// Generated from openapi.json by `npm run openapi`. Do not edit.
+export interface paths {
+    "/pets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List all animals */
+        get: operations["listPets"];
+        put?: never;
+        /** Add an animal */
+        post: operations["createPet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/pets/{petId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an animal (deprecated: use GET /pets with a status filter)
+         * @deprecated
+         * @description Deprecated since 2026-01-01; use `GET /pets`. From Thu, 05 Dec 2030 00:00:00 GMT (the sunset) it answers 410 `gone`.
+         */
+        get: operations["getPet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List store orders (not implemented) */
+        get: operations["listStoreOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        Pet: {
+            /** @description Unique identifier assigned by the service on creation. */
+            id: number;
+            /** @description The animal's name. */
+            name: string;
+            /** @description Identifier of the category the animal belongs to. */
+            categoryId: number;
+            /** @enum {string} */
+            status: "available" | "pending" | "sold";
+        };
+        NewPet: {
+            /** @description The animal's name. */
+            name: string;
+            /** @description Identifier of the category the animal belongs to. */
+            categoryId: number;
+            /**
+             * @default available
+             * @enum {string}
+             */
+            status: "available" | "pending" | "sold";
+        };
+        /** @enum {string} */
+        PetStatus: "available" | "pending" | "sold";
+        Error: {
+            /**
+             * @description What went wrong, for programs.
+             * @enum {string}
+             */
+            code: "invalid_json" | "unsupported_media_type" | "validation_failed" | "invalid_cursor" | "unauthorized" | "not_found" | "gone" | "payload_too_large" | "too_many_requests" | "internal_error" | "not_implemented" | "service_unavailable";
+            /** @description What went wrong, for people: names the field or parameter. */
+            message: string;
+            /** @description The HTTP status, repeated. */
+            status: number;
+        };
+    };
+    responses: never;
+    parameters: {
+        /** @description How many pets a page holds. */
+        limit: number;
+        /** @description Only pets with this status. */
+        status: components["schemas"]["PetStatus"];
+        /** @description Where the next page starts: copy it from the `Link rel="next"` header of the same listing. Opaque. */
+        cursor: string;
+        /** @description The pet id: a decimal integer, no sign, no leading zeros. */
+        petId: number;
+    };
+    requestBodies: never;
+    headers: {
+        /** @description The request id (API Gateway's x-amzn-RequestId); it appears in the request's log lines. */
+        RequestId: string;
+        /** @description The same request id, on every answer that reached a function, and on the 501. */
+        FunctionRequestId: string;
+        /** @description Always `no-store`. */
+        CacheControl: "no-store";
+        /** @description Always `nosniff`. */
+        ContentTypeOptions: "nosniff";
+        /** @description The new pet: `…/v1/pets/{id}`. */
+        Location: string;
+        /** @description `<…/v1/pets?limit=…&cursor=…>; rel="next"` (RFC 8288) while more pets remain; absent on the last page. */
+        LinkNext: string;
+        /** @description `<…/v1/pets>; rel="successor-version"`: what replaces this operation. */
+        LinkSuccessor: string;
+        /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
+        Deprecation: string;
+        /** @description RFC 8594: when the operation stops working (then 410). */
+        Sunset: string;
+        /** @description Seconds to wait before retrying. */
+        RetryAfter: "1";
+        /** @description The scheme the API expects. */
+        WwwAuthenticate: "Bearer realm=\"pet-store\"";
+    };
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    listPets: {
+        parameters: {
+            query?: {
+                /** @description How many pets a page holds. */
+                limit?: components["parameters"]["limit"];
+                /** @description Only pets with this status. */
+                status?: components["parameters"]["status"];
+                /** @description Where the next page starts: copy it from the `Link rel="next"` header of the same listing. Opaque. */
+                cursor?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of pets, in storage order (by creation with a status filter). A bare JSON array. */
+            200: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    Link: components["headers"]["LinkNext"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 244383887647238,
+                     *         "name": "Rex",
+                     *         "categoryId": 1,
+                     *         "status": "available"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Pet"][];
+                };
+            };
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown or repeated. `invalid_cursor`: the cursor is malformed, edited, or from a listing with another status. */
+            400: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "validation_failed" | "invalid_cursor";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown or revoked key. */
+            401: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 16384 bytes. */
+            413: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected error; details are logged, not sent. */
+            500: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable: retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+        };
+    };
+    createPet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description At most 16384 bytes. Unknown fields, a client-chosen `id` included, are refused. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Rex",
+                 *       "categoryId": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewPet"];
+            };
+        };
+        responses: {
+            /** @description The pet as stored, with its new id. */
+            201: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 244383887647238,
+                     *       "name": "Rex",
+                     *       "categoryId": 1,
+                     *       "status": "available"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown or repeated. `invalid_json`: the body is empty or not valid JSON. `unsupported_media_type`: the body is not sent as JSON ('Content-Type: application/json'). */
+            400: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "validation_failed" | "invalid_json" | "unsupported_media_type";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown or revoked key. */
+            401: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 16384 bytes. */
+            413: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected error; details are logged, not sent. */
+            500: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable: retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+        };
+    };
+    getPet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The pet id: a decimal integer, no sign, no leading zeros. */
+                petId: components["parameters"]["petId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pet. */
+            200: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["LinkSuccessor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown or repeated. */
+            400: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["LinkSuccessor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "validation_failed";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown or revoked key. */
+            401: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["LinkSuccessor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description `not_found`: no pet with that id. */
+            404: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["LinkSuccessor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                        /** @constant */
+                        status?: 404;
+                    };
+                };
+            };
+            /** @description `gone`: the operation is past its sunset. */
+            410: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["LinkSuccessor"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "gone";
+                        /** @constant */
+                        status?: 410;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 16384 bytes. */
+            413: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["LinkSuccessor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["LinkSuccessor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected error; details are logged, not sent. */
+            500: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["LinkSuccessor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable: retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["LinkSuccessor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+        };
+    };
+    listStoreOrders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown or repeated. */
+            400: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "validation_failed";
+                        /** @constant */
+                        status?: 400;
+                    };
+                };
+            };
+            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown or revoked key. */
+            401: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                        /** @constant */
+                        status?: 401;
+                    };
+                };
+            };
+            /** @description `payload_too_large`: the body is over 16384 bytes. */
+            413: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "payload_too_large";
+                        /** @constant */
+                        status?: 413;
+                    };
+                };
+            };
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected error; details are logged, not sent. */
+            500: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                        /** @constant */
+                        status?: 500;
+                    };
+                };
+            };
+            /** @description `not_implemented`: the operation is listed by the interface but not specified. */
+            501: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "not_implemented";
+                        /** @constant */
+                        status?: 501;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable: retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+        };
+    };
+}

@@ -1,0 +1,112 @@
+/** openapi.json: generated, committed, fresh, valid OpenAPI 3.1, and saying what the API does. */
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { projectRoot } from '../../infra/project';
+import { errorCatalogue } from '../../shared/errors';
+import { ListPetsQuery } from '../../shared/models';
+import { routes } from '../../shared/routes';
+import { buildOpenApiDocument } from '../../tools/openapi/document';
+import { generatedFiles } from '../../tools/openapi/files';
+
+const committed = JSON.parse(readFileSync(resolve(projectRoot, 'openapi.json'), 'utf8'));
+type Operation = {
+  operationId: string;
+  tags: string[];
+  deprecated?: boolean;
+  'x-sunset'?: string;
+  parameters?: Array<{ $ref: string }>;
+  responses: Record<string, { headers?: Record<string, { required?: boolean }>; content?: { 'application/json': { schema: unknown; examples?: object } } }>;
+};
+const operationOf = (id: string): Operation => {
+  for (const methods of Object.values(committed.paths as Record<string, Record<string, Operation>>)) {
+    for (const operation of Object.values(methods)) if (operation.operationId === id) return operation;
+  }
+  throw new Error(`no operation ${id}`);
+};
+const errorCodes = (operation: Operation, status: number): string[] =>
+  ((operation.responses[String(status)]?.content?.['application/json'].schema as { allOf: Array<{ properties?: { code?: { enum: string[] } } }> })
+    .allOf[1]?.properties?.code?.enum) ?? [];
+
+describe('openapi.json', () => {
+  it('is what npm run openapi generates now (the committed files are not stale)', async () => {
+    for (const { path, contents } of await generatedFiles()) {
+      expect(readFileSync(resolve(projectRoot, path), 'utf8'), `${path} is stale: run npm run openapi`).toBe(contents);
+    }
+  });
+
+  it('validates as OpenAPI 3.1, and the validator does refuse a broken document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(committed));
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    const broken = structuredClone(committed);
+    broken.components.parameters.limit.in = 'body'; // not a parameter location
+    expect((await new Validator().validate(broken)).valid).toBe(false);
+  });
+
+  it('lists production and staging servers ending in /v1, and the bearer scheme for every operation', () => {
+    expect(committed.servers.map((server: { description: string }) => server.description.split(':')[0])).toEqual(
+      expect.arrayContaining(['Production', 'Staging']),
+    );
+    for (const server of committed.servers) expect(server.url).toMatch(/\/v1$/);
+    expect(committed.components.securitySchemes.bearerKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(committed.security).toEqual([{ bearerKey: [] }]);
+  });
+
+  it('has every route of the route table, by operationId, with the animals tag', () => {
+    for (const route of routes) {
+      const operation = committed.paths[route.path][route.method.toLowerCase()] as Operation;
+      expect(operation.operationId).toBe(route.operationId);
+    }
+    for (const id of ['listPets', 'createPet', 'getPet']) expect(operationOf(id).tags).toEqual(['animals']);
+  });
+
+  it("lists listPets' query parameters, the model's own keys, with their constraints", () => {
+    const names = operationOf('listPets').parameters?.map((parameter) => parameter.$ref.split('/').at(-1));
+    expect(names).toEqual(Object.keys(ListPetsQuery.shape));
+    expect(committed.components.parameters.limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    expect(committed.components.parameters.cursor.schema).toEqual({ type: 'string', minLength: 1, maxLength: 512 });
+    expect(committed.components.parameters.petId).toMatchObject({ in: 'path', required: true, schema: { minimum: 1, maximum: 9007199254740991 } });
+  });
+
+  it('documents every status each operation can give, with its decided codes and an example of each', () => {
+    const statuses = (id: string) => Object.keys(operationOf(id).responses).map(Number).sort();
+    expect(statuses('listPets')).toEqual([200, 400, 401, 413, 429, 500, 503]);
+    expect(statuses('createPet')).toEqual([201, 400, 401, 413, 429, 500, 503]);
+    expect(statuses('getPet')).toEqual([200, 400, 401, 404, 410, 413, 429, 500, 503]);
+    expect(statuses('listStoreOrders')).toEqual([400, 401, 413, 429, 500, 501, 503]);
+    expect(errorCodes(operationOf('createPet'), 400).sort()).toEqual(['invalid_json', 'unsupported_media_type', 'validation_failed']);
+    expect(errorCodes(operationOf('listPets'), 400).sort()).toEqual(['invalid_cursor', 'validation_failed']);
+    const examples = operationOf('createPet').responses['400']?.content?.['application/json'].examples as Record<string, { value: object }>;
+    expect(examples.invalid_json?.value).toEqual({ code: 'invalid_json', message: errorCatalogue.invalid_json.message, status: 400 });
+    expect(committed.components.schemas.Error.properties.code.enum).toEqual(Object.keys(errorCatalogue));
+  });
+
+  it('documents the response headers', () => {
+    const header = (id: string, status: number, name: string) => operationOf(id).responses[String(status)]?.headers?.[name];
+    expect(header('createPet', 201, 'Location')).toMatchObject({ required: true });
+    expect(header('listPets', 200, 'Link')).toBeDefined();
+    expect(header('listPets', 200, 'X-Request-Id')).toMatchObject({ required: true });
+    expect(header('getPet', 200, 'Deprecation')).toMatchObject({ required: true });
+    expect(header('getPet', 200, 'Sunset')).toMatchObject({ required: true });
+    expect(header('listPets', 401, 'WWW-Authenticate')).toMatchObject({ required: true });
+    expect(header('listPets', 429, 'Retry-After')).toMatchObject({ required: true });
+    expect(header('listPets', 503, 'Retry-After')).toMatchObject({ required: true });
+    expect(header('listPets', 401, 'x-amzn-RequestId')).toMatchObject({ required: true });
+  });
+
+  it('marks getPet deprecated, with its sunset, and GET /store/orders as 501', () => {
+    expect(operationOf('getPet')).toMatchObject({ deprecated: true, 'x-sunset': '2030-12-05T00:00:00.000Z' });
+    expect(errorCodes(operationOf('listStoreOrders'), 501)).toEqual(['not_implemented']);
+  });
+
+  it('takes its schemas from the zod models', () => {
+    const document = buildOpenApiDocument();
+    expect(document.components.schemas.NewPet).toMatchObject({ additionalProperties: false, required: ['name', 'categoryId'] });
+    expect(document.components.schemas.Pet).toMatchObject({ required: ['id', 'name', 'categoryId', 'status'] });
+    expect(document.components.schemas.NewPet).toMatchObject({ properties: { name: { maxLength: 256 } } });
+  });
+});

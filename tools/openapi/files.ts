@@ -1,0 +1,15 @@
+/** The generated files and their contents: the document, and the types a typed client uses. */
+import openapiTS, { astToString } from 'openapi-typescript';
+import { buildOpenApiDocument } from './document';
+
+export const OPENAPI_PATH = 'openapi.json';
+export const CLIENT_TYPES_PATH = 'test/support/openapi-types.ts';
+
+export const generatedFiles = async (): Promise<Array<{ path: string; contents: string }>> => {
+  const document = buildOpenApiDocument();
+  const types = astToString(await openapiTS(JSON.parse(JSON.stringify(document))));
+  return [
+    { path: OPENAPI_PATH, contents: `${JSON.stringify(document, null, 2)}\n` },
+    { path: CLIENT_TYPES_PATH, contents: `// Generated from openapi.json by \`npm run openapi\`. Do not edit.\n${types}` },
+  ];
+};
