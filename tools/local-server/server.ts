@@ -18,6 +18,7 @@ import { apiKeysTableName, petsTableName } from '../../shared/config';
 import type { Clock } from '../../shared/http/http-api';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
 import { routes } from '../../shared/routes';
+import { createDocumentation } from './docs';
 import { createGateway, GATEWAY_MAX_BODY_BYTES, type GatewayOptions, type ProxyHandler } from './gateway';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 
@@ -72,7 +73,14 @@ export const startLocalServer = async ({
     now,
   });
 
+  const documentation = createDocumentation();
+
   const server = createServer(async (req, res) => {
+    const page = documentation(req.method ?? 'GET', req.url ?? '/');
+    if (page) {
+      res.writeHead(page.statusCode, page.headers);
+      return void res.end(page.body);
+    }
     const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
     let result: APIGatewayProxyResult;
     try {
