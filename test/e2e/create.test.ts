@@ -1,7 +1,7 @@
 /** POST /pets over HTTP: the 201, every way a body can be refused, and concurrent creates. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../shared/http/json-body';
-import { expectCommonHeaders, expectError, inParallel, postPet, startLocalApi, walkPages, type LocalApi } from '../support/local-api';
+import { expectCommonHeaders, expectError, inParallel, postJson, postPet, startLocalApi, walkPages, type LocalApi } from '../support/local-api';
 
 let api: LocalApi;
 beforeAll(async () => {
@@ -85,7 +85,7 @@ describe('POST /pets', () => {
     [{ name: 'Rex', categoryId: 1, id: 5 }, 'id'],
     [{ name: 'Rex', categoryId: 1, colour: 'red' }, 'colour'],
   ])('refuses %j with 400 validation_failed naming %s', async (pet, field) => {
-    const body = await expectError(await postPet(api, pet), 400, 'validation_failed');
+    const body = await expectError(await postJson(api, pet), 400, 'validation_failed');
     expect(body.message).toContain(`'${field}'`);
   });
 
@@ -106,8 +106,8 @@ describe('POST /pets', () => {
 
   it('writes nothing for a refused request', async () => {
     const before = await countPets();
-    await postPet(api, { name: 'Rex', categoryId: 1, id: 99 });
-    await postPet(api, { name: 'Rex', categoryId: 'one' });
+    await postJson(api, { name: 'Rex', categoryId: 1, id: 99 });
+    await postJson(api, { name: 'Rex', categoryId: 'one' });
     await post('{"name":"Rex","categoryId":1}', { 'Content-Type': 'text/plain' });
     await post('{"name":');
     expect(await countPets()).toBe(before);

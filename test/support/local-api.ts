@@ -1,16 +1,23 @@
 /** A local server on fresh tables, with a registered key, for end-to-end tests over HTTP. */
+import createClient, { type Client } from 'openapi-fetch';
 import { expect, inject } from 'vitest';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { startLocalServer, type LocalServerOptions } from '../../tools/local-server/server';
+import type { components, paths } from './openapi-types';
 import { createTestTables } from './tables';
+
+/** A body of POST /pets, typed from openapi.json. */
+export type NewPetBody = components['schemas']['NewPet'];
 
 export interface LocalApi {
   readonly url: string;
   readonly key: string;
   readonly keys: ApiKeysRepository;
   readonly tables: { readonly pets: string; readonly apiKeys: string };
+  /** A client typed from openapi.json (openapi-fetch), sending the key. */
+  readonly client: Client<paths>;
   /** fetch below the base URL, with the key unless `auth: false` or other headers are given. */
   call(path: string, init?: RequestInit & { auth?: boolean }): Promise<Response>;
   close(): Promise<void>;
@@ -39,7 +46,8 @@ export const startLocalApi = async (options: LocalApiOptions = {}): Promise<Loca
       ...init,
       headers: { ...(auth ? { Authorization: `Bearer ${key}` } : {}), ...(headers as Record<string, string>) },
     });
-  return { url: server.url, key, keys, tables: { pets: tables.pets, apiKeys: tables.apiKeys }, call, close: server.close };
+  const client = createClient<paths>({ baseUrl: server.url, headers: { Authorization: `Bearer ${key}` } });
+  return { url: server.url, key, keys, tables: { pets: tables.pets, apiKeys: tables.apiKeys }, client, call, close: server.close };
 };
 
 /** A second server with the same keys whose pets table does not exist: every pet operation fails unexpectedly. */
@@ -51,8 +59,23 @@ export const startServerWithMissingPetsTable = (api: LocalApi, petsTable: string
     apiKeysTable: api.tables.apiKeys,
   });
 
-export const postPet = (api: LocalApi, pet: unknown) =>
-  api.call('/pets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(pet) });
+/** POST /pets through the typed client; the test gets the answer unread (the client reads a copy). */
+export const postPet = async (api: LocalApi, pet: NewPetBody): Promise<Response> => {
+  let answer: Response | undefined;
+  await api.client.POST('/pets', {
+    body: pet,
+    fetch: async (request: Request) => {
+      answer = await fetch(request);
+      return answer.clone();
+    },
+  });
+  if (!answer) throw new Error('the client sent nothing');
+  return answer;
+};
+
+/** POST /pets with any JSON at all, for the bodies the API must refuse. */
+export const postJson = (api: LocalApi, body: unknown) =>
+  api.call('/pets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
 /** Checks the Error shape whole (code, status equal to the HTTP status, a message, JSON) and returns the body. */
 export const expectError = async (response: Response, status: number, code: string) => {

@@ -79,7 +79,7 @@ export interface components {
              * @default available
              * @enum {string}
              */
-            status: "available" | "pending" | "sold";
+            status?: "available" | "pending" | "sold";
         };
         /** @enum {string} */
         PetStatus: "available" | "pending" | "sold";
