@@ -124,6 +124,7 @@ const main = async () => {
         `Pet store API: ${server.url}`,
         `DynamoDB:      ${endpoint}${database ? ` (DynamoDB Local, ${values.persist ? `data in ${values.persist}` : 'in memory'})` : ''}`,
         `API key:       ${apiKey}   (id ${record.keyId}; shown once, stored as a hash)`,
+        `Docs:          ${server.url}/docs   (OpenAPI: ${server.url}/openapi.json)`,
         '',
         'Try it:',
         `  curl -i -H "Authorization: Bearer ${apiKey}" ${server.url}/pets`,
