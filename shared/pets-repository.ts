@@ -4,6 +4,7 @@
  * a status filter is a Query on the status index, the unfiltered listing a Scan with a Limit.
  * Neither ever reads the whole table.
  */
+import { randomUUID } from 'node:crypto';
 import {
   GetCommand,
   paginateQuery,
@@ -43,18 +44,20 @@ export interface PetsRepositoryOptions {
   readonly newId?: IdGenerator;
   /** Conditional writes tried before giving up on finding a free id. */
   readonly maxIdAttempts?: number;
+  /** Marks each write, so that a write the SDK retried can recognise itself. */
+  readonly newWriteId?: () => string;
 }
 
 /** Gives up on a create after this many id collisions in a row (practically never more than one). */
 export const MAX_ID_ATTEMPTS = 5;
 
-// Only the Pet fields are read back; other stored attributes (createdAt) stay in the table.
+// Only the Pet fields are read back; other stored attributes (createdAt, writeId) stay in the table.
 const PET_PROJECTION = {
   ProjectionExpression: '#id, #name, categoryId, #status',
   ExpressionAttributeNames: { '#id': 'id', '#name': 'name', '#status': 'status' },
 };
 
-const isConditionFailure = (error: unknown): boolean =>
+const isConditionFailure = (error: unknown): error is Error & { Item?: Record<string, { S?: string }> } =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 const toPet = (item: Record<string, unknown>): Pet => ({
@@ -69,25 +72,31 @@ export const petsRepository = ({
   tableName = petsTableName(),
   newId = () => newPetId(),
   maxIdAttempts = MAX_ID_ATTEMPTS,
+  newWriteId = () => randomUUID(),
 }: PetsRepositoryOptions = {}): PetsRepository => {
   const create = async (newPet: NewPet): Promise<Pet> => {
     for (let attempt = 1; ; attempt += 1) {
       const pet: Pet = { id: newId(), name: newPet.name, categoryId: newPet.categoryId, status: newPet.status };
+      const writeId = newWriteId();
       try {
         await callDatabase(() =>
           client.send(
             new PutCommand({
               TableName: tableName,
-              Item: { ...pet, createdAt: new Date().toISOString() },
+              Item: { ...pet, createdAt: new Date().toISOString(), writeId },
               ConditionExpression: 'attribute_not_exists(#id)',
               ExpressionAttributeNames: { '#id': 'id' },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             }),
           ),
         );
         return pet;
       } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        // The SDK retried a write whose answer was lost, and finds the item that write stored: done.
+        if (error.Item?.writeId?.S === writeId) return pet;
         // Another pet holds this id: draw again. Nothing was written.
-        if (!isConditionFailure(error) || attempt >= maxIdAttempts) throw error;
+        if (attempt >= maxIdAttempts) throw error;
       }
     }
   };

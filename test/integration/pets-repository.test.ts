@@ -43,10 +43,14 @@ describe('create and get', () => {
     expect(await pets.get(created.id)).toEqual(created);
   });
 
-  it('stores a creation time but reads back only the Pet fields', async () => {
+  it('stores a creation time and a write id, but reads back only the Pet fields', async () => {
     const created = await pets.create(newPet('Tom'));
     const { Item } = await tables.client.send(new GetCommand({ TableName: tables.pets, Key: { id: created.id } }));
-    expect(Item).toEqual({ ...created, createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/) });
+    expect(Item).toEqual({
+      ...created,
+      createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/),
+      writeId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     const read = await pets.get(created.id);
     expect(read).toEqual(created);
     expect(Object.keys(read ?? {}).sort()).toEqual(['categoryId', 'id', 'name', 'status']);
@@ -189,6 +193,27 @@ describe('id collisions', () => {
     expect(created).toEqual({ id: fresh, name: 'Newcomer', categoryId: 7, status: 'available' });
     expect(await pets.get(fresh)).toEqual(created);
     expect(await pets.get(existing.id)).toEqual(existing);
+  });
+
+  it('recognises its own earlier write when the SDK retried one whose answer was lost, and stores one pet', async () => {
+    // The first attempt of this write reached DynamoDB, but its answer did not come back; the SDK
+    // sent it again, and the retry finds the id taken by that very write.
+    const pets = petsRepository({ client: tables.client, tableName: tables.pets, newId: () => 4242, newWriteId: () => 'write-1' });
+    await pets.create(newPet('Retried', 'pending'));
+    const before = await count();
+    let drawn = 0;
+    const retried = petsRepository({
+      client: tables.client,
+      tableName: tables.pets,
+      newId: () => (drawn++ === 0 ? 4242 : 4343),
+      newWriteId: () => 'write-1',
+    });
+
+    const created = await retried.create(newPet('Retried', 'pending'));
+
+    expect(created.id).toBe(4242);
+    expect(drawn).toBe(1);
+    expect(await count()).toBe(before);
   });
 
   it(`gives up after ${MAX_ID_ATTEMPTS} collisions in a row and writes nothing`, async () => {
