@@ -7,7 +7,7 @@ import { z } from 'zod';
 
 /** Largest integer a JSON client can hold exactly (2^53 − 1). Ids and categoryIds stay below it. */
 export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER;
-/** Documented maximum length of a pet's name, in UTF-16 code units (what JSON strings count). */
+/** Documented maximum length of a pet's name, in Unicode code points (as zod and JSON Schema's maxLength count). */
 export const PET_NAME_MAX_LENGTH = 256;
 /** Page size bounds of `GET /pets`, from the interface. */
 export const LIST_LIMIT = { min: 1, max: 100, default: 20 } as const;

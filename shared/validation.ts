@@ -1,5 +1,6 @@
 /** Parsing untrusted input with zod, turning failures into 400s that name the offending part. */
 import type { z } from 'zod';
+import { API_KEY_PREFIX } from './api-keys';
 import { ApiError } from './errors';
 
 export type InputLocation = 'body' | 'query' | 'path';
@@ -30,7 +31,7 @@ export const describeIssue = (
   if (!issue) return `Invalid ${location}.`;
   const name = issue.path.map(String).join('.');
   if (issue.code === 'unrecognized_keys') {
-    return `Unknown ${noun[location]} '${issue.keys[0]}'${location === 'body' ? ' in the request body' : ''}.`;
+    return `Unknown ${noun[location]} '${shownName(issue.keys[0] ?? '')}'${location === 'body' ? ' in the request body' : ''}.`;
   }
   if (name === '') {
     return location === 'body' ? 'The request body must be a JSON object.' : `Invalid ${location}.`;
@@ -46,3 +47,10 @@ const valueAt = (input: unknown, path: readonly PropertyKey[]): unknown =>
     (value, key) => (value !== null && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[key] : undefined),
     input,
   );
+
+/** How much of a client's unknown name a message repeats: never an API key sent by mistake, never a page of text. */
+const SHOWN_NAME_MAX_LENGTH = 64;
+export const shownName = (name: string): string => {
+  if (name.includes(API_KEY_PREFIX)) return `${name.slice(0, name.indexOf(API_KEY_PREFIX))}${API_KEY_PREFIX}…`;
+  return name.length > SHOWN_NAME_MAX_LENGTH ? `${name.slice(0, SHOWN_NAME_MAX_LENGTH)}…` : name;
+};

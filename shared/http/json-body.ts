@@ -22,13 +22,25 @@ export const bodyLimit = (maxBytes: number = MAX_BODY_BYTES): Middleware => ({
 });
 
 /**
- * Prepares what middy's parser reads: media types are case-insensitive (RFC 9110), its check is
- * not; and API Gateway sends an empty body as null, which JSON.parse would accept as a value.
+ * `Content-Type` as middy's check expects it. RFC 9110 allows media types in any case, and
+ * spaces around the `;` before parameters (even an empty parameter list); its check allows neither.
+ */
+export const normalizeMediaType = (contentType: string): string =>
+  contentType
+    .toLowerCase()
+    .split(';')
+    .map((part) => part.trim())
+    .filter((part, index) => index === 0 || part !== '')
+    .join('; ');
+
+/**
+ * Prepares what middy's parser reads: the media type normalised, and no body for an empty one
+ * (API Gateway sends an empty body as null, which JSON.parse would accept as a value).
  */
 const parserInput = (): Middleware => ({
   before: async ({ event }) => {
     const contentType = event.headers?.['content-type'];
-    if (contentType) event.headers['content-type'] = contentType.toLowerCase();
+    if (contentType) event.headers['content-type'] = normalizeMediaType(contentType);
     if (event.body === null || event.body === '') (event as { body?: string | null }).body = undefined;
   },
 });

@@ -8,7 +8,8 @@ import { BASE_PATH } from '../routes';
  * `queryStringParameters`, so repeats are found in the multi-value map and refused.
  */
 export const queryOf = (event: Pick<APIGatewayProxyEvent, 'multiValueQueryStringParameters'>): Record<string, string> => {
-  const query: Record<string, string> = {};
+  // No prototype: `__proto__` is a parameter name like any other, and so refused as unknown.
+  const query: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
     if (!values) continue;
     if (values.length > 1) {

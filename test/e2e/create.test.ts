@@ -36,8 +36,8 @@ describe('POST /pets', () => {
     expect(((await response.json()) as { status: string }).status).toBe('sold');
   });
 
-  it.each(['Application/JSON', 'application/vnd.petstore+json', 'APPLICATION/JSON; CHARSET=UTF-8'])(
-    'accepts the JSON media type written %s (media types are case-insensitive)',
+  it.each(['Application/JSON', 'application/vnd.petstore+json', 'APPLICATION/JSON; CHARSET=UTF-8', 'application/json ; charset=utf-8', 'application/json;'])(
+    'accepts the JSON media type written %s (any case, spaces around the parameters, RFC 9110)',
     async (contentType) => {
       expect((await post(JSON.stringify({ name: 'Tom', categoryId: 2 }), { 'Content-Type': contentType })).status).toBe(201);
     },

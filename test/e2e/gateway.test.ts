@@ -8,6 +8,7 @@ import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import {
   expectCommonHeaders,
   expectError,
+  postJson,
   postPet,
   startLocalApi,
   startServerWithMissingPetsTable,
@@ -68,6 +69,7 @@ describe('requests that are not quite HTTP', () => {
     expect(response).toMatch(/content-type: application\/json/i);
     const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as unknown;
     expect(body).toEqual({ code: 'validation_failed', message: expect.any(String), status: 400 });
+    expect(response).toMatch(/x-amzn-requestid: [0-9a-f-]{36}/i);
   });
 });
 
@@ -165,6 +167,28 @@ describe('unexpected faults', () => {
       await expectError(response, 500, 'internal_error');
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('names that objects already have', () => {
+  it.each(['constructor', 'toString', 'hasOwnProperty', '__proto__'])('refuses the query parameter %s as unknown', async (name) => {
+    const body = await expectError(await api.call(`/pets?${name}=1`), 400, 'validation_failed');
+    expect(body.message).toBe(`Unknown query parameter '${name}'.`);
+  });
+
+  it.each(['constructor', 'toString', 'hasOwnProperty'])('ignores a header named %s', async (name) => {
+    const response = await api.call('/pets', { headers: { Authorization: `Bearer ${api.key}`, [name]: '' } });
+    expect(response.status).toBe(200);
+  });
+});
+
+describe('an API key sent where a name goes', () => {
+  it('is never repeated in the message', async () => {
+    for (const response of [await api.call(`/pets?${api.key}=1`), await postJson(api, { [api.key]: 1, name: 'Rex', categoryId: 1 })]) {
+      const body = await expectError(response, 400, 'validation_failed');
+      expect(body.message).not.toContain(api.key);
+      expect(body.message).toContain("'petstore_…'");
     }
   });
 });

@@ -3,6 +3,7 @@ import middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { normalizeMediaType } from '../../shared/http/json-body';
 import { z } from 'zod';
 import { DatabaseUnavailable } from '../../shared/dynamodb';
 import { ApiError } from '../../shared/errors';
@@ -134,5 +135,17 @@ describe('errorFormatter', () => {
     );
     expect(response?.statusCode).toBe(400);
     expect(JSON.parse(response?.body ?? '')).toMatchObject({ code: 'invalid_json', status: 400 });
+  });
+});
+
+describe('media types', () => {
+  it.each([
+    ['application/json ; charset=utf-8', 'application/json; charset=utf-8'],
+    ['application/json;', 'application/json'],
+    ['Application/JSON;Charset=UTF-8', 'application/json; charset=utf-8'],
+    ['application/problem+json', 'application/problem+json'],
+    ['text/plain', 'text/plain'],
+  ])('normalises %j to %j before the JSON parser checks it', (sent, seen) => {
+    expect(normalizeMediaType(sent)).toBe(seen);
   });
 });

@@ -1,5 +1,6 @@
 /** parseInput and describeIssue: one 400 sentence that names the offending field or parameter. */
 import { describe, expect, it } from 'vitest';
+import { shownName } from '../../shared/validation';
 import { z } from 'zod';
 import { ApiError } from '../../shared/errors';
 import { describeIssue, parseInput, type InputLocation } from '../../shared/validation';
@@ -91,4 +92,13 @@ describe('parseInput', () => {
       expect((thrown as ApiError).message).toMatch(/'size': must be a number\.$/);
     },
   );
+});
+
+describe('names repeated in messages', () => {
+  it('never repeats an API key sent as a name, and cuts long names short', () => {
+    expect(shownName('petstore_Ul2NX1j_i5YhNlhrw0p8r-JHbfuBKL1cSeVVlGi2Jbg')).toBe('petstore_…');
+    expect(shownName('x-petstore_secret')).toBe('x-petstore_…');
+    expect(shownName('a'.repeat(100))).toBe(`${'a'.repeat(64)}…`);
+    expect(shownName('extra')).toBe('extra');
+  });
 });

@@ -107,11 +107,9 @@ export const createGateway = ({
     return policyAllows(result.result.policyDocument, methodArn) ? result.result : 'ACCESS_DENIED';
   };
 
-  /** Like API Gateway, every answer carries the request id as `x-amzn-RequestId`. */
   return async (request: GatewayRequest): Promise<APIGatewayProxyResult> => {
     const requestId = randomUUID();
-    const response = await answer(request, requestId);
-    return { ...response, headers: { ...response.headers, [GATEWAY_REQUEST_ID_HEADER]: requestId } };
+    return withGatewayRequestId(await answer(request, requestId), requestId);
   };
 
   async function answer(request: GatewayRequest, requestId: string): Promise<APIGatewayProxyResult> {
@@ -141,6 +139,12 @@ export const createGateway = ({
   }
 };
 
+/** Like API Gateway, every answer carries the request id as `x-amzn-RequestId`. */
+export const withGatewayRequestId = (response: APIGatewayProxyResult, requestId: string): APIGatewayProxyResult => ({
+  ...response,
+  headers: { ...response.headers, [GATEWAY_REQUEST_ID_HEADER]: requestId },
+});
+
 /** The request target as a URL, its path kept as sent (`//x/v1/pets` is a path, not a host). */
 const parseRequestTarget = (target: string): URL | undefined => {
   try {
@@ -151,8 +155,9 @@ const parseRequestTarget = (target: string): URL | undefined => {
 };
 
 const multiValue = (pairs: Iterable<readonly [string, string]>) => {
-  const single: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
+  // No prototype: a parameter or header named `constructor` or `__proto__` is just a name.
+  const single: Record<string, string> = Object.create(null) as Record<string, string>;
+  const multi: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   for (const [name, value] of pairs) {
     single[name] = value; // like API Gateway: the last value wins in the single-value map
     (multi[name] ??= []).push(value);

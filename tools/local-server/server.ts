@@ -19,7 +19,7 @@ import type { Clock } from '../../shared/http/http-api';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
 import { routes } from '../../shared/routes';
 import { createDocumentation } from './docs';
-import { createGateway, GATEWAY_MAX_BODY_BYTES, type GatewayOptions, type ProxyHandler } from './gateway';
+import { createGateway, GATEWAY_MAX_BODY_BYTES, withGatewayRequestId, type GatewayOptions, type ProxyHandler } from './gateway';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -87,9 +87,10 @@ export const startLocalServer = async ({
       const body = await readBody(req);
       result = await gateway({ method: req.method ?? 'GET', url: req.url ?? '/', headers: headerPairs(req.rawHeaders), body, sourceIp });
     } catch (error) {
-      if (req.destroyed) return void res.destroy(); // the client went away mid-request
+      if (req.socket.destroyed) return void res.destroy(); // the client went away mid-request
       logger.error('local server', safeErrorFields(error));
-      result = withCommonHeaders(errorResponse('internal_error'), randomUUID());
+      const requestId = randomUUID();
+      result = withGatewayRequestId(withCommonHeaders(errorResponse('internal_error'), requestId), requestId);
     }
     res.writeHead(result.statusCode, Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name, String(value)])));
     res.end(result.body);
@@ -97,7 +98,9 @@ export const startLocalServer = async ({
   // Requests Node cannot parse as HTTP still get an answer in the Error shape.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-    const { statusCode, headers, body } = withCommonHeaders(errorResponse('validation_failed', 'The request is not valid HTTP.'), randomUUID());
+    const requestId = randomUUID();
+    const answer = withCommonHeaders(errorResponse('validation_failed', 'The request is not valid HTTP.'), requestId);
+    const { statusCode, headers, body } = withGatewayRequestId(answer, requestId);
     const head = Object.entries({ ...headers, 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
       .map(([name, value]) => `${name}: ${value}`)
       .join('\r\n');
