@@ -107,6 +107,10 @@ export const matchRoute = (method: string, path: string): RouteMatch | undefined
   return undefined;
 };
 
+/** The path below the base path (`/v1/pets` → `/pets`), or undefined for a path outside it. */
+export const pathBelowBase = (pathname: string): string | undefined =>
+  pathname.startsWith(`${BASE_PATH}/`) ? pathname.slice(BASE_PATH.length) : undefined;
+
 const safeDecode = (segment: string): string => {
   try {
     return decodeURIComponent(segment);

@@ -8,7 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { projectRoot } from '../../infra/project';
-import { BASE_PATH, matchRoute } from '../../shared/routes';
+import { BASE_PATH, matchRoute, pathBelowBase } from '../../shared/routes';
 
 interface HeaderObject {
   readonly required?: boolean;
@@ -43,6 +43,15 @@ const validatorAt = (path: string) => {
 /** Paths the local server serves besides the API: the document itself and its reference page. */
 const isDocumentation = (path: string) => path === `${BASE_PATH}/openapi.json` || path === `${BASE_PATH}/docs` || path.startsWith(`${BASE_PATH}/docs/`);
 
+const NOT_JSON = Symbol('not JSON');
+const parseJson = (body: string): unknown => {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return NOT_JSON;
+  }
+};
+
 export interface Described {
   readonly method: string;
   readonly url: URL;
@@ -54,7 +63,7 @@ export interface Described {
 /** The problems with an answer, as sentences; empty when the document describes it. */
 export const contractViolations = ({ method, url, status, headers, body }: Described): string[] => {
   if (isDocumentation(url.pathname)) return [];
-  const subPath = url.pathname.startsWith(`${BASE_PATH}/`) ? url.pathname.slice(BASE_PATH.length) : undefined;
+  const subPath = pathBelowBase(url.pathname);
   const match = subPath === undefined ? undefined : matchRoute(method, subPath);
   const problems: string[] = [];
   const where = `${method} ${url.pathname}${url.search} → ${status}`;
@@ -62,9 +71,11 @@ export const contractViolations = ({ method, url, status, headers, body }: Descr
   if (!match) {
     // Not an operation: the document says such requests are answered 404 not_found.
     if (status !== 404) problems.push(`${where}: a path or method the API does not have must answer 404`);
-    if (method !== 'HEAD' && !validatorAt(pointer('components', 'schemas', 'Error'))(JSON.parse(body || 'null'))) {
+    if (method === 'HEAD') return problems; // no body to check
+    const parsed = parseJson(body);
+    if (!validatorAt(pointer('components', 'schemas', 'Error'))(parsed)) {
       problems.push(`${where}: the body is not the Error shape`);
-    } else if (method !== 'HEAD' && (JSON.parse(body) as { code?: string }).code !== 'not_found') {
+    } else if ((parsed as { code: string }).code !== 'not_found') {
       problems.push(`${where}: an unknown route must answer code not_found`);
     }
     return problems;
@@ -92,12 +103,8 @@ export const contractViolations = ({ method, url, status, headers, body }: Descr
 
   if (response.content) {
     if (headers.get('content-type') !== 'application/json') problems.push(`${where}: Content-Type is not application/json`);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body);
-    } catch {
-      return [...problems, `${where}: the body is not JSON`];
-    }
+    const parsed = parseJson(body);
+    if (parsed === NOT_JSON) return [...problems, `${where}: the body is not JSON`];
     const validate = validatorAt(pointer(...operationPath, 'responses', String(status), 'content', 'application/json', 'schema'));
     if (!validate(parsed)) {
       problems.push(`${where}: the body does not match the documented schema: ${ajv.errorsText(validate.errors)} in ${body.slice(0, 300)}`);

@@ -70,9 +70,12 @@ const buildAnswers = (): Map<string, StaticAnswer> => {
   ]);
 };
 
+// Built on first use and shared: every local server in a process serves the same bytes.
+let answersOnce: Map<string, StaticAnswer> | undefined;
+
 /** Serves GET requests for the documentation; everything else is the API's (undefined). */
 export const createDocumentation = () => {
-  const answers = buildAnswers();
+  const answers = (answersOnce ??= buildAnswers());
   return (method: string, target: string): StaticAnswer | undefined => {
     if (method !== 'GET') return undefined;
     return answers.get(target.split('?')[0] ?? '');

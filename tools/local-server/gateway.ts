@@ -18,7 +18,7 @@ import { AUTHORIZER_REFUSAL, policyAllows } from '../../shared/auth-policy';
 import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER, type GatewayResponseType } from '../../shared/gateway-responses';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { logger } from '../../shared/logger';
-import { BASE_PATH, matchRoute, STAGE_NAME, type RouteMatch } from '../../shared/routes';
+import { BASE_PATH, matchRoute, pathBelowBase, STAGE_NAME, type RouteMatch } from '../../shared/routes';
 import { FUNCTION_TIMEOUT_SECONDS } from '../../shared/stack';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -114,7 +114,7 @@ export const createGateway = ({
 
   async function answer(request: GatewayRequest, requestId: string): Promise<APIGatewayProxyResult> {
     const url = parseRequestTarget(request.url);
-    const subPath = url?.pathname.startsWith(`${BASE_PATH}/`) ? url.pathname.slice(BASE_PATH.length) : undefined;
+    const subPath = url === undefined ? undefined : pathBelowBase(url.pathname);
     const match = subPath === undefined ? undefined : matchRoute(request.method, subPath);
     if (!url || !match || subPath === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId);
     if (!takeToken()) return gatewayResponse('THROTTLED', requestId);
