@@ -1,52 +1,187 @@
 /**
- * A TCP proxy in front of DynamoDB Local that a test controls: it passes traffic through, drops
- * every connection, or accepts connections and never answers, so the database can "go down",
- * "hang" and "come back" mid-test.
+ * An HTTP proxy in front of DynamoDB Local that a test controls. It reads each call's operation
+ * (the `X-Amz-Target` header) and table (`TableName` in the body), and answers it with a fault
+ * or passes it through:
+ *
+ * - `throttle`: HTTP 400 `ProvisionedThroughputExceededException` (or `ThrottlingException`), as
+ *   DynamoDB sends it;
+ * - `internal-error`: HTTP 500 `InternalServerError`;
+ * - `hang`: reads the request and never answers;
+ * - `drop`: closes the connection without forwarding;
+ * - `lose-answer`: forwards the call, lets DynamoDB apply it, then closes the connection instead
+ *   of answering (the write happened; the client cannot know).
+ *
+ * Faults last for the next N matching calls or until `recover()`; a `plan` can decide call by
+ * call (seeded schedules). The proxy counts the calls it saw, so tests can assert retries.
  */
 import { once } from 'node:events';
-import { connect, createServer, type Socket } from 'node:net';
+import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
-export type FaultMode = 'pass' | 'drop' | 'hang';
+export type Fault = 'pass' | 'throttle' | 'internal-error' | 'hang' | 'drop' | 'lose-answer';
+
+/** DynamoDB operations by the name in `X-Amz-Target` without its `DynamoDB_20120810.` prefix. */
+export type Operation = 'GetItem' | 'PutItem' | 'Query' | 'Scan' | (string & {});
+
+export interface Selector {
+  readonly operation?: Operation;
+  readonly table?: string;
+}
+
+export interface FaultRule extends Selector {
+  readonly fault: Fault;
+  /** The next this many matching calls; until `recover()` when absent. */
+  readonly times?: number;
+  /** Which throttling error a `throttle` answers with. */
+  readonly throttleError?: 'ProvisionedThroughputExceededException' | 'ThrottlingException';
+}
+
+export interface ProxiedCall {
+  readonly operation: Operation;
+  readonly table: string | undefined;
+  /** The request body, parsed. */
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+/** Decides a call's fault; `undefined` leaves it to the rules. */
+export type FaultPlan = (call: ProxiedCall) => Fault | undefined;
 
 export interface FaultProxy {
   readonly endpoint: string;
-  setMode(mode: FaultMode): void;
+  /** Adds a fault; the first rule that matches a call, in the order added, decides it. */
+  inject(rule: FaultRule): void;
+  /** Decides every call with `plan` first (until `recover()`). */
+  plan(plan: FaultPlan): void;
+  /** Back to passing every call through. */
+  recover(): void;
+  /** The calls seen (faulted or not) that match the selector. */
+  calls(selector?: Selector): number;
+  resetCalls(): void;
   close(): Promise<void>;
 }
 
-export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
-  const { hostname, port } = new URL(target);
-  let mode: FaultMode = 'pass';
-  const sockets = new Set<Socket>();
-  const track = (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-  };
-  const server = createServer((client) => {
-    track(client);
-    if (mode === 'drop') return void client.destroy();
-    if (mode === 'hang') return void client.resume(); // read the request, never answer
-    const upstream = connect(Number(port), hostname);
-    track(upstream);
-    client.pipe(upstream).pipe(client);
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+const TARGET_PREFIX = 'DynamoDB_20120810.';
+const ERROR_NAMESPACE = 'com.amazonaws.dynamodb.v20120810#';
+
+const matches = (selector: Selector, call: ProxiedCall) =>
+  (selector.operation === undefined || selector.operation === call.operation) &&
+  (selector.table === undefined || selector.table === call.table);
+
+const readAll = async (stream: IncomingMessage): Promise<Buffer> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+};
+
+const parseBody = (raw: Buffer): Record<string, unknown> => {
+  try {
+    const parsed: unknown = JSON.parse(raw.toString('utf8'));
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+};
+
+/** An error answer in DynamoDB's wire format (awsJson1_0). */
+const answerError = (res: ServerResponse, status: number, type: string, message: string) => {
+  const body = JSON.stringify({ __type: `${ERROR_NAMESPACE}${type}`, message });
+  res.writeHead(status, {
+    'Content-Type': 'application/x-amz-json-1.0',
+    'Content-Length': Buffer.byteLength(body),
+    'x-amzn-ErrorType': type,
+    'x-amzn-RequestId': `fault-proxy-${Date.now()}`,
   });
+  res.end(body);
+};
+
+export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
+  const upstream = new URL(target);
+  const agent = new Agent({ keepAlive: true });
+  let rules: Array<FaultRule & { remaining: number }> = [];
+  let currentPlan: FaultPlan | undefined;
+  let seen: ProxiedCall[] = [];
+
+  const decide = (call: ProxiedCall): { fault: Fault; rule?: FaultRule } => {
+    const planned = currentPlan?.(call);
+    if (planned !== undefined) return { fault: planned };
+    const rule = rules.find((candidate) => candidate.remaining > 0 && matches(candidate, call));
+    if (!rule) return { fault: 'pass' };
+    rule.remaining -= 1;
+    return { fault: rule.fault, rule };
+  };
+
+  const forward = (req: IncomingMessage, body: Buffer) =>
+    new Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }>((resolve, reject) => {
+      const outgoing = request(
+        { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent },
+        (answer) => {
+          readAll(answer).then((answerBody) => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: answerBody }), reject);
+        },
+      );
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    });
+
+  const server = createServer(async (req, res) => {
+    const raw = await readAll(req);
+    const target = String(req.headers['x-amz-target'] ?? '');
+    const body = parseBody(raw);
+    const call: ProxiedCall = {
+      operation: target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : target,
+      table: typeof body.TableName === 'string' ? body.TableName : undefined,
+      body,
+    };
+    seen.push(call);
+    const { fault, rule } = decide(call);
+    switch (fault) {
+      case 'throttle': {
+        const type = rule?.throttleError ?? 'ProvisionedThroughputExceededException';
+        return answerError(res, 400, type, 'The level of configured provisioned throughput for the table was exceeded.');
+      }
+      case 'internal-error':
+        return answerError(res, 500, 'InternalServerError', 'Internal server error');
+      case 'hang':
+        return; // the request was read; no answer ever comes
+      case 'drop':
+        return void req.socket.destroy();
+      case 'pass':
+      case 'lose-answer': {
+        try {
+          const answer = await forward(req, raw);
+          if (fault === 'lose-answer') return void req.socket.destroy();
+          res.writeHead(answer.status, answer.headers);
+          res.end(answer.body);
+        } catch {
+          req.socket.destroy();
+        }
+      }
+    }
+  });
+  server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('proxy has no port');
+  const { port } = server.address() as AddressInfo;
+
   return {
-    endpoint: `http://127.0.0.1:${address.port}`,
-    setMode: (next) => {
-      mode = next;
-      // Open keep-alive connections would otherwise carry on as if nothing happened.
-      if (next !== 'pass') for (const socket of sockets) socket.destroy();
+    endpoint: `http://127.0.0.1:${port}`,
+    inject: (rule) => {
+      rules.push({ ...rule, remaining: rule.times ?? Number.POSITIVE_INFINITY });
+    },
+    plan: (plan) => {
+      currentPlan = plan;
+    },
+    recover: () => {
+      rules = [];
+      currentPlan = undefined;
+    },
+    calls: (selector = {}) => seen.filter((call) => matches(selector, call)).length,
+    resetCalls: () => {
+      seen = [];
     },
     close: async () => {
-      for (const socket of sockets) socket.destroy();
+      server.closeAllConnections();
       server.close();
+      agent.destroy();
       await once(server, 'close');
     },
   };

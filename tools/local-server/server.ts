@@ -16,6 +16,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { apiKeysTableName, petsTableName } from '../../shared/config';
 import type { Clock } from '../../shared/http/http-api';
+import type { IdGenerator } from '../../shared/ids';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
 import { routes } from '../../shared/routes';
 import { createDocumentation } from './docs';
@@ -33,6 +34,8 @@ export interface LocalServerOptions {
   readonly authCacheTtlSeconds?: number;
   readonly throttle?: GatewayOptions['throttle'];
   readonly now?: Clock;
+  /** Tests only: the pets repository's id generator, to force an id collision. */
+  readonly newPetId?: IdGenerator;
 }
 
 export interface LocalServer {
@@ -64,9 +67,10 @@ export const startLocalServer = async ({
   authCacheTtlSeconds,
   throttle,
   now,
+  newPetId,
 }: LocalServerOptions): Promise<LocalServer> => {
   const gateway = createGateway({
-    handlers: await loadHandlers({ pets: petsRepository({ client, tableName: petsTable }), now }),
+    handlers: await loadHandlers({ pets: petsRepository({ client, tableName: petsTable, ...(newPetId ? { newId: newPetId } : {}) }), now }),
     authorizer: createAuthorizer({ keys: apiKeysRepository({ client, tableName: apiKeysTable }) }),
     authCacheTtlSeconds,
     throttle,

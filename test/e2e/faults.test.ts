@@ -1,0 +1,254 @@
+/**
+ * The database fails, and the client sees it only as it should: over HTTP through the local
+ * server, with a fault-injecting proxy between the handlers and DynamoDB Local. Persistent faults
+ * are a 503 in the Error shape with Retry-After within a few seconds; transient ones are retried
+ * by the SDK and invisible; and the pets stored are exactly the ones acknowledged.
+ */
+import { paginateScan, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { createDocumentClient } from '../../shared/dynamodb';
+import { newPetId } from '../../shared/ids';
+import { startFaultProxy, type Fault, type FaultProxy, type Selector } from '../support/fault-proxy';
+import { expectCommonHeaders, expectError, inParallel, postPet, startLocalApi, type LocalApi } from '../support/local-api';
+
+/** Attempts per DynamoDB call (shared/dynamodb.ts): the first and two retries. */
+const ATTEMPTS = 3;
+/** A generous bound on a fault's answer: 3 attempts of at most 1 s each, plus the SDK's backoff. */
+const FAULT_ANSWER_BOUND_MS = 5_000;
+
+const database = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+
+/** Every item in a table, as the pets it stores. */
+const storedPets = async (table: string) => {
+  const items: Array<Record<string, unknown>> = [];
+  for await (const page of paginateScan({ client: database }, { TableName: table })) items.push(...(page.Items ?? []));
+  return items.map(({ id, name, categoryId, status }) => ({ id, name, categoryId, status }));
+};
+
+const byId = <T extends { id: unknown }>(pets: T[]) => [...pets].sort((a, b) => Number(a.id) - Number(b.id));
+
+interface Faulted {
+  readonly proxy: FaultProxy;
+  readonly api: LocalApi;
+}
+
+const closers: Array<() => Promise<void>> = [];
+/** A local server whose DynamoDB calls all go through a fresh proxy (its own SDK client and retry quota). */
+const startFaulted = async (): Promise<Faulted> => {
+  const proxy = await startFaultProxy(inject('dynamodbEndpoint'));
+  // No authorizer cache: every request reads the keys table, so its faults can be seen.
+  const api = await startLocalApi({ endpoint: proxy.endpoint, authCacheTtlSeconds: 0 });
+  closers.push(api.close, proxy.close);
+  return { proxy, api };
+};
+afterAll(async () => {
+  for (const close of closers) await close();
+});
+
+/** Measured answer times, printed with FAULT_TIMES=1 (the README's fault matrix). */
+const measured: Array<{ operation: string; fault: string; status: number; ms: number }> = [];
+afterAll(() => {
+  if (process.env.FAULT_TIMES) console.table(measured.map((row) => ({ ...row, ms: Math.round(row.ms) })));
+});
+
+interface OperationUnderFault {
+  readonly name: string;
+  /** The DynamoDB call to fault; `table` picks the pets or the keys table. */
+  readonly operation: string;
+  readonly table: 'pets' | 'apiKeys';
+  readonly success: number;
+  send(api: LocalApi, petId: number): Promise<Response>;
+}
+
+const operations: OperationUnderFault[] = [
+  { name: 'listPets', operation: 'Scan', table: 'pets', success: 200, send: (api) => api.call('/pets') },
+  { name: 'listPets?status', operation: 'Query', table: 'pets', success: 200, send: (api) => api.call('/pets?status=available') },
+  { name: 'createPet', operation: 'PutItem', table: 'pets', success: 201, send: (api) => postPet(api, { name: 'Rex', categoryId: 1 }) },
+  { name: 'getPet', operation: 'GetItem', table: 'pets', success: 200, send: (api, petId) => api.call(`/pets/${petId}`) },
+  { name: 'authorizer', operation: 'GetItem', table: 'apiKeys', success: 200, send: (api) => api.call('/pets') },
+];
+
+const PERSISTENT: Fault[] = ['throttle', 'internal-error', 'hang', 'drop'];
+const TRANSIENT: Array<{ fault: Fault; times: number }> = [
+  { fault: 'throttle', times: 1 },
+  { fault: 'internal-error', times: 2 },
+  { fault: 'drop', times: 1 },
+  { fault: 'hang', times: 1 },
+  { fault: 'lose-answer', times: 2 },
+];
+
+const timed = async (send: () => Promise<Response>) => {
+  const start = performance.now();
+  const response = await send();
+  return { response, ms: performance.now() - start };
+};
+
+/** 503 service_unavailable in the Error shape, with Retry-After, naming no table and no code. */
+const expectUnavailable = async (response: Response, api: LocalApi, label: string) => {
+  const text = await response.clone().text();
+  expect(response.status, label).toBe(503);
+  expect(response.headers.get('retry-after'), label).toBe('1');
+  expectCommonHeaders(response);
+  await expectError(response, 503, 'service_unavailable');
+  for (const secret of [api.tables.pets, api.tables.apiKeys, api.key, 'DynamoDB', 'Exception']) expect(text, label).not.toContain(secret);
+  expect(text, label).not.toMatch(/at .*\.[jt]s:\d+/);
+};
+
+describe('the fault matrix', () => {
+  const persistentFaults = async (operation: OperationUnderFault) => {
+    const { proxy, api } = await startFaulted();
+    const petId = ((await (await postPet(api, { name: 'Resident', categoryId: 1 })).json()) as { id: number }).id;
+    const faulted: Selector = { operation: operation.operation, table: api.tables[operation.table] };
+    for (const fault of PERSISTENT) {
+      const label = `${operation.name} under ${fault}`;
+      proxy.resetCalls();
+      proxy.inject({ ...faulted, fault });
+      const { response, ms } = await timed(() => operation.send(api, petId));
+      measured.push({ operation: operation.name, fault, status: response.status, ms });
+      await expectUnavailable(response, api, label);
+      expect(ms, label).toBeLessThan(FAULT_ANSWER_BOUND_MS);
+      expect(proxy.calls(faulted), `${label}: the SDK's attempts`).toBe(ATTEMPTS);
+
+      proxy.recover();
+      expect((await operation.send(api, petId)).status, `${label}, recovered`).toBe(operation.success);
+    }
+    if (operation.name === 'createPet') {
+      // The refused creates stored nothing: the resident and one Rex per recovery.
+      const names = (await storedPets(api.tables.pets)).map((pet) => pet.name).sort();
+      expect(names).toEqual(['Resident', ...PERSISTENT.map(() => 'Rex')].sort());
+    }
+  };
+
+  const transientFaults = async (operation: OperationUnderFault) => {
+    const { proxy, api } = await startFaulted();
+    const petId = ((await (await postPet(api, { name: 'Resident', categoryId: 1 })).json()) as { id: number }).id;
+    const faulted: Selector = { operation: operation.operation, table: api.tables[operation.table] };
+    for (const { fault, times } of TRANSIENT) {
+      const label = `${operation.name} with ${times} ${fault}`;
+      proxy.resetCalls();
+      proxy.inject({ ...faulted, fault, times });
+      const { response, ms } = await timed(() => operation.send(api, petId));
+      measured.push({ operation: operation.name, fault: `${fault} x${times}, then pass`, status: response.status, ms });
+      expect(response.status, label).toBe(operation.success);
+      expect(proxy.calls(faulted), `${label}: retried`).toBe(times + 1);
+      proxy.recover();
+    }
+    if (operation.name === 'createPet') {
+      // One pet per create, lost answers included: the SDK's retry recognised its own write.
+      const names = (await storedPets(api.tables.pets)).map((pet) => pet.name).sort();
+      expect(names).toEqual(['Resident', ...TRANSIENT.map(() => 'Rex')].sort());
+    }
+  };
+
+  it.concurrent.each(operations)('$name: 503 under each persistent fault then recovers; transient faults are invisible', async (operation) => {
+    await Promise.all([persistentFaults(operation), transientFaults(operation)]);
+  });
+
+  it.concurrent('answers 503 after exactly 3 attempts when a fault outlives the retry budget, in bounded time', async () => {
+    const { proxy, api } = await startFaulted();
+    const faulted: Selector = { operation: 'Scan', table: api.tables.pets };
+    proxy.inject({ ...faulted, fault: 'throttle', times: ATTEMPTS + 1, throttleError: 'ThrottlingException' });
+
+    const { response, ms } = await timed(() => api.call('/pets'));
+    await expectUnavailable(response, api, 'throttled beyond the budget');
+    expect(ms).toBeLessThan(FAULT_ANSWER_BOUND_MS);
+    expect(proxy.calls(faulted)).toBe(ATTEMPTS);
+
+    // The next request meets the fault's last throttle, then DynamoDB: it succeeds on its retry.
+    expect((await api.call('/pets')).status).toBe(200);
+    expect(proxy.calls(faulted)).toBe(ATTEMPTS + 2);
+  });
+});
+
+/** A tiny seeded generator (mulberry32), so the fault schedule is the same every run. */
+const seeded = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+};
+
+/** What happens to each attempt of one create's PutItem, and what the client and the table see. */
+const SCHEDULES: ReadonlyArray<{ name: string; faults: Fault[]; answer: 201 | 503; stored: boolean; weight: number }> = [
+  { name: 'clean', faults: [], answer: 201, stored: true, weight: 5 },
+  { name: 'throttled once', faults: ['throttle'], answer: 201, stored: true, weight: 1 },
+  { name: 'throttled twice', faults: ['throttle', 'throttle'], answer: 201, stored: true, weight: 1 },
+  { name: 'dropped once', faults: ['drop'], answer: 201, stored: true, weight: 1 },
+  { name: 'server error once', faults: ['internal-error'], answer: 201, stored: true, weight: 1 },
+  // The write is stored, its answer lost; the SDK's retry finds the item its own writeId stored.
+  { name: 'answer lost once', faults: ['lose-answer'], answer: 201, stored: true, weight: 1 },
+  { name: 'answer lost, then throttled', faults: ['lose-answer', 'throttle'], answer: 201, stored: true, weight: 1 },
+  { name: 'throttled out', faults: ['throttle', 'throttle', 'throttle'], answer: 503, stored: false, weight: 1 },
+  { name: 'dropped out', faults: ['drop', 'drop', 'drop'], answer: 503, stored: false, weight: 1 },
+  // The documented ambiguous case: the write happened, but every answer for it was lost.
+  { name: 'every answer lost', faults: ['lose-answer', 'lose-answer', 'lose-answer'], answer: 503, stored: true, weight: 1 },
+];
+
+describe('data under faults', () => {
+  it.concurrent('stores exactly the acknowledged creates (and the one ambiguous case), once each', async () => {
+    const { proxy, api } = await startFaulted();
+    const random = seeded(6);
+    const totalWeight = SCHEDULES.reduce((sum, schedule) => sum + schedule.weight, 0);
+    const draw = () => {
+      let pick = random() * totalWeight;
+      return SCHEDULES.find((schedule) => (pick -= schedule.weight) < 0) ?? SCHEDULES[0]!;
+    };
+    // Every schedule at least once, then a seeded mix: 60 creates in all.
+    const plan = [...SCHEDULES, ...Array.from({ length: 60 - SCHEDULES.length }, draw)].map((schedule, index) => ({
+      schedule,
+      body: { name: `pet-${index}`, categoryId: index + 1, status: (['available', 'pending', 'sold'] as const)[index % 3] },
+    }));
+    const scheduleOf = new Map(plan.map(({ schedule, body }) => [body.name, schedule]));
+    const attempts = new Map<string, number>();
+    proxy.plan((call) => {
+      if (call.operation !== 'PutItem' || call.table !== api.tables.pets) return undefined;
+      const name = (call.body.Item as { name?: { S?: string } } | undefined)?.name?.S ?? '';
+      const attempt = attempts.get(name) ?? 0;
+      attempts.set(name, attempt + 1);
+      return scheduleOf.get(name)?.faults[attempt] ?? 'pass';
+    });
+
+    const answers = await inParallel(plan.length, 8, async (index) => {
+      const response = await postPet(api, plan[index]!.body);
+      return { status: response.status, pet: response.status === 201 ? ((await response.json()) as { id: number; name: string }) : undefined };
+    });
+    proxy.recover();
+
+    // Each create got the answer its schedule implies, after exactly the attempts it planned.
+    expect(answers.map(({ status }, index) => `${plan[index]!.body.name}: ${status}`)).toEqual(
+      plan.map(({ body, schedule }) => `${body.name}: ${schedule.answer}`),
+    );
+    expect(plan.map(({ body }) => `${body.name}: ${attempts.get(body.name)}`)).toEqual(
+      plan.map(({ body, schedule }) => `${body.name}: ${schedule.answer === 201 ? schedule.faults.length + 1 : ATTEMPTS}`),
+    );
+
+    const acknowledged = answers.flatMap(({ pet }) => (pet ? [pet] : []));
+    const stored = await storedPets(api.tables.pets);
+    const ambiguous = plan.filter(({ schedule }) => schedule.answer === 503 && schedule.stored).map(({ body }) => body.name);
+    expect(ambiguous.length).toBeGreaterThan(0);
+    // Exactly the acknowledged pets, same ids and fields, plus one pet per ambiguous create; nothing else.
+    expect(byId(stored.filter((pet) => !ambiguous.includes(String(pet.name))))).toEqual(byId(acknowledged));
+    expect(stored.filter((pet) => ambiguous.includes(String(pet.name))).map((pet) => pet.name).sort()).toEqual([...ambiguous].sort());
+    expect(new Set(stored.map((pet) => pet.name)).size).toBe(stored.length);
+  });
+});
+
+describe('an id collision on create', () => {
+  it('is retried with a new id, invisibly: 201, and both pets intact', async () => {
+    const taken = newPetId();
+    const drawn = [taken, taken + 1];
+    const api = await startLocalApi({ newPetId: () => drawn.shift() ?? newPetId() });
+    closers.push(api.close);
+    const resident = { id: taken, name: 'Resident', categoryId: 3, status: 'sold' };
+    await database.send(new PutCommand({ TableName: api.tables.pets, Item: { ...resident, writeId: 'seeded' } }));
+
+    const response = await postPet(api, { name: 'Newcomer', categoryId: 4 });
+
+    expect(response.status).toBe(201);
+    const created = (await response.json()) as { id: number };
+    expect(created).toEqual({ id: taken + 1, name: 'Newcomer', categoryId: 4, status: 'available' });
+    expect(drawn).toEqual([]);
+    expect(await (await api.call(`/pets/${taken}`)).json()).toEqual(resident);
+    expect(byId(await storedPets(api.tables.pets))).toEqual([resident, created]);
+  });
+});

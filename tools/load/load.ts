@@ -1,0 +1,189 @@
+/**
+ * The load run behind `npm run load` (and its small version in `npm test`): creates pets at a
+ * given concurrency, then walks every page of the listing, unfiltered and with each status
+ * filter, and counts what was lost, duplicated or refused. Only the pets this run created are
+ * judged (their names carry the run's tag), so it can target a service that already has data.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { PetStatus } from '../../shared/models';
+
+const PET_STATUSES: readonly PetStatus[] = PetStatus.options;
+
+export interface LoadOptions {
+  /** The API's base URL, ending in /v1. */
+  readonly url: string;
+  readonly key: string;
+  readonly count: number;
+  readonly concurrency: number;
+  /** Page size of the walks (the API's maximum by default). */
+  readonly pageLimit?: number;
+}
+
+export type WalkFilter = 'all' | PetStatus;
+
+export interface WalkReport {
+  readonly filter: WalkFilter;
+  readonly pages: number;
+  /** This run's pets seen in the walk (duplicates counted each time). */
+  readonly listed: number;
+  /** Acknowledged pets of this filter that the walk did not list. */
+  readonly missing: number[];
+  /** Pets listed more than once in the walk. */
+  readonly listedTwice: number[];
+  readonly ms: number;
+}
+
+export interface LoadReport {
+  readonly creates: number;
+  readonly acknowledged: number;
+  readonly createSeconds: number;
+  readonly createsPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly walks: WalkReport[];
+  readonly walkSeconds: number;
+  /** Acknowledged (201) but missing from a walk. Must be 0. */
+  readonly lost: number;
+  /** Listed twice in a walk, or stored without being acknowledged. Must be 0. */
+  readonly duplicated: number;
+  /** Answers that were not 2xx, or no answer at all. Must be 0. */
+  readonly non2xx: number;
+}
+
+interface ListedPet {
+  readonly id: number;
+  readonly name: string;
+  readonly status: string;
+}
+
+export const WALK_FILTERS: readonly WalkFilter[] = ['all', ...PET_STATUSES];
+
+/** The value at quantile q (0..1) of sorted numbers, nearest rank. */
+export const percentile = (sorted: readonly number[], q: number): number =>
+  sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0);
+
+/** Runs `count` tasks with at most `concurrency` in flight. */
+const inParallel = async (count: number, concurrency: number, task: (index: number) => Promise<void>) => {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+};
+
+const linkNext = (response: Response): string | undefined =>
+  /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1];
+
+/** A random valid body; the status is sometimes left out (then `available`). */
+const randomPet = (tag: string, index: number) => {
+  const status = randomInt(4) === 0 ? undefined : PET_STATUSES[randomInt(PET_STATUSES.length)];
+  return { name: `${tag}-${index} ${randomBytes(randomInt(1, 12)).toString('base64url')}`, categoryId: randomInt(1, 10_000), ...(status ? { status } : {}) };
+};
+
+/** What one walk found, judged against the acknowledged pets of its filter. */
+export const judgeWalk = (
+  filter: WalkFilter,
+  acknowledged: ReadonlyMap<number, ListedPet>,
+  listed: readonly ListedPet[],
+): Pick<WalkReport, 'listed' | 'missing' | 'listedTwice'> & { unacknowledged: number[] } => {
+  const seen = new Map<number, number>();
+  for (const pet of listed) seen.set(pet.id, (seen.get(pet.id) ?? 0) + 1);
+  const expected = [...acknowledged.values()].filter((pet) => filter === 'all' || pet.status === filter);
+  return {
+    listed: listed.length,
+    missing: expected.filter((pet) => !seen.has(pet.id)).map((pet) => pet.id),
+    listedTwice: [...seen].filter(([, times]) => times > 1).map(([id]) => id),
+    unacknowledged: [...seen.keys()].filter((id) => !acknowledged.has(id)),
+  };
+};
+
+export const runLoad = async ({ url, key, count, concurrency, pageLimit = 100 }: LoadOptions): Promise<LoadReport> => {
+  const tag = `load-${randomBytes(4).toString('hex')}`;
+  const headers = { Authorization: `Bearer ${key}` };
+  const acknowledged = new Map<number, ListedPet>();
+  const latencies: number[] = [];
+  let non2xx = 0;
+
+  const createStarted = performance.now();
+  await inParallel(count, concurrency, async (index) => {
+    const body = randomPet(tag, index);
+    const started = performance.now();
+    try {
+      const response = await fetch(`${url}/pets`, {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const answer = (await response.json()) as ListedPet;
+      latencies.push(performance.now() - started);
+      if (response.status === 201) acknowledged.set(answer.id, { id: answer.id, name: answer.name, status: answer.status });
+      else non2xx += 1;
+    } catch {
+      non2xx += 1; // no answer at all
+    }
+  });
+  const createSeconds = (performance.now() - createStarted) / 1000;
+
+  const walks: WalkReport[] = [];
+  const unacknowledged = new Set<number>();
+  const walkStarted = performance.now();
+  for (const filter of WALK_FILTERS) {
+    const started = performance.now();
+    const listed: ListedPet[] = [];
+    let pages = 0;
+    let next: string | undefined = `${url}/pets?limit=${pageLimit}${filter === 'all' ? '' : `&status=${filter}`}`;
+    while (next) {
+      const response: Response = await fetch(next, { headers });
+      pages += 1;
+      if (response.status !== 200) {
+        non2xx += 1;
+        break;
+      }
+      const page = (await response.json()) as ListedPet[];
+      listed.push(...page.filter((pet) => pet.name.startsWith(`${tag}-`)));
+      next = linkNext(response);
+    }
+    const judged = judgeWalk(filter, acknowledged, listed);
+    for (const id of judged.unacknowledged) unacknowledged.add(id);
+    walks.push({ filter, pages, listed: judged.listed, missing: judged.missing, listedTwice: judged.listedTwice, ms: performance.now() - started });
+  }
+  const walkSeconds = (performance.now() - walkStarted) / 1000;
+
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return {
+    creates: count,
+    acknowledged: acknowledged.size,
+    createSeconds,
+    createsPerSecond: count / createSeconds,
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
+    walks,
+    walkSeconds,
+    lost: new Set(walks.flatMap((walk) => walk.missing)).size,
+    duplicated: new Set(walks.flatMap((walk) => walk.listedTwice)).size + unacknowledged.size,
+    non2xx,
+  };
+};
+
+/** The figures that must be 0 for a run to pass. */
+export const failures = (report: LoadReport): string[] =>
+  (['lost', 'duplicated', 'non2xx'] as const).filter((figure) => report[figure] !== 0);
+
+/** The report as a readable table. */
+export const formatReport = (report: LoadReport): string => {
+  const fixed = (value: number, digits = 1) => value.toFixed(digits);
+  const rows: Array<[string, string]> = [
+    ['creates', `${report.creates} (${report.acknowledged} acknowledged with 201)`],
+    ['creates/s', fixed(report.createsPerSecond)],
+    ['create latency p50 / p99', `${fixed(report.p50Ms)} ms / ${fixed(report.p99Ms)} ms`],
+    ...report.walks.map(
+      (walk): [string, string] => [`walk ${walk.filter}`, `${walk.listed} pets in ${walk.pages} pages, ${fixed(walk.ms, 0)} ms, ${walk.missing.length} missing`],
+    ),
+    ['walk time (all four)', `${fixed(report.walkSeconds, 2)} s`],
+    ['lost pets (must be 0)', String(report.lost)],
+    ['duplicated pets (must be 0)', String(report.duplicated)],
+    ['non-2xx answers (must be 0)', String(report.non2xx)],
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length));
+  return rows.map(([name, value]) => `${name.padEnd(width)}  ${value}`).join('\n');
+};
