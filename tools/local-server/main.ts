@@ -7,9 +7,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { API_KEY_PATTERN, generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
-import { apiKeysTableName, petsTableName } from '../../shared/config';
+import { apiKeysTableName, idempotencyTableName, petsTableName } from '../../shared/config';
 import { createDocumentClient } from '../../shared/dynamodb';
-import { apiKeysTable, petsTable } from '../../shared/tables';
+import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, ensureTables, startDynamoDBLocal, type DynamoDBLocal } from '../dynamodb-local';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
 import { startLocalServer } from './server';
@@ -101,10 +101,11 @@ const main = async () => {
     }
     const endpoint = settings.DYNAMODB_ENDPOINT ?? database?.endpoint;
     const client = createDocumentClient({ endpoint });
-    const tableNames = { pets: petsTableName(), apiKeys: apiKeysTableName() };
+    const tableNames = { pets: petsTableName(), apiKeys: apiKeysTableName(), idempotency: idempotencyTableName() };
     await ensureTables(client, [
       { definition: petsTable, name: tableNames.pets },
       { definition: apiKeysTable, name: tableNames.apiKeys },
+      { definition: idempotencyTable, name: tableNames.idempotency },
     ]);
     const apiKey = settings.API_KEY ?? generateApiKey();
     const record = await apiKeysRepository({ client, tableName: tableNames.apiKeys }).register(apiKey, 'local');
@@ -115,6 +116,7 @@ const main = async () => {
       port: settings.PORT,
       petsTable: tableNames.pets,
       apiKeysTable: tableNames.apiKeys,
+      idempotencyTable: tableNames.idempotency,
       authCacheTtlSeconds: settings.AUTH_CACHE_TTL,
       throttle: { rate: settings.THROTTLE_RATE, burst: settings.THROTTLE_BURST },
     });
