@@ -30,7 +30,8 @@ Environment:
   AUTH_CACHE_TTL        seconds the authorizer's answer is cached per key (default ${DEFAULT_AUTH_CACHE_TTL_SECONDS})
   THROTTLE_RATE         requests per second before 429 (default ${DEFAULT_THROTTLE.rate})
   THROTTLE_BURST        burst size before 429 (default ${DEFAULT_THROTTLE.burst})
-  PETS_TABLE_NAME, API_KEYS_TABLE_NAME   table names (default ${petsTable.defaultName}, ${apiKeysTable.defaultName})
+  PETS_TABLE_NAME, API_KEYS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME
+                                        table names (default ${petsTable.defaultName}, ${apiKeysTable.defaultName}, ${idempotencyTable.defaultName})
 `;
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
