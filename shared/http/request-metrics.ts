@@ -11,10 +11,12 @@ import { classifyError } from './error-formatter';
 import { IDEMPOTENT_REPLAYED_HEADER } from './idempotency-key';
 
 export const METRICS_NAMESPACE = 'PetStore';
+/** The `service` dimension: the stack sets POWERTOOLS_SERVICE_NAME to the same name. */
+export const METRICS_SERVICE = 'pet-store';
 
 /** One set of metrics per request, so requests running at once (the local server) never mix. */
 const newMetrics = () =>
-  new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'pet-store' });
+  new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? METRICS_SERVICE });
 
 export const requestMetrics = (operation: string): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => {
   const write: middy.MiddlewareFn<APIGatewayProxyEvent, APIGatewayProxyResult> = async (request) => {

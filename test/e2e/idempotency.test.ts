@@ -107,11 +107,15 @@ describe('Idempotency-Key on POST /pets', () => {
       holding && command === 'PutItemCommand' && table === api.tables.pets ? held.then(send) : undefined,
     );
     const first = post(api, rex, key);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const second = await post(api, rex, key);
-    holding = false;
-    release();
-    control.rules.pop();
+    let second: Response;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      second = await post(api, rex, key);
+    } finally {
+      holding = false;
+      release();
+      control.rules.pop();
+    }
     await expectError(second, 409, 'idempotency_in_progress');
     expect(second.headers.get('retry-after')).toBe('1');
     expect((await first).status).toBe(201);
@@ -178,8 +182,7 @@ describe('Idempotency-Key on POST /pets', () => {
           })
         : undefined,
     );
-    const failed = await post(api, rex, key);
-    control.rules.pop();
+    const failed = await post(api, rex, key).finally(() => control.rules.pop());
     await expectError(failed, 503, 'service_unavailable');
     expect(failed.headers.get('retry-after')).toBe('1');
     expect(await countPets(api)).toBe(before + 1); // stored, unacknowledged
@@ -198,8 +201,7 @@ describe('Idempotency-Key on POST /pets', () => {
   ])('a database fault while %s answers 503 service_unavailable with Retry-After', async (_when, failing) => {
     const key = newKey();
     control.rules.push((command, table) => (command === failing && table === api.tables.idempotency ? Promise.reject(lostAnswer()) : undefined));
-    const response = await post(api, rex, key);
-    control.rules.pop();
+    const response = await post(api, rex, key).finally(() => control.rules.pop());
     await expectError(response, 503, 'service_unavailable');
     expect(response.headers.get('retry-after')).toBe('1');
   });

@@ -422,6 +422,10 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       }
       expect(body).toContain('Authorizer');
       expect(body).toContain(petsStatusIndex.indexName);
+      // The functions' EMF metrics, by operation, and errors by code.
+      for (const metric of ['"PetStore"', '"Requests"', '"PetsCreated"', '"IdempotentReplays"', '"operation"', '"createPet"', 'MetricName=\\"Errors\\"', 'errorCode']) {
+        expect(body).toContain(metric);
+      }
     });
 
     it('alarms on the 5xx rate, p99 latency, each function\'s errors and DynamoDB throttles, to one SNS topic', () => {
