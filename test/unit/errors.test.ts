@@ -78,13 +78,13 @@ describe('errorHeaders', () => {
     expect(errorHeaders('unauthorized')).toEqual({ 'WWW-Authenticate': 'Bearer realm="pet-store"' });
   });
 
-  it.each(['service_unavailable', 'too_many_requests'] as const)('tells a client of %s when to retry', (code) => {
+  it.each(['service_unavailable', 'too_many_requests', 'idempotency_in_progress'] as const)('tells a client of %s when to retry', (code) => {
     const headers = errorHeaders(code);
     expect(Object.keys(headers)).toEqual(['Retry-After']);
     expect(headers['Retry-After']).toMatch(/^[1-9][0-9]*$/);
   });
 
-  it.each(codes.filter((code) => !['unauthorized', 'service_unavailable', 'too_many_requests'].includes(code)))(
+  it.each(codes.filter((code) => !['unauthorized', 'service_unavailable', 'too_many_requests', 'idempotency_in_progress'].includes(code)))(
     '%s carries no extra header',
     (code) => {
       expect(errorHeaders(code)).toEqual({});
