@@ -11,6 +11,8 @@ export default defineConfig({
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       // Tests that read the logs turn them on for themselves.
       POWERTOOLS_LOG_LEVEL: 'SILENT',
+      // And the metrics (EMF lines on stdout); tests that read them turn them on.
+      POWERTOOLS_METRICS_DISABLED: 'true',
     },
     testTimeout: 30_000,
     hookTimeout: 90_000,

@@ -40,6 +40,7 @@ export class PetStoreStack extends Stack {
       namePrefix: `pet-store-${stage}`,
       pets: this.tables.pets,
       apiKeys: this.tables.apiKeys,
+      idempotency: this.tables.idempotency,
       corsAllowedOrigins: settings.corsAllowedOrigins,
       ...kept,
     });
@@ -63,6 +64,7 @@ export class PetStoreStack extends Stack {
       tables: [
         { table: this.tables.pets, indexNames: [petsStatusIndex.indexName] },
         { table: this.tables.apiKeys, indexNames: [] },
+        { table: this.tables.idempotency, indexNames: [] },
       ],
       alarmEmail: settings.alarmEmail,
     });

@@ -1,6 +1,6 @@
 /** Where the functions find their tables and database, from the environment the stack sets. */
 import type { DynamoDBOptions } from './dynamodb';
-import { apiKeysTable, petsTable, type TableDefinition } from './tables';
+import { apiKeysTable, idempotencyTable, petsTable, type TableDefinition } from './tables';
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -9,6 +9,7 @@ export const tableName = (table: TableDefinition, env: Environment = process.env
 
 export const petsTableName = (env: Environment = process.env): string => tableName(petsTable, env);
 export const apiKeysTableName = (env: Environment = process.env): string => tableName(apiKeysTable, env);
+export const idempotencyTableName = (env: Environment = process.env): string => tableName(idempotencyTable, env);
 
 /** `DYNAMODB_ENDPOINT` points the functions at another DynamoDB, such as DynamoDB Local. */
 export const dynamoDBOptions = (env: Environment = process.env): DynamoDBOptions =>

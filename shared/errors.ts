@@ -33,7 +33,16 @@ export const errorCatalogue = {
   },
   not_found: { status: 404, message: 'No such resource.' },
   gone: { status: 410, message: 'This operation has been removed.' },
+  idempotency_in_progress: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed: retry later.',
+    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key was already used with a different request body: use a new key.',
+  },
   too_many_requests: {
     status: 429,
     message: 'Too many requests: slow down and retry later.',

@@ -32,8 +32,15 @@ export interface PetsPage {
   readonly lastId?: number;
 }
 
+/** Who a create is, across retries: a keyed create keeps its write id and its pet id. */
+export interface WriteIdentity {
+  readonly writeId: string;
+  /** The id to write: an earlier attempt's, else `candidate`; `replacing` names an id found taken. */
+  claimId(candidate: number, replacing?: number): Promise<number>;
+}
+
 export interface PetsRepository {
-  create(newPet: NewPet): Promise<Pet>;
+  create(newPet: NewPet, identity?: WriteIdentity): Promise<Pet>;
   get(id: number): Promise<Pet | undefined>;
   list(input: ListPetsInput): Promise<PetsPage>;
 }
@@ -74,10 +81,12 @@ export const petsRepository = ({
   maxIdAttempts = MAX_ID_ATTEMPTS,
   newWriteId = () => randomUUID(),
 }: PetsRepositoryOptions = {}): PetsRepository => {
-  const create = async (newPet: NewPet): Promise<Pet> => {
+  const create = async (newPet: NewPet, identity?: WriteIdentity): Promise<Pet> => {
+    let taken: number | undefined;
     for (let attempt = 1; ; attempt += 1) {
-      const pet: Pet = { id: newId(), name: newPet.name, categoryId: newPet.categoryId, status: newPet.status };
-      const writeId = newWriteId();
+      const id = identity ? await identity.claimId(newId(), taken) : newId();
+      const pet: Pet = { id, name: newPet.name, categoryId: newPet.categoryId, status: newPet.status };
+      const writeId = identity?.writeId ?? newWriteId();
       try {
         await callDatabase(() =>
           client.send(
@@ -96,6 +105,7 @@ export const petsRepository = ({
         // The SDK retried a write whose answer was lost, and finds the item that write stored: done.
         if (error.Item?.writeId?.S === writeId) return pet;
         // Another pet holds this id: draw again. Nothing was written.
+        taken = id;
         if (attempt >= maxIdAttempts) throw error;
       }
     }

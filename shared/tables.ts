@@ -24,6 +24,8 @@ export interface TableDefinition {
   readonly nameVariable: string;
   readonly partitionKey: KeyAttribute;
   readonly globalSecondaryIndexes: readonly IndexDefinition[];
+  /** Attribute holding the epoch second after which DynamoDB may delete the item (TTL). */
+  readonly timeToLiveAttribute?: string;
 }
 
 /** The status index lists one status in creation order: ids increase with creation time. */
@@ -50,7 +52,20 @@ export const apiKeysTable = {
   globalSecondaryIndexes: [],
 } as const satisfies TableDefinition;
 
-export const tables: readonly TableDefinition[] = [petsTable, apiKeysTable];
+/**
+ * Idempotent creates: Powertools' records (key `id`, expiry `expiration`, its defaults) and the
+ * claims that tie an Idempotency-Key to the pet id its create chose. Items expire by TTL.
+ */
+export const idempotencyTable = {
+  id: 'IdempotencyTable',
+  defaultName: 'idempotency',
+  nameVariable: 'IDEMPOTENCY_TABLE_NAME',
+  partitionKey: { name: 'id', type: 'S' },
+  globalSecondaryIndexes: [],
+  timeToLiveAttribute: 'expiration',
+} as const satisfies TableDefinition;
+
+export const tables: readonly TableDefinition[] = [petsTable, apiKeysTable, idempotencyTable];
 
 /** The CreateTable request for a definition: on-demand, every index projecting all attributes. */
 export const createTableInput = (table: TableDefinition, tableName: string): CreateTableCommandInput => {

@@ -22,6 +22,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/http/request-metrics';
 import { pascalCase } from './pet-store-functions';
 
 export interface MonitoredTable {
@@ -162,6 +163,41 @@ export class Monitoring extends Construct {
         title: 'DynamoDB throttle events (tables and indexes)',
         width: 16,
         left: props.tables.map((monitored) => throttleEvents(monitored).with({ label: monitored.table.node.id })),
+        leftYAxis: { min: 0 },
+      }),
+    );
+    // The functions' own metrics (EMF, namespace PetStore), by operation and by error code.
+    const appMetric = (metricName: string, operation: string) =>
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName,
+        dimensionsMap: { service: METRICS_SERVICE, operation },
+        statistic: 'Sum',
+        label: `${operation} ${metricName}`,
+      });
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Requests by operation (EMF)',
+        width: 8,
+        left: [...props.functions.keys()].map((operation) => appMetric('Requests', operation)),
+        leftYAxis: { min: 0 },
+      }),
+      new GraphWidget({
+        title: 'Pets created and idempotent replays (EMF)',
+        width: 8,
+        left: [appMetric('PetsCreated', 'createPet'), appMetric('IdempotentReplays', 'createPet')],
+        leftYAxis: { min: 0 },
+      }),
+      new GraphWidget({
+        title: 'Errors by operation and code (EMF)',
+        width: 8,
+        left: [
+          new MathExpression({
+            expression: `SEARCH('{${METRICS_NAMESPACE},service,operation,errorCode} MetricName="Errors"', 'Sum', 300)`,
+            label: '',
+            period: FIVE_MINUTES,
+          }),
+        ],
         leftYAxis: { min: 0 },
       }),
     );

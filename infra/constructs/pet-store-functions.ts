@@ -9,14 +9,14 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
 import { routes } from '../../shared/routes';
-import { apiKeysTable, petsStatusIndex, petsTable } from '../../shared/tables';
+import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from '../../shared/tables';
 import { ApiFunction } from './api-function';
 
 /** The operations that run a function, and the authorizer. */
 export type FunctionName = Extract<(typeof routes)[number], { handler: string }>['operationId'] | 'authorizer';
 
 export interface TableAccess {
-  readonly table: 'pets' | 'apiKeys';
+  readonly table: 'pets' | 'apiKeys' | 'idempotency';
   /** An index of that table; absent for the table itself. */
   readonly index?: string;
   readonly actions: readonly string[];
@@ -32,7 +32,12 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
     { table: 'pets', actions: ['dynamodb:Scan'] },
     { table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] },
   ],
-  createPet: [{ table: 'pets', actions: ['dynamodb:PutItem'] }],
+  createPet: [
+    { table: 'pets', actions: ['dynamodb:PutItem'] },
+    // Powertools: put the in-progress record (which also returns an existing one), update it with
+    // the answer, delete it when the create fails; our id claims are puts too.
+    { table: 'idempotency', actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
+  ],
   getPet: [{ table: 'pets', actions: ['dynamodb:GetItem'] }],
   authorizer: [{ table: 'apiKeys', actions: ['dynamodb:GetItem'] }],
 };
@@ -44,6 +49,7 @@ export interface PetStoreFunctionsProps {
   readonly namePrefix?: string;
   readonly pets: Table;
   readonly apiKeys: Table;
+  readonly idempotency: Table;
   /** Origins the functions answer CORS for. @default none */
   readonly corsAllowedOrigins?: readonly string[];
   /** @default RetentionDays.ONE_WEEK */
@@ -59,7 +65,7 @@ export class PetStoreFunctions extends Construct {
 
   constructor(scope: Construct, id: string, props: PetStoreFunctionsProps) {
     super(scope, id);
-    const tables = { pets: props.pets, apiKeys: props.apiKeys };
+    const tables = { pets: props.pets, apiKeys: props.apiKeys, idempotency: props.idempotency };
     const common = {
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
@@ -84,7 +90,10 @@ export class PetStoreFunctions extends Construct {
     const operations = new Map<string, ApiFunction>();
     for (const route of routes) {
       if (!('handler' in route)) continue;
-      operations.set(route.operationId, build(route.operationId, route.handler, `pet store: ${route.summary}`, apiEnvironment));
+      // Only createPet uses the idempotency table.
+      const environment =
+        route.operationId === 'createPet' ? { ...apiEnvironment, [idempotencyTable.nameVariable]: props.idempotency.tableName } : apiEnvironment;
+      operations.set(route.operationId, build(route.operationId, route.handler, `pet store: ${route.summary}`, environment));
     }
     this.operations = operations;
     this.authorizer = build('authorizer', AUTHORIZER_ENTRY, 'pet store: bearer API key authorizer', {

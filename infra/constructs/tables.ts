@@ -1,11 +1,11 @@
 /**
- * PetStoreTables: the pets table and the API-keys table, built from the shared definitions the
+ * PetStoreTables: the pets, API-keys and idempotency tables, built from the shared definitions the
  * local server and the tests also use, so the deployed key schema and indexes cannot drift.
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { apiKeysTable, petsTable, type KeyAttribute, type TableDefinition } from '../../shared/tables';
+import { apiKeysTable, idempotencyTable, petsTable, type KeyAttribute, type TableDefinition } from '../../shared/tables';
 
 export interface PetStoreTablesProps {
   /**
@@ -18,11 +18,13 @@ export interface PetStoreTablesProps {
 export class PetStoreTables extends Construct {
   readonly pets: Table;
   readonly apiKeys: Table;
+  readonly idempotency: Table;
 
   constructor(scope: Construct, id: string, { removalPolicy = RemovalPolicy.DESTROY }: PetStoreTablesProps = {}) {
     super(scope, id);
     this.pets = tableFrom(this, petsTable, removalPolicy);
     this.apiKeys = tableFrom(this, apiKeysTable, removalPolicy);
+    this.idempotency = tableFrom(this, idempotencyTable, removalPolicy);
   }
 }
 
@@ -39,6 +41,7 @@ const tableFrom = (scope: Construct, definition: TableDefinition, removalPolicy:
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
     removalPolicy,
+    ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
   });
   for (const index of definition.globalSecondaryIndexes) {
     table.addGlobalSecondaryIndex({

@@ -7,10 +7,11 @@ import type middy from '@middy/core';
 import httpCors from '@middy/http-cors';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Environment } from '../config';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from './idempotency-key';
 import { REQUEST_ID_HEADER } from './response';
 
 export const CORS_ORIGINS_VARIABLE = 'CORS_ALLOWED_ORIGINS';
-export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type'] as const;
+export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', IDEMPOTENCY_KEY_HEADER] as const;
 export const CORS_ALLOWED_METHODS = ['GET', 'POST'] as const;
 /** Response headers a browser script may read: paging, the new pet's address, deprecation, retry advice. */
 export const CORS_EXPOSED_HEADERS = [
@@ -21,6 +22,7 @@ export const CORS_EXPOSED_HEADERS = [
   'Retry-After',
   'WWW-Authenticate',
   REQUEST_ID_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
 ] as const;
 /** How long a browser may reuse a preflight answer. */
 export const CORS_MAX_AGE_SECONDS = 600;

@@ -1,8 +1,8 @@
 /**
  * httpApi: the middleware every API handler uses, chosen from the route table. Order matters:
  * middy runs `before`s in this order and `after`/`onError`s in reverse, so the error formatter
- * answers first, then deprecation and common headers are added, and the access log sees the
- * final answer.
+ * answers first, then deprecation and common headers are added, and the metrics and the access
+ * log see the final answer.
  */
 import type middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
@@ -13,6 +13,7 @@ import { cors, corsOrigins } from './cors';
 import { deprecation, type Clock } from './deprecation';
 import { errorFormatter } from './error-formatter';
 import { jsonBody } from './json-body';
+import { requestMetrics } from './request-metrics';
 import { responseHeaders } from './response-headers';
 
 export type { Clock } from './deprecation';
@@ -31,6 +32,7 @@ export const httpApi = ({ operationId, now, allowedOrigins = corsOrigins() }: Ht
   const route = routeOf(operationId);
   return [
     accessLog(operationId),
+    requestMetrics(operationId),
     responseHeaders(),
     ...(allowedOrigins.length > 0 ? [cors(allowedOrigins)] : []),
     ...(route.deprecated ? [deprecation(route.deprecated, now)] : []),

@@ -1,6 +1,7 @@
 /**
- * The logs, as an operator reads them: one structured line per request carrying its request id,
- * and never a key, an Authorization header, a body or a table name.
+ * The logs and metrics, as an operator reads them: one structured line per request carrying its
+ * request id, EMF metrics by operation and error code, and never a key, an Authorization header,
+ * an Idempotency-Key, a body or a table name.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../shared/logger';
@@ -10,9 +11,12 @@ let api: LocalApi;
 let lines: string[];
 const SECRET_NAME = 'Secret Rex the body should never be logged';
 
+const IDEMPOTENCY_KEY = 'idempotency-key-that-should-never-be-logged';
+
 beforeAll(async () => {
   api = await startLocalApi();
   logger.setLogLevel('INFO');
+  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
   lines = [];
   // Powertools writes INFO to stdout and ERROR to stderr: read both, as CloudWatch does.
   for (const stream of [process.stdout, process.stderr]) {
@@ -25,6 +29,7 @@ beforeAll(async () => {
 afterAll(async () => {
   vi.restoreAllMocks();
   logger.setLogLevel('SILENT');
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
   await api.close();
 });
 
@@ -55,8 +60,40 @@ describe('logs', () => {
     expect(parsed().some((candidate) => candidate.requestId === gateway.headers.get('x-amzn-requestid'))).toBe(true);
   });
 
-  it('never writes the key, the Authorization header, a body or a table name', async () => {
+  it('writes EMF metrics: requests, pets created, replays and errors, by operation and error code only', async () => {
+    const emf = () =>
+      parsed()
+        .filter((entry) => entry._aws !== undefined)
+        .map((entry) => {
+          const { _aws, ...rest } = entry as { _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> } };
+          const [directive] = _aws.CloudWatchMetrics;
+          return { namespace: directive?.Namespace, dimensions: directive?.Dimensions, names: directive?.Metrics.map((m) => m.Name), values: rest };
+        });
+    const before = emf().length;
+    const body = { 'Content-Type': 'application/json', 'Idempotency-Key': `"${IDEMPOTENCY_KEY}-metrics"` };
+    expect((await api.call('/pets', { method: 'POST', headers: body, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) })).status).toBe(201);
+    expect((await api.call('/pets', { method: 'POST', headers: body, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) })).status).toBe(201);
+    expect((await api.call('/pets?limit=0')).status).toBe(400);
+    const written = emf().slice(before);
+    expect(written).toEqual([
+      { namespace: 'PetStore', dimensions: [['service', 'operation']], names: ['Requests', 'PetsCreated'], values: { service: 'pet-store', operation: 'createPet', Requests: 1, PetsCreated: 1 } },
+      { namespace: 'PetStore', dimensions: [['service', 'operation']], names: ['Requests', 'IdempotentReplays'], values: { service: 'pet-store', operation: 'createPet', Requests: 1, IdempotentReplays: 1 } },
+      { namespace: 'PetStore', dimensions: [['service', 'operation']], names: ['Requests'], values: { service: 'pet-store', operation: 'listPets', Requests: 1 } },
+      {
+        namespace: 'PetStore',
+        dimensions: [['service', 'operation', 'errorCode']],
+        names: ['Errors'],
+        values: { service: 'pet-store', operation: 'listPets', errorCode: 'validation_failed', Errors: 1 },
+      },
+    ]);
+  });
+
+  it('never writes the key, the Authorization header, an Idempotency-Key, a body or a table name', async () => {
     await api.call('/pets');
+    const keyed = { 'Content-Type': 'application/json', 'Idempotency-Key': `"${IDEMPOTENCY_KEY}"` };
+    for (const name of [SECRET_NAME, SECRET_NAME, `${SECRET_NAME} again`]) {
+      await api.call('/pets', { method: 'POST', headers: keyed, body: JSON.stringify({ name, categoryId: 1 }) }); // 201, replay, 422
+    }
     await api.call('/pets', { auth: false, headers: { Authorization: `bearer ${api.key}` } });
     await api.call('/pets', { auth: false, headers: { Authorization: `Bearer ${api.key}-wrong` } });
     await api.call(`/pets?api_key=${api.key}`, { auth: false });
@@ -73,6 +110,7 @@ describe('logs', () => {
     expect(everything).not.toContain(api.key);
     expect(everything).not.toMatch(/authorization/i);
     expect(everything).not.toContain(SECRET_NAME);
+    expect(everything).not.toContain(IDEMPOTENCY_KEY);
     expect(everything).not.toContain(api.tables.pets);
     expect(everything).not.toContain(api.tables.apiKeys);
     expect(everything).not.toContain('pets-table-with-a-telling-name');

@@ -13,7 +13,7 @@ import { BEARER_PATTERN } from '../../shared/api-keys';
 import { gatewayResponses } from '../../shared/gateway-responses';
 import { routes } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
-import { apiKeysTable, petsStatusIndex, petsTable } from '../../shared/tables';
+import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from '../../shared/tables';
 import { methodsOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
 
 const stages = { staging: synthStage('staging'), prod: synthStage('prod') };
@@ -273,15 +273,17 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         expect(variablesOf(name)[petsTable.nameVariable]).toEqual({ Ref: expect.stringMatching(/^TablesPetsTable/) });
         expect(variablesOf(name)).not.toHaveProperty(apiKeysTable.nameVariable);
       }
+      expect(variablesOf('createPet')[idempotencyTable.nameVariable]).toEqual({ Ref: expect.stringMatching(/^TablesIdempotencyTable/) });
+      for (const name of ['listPets', 'getPet', 'authorizer'] as const) expect(variablesOf(name)).not.toHaveProperty(idempotencyTable.nameVariable);
       expect(variablesOf('authorizer')[apiKeysTable.nameVariable]).toEqual({ Ref: expect.stringMatching(/^TablesApiKeysTable/) });
       expect(variablesOf('authorizer')).not.toHaveProperty(petsTable.nameVariable);
     });
   });
 
   describe('least privilege', () => {
-    const tableArn = (table: 'pets' | 'apiKeys') => ({
+    const tableArn = (table: 'pets' | 'apiKeys' | 'idempotency') => ({
       'Fn::GetAtt': [
-        stack.getLogicalId((table === 'pets' ? stack.tables.pets : stack.tables.apiKeys).node.defaultChild as CfnFunction),
+        stack.getLogicalId(stack.tables[table].node.defaultChild as CfnFunction),
         'Arn',
       ],
     });
@@ -311,11 +313,14 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       const statements = resourcesOf(template, 'AWS::IAM::Policy').flatMap(
         ({ properties }) => (properties.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: unknown }> }).Statement,
       );
+      const idempotencyArn = tableArn('idempotency');
       for (const statement of statements) {
         const actions = [statement.Action].flat();
         if (!actions.some((action) => action.startsWith('dynamodb:'))) continue;
         expect(actions.every((action) => !action.includes('*'))).toBe(true);
         expect(statement.Resource).not.toBe('*');
+        // Idempotency records are updated and deleted (by createPet only); pets and keys never.
+        if (JSON.stringify(statement.Resource) === JSON.stringify(idempotencyArn)) continue;
         expect(actions).not.toEqual(expect.arrayContaining([expect.stringMatching(/^dynamodb:(UpdateItem|DeleteItem|BatchWriteItem|DeleteTable|PartiQL)/)]));
       }
       expect(tableAccess.listPets).toContainEqual({ table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] });
@@ -359,7 +364,16 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(tableProperties(apiKeysTable.id).properties.GlobalSecondaryIndexes).toBeUndefined();
     });
 
-    it.each([petsTable.id, apiKeysTable.id])('%s: point-in-time recovery and AWS-managed (KMS) encryption', (id) => {
+    it('keys the idempotency table by id (S) as Powertools expects, with TTL on its expiration attribute', () => {
+      expect(tableProperties(idempotencyTable.id).properties).toMatchObject({
+        KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+        BillingMode: 'PAY_PER_REQUEST',
+        TimeToLiveSpecification: { AttributeName: 'expiration', Enabled: true },
+      });
+    });
+
+    it.each([petsTable.id, apiKeysTable.id, idempotencyTable.id])('%s: point-in-time recovery and AWS-managed (KMS) encryption', (id) => {
       expect(tableProperties(id).properties).toMatchObject({
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         SSESpecification: { SSEEnabled: true },
@@ -367,7 +381,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(tableProperties(id).properties.SSESpecification).not.toHaveProperty('KMSMasterKeyId');
     });
 
-    it.each([petsTable.id, apiKeysTable.id])(
+    it.each([petsTable.id, apiKeysTable.id, idempotencyTable.id])(
       `%s: ${isProd ? 'retained and deletion-protected' : 'destroyed with the stack'}`,
       (id) => {
         expect(tableProperties(id).deletionPolicy).toBe(isProd ? 'Retain' : 'Delete');
@@ -408,6 +422,10 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       }
       expect(body).toContain('Authorizer');
       expect(body).toContain(petsStatusIndex.indexName);
+      // The functions' EMF metrics, by operation, and errors by code.
+      for (const metric of ['"PetStore"', '"Requests"', '"PetsCreated"', '"IdempotentReplays"', '"operation"', '"createPet"', 'MetricName=\\"Errors\\"', 'errorCode']) {
+        expect(body).toContain(metric);
+      }
     });
 
     it('alarms on the 5xx rate, p99 latency, each function\'s errors and DynamoDB throttles, to one SNS topic', () => {
@@ -423,7 +441,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       const functionErrorAlarms = alarms.filter((alarm) => alarm.MetricName === 'Errors' && alarm.Namespace === 'AWS/Lambda');
       expect(functionErrorAlarms).toHaveLength(functionNames.length);
       const throttleAlarms = alarms.filter((alarm) => JSON.stringify(alarm.Metrics ?? '').includes('ThrottleEvents'));
-      expect(throttleAlarms).toHaveLength(2);
+      expect(throttleAlarms).toHaveLength(3); // one per table
       expect(JSON.stringify(throttleAlarms)).toContain(petsStatusIndex.indexName);
     });
 

@@ -14,7 +14,9 @@ import { tableAccess, type FunctionName, type TableAccess } from '../../infra/co
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
-import { petsRepository } from '../../shared/pets-repository';
+import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
+import { idempotentCreates } from '../../shared/idempotency';
+import { randomUUID } from 'node:crypto';
 import { apiEvent, context, tokenEvent } from '../support/events';
 import { createTestTables, type TestTables } from '../support/tables';
 
@@ -59,12 +61,14 @@ const granted = (name: FunctionName) =>
   tableAccess[name].flatMap((access: TableAccess) =>
     access.actions.map((action) => ({
       action,
-      tableName: access.table === 'pets' ? tables.pets : tables.apiKeys,
+      tableName: tables[access.table],
       ...(access.index ? { indexName: access.index } : {}),
     })),
   );
 
 const distinct = (records: Recorded[]) => [...new Map(records.map((record) => [JSON.stringify(record), record])).values()];
+/** The same, in a fixed order, for paths whose order of first use does not matter. */
+const sorted = (records: Recorded[]) => distinct(records).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
 describe('each function sends exactly the DynamoDB actions the stack grants it', () => {
   it('listPets: Scan on the table, Query on the status index, across pages', async () => {
@@ -78,15 +82,26 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     expect(distinct(sent)).toEqual(granted('listPets'));
   });
 
-  it('createPet: PutItem on the table', async () => {
+  it('createPet: PutItem on the table; with Idempotency-Key, Powertools and the claims on the idempotency table', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
-    const handler = createCreatePet({ pets: petsRepository({ client, tableName: tables.pets }) });
-    const response = await handler(
-      apiEvent({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Rex', categoryId: 2 }) }),
-      context,
-    );
-    expect(response.statusCode).toBe(201);
-    expect(distinct(sent)).toEqual(granted('createPet'));
+    const createWith = (pets: PetsRepository) =>
+      createCreatePet({ pets, idempotency: idempotentCreates({ pets, client, tableName: tables.idempotency }) });
+    const handler = createWith(petsRepository({ client, tableName: tables.pets }));
+    const post = (key?: string) =>
+      apiEvent({
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) },
+        body: JSON.stringify({ name: 'Rex', categoryId: 2 }),
+      });
+    expect((await handler(post(), context)).statusCode).toBe(201);
+    const key = `"${randomUUID()}"`;
+    expect((await handler(post(key), context)).statusCode).toBe(201); // in progress, claim, pet, answer
+    expect((await handler(post(key), context)).statusCode).toBe(201); // the replay
+    // A create that fails (every id taken) deletes its in-progress record.
+    const [taken] = (await petsRepository({ client: tables.client, tableName: tables.pets }).list({ limit: 1 })).pets;
+    const failing = createWith(petsRepository({ client, tableName: tables.pets, newId: () => taken?.id ?? 1, maxIdAttempts: 1 }));
+    expect((await failing(post(`"${randomUUID()}"`), context)).statusCode).toBe(500);
+    expect(sorted(sent)).toEqual(sorted(granted('createPet')));
   });
 
   it('getPet: GetItem on the table, found or not', async () => {

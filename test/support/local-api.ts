@@ -1,4 +1,5 @@
 /** A local server on fresh tables, with a registered key, for end-to-end tests over HTTP. */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import createClient, { type Client } from 'openapi-fetch';
 import { expect, inject } from 'vitest';
 import { generateApiKey } from '../../shared/api-keys';
@@ -15,7 +16,7 @@ export interface LocalApi {
   readonly url: string;
   readonly key: string;
   readonly keys: ApiKeysRepository;
-  readonly tables: { readonly pets: string; readonly apiKeys: string };
+  readonly tables: { readonly pets: string; readonly apiKeys: string; readonly idempotency: string };
   /** A client typed from openapi.json (openapi-fetch), sending the key. */
   readonly client: Client<paths>;
   /** fetch below the base URL, with the key unless `auth: false` or other headers are given. */
@@ -26,6 +27,8 @@ export interface LocalApi {
 export type LocalApiOptions = Omit<LocalServerOptions, 'client' | 'petsTable' | 'apiKeysTable' | 'port'> & {
   /** The DynamoDB the server uses, when not the run's DynamoDB Local directly (e.g. a fault proxy). */
   readonly endpoint?: string;
+  /** The client the server uses, when a test needs to watch or break its calls. */
+  readonly client?: DynamoDBDocumentClient;
 };
 
 export const startLocalApi = async (options: LocalApiOptions = {}): Promise<LocalApi> => {
@@ -33,13 +36,14 @@ export const startLocalApi = async (options: LocalApiOptions = {}): Promise<Loca
   const key = generateApiKey();
   const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
   await keys.register(key, 'test');
-  const { endpoint, ...serverOptions } = options;
+  const { endpoint, client: serverClient, ...serverOptions } = options;
   const server = await startLocalServer({
     ...serverOptions,
-    client: endpoint ? createDocumentClient({ endpoint }) : tables.client,
+    client: serverClient ?? (endpoint ? createDocumentClient({ endpoint }) : tables.client),
     port: 0,
     petsTable: tables.pets,
     apiKeysTable: tables.apiKeys,
+    idempotencyTable: tables.idempotency,
   });
   const call = (path: string, { auth = true, headers, ...init }: RequestInit & { auth?: boolean } = {}) =>
     fetch(`${server.url}${path}`, {
@@ -47,7 +51,7 @@ export const startLocalApi = async (options: LocalApiOptions = {}): Promise<Loca
       headers: { ...(auth ? { Authorization: `Bearer ${key}` } : {}), ...(headers as Record<string, string>) },
     });
   const client = createClient<paths>({ baseUrl: server.url, headers: { Authorization: `Bearer ${key}` } });
-  return { url: server.url, key, keys, tables: { pets: tables.pets, apiKeys: tables.apiKeys }, client, call, close: server.close };
+  return { url: server.url, key, keys, tables: { pets: tables.pets, apiKeys: tables.apiKeys, idempotency: tables.idempotency }, client, call, close: server.close };
 };
 
 /** A second server with the same keys whose pets table does not exist: every pet operation fails unexpectedly. */
@@ -57,6 +61,7 @@ export const startServerWithMissingPetsTable = (api: LocalApi, petsTable: string
     port: 0,
     petsTable,
     apiKeysTable: api.tables.apiKeys,
+    idempotencyTable: api.tables.idempotency,
   });
 
 /** POST /pets through the typed client; the test gets the answer unread (the client reads a copy). */

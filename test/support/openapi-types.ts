@@ -88,7 +88,7 @@ export interface components {
              * @description What went wrong, for programs.
              * @enum {string}
              */
-            code: "invalid_json" | "unsupported_media_type" | "validation_failed" | "invalid_cursor" | "unauthorized" | "not_found" | "gone" | "payload_too_large" | "too_many_requests" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_json" | "unsupported_media_type" | "validation_failed" | "invalid_cursor" | "unauthorized" | "not_found" | "gone" | "idempotency_in_progress" | "payload_too_large" | "idempotency_key_reused" | "too_many_requests" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description What went wrong, for people: names the field or parameter. */
             message: string;
             /** @description The HTTP status, repeated. */
@@ -103,6 +103,11 @@ export interface components {
         status: components["schemas"]["PetStatus"];
         /** @description Where the next page starts: copy it from the `Link rel="next"` header of the same listing. Opaque. */
         cursor: string;
+        /**
+         * @description Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to 255 characters. For 24 hours, the same key from the same API key with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422 `idempotency_key_reused`; while the first request still runs, 409 `idempotency_in_progress`. Malformed or repeated: 400.
+         * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+         */
+        idempotencyKey: string;
         /** @description The pet id: a decimal integer, no sign, no leading zeros. */
         petId: number;
     };
@@ -130,6 +135,8 @@ export interface components {
         RetryAfter: "1";
         /** @description The scheme the API expects. */
         WwwAuthenticate: "Bearer realm=\"pet-store\"";
+        /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key` (nothing new was created); absent otherwise. */
+        IdempotentReplayed: "true";
     };
     pathItems: never;
 }
@@ -291,7 +298,13 @@ export interface operations {
     createPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to 255 characters. For 24 hours, the same key from the same API key with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422 `idempotency_key_reused`; while the first request still runs, 409 `idempotency_in_progress`. Malformed or repeated: 400.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -308,7 +321,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The pet as stored, with its new id. */
+            /** @description The pet as stored, with its new id; for a repeated `Idempotency-Key`, the first answer again. */
             201: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -316,6 +329,7 @@ export interface operations {
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
                     "X-Request-Id": components["headers"]["FunctionRequestId"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -367,6 +381,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `idempotency_in_progress`: a request with this `Idempotency-Key` is still running: retry after Retry-After seconds. */
+            409: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "idempotency_in_progress";
+                        /** @constant */
+                        status?: 409;
+                    };
+                };
+            };
             /** @description `payload_too_large`: the body is over 16384 bytes. */
             413: {
                 headers: {
@@ -382,6 +415,24 @@ export interface operations {
                         code?: "payload_too_large";
                         /** @constant */
                         status?: 413;
+                    };
+                };
+            };
+            /** @description `idempotency_key_reused`: this `Idempotency-Key` was already used with a different body. */
+            422: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "idempotency_key_reused";
+                        /** @constant */
+                        status?: 422;
                     };
                 };
             };

@@ -3,7 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
-import { apiKeysTable, petsTable } from '../../shared/tables';
+import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
 import { ensureTables } from '../../tools/dynamodb-local';
 
 export interface TestTables {
@@ -11,16 +11,18 @@ export interface TestTables {
   readonly client: DynamoDBDocumentClient;
   readonly pets: string;
   readonly apiKeys: string;
+  readonly idempotency: string;
 }
 
 export const createTestTables = async (): Promise<TestTables> => {
   const endpoint = inject('dynamodbEndpoint');
   const client = createDocumentClient({ endpoint });
   const suffix = randomUUID().slice(0, 8);
-  const names = { pets: `pets-${suffix}`, apiKeys: `api-keys-${suffix}` };
+  const names = { pets: `pets-${suffix}`, apiKeys: `api-keys-${suffix}`, idempotency: `idempotency-${suffix}` };
   await ensureTables(client, [
     { definition: petsTable, name: names.pets },
     { definition: apiKeysTable, name: names.apiKeys },
+    { definition: idempotencyTable, name: names.idempotency },
   ]);
   return { endpoint, client, ...names };
 };

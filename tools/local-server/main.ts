@@ -7,9 +7,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { API_KEY_PATTERN, generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
-import { apiKeysTableName, petsTableName } from '../../shared/config';
+import { apiKeysTableName, idempotencyTableName, petsTableName } from '../../shared/config';
 import { createDocumentClient } from '../../shared/dynamodb';
-import { apiKeysTable, petsTable } from '../../shared/tables';
+import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, ensureTables, startDynamoDBLocal, type DynamoDBLocal } from '../dynamodb-local';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
 import { startLocalServer } from './server';
@@ -30,7 +30,8 @@ Environment:
   AUTH_CACHE_TTL        seconds the authorizer's answer is cached per key (default ${DEFAULT_AUTH_CACHE_TTL_SECONDS})
   THROTTLE_RATE         requests per second before 429 (default ${DEFAULT_THROTTLE.rate})
   THROTTLE_BURST        burst size before 429 (default ${DEFAULT_THROTTLE.burst})
-  PETS_TABLE_NAME, API_KEYS_TABLE_NAME   table names (default ${petsTable.defaultName}, ${apiKeysTable.defaultName})
+  PETS_TABLE_NAME, API_KEYS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME
+                                        table names (default ${petsTable.defaultName}, ${apiKeysTable.defaultName}, ${idempotencyTable.defaultName})
 `;
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
@@ -101,10 +102,11 @@ const main = async () => {
     }
     const endpoint = settings.DYNAMODB_ENDPOINT ?? database?.endpoint;
     const client = createDocumentClient({ endpoint });
-    const tableNames = { pets: petsTableName(), apiKeys: apiKeysTableName() };
+    const tableNames = { pets: petsTableName(), apiKeys: apiKeysTableName(), idempotency: idempotencyTableName() };
     await ensureTables(client, [
       { definition: petsTable, name: tableNames.pets },
       { definition: apiKeysTable, name: tableNames.apiKeys },
+      { definition: idempotencyTable, name: tableNames.idempotency },
     ]);
     const apiKey = settings.API_KEY ?? generateApiKey();
     const record = await apiKeysRepository({ client, tableName: tableNames.apiKeys }).register(apiKey, 'local');
@@ -115,6 +117,7 @@ const main = async () => {
       port: settings.PORT,
       petsTable: tableNames.pets,
       apiKeysTable: tableNames.apiKeys,
+      idempotencyTable: tableNames.idempotency,
       authCacheTtlSeconds: settings.AUTH_CACHE_TTL,
       throttle: { rate: settings.THROTTLE_RATE, burst: settings.THROTTLE_BURST },
     });

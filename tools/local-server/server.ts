@@ -14,7 +14,8 @@ import { logger, safeErrorFields } from '../../shared/logger';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
-import { apiKeysTableName, petsTableName } from '../../shared/config';
+import { apiKeysTableName, idempotencyTableName, petsTableName } from '../../shared/config';
+import { idempotentCreates, type IdempotentCreates } from '../../shared/idempotency';
 import type { Clock } from '../../shared/http/http-api';
 import type { IdGenerator } from '../../shared/ids';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
@@ -31,6 +32,7 @@ export interface LocalServerOptions {
   readonly host?: string;
   readonly petsTable?: string;
   readonly apiKeysTable?: string;
+  readonly idempotencyTable?: string;
   readonly authCacheTtlSeconds?: number;
   readonly throttle?: GatewayOptions['throttle'];
   readonly now?: Clock;
@@ -45,10 +47,15 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-type HandlerModule = { createHandler(dependencies: { pets: PetsRepository; now?: Clock }): ProxyHandler };
+interface HandlerDependencies {
+  readonly pets: PetsRepository;
+  readonly idempotency: IdempotentCreates;
+  readonly now?: Clock;
+}
+type HandlerModule = { createHandler(dependencies: HandlerDependencies): ProxyHandler };
 
 /** Each route's handler module, built with the given dependencies. */
-const loadHandlers = async (dependencies: { pets: PetsRepository; now?: Clock }) => {
+const loadHandlers = async (dependencies: HandlerDependencies) => {
   const handlers: Record<string, ProxyHandler> = {};
   for (const route of routes) {
     if (!('handler' in route)) continue;
@@ -64,13 +71,15 @@ export const startLocalServer = async ({
   host = '127.0.0.1',
   petsTable = petsTableName(),
   apiKeysTable = apiKeysTableName(),
+  idempotencyTable = idempotencyTableName(),
   authCacheTtlSeconds,
   throttle,
   now,
   newPetId,
 }: LocalServerOptions): Promise<LocalServer> => {
+  const pets = petsRepository({ client, tableName: petsTable, ...(newPetId ? { newId: newPetId } : {}) });
   const gateway = createGateway({
-    handlers: await loadHandlers({ pets: petsRepository({ client, tableName: petsTable, ...(newPetId ? { newId: newPetId } : {}) }), now }),
+    handlers: await loadHandlers({ pets, idempotency: idempotentCreates({ pets, client, tableName: idempotencyTable }), now }),
     authorizer: createAuthorizer({ keys: apiKeysRepository({ client, tableName: apiKeysTable }) }),
     authCacheTtlSeconds,
     throttle,

@@ -8,6 +8,8 @@ import { errorCatalogue, errorHeaders, RETRY_AFTER_SECONDS, WWW_AUTHENTICATE, ty
 import { ApiErrorBody, CURSOR_MAX_LENGTH, LIST_LIMIT, MAX_SAFE_ID, NewPet, Pet, PetStatus } from '../../shared/models';
 import { MAX_BODY_BYTES } from '../../shared/http/json-body';
 import { REQUEST_ID_HEADER } from '../../shared/http/response';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED_HEADER } from '../../shared/http/idempotency-key';
+import { IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { BASE_PATH, routes, type OperationId, type Route } from '../../shared/routes';
 
@@ -24,7 +26,7 @@ const ref = (kind: 'schemas' | 'headers' | 'parameters', name: string) => ({ $re
 const GATEWAY_ERRORS: readonly ErrorCode[] = ['validation_failed', 'unauthorized', 'payload_too_large', 'too_many_requests', 'internal_error', 'service_unavailable'];
 const operationErrors: Record<OperationId, readonly ErrorCode[]> = {
   listPets: [...GATEWAY_ERRORS, 'invalid_cursor'],
-  createPet: [...GATEWAY_ERRORS, 'invalid_json', 'unsupported_media_type'],
+  createPet: [...GATEWAY_ERRORS, 'invalid_json', 'unsupported_media_type', 'idempotency_in_progress', 'idempotency_key_reused'],
   getPet: [...GATEWAY_ERRORS, 'not_found', 'gone'],
   listStoreOrders: [...GATEWAY_ERRORS, 'not_implemented'],
 };
@@ -38,6 +40,8 @@ const errorWhen: Record<ErrorCode, string> = {
   unauthorized: 'no Authorization header, not the Bearer scheme, or an unknown or revoked key',
   not_found: 'no pet with that id',
   gone: 'the operation is past its sunset',
+  idempotency_in_progress: 'a request with this `Idempotency-Key` is still running: retry after Retry-After seconds',
+  idempotency_key_reused: 'this `Idempotency-Key` was already used with a different body',
   payload_too_large: `the body is over ${MAX_BODY_BYTES} bytes`,
   too_many_requests: 'throttled: retry after Retry-After seconds',
   internal_error: 'an unexpected error; details are logged, not sent',
@@ -59,6 +63,10 @@ const headers = {
   Sunset: header('RFC 8594: when the operation stops working (then 410).', { type: 'string' }),
   RetryAfter: header('Seconds to wait before retrying.', { type: 'string', const: String(RETRY_AFTER_SECONDS) }),
   WwwAuthenticate: header('The scheme the API expects.', { type: 'string', const: WWW_AUTHENTICATE }),
+  IdempotentReplayed: header(
+    `\`true\` when this is the stored answer of an earlier request with the same \`${IDEMPOTENCY_KEY_HEADER}\` (nothing new was created); absent otherwise.`,
+    { type: 'string', const: 'true' },
+  ),
 };
 type HeaderName = keyof typeof headers;
 
@@ -75,6 +83,7 @@ const headerRefs = (required: readonly HeaderName[], optional: readonly HeaderNa
     Sunset: 'Sunset',
     RetryAfter: 'Retry-After',
     WwwAuthenticate: 'WWW-Authenticate',
+    IdempotentReplayed: IDEMPOTENT_REPLAYED_HEADER,
   };
   return Object.fromEntries([
     ...required.map((name) => [wire[name], { ...ref('headers', name), required: true }]),
@@ -132,8 +141,8 @@ const successResponses: Record<OperationId, Json> = {
   },
   createPet: {
     201: {
-      description: 'The pet as stored, with its new id.',
-      headers: headerRefs([...ALWAYS, 'FunctionRequestId', 'Location']),
+      description: 'The pet as stored, with its new id; for a repeated `Idempotency-Key`, the first answer again.',
+      headers: headerRefs([...ALWAYS, 'FunctionRequestId', 'Location'], ['IdempotentReplayed']),
       content: { 'application/json': { schema: ref('schemas', 'Pet'), example: { id: 244383887647238, name: 'Rex', categoryId: 1, status: 'available' } } },
     },
   },
@@ -149,7 +158,7 @@ const successResponses: Record<OperationId, Json> = {
 
 const parameters: Record<OperationId, Json[]> = {
   listPets: [ref('parameters', 'limit'), ref('parameters', 'status'), ref('parameters', 'cursor')],
-  createPet: [],
+  createPet: [ref('parameters', 'idempotencyKey')],
   getPet: [ref('parameters', 'petId')],
   listStoreOrders: [],
 };
@@ -263,6 +272,19 @@ export const buildOpenApiDocument = ({ extraServers = [] }: DocumentOptions = {}
         in: 'query',
         description: 'Where the next page starts: copy it from the `Link rel="next"` header of the same listing. Opaque.',
         schema: { type: 'string', minLength: 1, maxLength: CURSOR_MAX_LENGTH },
+      },
+      idempotencyKey: {
+        name: IDEMPOTENCY_KEY_HEADER,
+        in: 'header',
+        description: [
+          'Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string',
+          '(`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to',
+          `${IDEMPOTENCY_KEY_MAX_LENGTH} characters. For ${IDEMPOTENCY_WINDOW_SECONDS / 3600} hours, the same key from the same API key with the same body`,
+          'answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422',
+          '`idempotency_key_reused`; while the first request still runs, 409 `idempotency_in_progress`. Malformed or repeated: 400.',
+        ].join(' '),
+        schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH + 2 },
+        example: '"8e03978e-40d5-43e8-bc93-6894a57f9324"',
       },
       petId: {
         name: 'petId',

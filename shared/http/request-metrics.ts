@@ -1,0 +1,37 @@
+/**
+ * requestMetrics: CloudWatch metrics in the Embedded Metric Format (Powertools Metrics), written
+ * when the answer is known: `Requests` and, for createPet, `PetsCreated` (new pets only, not
+ * replays) and `IdempotentReplays`, by service and operation; `Errors` by service, operation and
+ * error code. Dimensions stay low-cardinality: never a key id, a request id or a pet id.
+ */
+import type middy from '@middy/core';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { classifyError } from './error-formatter';
+import { IDEMPOTENT_REPLAYED_HEADER } from './idempotency-key';
+
+export const METRICS_NAMESPACE = 'PetStore';
+/** The `service` dimension: the stack sets POWERTOOLS_SERVICE_NAME to the same name. */
+export const METRICS_SERVICE = 'pet-store';
+
+/** One set of metrics per request, so requests running at once (the local server) never mix. */
+const newMetrics = () =>
+  new Metrics({ namespace: METRICS_NAMESPACE, serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? METRICS_SERVICE });
+
+export const requestMetrics = (operation: string): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => {
+  const write: middy.MiddlewareFn<APIGatewayProxyEvent, APIGatewayProxyResult> = async (request) => {
+    const metrics = newMetrics();
+    const status = request.response?.statusCode ?? 500;
+    const replayed = request.response?.headers?.[IDEMPOTENT_REPLAYED_HEADER] === 'true';
+    metrics.addDimension('operation', operation);
+    metrics.addMetric('Requests', MetricUnit.Count, 1);
+    if (operation === 'createPet' && status === 201) metrics.addMetric(replayed ? 'IdempotentReplays' : 'PetsCreated', MetricUnit.Count, 1);
+    metrics.publishStoredMetrics();
+    if (request.error) {
+      const errors = metrics.singleMetric();
+      errors.addDimensions({ operation, errorCode: classifyError(request.error).code });
+      errors.addMetric('Errors', MetricUnit.Count, 1);
+    }
+  };
+  return { after: write, onError: write };
+};

@@ -1,0 +1,208 @@
+/**
+ * Idempotent creates over HTTP (Idempotency-Key, IETF httpapi-idempotency-key draft): replays,
+ * a reused key, a request still in flight, malformed keys, keys scoped to the API key, a lost
+ * answer, and database faults inside the idempotency layer.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey } from '../../shared/api-keys';
+import { createDocumentClient } from '../../shared/dynamodb';
+import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '../support/local-api';
+import { inject } from 'vitest';
+
+const rex = { name: 'Rex', categoryId: 1 };
+
+const post = (api: LocalApi, body: unknown, key?: string, extra: Record<string, string> = {}) =>
+  api.call('/pets', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(key === undefined ? {} : { 'Idempotency-Key': key }), ...extra },
+    body: JSON.stringify(body),
+  });
+
+const countPets = async (api: LocalApi) => {
+  const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+  const { Items = [] } = await client.send(new ScanCommand({ TableName: api.tables.pets, ConsistentRead: true }));
+  return Items.length;
+};
+
+const newKey = () => `"${randomUUID()}"`;
+
+/** A client whose calls a test can delay or break, by command and table. */
+const controllableClient = () => {
+  const client: DynamoDBDocumentClient = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+  const rules: Array<(command: string, table: string, send: () => Promise<unknown>) => Promise<unknown> | undefined> = [];
+  client.middlewareStack.add(
+    (next, { commandName }) =>
+      async (args) => {
+        const table = (args.input as { TableName?: string }).TableName ?? '';
+        const send = () => next(args);
+        for (const rule of rules) {
+          const result = rule(String(commandName), table, send);
+          if (result) return (await result) as Awaited<ReturnType<typeof next>>;
+        }
+        return send();
+      },
+    { step: 'initialize', name: 'testControl' },
+  );
+  return { client, rules };
+};
+
+/** An error the SDK classifies as transient, as a lost answer looks once retries are spent. */
+const lostAnswer = () => Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+
+describe('Idempotency-Key on POST /pets', () => {
+  let api: LocalApi;
+  const control = controllableClient();
+  beforeAll(async () => {
+    api = await startLocalApi({ client: control.client });
+  });
+  afterAll(() => api.close());
+
+  it('replays the first 201 for the same key and body, and creates nothing more', async () => {
+    const key = newKey();
+    const before = await countPets(api);
+    const first = await post(api, rex, key);
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const created = await first.json();
+    for (const body of [rex, { categoryId: 1, name: 'Rex' }]) {
+      const again = await post(api, body, key);
+      expect(again.status).toBe(201);
+      expectCommonHeaders(again);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.headers.get('location')).toBe(first.headers.get('location'));
+      expect(again.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+      expect(await again.json()).toEqual(created);
+    }
+    expect(await countPets(api)).toBe(before + 1);
+  });
+
+  it('accepts the same key bare and quoted as one key', async () => {
+    const id = randomUUID();
+    const first = await post(api, rex, `"${id}"`);
+    const again = await post(api, rex, id);
+    expect(again.status).toBe(201);
+    expect(await again.json()).toEqual(await first.json());
+  });
+
+  it('refuses the same key with another body: 422 idempotency_key_reused, and the first answer still replays', async () => {
+    const key = newKey();
+    const first = await (await post(api, rex, key)).json();
+    const before = await countPets(api);
+    await expectError(await post(api, { ...rex, name: 'Max' }, key), 422, 'idempotency_key_reused');
+    expect(await countPets(api)).toBe(before);
+    const again = await post(api, rex, key);
+    expect(await again.json()).toEqual(first);
+  });
+
+  it('answers 409 idempotency_in_progress with Retry-After while the first request runs', async () => {
+    const key = newKey();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding = true;
+    // The first create's pet write waits until the second request has had its answer.
+    control.rules.push((command, table, send) =>
+      holding && command === 'PutItemCommand' && table === api.tables.pets ? held.then(send) : undefined,
+    );
+    const first = post(api, rex, key);
+    let second: Response;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      second = await post(api, rex, key);
+    } finally {
+      holding = false;
+      release();
+      control.rules.pop();
+    }
+    await expectError(second, 409, 'idempotency_in_progress');
+    expect(second.headers.get('retry-after')).toBe('1');
+    expect((await first).status).toBe(201);
+    expect((await post(api, rex, key)).headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it.each([
+    ['empty', ''],
+    ['empty string', '""'],
+    ['unterminated', '"abc'],
+    ['with parameters', '"abc";a=1'],
+    ['a list', '"a", "b"'],
+    ['spaces inside a bare key', 'a b'],
+    ['non-ASCII', '"caf\u00e9"'],
+    ['too long', `"${'k'.repeat(256)}"`],
+  ])('refuses a malformed key (%s): 400', async (_name, key) => {
+    const before = await countPets(api);
+    await expectError(await post(api, rex, key), 400, 'validation_failed');
+    expect(await countPets(api)).toBe(before);
+  });
+
+  it('accepts a key of 255 characters and escapes in the sf-string', async () => {
+    expect((await post(api, rex, `"${'k'.repeat(255)}"`)).status).toBe(201);
+    expect((await post(api, rex, `"a\\"b\\\\c-${randomUUID()}"`)).status).toBe(201);
+  });
+
+  it('refuses a repeated Idempotency-Key header: 400', async () => {
+    const headers = new Headers({ 'Content-Type': 'application/json', Authorization: `Bearer ${api.key}` });
+    headers.append('Idempotency-Key', newKey());
+    headers.append('Idempotency-Key', newKey());
+    // fetch joins repeats with ", ", as proxies may: the value is then not one key.
+    const response = await fetch(`${api.url}/pets`, { method: 'POST', headers, body: JSON.stringify(rex) });
+    await expectError(response, 400, 'validation_failed');
+  });
+
+  it('scopes keys to the API key: another caller with the same key gets its own pet', async () => {
+    const key = newKey();
+    const other = generateApiKey();
+    await api.keys.register(other, 'other caller');
+    const mine = (await (await post(api, rex, key)).json()) as { id: number };
+    const theirs = await post(api, rex, key, { Authorization: `Bearer ${other}` });
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+    expect(((await theirs.json()) as { id: number }).id).not.toBe(mine.id);
+  });
+
+  it('without the header, every create is a new pet', async () => {
+    const before = await countPets(api);
+    const [a, b] = [await post(api, rex), await post(api, rex)];
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(((await a.json()) as { id: number }).id).not.toBe(((await b.json()) as { id: number }).id);
+    expect(await countPets(api)).toBe(before + 2);
+  });
+
+  it('a create whose pet was stored but whose answer was lost: 503, then the retry answers that pet, never a second', async () => {
+    const key = newKey();
+    const before = await countPets(api);
+    let lose = true;
+    control.rules.push((command, table, send) =>
+      lose && command === 'PutItemCommand' && table === api.tables.pets
+        ? send().then(() => {
+            lose = false;
+            throw lostAnswer();
+          })
+        : undefined,
+    );
+    const failed = await post(api, rex, key).finally(() => control.rules.pop());
+    await expectError(failed, 503, 'service_unavailable');
+    expect(failed.headers.get('retry-after')).toBe('1');
+    expect(await countPets(api)).toBe(before + 1); // stored, unacknowledged
+
+    const retry = await post(api, rex, key);
+    expect(retry.status).toBe(201);
+    const pet = (await retry.json()) as { id: number };
+    expect(await countPets(api)).toBe(before + 1);
+    const read = await api.call(`/pets/${pet.id}`);
+    expect(await read.json()).toEqual({ ...rex, id: pet.id, status: 'available' });
+  });
+
+  it.each([
+    ['saving the in-progress record', 'PutItemCommand'],
+    ['saving the answer', 'UpdateItemCommand'],
+  ])('a database fault while %s answers 503 service_unavailable with Retry-After', async (_when, failing) => {
+    const key = newKey();
+    control.rules.push((command, table) => (command === failing && table === api.tables.idempotency ? Promise.reject(lostAnswer()) : undefined));
+    const response = await post(api, rex, key).finally(() => control.rules.pop());
+    await expectError(response, 503, 'service_unavailable');
+    expect(response.headers.get('retry-after')).toBe('1');
+  });
+});
