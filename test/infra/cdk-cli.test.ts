@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../infra/project';
+import { MISSING_CREDENTIALS_MESSAGE } from '../../shared/lambda-credentials';
 
 const run = promisify(execFile);
 
@@ -41,6 +42,28 @@ interface AssetManifest {
   files: Record<string, { displayName?: string; source: { path: string; packaging?: string } }>;
 }
 
+/** Every byte of a bundle is read and compiled on each cold start (issue 5's budget). */
+const MAX_BUNDLE_BYTES = 350 * 1024;
+/**
+ * Strings of the SDK's default credential chain links that Lambda never uses, one per link: the
+ * web identity provider, credential_process, SSO, the container provider, and the STS client.
+ */
+const UNUSED_CREDENTIAL_PROVIDERS = [
+  'AWS_WEB_IDENTITY_TOKEN_FILE',
+  'credential_process',
+  'sso_start_url',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AssumeRoleWithWebIdentity',
+];
+
+/** The function bundles of the synthesized assembly, by asset name ("Functions/ListPets/Function/Code"). */
+const functionBundles = () => {
+  const manifest = JSON.parse(readFileSync(join(outdir, 'PetStore-staging.assets.json'), 'utf8')) as AssetManifest;
+  return Object.values(manifest.files)
+    .map((file) => ({ name: file.displayName ?? file.source.path, path: join(outdir, file.source.path) }))
+    .filter(({ path }) => existsSync(join(path, 'index.mjs')));
+};
+
 describe('npx cdk synth -c stage=staging', () => {
   it('writes the PetStore-staging template without AWS credentials', () => {
     const template = JSON.parse(readFileSync(join(outdir, 'PetStore-staging.template.json'), 'utf8')) as {
@@ -52,10 +75,7 @@ describe('npx cdk synth -c stage=staging', () => {
   });
 
   it('bundles each function as one minified ESM file with a source map, and each bundle loads', async () => {
-    const manifest = JSON.parse(readFileSync(join(outdir, 'PetStore-staging.assets.json'), 'utf8')) as AssetManifest;
-    const bundles = Object.values(manifest.files)
-      .map((file) => join(outdir, file.source.path))
-      .filter((path) => existsSync(join(path, 'index.mjs')));
+    const bundles = functionBundles().map(({ path }) => path);
     expect(bundles).toHaveLength(4);
     for (const bundle of bundles) {
       const code = readFileSync(join(bundle, 'index.mjs'), 'utf8');
@@ -70,6 +90,19 @@ describe('npx cdk synth -c stage=staging', () => {
         { env: { ...process.env, AWS_REGION: 'eu-west-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
       );
       expect(stdout.trim()).toBe('function');
+    }
+  });
+
+  it('keeps each bundle within 350 KB, with the environment credentials in place of the default chain', () => {
+    const bundles = functionBundles();
+    expect(bundles.map(({ name }) => name).sort()).toEqual(
+      ['Authorizer', 'CreatePet', 'GetPet', 'ListPets'].map((fn) => `Functions/${fn}/Function/Code`),
+    );
+    for (const { name, path } of bundles) {
+      const code = readFileSync(join(path, 'index.mjs'), 'utf8');
+      expect(Buffer.byteLength(code), name).toBeLessThanOrEqual(MAX_BUNDLE_BYTES);
+      expect(code, name).toContain(MISSING_CREDENTIALS_MESSAGE);
+      for (const marker of UNUSED_CREDENTIAL_PROVIDERS) expect(code.includes(marker), `${name}: ${marker}`).toBe(false);
     }
   });
 });

@@ -1,0 +1,63 @@
+/** The credential provider of the deployed bundles: the function role's credentials from the environment, and nothing else. */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { defaultProvider, MISSING_CREDENTIALS_MESSAGE } from '../../shared/lambda-credentials';
+
+/** The variables Lambda sets for a function's role. */
+const lambdaRole = {
+  AWS_ACCESS_KEY_ID: 'ASIAEXAMPLEROLEKEY',
+  AWS_SECRET_ACCESS_KEY: 'role-secret',
+  AWS_SESSION_TOKEN: 'role-session-token',
+};
+
+const withoutCredentials = () => {
+  for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) vi.stubEnv(name, undefined);
+};
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe('defaultProvider (aliased for @aws-sdk/credential-provider-node in the Lambda bundles)', () => {
+  it('returns the role credentials Lambda puts in the environment, session token included', async () => {
+    for (const [name, value] of Object.entries(lambdaRole)) vi.stubEnv(name, value);
+    await expect(defaultProvider()()).resolves.toMatchObject({
+      accessKeyId: 'ASIAEXAMPLEROLEKEY',
+      secretAccessKey: 'role-secret',
+      sessionToken: 'role-session-token',
+    });
+  });
+
+  it('is what a DynamoDB client signs with, when given as its default provider', async () => {
+    for (const [name, value] of Object.entries(lambdaRole)) vi.stubEnv(name, value);
+    const client = new DynamoDBClient({ region: 'eu-west-1', credentialDefaultProvider: defaultProvider });
+    await expect(client.config.credentials()).resolves.toMatchObject({
+      accessKeyId: 'ASIAEXAMPLEROLEKEY',
+      sessionToken: 'role-session-token',
+    });
+    client.destroy();
+  });
+
+  it('fails with a message naming the variables when they are missing', async () => {
+    withoutCredentials();
+    await expect(defaultProvider()()).rejects.toThrow(MISSING_CREDENTIALS_MESSAGE);
+    expect(MISSING_CREDENTIALS_MESSAGE).toMatch(/AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set/);
+  });
+
+  it('reads no other source: a shared credentials file and profile are ignored', async () => {
+    withoutCredentials();
+    const dir = mkdtempSync(join(tmpdir(), 'pet-store-credentials-'));
+    try {
+      const file = join(dir, 'credentials');
+      writeFileSync(file, '[default]\naws_access_key_id = AKIAFROMFILE\naws_secret_access_key = file-secret\n');
+      vi.stubEnv('AWS_SHARED_CREDENTIALS_FILE', file);
+      vi.stubEnv('AWS_PROFILE', 'default');
+      await expect(defaultProvider()()).rejects.toThrow(MISSING_CREDENTIALS_MESSAGE);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
