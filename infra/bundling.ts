@@ -12,8 +12,18 @@ export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
 /** Graviton: cheaper per millisecond than x86, and the code has no native parts. */
 export const FUNCTION_ARCHITECTURE = Architecture.ARM_64;
 
-/** Where the deployed bundles get their AWS credentials (see its header). */
-export const LAMBDA_CREDENTIALS_MODULE = resolve(projectRoot, 'shared/lambda-credentials.ts');
+/**
+ * SDK modules the deployed bundles replace with smaller ones that do what Lambda needs (each
+ * file's header says why): a cold start parses every byte of a bundle. Only the bundles: the local
+ * server and the tests run on the SDK as published. Absolute paths, because esbuild resolves an
+ * alias from its working directory.
+ */
+export const LAMBDA_ALIASES = {
+  // The default credential chain: Lambda's credentials are always in the environment.
+  '@aws-sdk/credential-provider-node': resolve(projectRoot, 'shared/lambda-aliases/credential-provider.ts'),
+  // Event-stream codecs: DynamoDB has no event-stream operation.
+  '@smithy/core/event-streams': resolve(projectRoot, 'shared/lambda-aliases/event-streams.ts'),
+} as const;
 
 export const FUNCTION_BUNDLING = {
   format: OutputFormat.ESM,
@@ -27,7 +37,5 @@ export const FUNCTION_BUNDLING = {
   mainFields: ['module', 'main'],
   // Ship the SDK version the tests ran with, instead of whatever the runtime provides.
   bundleAwsSDK: true,
-  // The SDK's default credential chain, replaced by the one link Lambda uses (shared/lambda-credentials.ts):
-  // a third of the bytes of every bundle. Absolute, because esbuild resolves an alias from its working directory.
-  esbuildArgs: { '--alias': [`@aws-sdk/credential-provider-node=${LAMBDA_CREDENTIALS_MODULE}`] },
+  esbuildArgs: { '--alias': Object.entries(LAMBDA_ALIASES).map(([module, path]) => `${module}=${path}`) },
 } as const satisfies BundlingOptions;

@@ -1,10 +1,11 @@
-/** The credential provider of the deployed bundles: the function role's credentials from the environment, and nothing else. */
+/** The modules the deployed bundles have in place of SDK ones (infra/bundling.ts LAMBDA_ALIASES). */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { defaultProvider, MISSING_CREDENTIALS_MESSAGE } from '../../shared/lambda-credentials';
+import { defaultProvider, MISSING_CREDENTIALS_MESSAGE } from '../../shared/lambda-aliases/credential-provider';
+import { EVENT_STREAMS_MISSING_MESSAGE, EventStreamSerde, eventStreamSerdeProvider } from '../../shared/lambda-aliases/event-streams';
 
 /** The variables Lambda sets for a function's role. */
 const lambdaRole = {
@@ -59,5 +60,12 @@ describe('defaultProvider (aliased for @aws-sdk/credential-provider-node in the 
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('event-streams (aliased for @smithy/core/event-streams in the Lambda bundles)', () => {
+  it('refuses, with the reason, if the SDK ever asks it for an event stream', () => {
+    expect(() => eventStreamSerdeProvider()).toThrow(EVENT_STREAMS_MISSING_MESSAGE);
+    expect(() => new EventStreamSerde()).toThrow(EVENT_STREAMS_MISSING_MESSAGE);
   });
 });

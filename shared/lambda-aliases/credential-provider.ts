@@ -13,7 +13,7 @@ import type { defaultProvider as chainDefaultProvider } from '@aws-sdk/credentia
 
 /** What a function without credentials logs: the variables it read, never their values. */
 export const MISSING_CREDENTIALS_MESSAGE =
-  "No AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set. Lambda sets them, and AWS_SESSION_TOKEN, from the function's role; this bundle reads no other source (shared/lambda-credentials.ts).";
+  "No AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set. Lambda sets them, and AWS_SESSION_TOKEN, from the function's role; this bundle reads no other source (shared/lambda-aliases/credential-provider.ts).";
 
 /** Same name and signature as the chain it replaces, so the SDK's clients call it unchanged. */
 export const defaultProvider: typeof chainDefaultProvider = (init) => {
