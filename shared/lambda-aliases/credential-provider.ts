@@ -10,17 +10,23 @@
  */
 import { fromEnv } from '@aws-sdk/credential-provider-env';
 import type { defaultProvider as chainDefaultProvider } from '@aws-sdk/credential-provider-node';
+import type { AwsCredentialIdentity } from '@smithy/types';
 
 /** What a function without credentials logs: the variables it read, never their values. */
 export const MISSING_CREDENTIALS_MESSAGE =
-  "No AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set. Lambda sets them, and AWS_SESSION_TOKEN, from the function's role; this bundle reads no other source (shared/lambda-aliases/credential-provider.ts).";
+  "No AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set. Lambda sets them, and AWS_SESSION_TOKEN, from the function's role; this bundle reads no other source (shared/lambda-aliases/credential-provider.ts).";
 
 /** Same name and signature as the chain it replaces, so the SDK's clients call it unchanged. */
 export const defaultProvider: typeof chainDefaultProvider = (init) => {
   const fromVariables = fromEnv(init);
-  return async () => {
+  let cached: AwsCredentialIdentity | undefined;
+  return async ({ forceRefresh = false } = {}) => {
+    // Like the chain (the SDK does not memoize it): read once, again when asked to or when the
+    // credentials say they expire.
+    if (cached && !forceRefresh && !cached.expiration) return cached;
     try {
-      return await fromVariables();
+      cached = await fromVariables();
+      return cached;
     } catch (cause) {
       throw new Error(MISSING_CREDENTIALS_MESSAGE, { cause });
     }

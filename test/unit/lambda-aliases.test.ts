@@ -32,6 +32,15 @@ describe('defaultProvider (aliased for @aws-sdk/credential-provider-node in the 
     });
   });
 
+  it('reads them once, like the chain it replaces, and again when the SDK forces a refresh', async () => {
+    for (const [name, value] of Object.entries(lambdaRole)) vi.stubEnv(name, value);
+    const provider = defaultProvider();
+    await provider();
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'ASIAROTATEDKEY');
+    await expect(provider()).resolves.toMatchObject({ accessKeyId: 'ASIAEXAMPLEROLEKEY' });
+    await expect(provider({ forceRefresh: true })).resolves.toMatchObject({ accessKeyId: 'ASIAROTATEDKEY' });
+  });
+
   it('is what a DynamoDB client signs with, when given as its default provider', async () => {
     for (const [name, value] of Object.entries(lambdaRole)) vi.stubEnv(name, value);
     const client = new DynamoDBClient({ region: 'eu-west-1', credentialDefaultProvider: defaultProvider });
@@ -45,7 +54,7 @@ describe('defaultProvider (aliased for @aws-sdk/credential-provider-node in the 
   it('fails with a message naming the variables when they are missing', async () => {
     withoutCredentials();
     await expect(defaultProvider()()).rejects.toThrow(MISSING_CREDENTIALS_MESSAGE);
-    expect(MISSING_CREDENTIALS_MESSAGE).toMatch(/AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set/);
+    expect(MISSING_CREDENTIALS_MESSAGE).toMatch(/AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set/);
   });
 
   it('reads no other source: a shared credentials file and profile are ignored', async () => {
