@@ -4,11 +4,26 @@
  */
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { resolve } from 'node:path';
+import { projectRoot } from './project';
 
 /** The newest Node.js LTS runtime aws-cdk-lib offers. */
 export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
 /** Graviton: cheaper per millisecond than x86, and the code has no native parts. */
 export const FUNCTION_ARCHITECTURE = Architecture.ARM_64;
+
+/**
+ * SDK modules the deployed bundles replace with smaller ones that do what Lambda needs (each
+ * file's header says why): a cold start parses every byte of a bundle. Only the bundles: the local
+ * server and the tests run on the SDK as published. Absolute paths, because esbuild resolves an
+ * alias from its working directory.
+ */
+export const LAMBDA_ALIASES = {
+  // The default credential chain: Lambda's credentials are always in the environment.
+  '@aws-sdk/credential-provider-node': resolve(projectRoot, 'shared/lambda-aliases/credential-provider.ts'),
+  // Event-stream codecs: DynamoDB has no event-stream operation.
+  '@smithy/core/event-streams': resolve(projectRoot, 'shared/lambda-aliases/event-streams.ts'),
+} as const;
 
 export const FUNCTION_BUNDLING = {
   format: OutputFormat.ESM,
@@ -22,4 +37,5 @@ export const FUNCTION_BUNDLING = {
   mainFields: ['module', 'main'],
   // Ship the SDK version the tests ran with, instead of whatever the runtime provides.
   bundleAwsSDK: true,
+  esbuildArgs: { '--alias': Object.entries(LAMBDA_ALIASES).map(([module, path]) => `${module}=${path}`) },
 } as const satisfies BundlingOptions;

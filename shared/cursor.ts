@@ -6,11 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import { ApiError } from './errors';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { CURSOR_MAX_LENGTH, PetId, PetStatus } from './models';
 
 /** `s`: the listing's status filter (null when unfiltered); `k`: id of the page's last pet. */
-const CursorPayload = z.strictObject({ s: PetStatus.nullable(), k: PetId });
+const CursorPayload = z.strictObject({ s: z.nullable(PetStatus), k: PetId });
 type CursorPayload = z.infer<typeof CursorPayload>;
 
 const VERSION = 'v1';

@@ -3,7 +3,13 @@
  * document all read them from here. Messages are written to finish the sentence
  * "Invalid field 'x': …", so the error formatter can name the offending field.
  */
-import { z } from 'zod';
+import { en } from 'zod/locales';
+import * as z from 'zod/mini';
+
+// zod/mini, not classic zod: the same core and messages at a twentieth of the bundle size (the
+// cold start pays for every byte). Mini ships no default messages; classic loads English ones,
+// so this does too, for the few schemas below without their own message.
+z.config(en());
 
 /** Largest integer a JSON client can hold exactly (2^53 − 1). Ids and categoryIds stay below it. */
 export const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER;
@@ -20,29 +26,30 @@ export const PetStatus = z.enum(['available', 'pending', 'sold'], {
 export type PetStatus = z.infer<typeof PetStatus>;
 
 /** A positive integer that a JSON client can hold exactly. */
-const safeId = (what: string) =>
-  z
-    .number({ error: `must be an integer from 1 to ${MAX_SAFE_ID}` })
-    .int({ error: `must be an integer from 1 to ${MAX_SAFE_ID}` })
-    .min(1, { error: `must be an integer from 1 to ${MAX_SAFE_ID}` })
-    .max(MAX_SAFE_ID, { error: `must be an integer from 1 to ${MAX_SAFE_ID}` })
-    .describe(what);
+const safeId = (what: string) => {
+  const error = `must be an integer from 1 to ${MAX_SAFE_ID}`;
+  return z
+    .number({ error })
+    .check(z.int({ error }), z.minimum(1, { error }), z.maximum(MAX_SAFE_ID, { error }), z.describe(what));
+};
 
 export const PetId = safeId('Unique identifier assigned by the service on creation.');
 export const CategoryId = safeId('Identifier of the category the animal belongs to.');
 
 export const PetName = z
   .string({ error: 'must be a string' })
-  .min(1, { error: 'must not be empty' })
-  .max(PET_NAME_MAX_LENGTH, { error: `must be at most ${PET_NAME_MAX_LENGTH} characters` })
-  .refine((name) => name.trim().length > 0, { error: 'must not be blank' })
-  .describe("The animal's name.");
+  .check(
+    z.minLength(1, { error: 'must not be empty' }),
+    z.maxLength(PET_NAME_MAX_LENGTH, { error: `must be at most ${PET_NAME_MAX_LENGTH} characters` }),
+    z.refine((name: string) => name.trim().length > 0, { error: 'must not be blank' }),
+    z.describe("The animal's name."),
+  );
 
 /** Request body of `POST /pets`. Unknown fields, a client-chosen `id` included, are rejected. */
 export const NewPet = z.strictObject({
   name: PetName,
   categoryId: CategoryId,
-  status: PetStatus.default('available'),
+  status: z._default(PetStatus, 'available'),
 });
 export type NewPet = z.infer<typeof NewPet>;
 
@@ -61,28 +68,30 @@ export const Pets = z.array(Pet);
 export const ApiErrorBody = z.object({
   code: z.string(),
   message: z.string(),
-  status: z.number().int(),
+  status: z.number().check(z.int()),
 });
 export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 
 /** A decimal integer as it appears in a URL: digits only, no sign, no leading zeros. */
-const decimal = (error: string) => z.string().regex(/^[1-9][0-9]{0,15}$/, { error }).transform(Number);
+const decimal = (error: string) =>
+  z.pipe(z.string().check(z.regex(/^[1-9][0-9]{0,15}$/, { error })), z.transform(Number));
 
 const limitMessage = `must be an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}`;
 
 /** Query of `GET /pets`. Values arrive as strings; unknown parameters are rejected. */
 export const ListPetsQuery = z.strictObject({
-  limit: decimal(limitMessage)
-    .pipe(z.number().max(LIST_LIMIT.max, { error: limitMessage }))
-    .default(LIST_LIMIT.default),
-  status: PetStatus.optional(),
+  limit: z._default(
+    z.pipe(decimal(limitMessage), z.number().check(z.maximum(LIST_LIMIT.max, { error: limitMessage }))),
+    LIST_LIMIT.default,
+  ),
+  status: z.optional(PetStatus),
   // Any string: decodeCursor answers every bad cursor, empty and over-long ones too, with invalid_cursor.
-  cursor: z.string().optional(),
+  cursor: z.optional(z.string()),
 });
 export type ListPetsQuery = z.infer<typeof ListPetsQuery>;
 
 /** Path of `GET /pets/{petId}`. */
 export const GetPetPath = z.strictObject({
-  petId: decimal(`must be an integer from 1 to ${MAX_SAFE_ID}`).pipe(PetId),
+  petId: z.pipe(decimal(`must be an integer from 1 to ${MAX_SAFE_ID}`), PetId),
 });
 export type GetPetPath = z.infer<typeof GetPetPath>;

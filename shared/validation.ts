@@ -1,5 +1,5 @@
 /** Parsing untrusted input with zod, turning failures into 400s that name the offending part. */
-import type { z } from 'zod';
+import * as z from 'zod/mini';
 import { API_KEY_PREFIX } from './api-keys';
 import { ApiError } from './errors';
 
@@ -11,13 +11,13 @@ const noun: Record<InputLocation, string> = {
   path: 'path parameter',
 };
 
-/** Parses `input` or throws a `validation_failed` ApiError whose message names the problem. */
-export const parseInput = <Schema extends z.ZodType>(
+/** Parses `input` with any zod schema (mini or classic), or throws a `validation_failed` ApiError whose message names the problem. */
+export const parseInput = <Schema extends z.core.$ZodType>(
   schema: Schema,
   input: unknown,
   location: InputLocation,
 ): z.output<Schema> => {
-  const result = schema.safeParse(input);
+  const result = z.safeParse(schema, input);
   if (result.success) return result.data;
   throw new ApiError('validation_failed', describeIssue(result.error.issues[0], input, location));
 };

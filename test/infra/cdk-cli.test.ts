@@ -9,6 +9,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../infra/project';
+import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { generateApiKey } from '../../shared/api-keys';
+import { MISSING_CREDENTIALS_MESSAGE } from '../../shared/lambda-aliases/credential-provider';
+import { EVENT_STREAMS_MISSING_MESSAGE } from '../../shared/lambda-aliases/event-streams';
+import { apiEvent, context, tokenEvent } from '../support/events';
+import { createTestTables } from '../support/tables';
 
 const run = promisify(execFile);
 
@@ -41,6 +47,48 @@ interface AssetManifest {
   files: Record<string, { displayName?: string; source: { path: string; packaging?: string } }>;
 }
 
+/** Every byte of a bundle is read and compiled on each cold start (issue 5's budget). */
+const MAX_BUNDLE_BYTES = 350 * 1024;
+/**
+ * Strings of the SDK's default credential chain links that Lambda never uses, one per link: the
+ * web identity provider, credential_process, SSO, the container provider, and the STS client.
+ */
+const UNUSED_CREDENTIAL_PROVIDERS = [
+  'AWS_WEB_IDENTITY_TOKEN_FILE',
+  'credential_process',
+  'sso_start_url',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AssumeRoleWithWebIdentity',
+];
+/** Header names of the event-stream codec, which DynamoDB never uses. */
+const EVENT_STREAM_CODEC = [':message-type', ':event-type'];
+
+/** The function bundles of the synthesized assembly, by asset name ("Functions/ListPets/Function/Code"). */
+const functionBundles = () => {
+  const manifest = JSON.parse(readFileSync(join(outdir, 'PetStore-staging.assets.json'), 'utf8')) as AssetManifest;
+  return Object.values(manifest.files)
+    .map((file) => ({ name: file.displayName ?? file.source.path, path: join(outdir, file.source.path) }))
+    .filter(({ path }) => existsSync(join(path, 'index.mjs')));
+};
+
+/** The credentials Lambda puts in a function's environment (DynamoDB Local accepts any). */
+const ROLE_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'ASIAROLEKEY', AWS_SECRET_ACCESS_KEY: 'role-secret', AWS_SESSION_TOKEN: 'role-token' };
+
+/** Runs a bundle's handler once in a fresh Node process, as Lambda would, and returns its answer. */
+const invokeBundle = async (fn: string, event: unknown, env: NodeJS.ProcessEnv): Promise<unknown> => {
+  const bundle = functionBundles().find(({ name }) => name === `Functions/${fn}/Function/Code`);
+  if (!bundle) throw new Error(`no bundle for ${fn}`);
+  const script = `
+    const { handler } = await import(${JSON.stringify(join(bundle.path, 'index.mjs'))});
+    const context = { ...JSON.parse(process.env.CONTEXT), getRemainingTimeInMillis: () => 10000 };
+    console.log('ANSWER ' + JSON.stringify(await handler(JSON.parse(process.env.EVENT), context)));`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...offline(), ...env, EVENT: JSON.stringify(event), CONTEXT: JSON.stringify(context) },
+  });
+  const answer = stdout.split('\n').find((line) => line.startsWith('ANSWER '));
+  return JSON.parse(answer?.slice('ANSWER '.length) ?? 'null');
+};
+
 describe('npx cdk synth -c stage=staging', () => {
   it('writes the PetStore-staging template without AWS credentials', () => {
     const template = JSON.parse(readFileSync(join(outdir, 'PetStore-staging.template.json'), 'utf8')) as {
@@ -52,10 +100,7 @@ describe('npx cdk synth -c stage=staging', () => {
   });
 
   it('bundles each function as one minified ESM file with a source map, and each bundle loads', async () => {
-    const manifest = JSON.parse(readFileSync(join(outdir, 'PetStore-staging.assets.json'), 'utf8')) as AssetManifest;
-    const bundles = Object.values(manifest.files)
-      .map((file) => join(outdir, file.source.path))
-      .filter((path) => existsSync(join(path, 'index.mjs')));
+    const bundles = functionBundles().map(({ path }) => path);
     expect(bundles).toHaveLength(4);
     for (const bundle of bundles) {
       const code = readFileSync(join(bundle, 'index.mjs'), 'utf8');
@@ -71,6 +116,54 @@ describe('npx cdk synth -c stage=staging', () => {
       );
       expect(stdout.trim()).toBe('function');
     }
+  });
+
+  it('keeps each bundle within 350 KB, with the environment credentials in place of the default chain', () => {
+    const bundles = functionBundles();
+    expect(bundles.map(({ name }) => name).sort()).toEqual(
+      ['Authorizer', 'CreatePet', 'GetPet', 'ListPets'].map((fn) => `Functions/${fn}/Function/Code`),
+    );
+    for (const { name, path } of bundles) {
+      const code = readFileSync(join(path, 'index.mjs'), 'utf8');
+      expect(Buffer.byteLength(code), name).toBeLessThanOrEqual(MAX_BUNDLE_BYTES);
+      expect(code, name).toContain(MISSING_CREDENTIALS_MESSAGE);
+      for (const marker of UNUSED_CREDENTIAL_PROVIDERS) expect(code.includes(marker), `${name}: ${marker}`).toBe(false);
+      expect(code, name).toContain(EVENT_STREAMS_MISSING_MESSAGE);
+      for (const marker of EVENT_STREAM_CODEC) expect(code.includes(marker), `${name}: ${marker}`).toBe(false);
+    }
+  });
+
+  it('runs each bundle on DynamoDB Local, signing with the credentials of the environment', async () => {
+    const tables = await createTestTables();
+    const key = generateApiKey();
+    const { keyId } = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'cdk-cli-test');
+    const env = {
+      ...ROLE_CREDENTIALS,
+      AWS_REGION: 'eu-west-1',
+      DYNAMODB_ENDPOINT: tables.endpoint,
+      PETS_TABLE_NAME: tables.pets,
+      API_KEYS_TABLE_NAME: tables.apiKeys,
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    const [authorized, created] = await Promise.all([
+      invokeBundle('Authorizer', tokenEvent(`Bearer ${key}`), env),
+      invokeBundle(
+        'CreatePet',
+        apiEvent({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"name":"Rex","categoryId":1}' }),
+        env,
+      ),
+    ]);
+    expect(authorized).toMatchObject({ principalId: keyId });
+    expect(created).toMatchObject({ statusCode: 201 });
+    const pet = JSON.parse((created as { body: string }).body) as { id: number };
+    expect(pet).toMatchObject({ name: 'Rex', categoryId: 1, status: 'available' });
+    const [listed, got] = await Promise.all([
+      invokeBundle('ListPets', apiEvent(), env),
+      invokeBundle('GetPet', apiEvent({ resource: '/pets/{petId}', path: `/pets/${pet.id}`, pathParameters: { petId: String(pet.id) } }), env),
+    ]);
+    expect(listed).toMatchObject({ statusCode: 200, body: JSON.stringify([pet]) });
+    expect(got).toMatchObject({ statusCode: 200, body: JSON.stringify(pet) });
   });
 });
 

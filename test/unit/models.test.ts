@@ -1,6 +1,6 @@
 /** The request models: what POST /pets, GET /pets and GET /pets/{petId} accept, and the 400 message for what they refuse. */
 import { describe, expect, it } from 'vitest';
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { ApiError } from '../../shared/errors';
 import { GetPetPath, ListPetsQuery, NewPet, PET_NAME_MAX_LENGTH } from '../../shared/models';
 import { parseInput, type InputLocation } from '../../shared/validation';
@@ -9,7 +9,7 @@ const MAX_SAFE = 2 ** 53 - 1;
 const ID_RANGE = `must be an integer from 1 to ${MAX_SAFE}`;
 
 /** The validation_failed error's message for an input the schema refuses. */
-const refusal = (schema: z.ZodType, input: unknown, location: InputLocation): string => {
+const refusal = (schema: z.ZodMiniType, input: unknown, location: InputLocation): string => {
   try {
     parseInput(schema, input, location);
   } catch (error) {

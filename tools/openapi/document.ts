@@ -3,7 +3,7 @@
  * table, error answers from the error catalogue and the gateway-response table. `npm run openapi`
  * writes it to openapi.json; the local server serves it; a test fails when the file is stale.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { errorCatalogue, errorHeaders, RETRY_AFTER_SECONDS, WWW_AUTHENTICATE, type ErrorCode } from '../../shared/errors';
 import { ApiErrorBody, CURSOR_MAX_LENGTH, LIST_LIMIT, MAX_SAFE_ID, NewPet, Pet, PetStatus } from '../../shared/models';
 import { MAX_BODY_BYTES } from '../../shared/http/json-body';
@@ -15,7 +15,7 @@ import { BASE_PATH, routes, type OperationId, type Route } from '../../shared/ro
 
 type Json = Record<string, unknown>;
 
-const schemaOf = (model: z.ZodType, io: 'input' | 'output'): Json => {
+const schemaOf = (model: z.ZodMiniType, io: 'input' | 'output'): Json => {
   const { $schema: _dialect, ...schema } = z.toJSONSchema(model, { io, target: 'draft-2020-12', unrepresentable: 'any' });
   return schema;
 };
