@@ -71,6 +71,14 @@ describe('requests that are not quite HTTP', () => {
     expect(body).toEqual({ code: 'validation_failed', message: expect.any(String), status: 400 });
     expect(response).toMatch(/x-amzn-requestid: [0-9a-f-]{36}/i);
   });
+
+  it('answers CONNECT (a tunnel request, which Node would drop unanswered) with 404 not_found', async () => {
+    const response = await rawRequest(new URL(api.url), `CONNECT ${new URL(api.url).host} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\n\r\n`);
+    expect(response).toMatch(/^HTTP\/1\.1 404 /);
+    expect(response).toMatch(/content-type: application\/json/i);
+    const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as unknown;
+    expect(body).toEqual({ code: 'not_found', message: expect.any(String), status: 404 });
+  });
 });
 
 describe('throttling', () => {

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { gatewayAnswer } from '../../shared/gateway-responses';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { randomUUID } from 'node:crypto';
 import { logger, safeErrorFields } from '../../shared/logger';
@@ -100,11 +101,12 @@ export const startLocalServer = async ({
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     const requestId = randomUUID();
     const answer = withCommonHeaders(errorResponse('validation_failed', 'The request is not valid HTTP.'), requestId);
-    const { statusCode, headers, body } = withGatewayRequestId(answer, requestId);
-    const head = Object.entries({ ...headers, 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
-      .map(([name, value]) => `${name}: ${value}`)
-      .join('\r\n');
-    socket.end(`HTTP/1.1 ${statusCode} Bad Request\r\n${head}\r\n\r\n${body}`);
+    answerAndClose(socket, withGatewayRequestId(answer, requestId), 'Bad Request');
+  });
+  // CONNECT asks for a tunnel: Node hands it to this event, and without a listener drops the
+  // connection unanswered. No route has the method, so it gets the gateway's 404 like any other.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    answerAndClose(socket, withGatewayRequestId(gatewayAnswer('MISSING_AUTHENTICATION_TOKEN'), randomUUID()), 'Not Found');
   });
   server.listen(port, host);
   await once(server, 'listening');
@@ -118,6 +120,14 @@ export const startLocalServer = async ({
       await once(server, 'close');
     },
   };
+};
+
+/** Writes an answer straight onto a socket Node's HTTP server does not answer itself, then closes it. */
+const answerAndClose = (socket: Duplex, { statusCode, headers, body }: APIGatewayProxyResult, statusText: string) => {
+  const head = Object.entries({ ...headers, 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\r\n');
+  socket.end(`HTTP/1.1 ${statusCode} ${statusText}\r\n${head}\r\n\r\n${body}`);
 };
 
 const headerPairs = (raw: string[]): Array<readonly [string, string]> => {
