@@ -72,6 +72,13 @@ describe('requests that are not quite HTTP', () => {
     expect(response).toMatch(/x-amzn-requestid: [0-9a-f-]{36}/i);
   });
 
+  it('answers a HEAD request Node cannot parse with 400 and no body (RFC 9110)', async () => {
+    const response = await rawRequest(new URL(api.url), 'HEAD ? HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(response).toMatch(/^HTTP\/1\.1 400 /);
+    expect(response).toMatch(/content-type: application\/json/i);
+    expect(response.endsWith('\r\n\r\n')).toBe(true);
+  });
+
   it('answers CONNECT (a tunnel request, which Node would drop unanswered) with 404 not_found', async () => {
     const response = await rawRequest(new URL(api.url), `CONNECT ${new URL(api.url).host} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\n\r\n`);
     expect(response).toMatch(/^HTTP\/1\.1 404 /);

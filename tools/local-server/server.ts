@@ -97,11 +97,13 @@ export const startLocalServer = async ({
     res.end(result.body);
   });
   // Requests Node cannot parse as HTTP still get an answer in the Error shape.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     const requestId = randomUUID();
     const answer = withCommonHeaders(errorResponse('validation_failed', 'The request is not valid HTTP.'), requestId);
-    answerAndClose(socket, withGatewayRequestId(answer, requestId), 'Bad Request');
+    // An answer to HEAD has no body (RFC 9110), even when the rest of the request was not HTTP.
+    const toHead = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+    answerAndClose(socket, withGatewayRequestId(answer, requestId), 'Bad Request', toHead);
   });
   // CONNECT asks for a tunnel: Node hands it to this event, and without a listener drops the
   // connection unanswered. No route has the method, so it gets the gateway's 404 like any other.
@@ -123,11 +125,11 @@ export const startLocalServer = async ({
 };
 
 /** Writes an answer straight onto a socket Node's HTTP server does not answer itself, then closes it. */
-const answerAndClose = (socket: Duplex, { statusCode, headers, body }: APIGatewayProxyResult, statusText: string) => {
+const answerAndClose = (socket: Duplex, { statusCode, headers, body }: APIGatewayProxyResult, statusText: string, toHead = false) => {
   const head = Object.entries({ ...headers, 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
     .map(([name, value]) => `${name}: ${value}`)
     .join('\r\n');
-  socket.end(`HTTP/1.1 ${statusCode} ${statusText}\r\n${head}\r\n\r\n${body}`);
+  socket.end(`HTTP/1.1 ${statusCode} ${statusText}\r\n${head}\r\n\r\n${toHead ? '' : body}`);
 };
 
 const headerPairs = (raw: string[]): Array<readonly [string, string]> => {
