@@ -77,6 +77,9 @@ export const startLocalServer = async ({
   const documentation = createDocumentation();
 
   const server = createServer(async (req, res) => {
+    // Node stops parsing a connection that asked for an Upgrade, which is never granted here: a
+    // further request on it would wait unanswered until the idle timeout. Close it after this one.
+    if (req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
     const page = documentation(req.method ?? 'GET', req.url ?? '/');
     if (page) {
       res.writeHead(page.statusCode, page.headers);
