@@ -84,7 +84,7 @@ const tally = () => {
       seen.set(outcome, (seen.get(outcome) ?? 0) + 1);
     },
     /** Each outcome was seen in at least `share` of the runs (a generator that stopped reaching one would leave it untested). */
-    expectReached: (outcomes: readonly string[], share = 0.01) => {
+    expectReached: (outcomes: readonly string[], share = 0.004) => {
       const times = Math.max(1, Math.floor(FUZZ_RUNS * share));
       for (const outcome of outcomes) expect(seen.get(outcome) ?? 0, `${outcome} in ${JSON.stringify([...seen])}`).toBeGreaterThanOrEqual(times);
     },
