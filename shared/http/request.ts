@@ -2,6 +2,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { ApiError } from '../errors';
 import { BASE_PATH } from '../routes';
+import { shownName } from '../validation';
 
 /**
  * The query as single values. API Gateway keeps only the last of repeated parameters in
@@ -13,7 +14,7 @@ export const queryOf = (event: Pick<APIGatewayProxyEvent, 'multiValueQueryString
   for (const [name, values] of Object.entries(event.multiValueQueryStringParameters ?? {})) {
     if (!values) continue;
     if (values.length > 1) {
-      throw new ApiError('validation_failed', `Query parameter '${name}' must not be repeated.`);
+      throw new ApiError('validation_failed', `Query parameter '${shownName(name)}' must not be repeated.`);
     }
     query[name] = values[0] ?? '';
   }

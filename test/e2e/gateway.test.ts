@@ -69,6 +69,29 @@ describe('requests that are not quite HTTP', () => {
     expect(body).toEqual({ code: 'validation_failed', message: expect.any(String), status: 400 });
     expect(response).toMatch(/x-amzn-requestid: [0-9a-f-]{36}/i);
   });
+
+  it('answers a HEAD request Node cannot parse with 400 and no body (RFC 9110)', async () => {
+    const response = await rawRequest(new URL(api.url), 'HEAD ? HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(response).toMatch(/^HTTP\/1\.1 400 /);
+    expect(response).toMatch(/content-type: application\/json/i);
+    expect(response.endsWith('\r\n\r\n')).toBe(true);
+  });
+
+  it('closes a connection that asked for an Upgrade after answering, so nothing sent after it waits unanswered', async () => {
+    const upgrade = `GET /v1/store/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`;
+    const response = await rawRequest(new URL(api.url), `${upgrade}GET /v1/pets?\u00ff HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(response).toMatch(/^HTTP\/1\.1 501 /);
+    expect(response).toMatch(/connection: close/i);
+    expect(response.match(/^HTTP\/1\.1 /gm)).toHaveLength(1);
+  });
+
+  it('answers CONNECT (a tunnel request, which Node would drop unanswered) with 404 not_found', async () => {
+    const response = await rawRequest(new URL(api.url), `CONNECT ${new URL(api.url).host} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\n\r\n`);
+    expect(response).toMatch(/^HTTP\/1\.1 404 /);
+    expect(response).toMatch(/content-type: application\/json/i);
+    const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as unknown;
+    expect(body).toEqual({ code: 'not_found', message: expect.any(String), status: 404 });
+  });
 });
 
 describe('throttling', () => {

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { gatewayAnswer } from '../../shared/gateway-responses';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { randomUUID } from 'node:crypto';
 import { logger, safeErrorFields } from '../../shared/logger';
@@ -89,6 +90,9 @@ export const startLocalServer = async ({
   const documentation = createDocumentation();
 
   const server = createServer(async (req, res) => {
+    // Node stops parsing a connection that asked for an Upgrade, which is never granted here: a
+    // further request on it would wait unanswered until the idle timeout. Close it after this one.
+    if (req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
     const page = documentation(req.method ?? 'GET', req.url ?? '/');
     if (page) {
       res.writeHead(page.statusCode, page.headers);
@@ -109,15 +113,18 @@ export const startLocalServer = async ({
     res.end(result.body);
   });
   // Requests Node cannot parse as HTTP still get an answer in the Error shape.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     const requestId = randomUUID();
     const answer = withCommonHeaders(errorResponse('validation_failed', 'The request is not valid HTTP.'), requestId);
-    const { statusCode, headers, body } = withGatewayRequestId(answer, requestId);
-    const head = Object.entries({ ...headers, 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
-      .map(([name, value]) => `${name}: ${value}`)
-      .join('\r\n');
-    socket.end(`HTTP/1.1 ${statusCode} Bad Request\r\n${head}\r\n\r\n${body}`);
+    // An answer to HEAD has no body (RFC 9110), even when the rest of the request was not HTTP.
+    const toHead = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+    answerAndClose(socket, withGatewayRequestId(answer, requestId), 'Bad Request', toHead);
+  });
+  // CONNECT asks for a tunnel: Node hands it to this event, and without a listener drops the
+  // connection unanswered. No route has the method, so it gets the gateway's 404 like any other.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    answerAndClose(socket, withGatewayRequestId(gatewayAnswer('MISSING_AUTHENTICATION_TOKEN'), randomUUID()), 'Not Found');
   });
   server.listen(port, host);
   await once(server, 'listening');
@@ -131,6 +138,14 @@ export const startLocalServer = async ({
       await once(server, 'close');
     },
   };
+};
+
+/** Writes an answer straight onto a socket Node's HTTP server does not answer itself, then closes it. */
+const answerAndClose = (socket: Duplex, { statusCode, headers, body }: APIGatewayProxyResult, statusText: string, toHead = false) => {
+  const head = Object.entries({ ...headers, 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\r\n');
+  socket.end(`HTTP/1.1 ${statusCode} ${statusText}\r\n${head}\r\n\r\n${toHead ? '' : body}`);
 };
 
 const headerPairs = (raw: string[]): Array<readonly [string, string]> => {
