@@ -58,7 +58,7 @@ const synthesizeBundles = () => {
 };
 
 /** The esbuild command line CDK runs for an entry, from CDK's own Bundling class and FUNCTION_BUNDLING. */
-const cdkEsbuildCommand = (entry: string, outputDir: string): string[] => {
+export const cdkEsbuildCommand = (entry: string, outputDir: string): string[] => {
   const cdkRoot = dirname(require.resolve('aws-cdk-lib/package.json'));
   // Not a public API: the alternative, copying its option mapping, would drift from what CDK runs.
   const { Bundling } = require(join(cdkRoot, 'aws-lambda-nodejs/lib/bundling.js')) as {
