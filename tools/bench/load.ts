@@ -12,6 +12,7 @@ import { apiKeysTable } from '../../shared/tables';
 import { startLocalServer } from '../local-server/server';
 import { ensureTables } from '../dynamodb-local';
 import { countGets } from './capacity';
+import { startRawServer } from './raw-server';
 import { seededTable } from './reads';
 import { atLeast, atMost, type Check, type PartResult } from './results';
 import { withStdoutSink } from './sink';
@@ -47,7 +48,6 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
     apiKeysTable: apiKeysTableName,
     authCacheTtlSeconds: AUTH_CACHE_TTL_SECONDS,
   });
-  const { startRawServer } = await import('./raw-server');
   const raw = await startRawServer(endpoint, petsTableName);
   const servers = { api: api.url, raw: raw.url };
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
@@ -60,6 +60,7 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
   const runs = new Map<string, Run[]>();
   let apiRequests = 0;
   let readsInWarmUp = 0;
+  let requestsInWarmUp = 0;
 
   const { lines } = await withStdoutSink(async () => {
     const fire = async (server: keyof typeof servers, scenario: (typeof scenarios)[number], duration: number) => {
@@ -83,12 +84,13 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
     // Warm-up: JIT, connection pools, the authorizer cache (one keys read expected here).
     for (const scenario of scenarios) for (const server of ['api', 'raw'] as const) await fire(server, scenario, 1);
     readsInWarmUp = keyReads.gets;
+    requestsInWarmUp = apiRequests;
     for (let round = 0; round < rounds; round += 1) {
       for (const scenario of shuffled(scenarios)) {
         const order = round % 2 === 0 ? (['api', 'raw'] as const) : (['raw', 'api'] as const);
         for (const server of order) {
-          const key = `${server}:${scenario.name}`;
-          runs.set(key, [...(runs.get(key) ?? []), await fire(server, scenario, seconds)]);
+          const runKey = `${server}:${scenario.name}`;
+          runs.set(runKey, [...(runs.get(runKey) ?? []), await fire(server, scenario, seconds)]);
         }
       }
     }
@@ -114,7 +116,10 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
       ),
     );
   }
-  const readsPerThousand = (keyReads.gets / apiRequests) * 1_000;
+  // The budget is about a key inside its TTL: the measured rounds, after the warm-up filled the cache.
+  const measuredRequests = apiRequests - requestsInWarmUp;
+  const measuredReads = keyReads.gets - readsInWarmUp;
+  const readsPerThousand = (measuredReads / measuredRequests) * 1_000;
   checks.push(
     atMost(
       { id: 'load.authorizer.keyReads', label: 'keys-table reads per 1,000 requests (one key, inside the TTL)', value: round(readsPerThousand, 3), unit: 'reads/1k req', ratio: round(readsPerThousand / 1, 3) },
@@ -135,15 +140,18 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
       },
       {
         title: 'Authorizer cache under that load',
-        columns: ['requests through the API', 'keys-table GetItem calls', 'of which in the warm-up', 'per 1,000 requests', 'cache TTL s'],
-        rows: [[apiRequests, keyReads.gets, readsInWarmUp, round(readsPerThousand, 3), AUTH_CACHE_TTL_SECONDS]],
+        columns: ['phase', 'requests through the API', 'keys-table GetItem calls', 'per 1,000 requests', 'cache TTL s'],
+        rows: [
+          ['warm-up (cache empty at first)', requestsInWarmUp, readsInWarmUp, round((readsInWarmUp / requestsInWarmUp) * 1_000, 3), AUTH_CACHE_TTL_SECONDS],
+          ['measured rounds (key inside the TTL)', measuredRequests, measuredReads, round(readsPerThousand, 3), AUTH_CACHE_TTL_SECONDS],
+        ],
       },
     ],
     notes: [
       `Both servers run in the benchmark's process, beside autocannon, on the same DynamoDB Local (Java); the machine's cores are shared with other work, so only the ratio means anything. Runs alternate API/raw (order flipped each round, scenarios shuffled).`,
       `The local server logs as deployed (Powertools, INFO) into a sink: ${lines} log lines. Non-2xx answers, errors or timeouts in all runs: ${bad}.`,
       'The raw baseline sends the same DynamoDB commands with the same client settings (createDocumentClient), without auth, validation, middleware or logs.',
-      `Keys-table reads are GetItem calls on the keys table counted by a client middleware, over every request through the API, warm-up included. Reads beyond one happen when the first requests of ${connections} connections miss the empty cache together, before the first answer is cached (as API Gateway's cache would also see).`,
+      `Keys-table reads are GetItem calls on the keys table counted by a client middleware. The budget counts the measured rounds, when the key is inside the TTL; the warm-up starts on an empty cache, where the first requests of ${connections} connections miss together before the first answer is cached (API Gateway's cache starts the same way), so it reads more than once.`,
     ],
   };
 };

@@ -2,7 +2,7 @@
  * `npm run bench [-- <part>...] [--quick]`: runs the benchmark parts (all by default: cold, warm,
  * reads, load, scaling), prints their tables, and merges their results into bench/results.json,
  * then regenerates BENCHMARKS.md and bench/chart.svg from it. Parts run alone keep the other
- * parts' last figures. Exit code: 1 when any budget of the parts run FAILs (budgets are hard;
+ * parts' last figures; --quick runs fewer rounds and writes nothing. Exit code: 1 when any budget of the parts run FAILs (budgets are hard;
  * the files are written first), 2 when the harness itself fails.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,7 +20,7 @@ process.env.POWERTOOLS_SERVICE_NAME ??= 'pet-store';
 const USAGE = `Usage: npm run bench [-- [cold|warm|reads|load|scaling]... [--quick]]
 
 Runs the named parts (default: all), prints their figures, updates bench/results.json,
-BENCHMARKS.md and bench/chart.svg. --quick: fewer runs, for trying the harness (not for figures).
+BENCHMARKS.md and bench/chart.svg. --quick: fewer runs, for trying the harness; writes nothing.
 Exit code 1 when a budget fails, 2 when the harness fails.`;
 
 const machine = (): Machine => ({
@@ -66,6 +66,12 @@ const main = async (): Promise<number> => {
     await database?.stop();
   }
 
+  const failed = fresh.flatMap((result) => result.checks).filter((check) => check.pass === false);
+  const verdict = failed.length === 0 ? 'Every budget of the parts run passes.' : `FAIL: ${failed.map((check) => check.label).join('; ')}`;
+  if (quick) {
+    console.log(`\n--quick: nothing written (quick figures are not figures). ${verdict}`);
+    return failed.length === 0 ? 0 : 1;
+  }
   const results: Results = {
     machine: here,
     parts: { ...previous.parts, ...Object.fromEntries(fresh.map((result) => [result.part, { ...result, machine: here }])) },
@@ -75,8 +81,7 @@ const main = async (): Promise<number> => {
   writeFileSync(join(projectRoot, 'bench/chart.svg'), svgChart(results));
   writeFileSync(join(projectRoot, 'BENCHMARKS.md'), markdownReport(results, 'bench/chart.svg', 'npm run bench'));
 
-  const failed = fresh.flatMap((result) => result.checks).filter((check) => check.pass === false);
-  console.log(`\nWrote bench/results.json, bench/chart.svg, BENCHMARKS.md. ${failed.length === 0 ? 'Every budget of the parts run passes.' : `FAIL: ${failed.map((check) => check.label).join('; ')}`}`);
+  console.log(`\nWrote bench/results.json, bench/chart.svg, BENCHMARKS.md. ${verdict}`);
   return failed.length === 0 ? 0 : 1;
 };
 
