@@ -1,5 +1,6 @@
 /** Renders results: the console table, BENCHMARKS.md and the SVG chart of ratios against budgets. */
 import { PART_NAMES, type Check, type PartResult, type Results } from './results';
+import { round } from './stats';
 
 const verdict = (check: Check) => (check.pass === undefined ? '-' : check.pass ? 'PASS' : 'FAIL');
 
@@ -83,7 +84,7 @@ export const svgChart = (results: Results): string => {
   const [low, high] = [0.1, 100];
   const x = (ratio: number) => {
     const clamped = Math.min(high, Math.max(low, ratio));
-    return labelWidth + ((Math.log10(clamped) - Math.log10(low)) / (Math.log10(high) - Math.log10(low))) * plotWidth;
+    return round(labelWidth + ((Math.log10(clamped) - Math.log10(low)) / (Math.log10(high) - Math.log10(low))) * plotWidth, 1);
   };
   const bottom = top + checks.length * rowHeight;
   const ticks = [0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100];
