@@ -28,8 +28,16 @@ export const allowEveryMethod = (methodArn: string, context: AuthorizerContext):
   context: { ...context },
 });
 
-const globMatches = (pattern: string, value: string): boolean =>
-  new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(value);
+/** Each policy resource's pattern, compiled once: a cached policy is checked on every request. */
+const globs = new Map<string, RegExp>();
+const globMatches = (pattern: string, value: string): boolean => {
+  let glob = globs.get(pattern);
+  if (!glob) {
+    glob = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    globs.set(pattern, glob);
+  }
+  return glob.test(value);
+};
 
 /** Whether a policy lets the caller invoke `methodArn`, as API Gateway decides: an explicit Deny wins. */
 export const policyAllows = (policy: PolicyDocument, methodArn: string): boolean => {

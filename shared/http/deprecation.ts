@@ -11,19 +11,20 @@ import { link } from './response';
 
 export type Clock = () => Date;
 
-export const deprecationHeaders = (deprecation: Deprecation, successorUrl: string): Record<string, string> => ({
+/** The `Deprecation` and `Sunset` values: constant for an operation, so built once. */
+const datedHeaders = (deprecation: Deprecation): Record<string, string> => ({
   Deprecation: `@${Math.floor(deprecation.deprecatedAt.getTime() / 1000)}`,
   Sunset: deprecation.sunsetAt.toUTCString(),
-  Link: link(successorUrl, 'successor-version'),
 });
 
 export const deprecation = (
   info: Deprecation,
   now: Clock = () => new Date(),
 ): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => {
+  const dated = datedHeaders(info);
   const addHeaders: middy.MiddlewareFn<APIGatewayProxyEvent, APIGatewayProxyResult> = async (request) => {
     if (!request.response) return;
-    const headers = deprecationHeaders(info, publicUrl(request.event, info.successorPath));
+    const headers = { ...dated, Link: link(publicUrl(request.event, info.successorPath), 'successor-version') };
     request.response = { ...request.response, headers: { ...request.response.headers, ...headers } };
   };
   return {

@@ -14,9 +14,10 @@ const SECRET_NAME = 'Secret Rex the body should never be logged';
 const IDEMPOTENCY_KEY = 'idempotency-key-that-should-never-be-logged';
 
 beforeAll(async () => {
+  // Before the server builds its handlers, as Lambda's environment is set before the code loads.
+  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
   api = await startLocalApi();
   logger.setLogLevel('INFO');
-  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
   lines = [];
   // Powertools writes INFO to stdout and ERROR to stderr: read both, as CloudWatch does.
   for (const stream of [process.stdout, process.stderr]) {

@@ -2,8 +2,8 @@
  * Cold start proxy. The bundles come out of a real synth of the stack (NodejsFunction bundles
  * locally with esbuild, as `cdk synth` does). The references are built in the same run by the
  * same esbuild command CDK runs (asked of CDK's own Bundling class, so whatever FUNCTION_BUNDLING
- * says now is what is measured), with one change each: the floor swaps the entry, the
- * runtime-SDK variant adds `--external:@aws-sdk/*`. The harness first rebuilds each handler
+ * says now is what is measured), with one change each: the floor swaps the entry and drops our
+ * Lambda-only SDK aliases (it is the SDK as published), the runtime-SDK variant adds `--external:@aws-sdk/*`. The harness first rebuilds each handler
  * with that command and checks the output is byte for byte the asset CDK made.
  */
 import { App } from 'aws-cdk-lib';
@@ -99,8 +99,13 @@ const esbuild = (args: string[]) => {
 /** Builds a variant: CDK's command for `entry`, with the entry swapped and extra arguments. */
 const build = (entry: string, outputDir: string, extra: string[] = [], entryFile?: string) => {
   mkdirSync(outputDir, { recursive: true });
-  const args = cdkEsbuildCommand(entry, outputDir);
-  if (entryFile) args[args.indexOf('--bundle') + 1] = entryFile;
+  let args = cdkEsbuildCommand(entry, outputDir);
+  if (entryFile) {
+    args[args.indexOf('--bundle') + 1] = entryFile;
+    // The floor is the SDK as published: our Lambda-only aliases (LAMBDA_ALIASES) are what the
+    // handlers do to beat it, so they stay out of the reference.
+    args = args.filter((arg) => !arg.startsWith('--alias:'));
+  }
   esbuild([...args, ...extra]);
   return join(outputDir, 'index.mjs');
 };
@@ -216,7 +221,7 @@ export const runCold = async ({ runs }: ColdOptions): Promise<PartResult> => {
     notes.push(
       `Import time: median of ${runs} fresh \`node\` processes per bundle, measured inside the process around \`await import()\` (Node start-up excluded), bundles interleaved in a new random order each round after one warm-up import each.`,
       `Bundles: a real in-process synth of stack ${stackName(STAGE)} (NodejsFunction, local esbuild); references built with the esbuild command CDK's Bundling class derives from FUNCTION_BUNDLING at run time. KB = 1,000 bytes.`,
-      `CDK's esbuild command, e.g. for listPets: \`esbuild ${cdkEsbuildCommand(candidates[0]?.entry ?? '', '<out>').join(' ').replaceAll(`${projectRoot}/`, '')}\` (the floor swaps the entry, the SDK-external variant adds \`--external:@aws-sdk/*\`, the metafile rebuild adds \`--metafile\`).`,
+      `CDK's esbuild command, e.g. for listPets: \`esbuild ${cdkEsbuildCommand(candidates[0]?.entry ?? '', '<out>').join(' ').replaceAll(`${projectRoot}/`, '')}\` (the floor swaps the entry and drops the \`--alias\` arguments, the SDK-external variant adds \`--external:@aws-sdk/*\`, the metafile rebuild adds \`--metafile\`).`,
     );
     return {
       part: 'cold',
