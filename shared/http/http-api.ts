@@ -32,7 +32,7 @@ export const httpApi = ({ operationId, now, allowedOrigins = corsOrigins() }: Ht
   const route = routeOf(operationId);
   return [
     accessLog(operationId),
-    requestMetrics(operationId),
+    ...requestMetrics(operationId),
     responseHeaders(),
     ...(allowedOrigins.length > 0 ? [cors(allowedOrigins)] : []),
     ...(route.deprecated ? [deprecation(route.deprecated, now)] : []),
