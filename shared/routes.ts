@@ -83,20 +83,24 @@ export interface RouteMatch {
   readonly pathParameters: Record<string, string>;
 }
 
+/** Each route's path split into segments once; `parameter` names a `{name}` segment. */
+const routeTemplates = routes.map((route: Route) => ({
+  route,
+  template: route.path.split('/').map((part) => ({ part, parameter: /^\{(\w+)\}$/.exec(part)?.[1] })),
+}));
+
 /**
  * Finds the route for a method and a path below the base path. A path that exists with another
  * method is no match: like API Gateway, the API answers both with 404.
  */
 export const matchRoute = (method: string, path: string): RouteMatch | undefined => {
   const segments = path.split('/');
-  for (const route of routes) {
+  for (const { route, template } of routeTemplates) {
     if (route.method !== method) continue;
-    const template = route.path.split('/');
     if (template.length !== segments.length) continue;
     const pathParameters: Record<string, string> = {};
-    const matches = template.every((part, index) => {
+    const matches = template.every(({ part, parameter }, index) => {
       const segment = segments[index] ?? '';
-      const parameter = /^\{(\w+)\}$/.exec(part)?.[1];
       if (parameter === undefined) return part === segment;
       if (segment === '') return false;
       pathParameters[parameter] = safeDecode(segment);

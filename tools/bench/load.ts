@@ -49,6 +49,8 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
     authCacheTtlSeconds: AUTH_CACHE_TTL_SECONDS,
   });
   const raw = await startRawServer(endpoint, petsTableName);
+  // The same counting middleware on the baseline's client: instrumentation costs both sides alike.
+  countGets(raw.client, apiKeysTableName);
   const servers = { api: api.url, raw: raw.url };
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   const scenarios = [
@@ -150,7 +152,7 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
     notes: [
       `Both servers run in the benchmark's process, beside autocannon, on the same DynamoDB Local (Java); the machine's cores are shared with other work, so only the ratio means anything. Runs alternate API/raw (order flipped each round, scenarios shuffled).`,
       `The local server logs as deployed (Powertools, INFO) into a sink: ${lines} log lines. Non-2xx answers, errors or timeouts in all runs: ${bad}.`,
-      'The raw baseline sends the same DynamoDB commands with the same client settings (createDocumentClient), without auth, validation, middleware or logs.',
+      'The raw baseline sends the same DynamoDB commands with the same client settings (createDocumentClient) and the same keys-read counter on its client, without auth, validation, middleware or logs.',
       `Keys-table reads are GetItem calls on the keys table counted by a client middleware. The budget counts the measured rounds, when the key is inside the TTL; the warm-up starts on an empty cache, where the first requests of ${connections} connections miss together before the first answer is cached (API Gateway's cache starts the same way), so it reads more than once.`,
     ],
   };

@@ -67,6 +67,8 @@ export const startRawServer = async (endpoint: string, tableName: string) => {
   await once(server, 'listening');
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    /** Its DynamoDB client, so a benchmark can instrument both servers' clients alike. */
+    client,
     close: async () => {
       server.closeAllConnections();
       server.close();

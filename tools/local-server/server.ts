@@ -158,8 +158,12 @@ const headerPairs = (raw: string[]): Array<readonly [string, string]> => {
  * The body as UTF-8 text, or undefined when it is over API Gateway's limit: the rest is then read
  * and dropped, so the client still gets its 413 rather than a broken connection.
  */
-const readBody = (req: IncomingMessage): Promise<string | undefined> =>
-  new Promise((resolveBody, reject) => {
+const readBody = (req: IncomingMessage): Promise<string | undefined> => {
+  // RFC 9112: without Content-Length or Transfer-Encoding a request has no body (most GETs).
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
+    return Promise.resolve('');
+  }
+  return new Promise((resolveBody, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
@@ -169,3 +173,4 @@ const readBody = (req: IncomingMessage): Promise<string | undefined> =>
     req.on('end', () => resolveBody(size > GATEWAY_MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
+};
