@@ -60,6 +60,8 @@ export const classifyIdempotencyError = (error: unknown): unknown => {
   if (!(error instanceof Error)) return error;
   switch (error.name) {
     case 'IdempotencyValidationError':
+    // After a lost answer Powertools has forgotten the key, but the pet it stored has not.
+    case 'WriteIdReused':
       return new ApiError('idempotency_key_reused');
     case 'IdempotencyAlreadyInProgressError':
       return new ApiError('idempotency_in_progress');

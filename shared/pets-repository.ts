@@ -64,8 +64,23 @@ const PET_PROJECTION = {
   ExpressionAttributeNames: { '#id': 'id', '#name': 'name', '#status': 'status' },
 };
 
-const isConditionFailure = (error: unknown): error is Error & { Item?: Record<string, { S?: string }> } =>
+type StoredItem = Record<string, { S?: string; N?: string }>;
+
+const isConditionFailure = (error: unknown): error is Error & { Item?: StoredItem } =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
+
+/** Whether a stored item (as DynamoDB returns it on a failed condition) holds this pet. */
+const sameFields = (item: StoredItem, pet: Pet): boolean =>
+  item.name?.S === pet.name && Number(item.categoryId?.N) === pet.categoryId && item.status?.S === pet.status;
+
+/** A write id already stored a different pet: its key was reused with another body. */
+export class WriteIdReused extends Error {
+  override readonly name = 'WriteIdReused';
+
+  constructor() {
+    super('This write id already stored another pet.');
+  }
+}
 
 const toPet = (item: Record<string, unknown>): Pet => ({
   id: Number(item.id),
@@ -102,8 +117,13 @@ export const petsRepository = ({
         return pet;
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
-        // The SDK retried a write whose answer was lost, and finds the item that write stored: done.
-        if (error.Item?.writeId?.S === writeId) return pet;
+        // The SDK (or a keyed retry) repeats a write whose answer was lost and finds the item that
+        // write stored: done, if it is this pet. Another pet under the same write id means a keyed
+        // create reused its key with another body after that lost answer: refused, not misreported.
+        if (error.Item?.writeId?.S === writeId) {
+          if (sameFields(error.Item, pet)) return pet;
+          throw new WriteIdReused();
+        }
         // Another pet holds this id: draw again. Nothing was written.
         taken = id;
         if (attempt >= maxIdAttempts) throw error;

@@ -195,6 +195,31 @@ describe('Idempotency-Key on POST /pets', () => {
     expect(await read.json()).toEqual({ ...rex, id: pet.id, status: 'available' });
   });
 
+  it('a key reused with another body after a lost answer: 422 idempotency_key_reused, and the stored pet stays as it was', async () => {
+    const key = newKey();
+    const before = await countPets(api);
+    let lose = true;
+    control.rules.push((command, table, send) =>
+      lose && command === 'PutItemCommand' && table === api.tables.pets
+        ? send().then(() => {
+            lose = false;
+            throw lostAnswer();
+          })
+        : undefined,
+    );
+    const failed = await post(api, rex, key).finally(() => control.rules.pop());
+    await expectError(failed, 503, 'service_unavailable');
+
+    await expectError(await post(api, { name: 'Fido', categoryId: 2 }, key), 422, 'idempotency_key_reused');
+    expect(await countPets(api)).toBe(before + 1);
+
+    const retry = await post(api, rex, key);
+    expect(retry.status).toBe(201);
+    const pet = (await retry.json()) as { id: number };
+    expect(await (await api.call(`/pets/${pet.id}`)).json()).toEqual({ ...rex, id: pet.id, status: 'available' });
+    expect(await countPets(api)).toBe(before + 1);
+  });
+
   it.each([
     ['saving the in-progress record', 'PutItemCommand'],
     ['saving the answer', 'UpdateItemCommand'],
