@@ -60,6 +60,20 @@ describe('Idempotency-Key on POST /pets', () => {
   });
   afterAll(() => api.close());
 
+  /** POST whose pet write DynamoDB stores once while its answer is lost, as if every retry's were. */
+  const postLosingThePetWrite = async (body: unknown, key: string) => {
+    let lose = true;
+    control.rules.push((command, table, send) =>
+      lose && command === 'PutItemCommand' && table === api.tables.pets
+        ? send().then(() => {
+            lose = false;
+            throw lostAnswer();
+          })
+        : undefined,
+    );
+    return post(api, body, key).finally(() => control.rules.pop());
+  };
+
   it('replays the first 201 for the same key and body, and creates nothing more', async () => {
     const key = newKey();
     const before = await countPets(api);
@@ -173,16 +187,7 @@ describe('Idempotency-Key on POST /pets', () => {
   it('a create whose pet was stored but whose answer was lost: 503, then the retry answers that pet, never a second', async () => {
     const key = newKey();
     const before = await countPets(api);
-    let lose = true;
-    control.rules.push((command, table, send) =>
-      lose && command === 'PutItemCommand' && table === api.tables.pets
-        ? send().then(() => {
-            lose = false;
-            throw lostAnswer();
-          })
-        : undefined,
-    );
-    const failed = await post(api, rex, key).finally(() => control.rules.pop());
+    const failed = await postLosingThePetWrite(rex, key);
     await expectError(failed, 503, 'service_unavailable');
     expect(failed.headers.get('retry-after')).toBe('1');
     expect(await countPets(api)).toBe(before + 1); // stored, unacknowledged
@@ -198,16 +203,7 @@ describe('Idempotency-Key on POST /pets', () => {
   it('a key reused with another body after a lost answer: 422 idempotency_key_reused, and the stored pet stays as it was', async () => {
     const key = newKey();
     const before = await countPets(api);
-    let lose = true;
-    control.rules.push((command, table, send) =>
-      lose && command === 'PutItemCommand' && table === api.tables.pets
-        ? send().then(() => {
-            lose = false;
-            throw lostAnswer();
-          })
-        : undefined,
-    );
-    const failed = await post(api, rex, key).finally(() => control.rules.pop());
+    const failed = await postLosingThePetWrite(rex, key);
     await expectError(failed, 503, 'service_unavailable');
 
     await expectError(await post(api, { name: 'Fido', categoryId: 2 }, key), 422, 'idempotency_key_reused');
