@@ -16,7 +16,7 @@ import type { Context } from 'aws-lambda';
 import { ApiError } from './errors';
 import { classifyDatabaseError, DatabaseUnavailable } from './dynamodb';
 import { idClaims } from './idempotency-claims';
-import type { NewPet, Pet } from './models';
+import { Pet, type NewPet } from './models';
 import type { PetsRepository } from './pets-repository';
 
 /** How long a key is remembered (the draft suggests at least 24 hours). */
@@ -84,7 +84,9 @@ export const idempotentCreates = ({ pets, client, tableName }: IdempotentCreates
     payloadValidationJmesPath: 'newPet',
     throwOnNoIdempotencyKey: true,
     expiresAfterSeconds: IDEMPOTENCY_WINDOW_SECONDS,
-    responseHook: (stored) => ({ ...(stored as object), replayed: true }),
+    // DynamoDB keeps the stored answer as a map, which does not keep key order: the Pet model
+    // puts the fields back in the order of the first answer (and checks what storage returned).
+    responseHook: (stored) => ({ pet: Pet.parse((stored as { pet?: unknown } | null)?.pet), replayed: true }),
   });
   const createOnce = makeIdempotent(
     async ({ scope, newPet }: Payload, _context: Context): Promise<CreateOutcome> => ({
