@@ -8,6 +8,9 @@ import { createDocumentClient } from '../../shared/dynamodb';
 import { startLocalServer, type LocalServerOptions } from '../../tools/local-server/server';
 import type { components, paths } from './openapi-types';
 import { createTestTables } from './tables';
+import { linkOf } from '../../tools/requests';
+
+export { inParallel, linkOf } from '../../tools/requests';
 
 /** A body of POST /pets, typed from openapi.json. */
 export type NewPetBody = components['schemas']['NewPet'];
@@ -104,12 +107,6 @@ export const expectCommonHeaders = (response: Response) => {
   if (functionRequestId !== null) expect(functionRequestId).toBe(requestId);
 };
 
-/** The URL of a `Link` header's entry with this rel, if any. */
-export const linkOf = (response: Response, rel: string): string | undefined => {
-  const header = response.headers.get('link') ?? '';
-  return new RegExp(`<([^>]+)>;\\s*rel="${rel}"`).exec(header)?.[1];
-};
-
 /** Follows `Link rel="next"` from `path` to the last page; returns every page's pets in order. */
 export const walkPages = async (api: LocalApi, path: string) => {
   const pages: Array<Array<{ id: number; status: string }>> = [];
@@ -122,18 +119,4 @@ export const walkPages = async (api: LocalApi, path: string) => {
     if (pages.length > 1_000) throw new Error('pagination does not end');
   }
   return pages;
-};
-
-/** Runs `count` calls of `task` with at most `concurrency` in flight; results keep their order. */
-export const inParallel = async <T>(count: number, concurrency: number, task: (index: number) => Promise<T>) => {
-  const results: T[] = new Array(count);
-  let nextIndex = 0;
-  const worker = async () => {
-    while (nextIndex < count) {
-      const index = nextIndex++;
-      results[index] = await task(index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-  return results;
 };

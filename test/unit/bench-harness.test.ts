@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { FUNCTION_BUNDLING } from '../../infra/bundling';
 import { cdkEsbuildCommand } from '../../tools/bench/cold';
 import { simulateHotStatus } from '../../tools/bench/scaling';
-import { median, quantile } from '../../tools/bench/stats';
+import { median, quantile } from '../../tools/stats';
 
 describe('statistics', () => {
   it('takes medians and interpolated percentiles, whatever the order', () => {

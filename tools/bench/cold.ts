@@ -22,7 +22,7 @@ import { stageSettings } from '../../infra/stages';
 import { routes } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
 import { atMost, type Check, type PartResult } from './results';
-import { median, round, shuffled } from './stats';
+import { median, round, shuffled } from '../stats';
 
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);

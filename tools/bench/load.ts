@@ -16,7 +16,7 @@ import { startRawServer } from './raw-server';
 import { seededTable } from './reads';
 import { atLeast, atMost, type Check, type PartResult } from './results';
 import { withStdoutSink } from './sink';
-import { median, round, shuffled } from './stats';
+import { median, round, shuffled } from '../stats';
 
 export interface LoadOptions {
   readonly endpoint: string;

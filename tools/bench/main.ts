@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../../infra/project';
 import { PART_NAMES, type Machine, type PartName, type PartResult, type Results } from './results';
-import { round } from './stats';
+import { round } from '../stats';
 
 // The functions log as deployed; the parts send stdout to a sink while they measure.
 process.env.POWERTOOLS_LOG_LEVEL = 'INFO';

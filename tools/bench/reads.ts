@@ -6,19 +6,19 @@
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { createDocumentClient } from '../../shared/dynamodb';
-import type { PetStatus } from '../../shared/models';
+import { PetStatus } from '../../shared/models';
 import { petsRepository } from '../../shared/pets-repository';
 import { petsTable } from '../../shared/tables';
 import { ensureTables } from '../dynamodb-local';
 import { meterCapacity } from './capacity';
 import { atMost, type Check, type PartResult } from './results';
-import { round } from './stats';
+import { round } from '../stats';
 
 export const SIZES = [1_000, 20_000] as const;
 const PAGE = 20;
 /** The page a "later page" is: the 5th, reached by following the cursor. */
 const LATER_PAGE = 5;
-const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold'];
+const STATUSES: readonly PetStatus[] = PetStatus.options;
 
 /** A fresh pets table filled with `count` pets, 25 to a BatchWrite, 8 batches in flight. */
 export const seededTable = async (endpoint: string, count: number) => {

@@ -1,6 +1,6 @@
 /** Renders results: the console table, BENCHMARKS.md and the SVG chart of ratios against budgets. */
 import { PART_NAMES, type Check, type PartResult, type Results } from './results';
-import { round } from './stats';
+import { round } from '../stats';
 
 const verdict = (check: Check) => (check.pass === undefined ? '-' : check.pass ? 'PASS' : 'FAIL');
 

@@ -5,7 +5,7 @@
  */
 import { stages, stageSettings } from '../../infra/stages';
 import type { PartResult } from './results';
-import { round } from './stats';
+import { round } from '../stats';
 
 /** AWS quotas relied on (defaults; most can be raised on request). Sources in the README. */
 export const AWS_LIMITS = {

@@ -18,7 +18,7 @@ import { petsStatusIndex } from '../../shared/tables';
 import { apiEvent, context, tokenEvent } from '../../test/support/events';
 import { atMost, type Check, type PartResult } from './results';
 import { withStdoutSink } from './sink';
-import { median, quantile, round } from './stats';
+import { median, quantile, round } from '../stats';
 
 export interface WarmOptions {
   /** Measured invocations per candidate. */

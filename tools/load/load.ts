@@ -6,6 +6,8 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { PetStatus } from '../../shared/models';
+import { inParallel, linkOf } from '../requests';
+import { quantile } from '../stats';
 
 const PET_STATUSES: readonly PetStatus[] = PetStatus.options;
 
@@ -57,22 +59,6 @@ interface ListedPet {
 }
 
 export const WALK_FILTERS: readonly WalkFilter[] = ['all', ...PET_STATUSES];
-
-/** The value at quantile q (0..1) of sorted numbers, nearest rank. */
-export const percentile = (sorted: readonly number[], q: number): number =>
-  sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0);
-
-/** Runs `count` tasks with at most `concurrency` in flight. */
-const inParallel = async (count: number, concurrency: number, task: (index: number) => Promise<void>) => {
-  let next = 0;
-  const worker = async () => {
-    while (next < count) await task(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-};
-
-const linkNext = (response: Response): string | undefined =>
-  /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1];
 
 /** A random valid body; the status is sometimes left out (then `available`). */
 const randomPet = (tag: string, index: number) => {
@@ -141,7 +127,7 @@ export const runLoad = async ({ url, key, count, concurrency, pageLimit = 100 }:
       }
       const page = (await response.json()) as ListedPet[];
       listed.push(...page.filter((pet) => pet.name.startsWith(`${tag}-`)));
-      next = linkNext(response);
+      next = linkOf(response, 'next');
     }
     const judged = judgeWalk(filter, acknowledged, listed);
     for (const id of judged.unacknowledged) unacknowledged.add(id);
@@ -149,14 +135,13 @@ export const runLoad = async ({ url, key, count, concurrency, pageLimit = 100 }:
   }
   const walkSeconds = (performance.now() - walkStarted) / 1000;
 
-  const sorted = [...latencies].sort((a, b) => a - b);
   return {
     creates: count,
     acknowledged: acknowledged.size,
     createSeconds,
     createsPerSecond: count / createSeconds,
-    p50Ms: percentile(sorted, 0.5),
-    p99Ms: percentile(sorted, 0.99),
+    p50Ms: latencies.length === 0 ? 0 : quantile(latencies, 0.5),
+    p99Ms: latencies.length === 0 ? 0 : quantile(latencies, 0.99),
     walks,
     walkSeconds,
     lost: new Set(walks.flatMap((walk) => walk.missing)).size,
