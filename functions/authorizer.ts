@@ -23,7 +23,7 @@ export const createHandler = ({ keys = apiKeysRepository() }: AuthorizerDependen
       const record = key === undefined ? undefined : await keys.findActive(key);
 
       if (!record) throw new Error(AUTHORIZER_REFUSAL);
-      return allowEveryMethod(event.methodArn, { keyId: record.keyId });
+      return allowEveryMethod(event.methodArn, { keyId: record.keyId, keyHash: record.keyHash });
     });
 
 export const handler = createHandler();

@@ -10,7 +10,10 @@ export const AUTHORIZER_REFUSAL = 'Unauthorized';
 
 /** The context the authorizer hands to the handlers (`requestContext.authorizer`). */
 export interface AuthorizerContext {
+  /** The key's short id: safe to log, but only 48 bits, so two keys may share it. */
   readonly keyId: string;
+  /** The key's full SHA-256 hash: what tells callers apart (idempotency scope). Never logged. */
+  readonly keyHash: string;
 }
 
 /** `arn:…:apiId/stage/METHOD/path` → `arn:…:apiId/stage/*`. */

@@ -52,9 +52,12 @@ export const idempotencyKeyOf = (event: Pick<APIGatewayProxyEvent, 'headers' | '
   return parseIdempotencyKey(values[0] ?? '');
 };
 
-/** Whose key it is: the authorizer's key id, so two API keys never share an idempotency key. */
+/**
+ * Whose key it is: the full hash of the caller's API key, as the authorizer passes it, so two API
+ * keys never share an idempotency key (the 48-bit key id could be shared by two keys).
+ */
 export const callerOf = (event: Pick<APIGatewayProxyEvent, 'requestContext'>): string =>
-  String(event.requestContext.authorizer?.keyId ?? '');
+  String(event.requestContext.authorizer?.keyHash ?? '');
 
 /** On a replayed answer: this 201 is the stored answer of an earlier request (as Stripe does). */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';

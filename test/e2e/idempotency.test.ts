@@ -4,10 +4,10 @@
  * answer, and database faults inside the idempotency layer.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../shared/api-keys';
+import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '../support/local-api';
 import { inject } from 'vitest';
@@ -175,6 +175,27 @@ describe('Idempotency-Key on POST /pets', () => {
     expect(theirs.status).toBe(201);
     expect(theirs.headers.get('idempotent-replayed')).toBeNull();
     expect(((await theirs.json()) as { id: number }).id).not.toBe(mine.id);
+  });
+
+  it('scopes keys to the whole API key, not its short id: two keys that share an id get a pet each', async () => {
+    // Key ids are 48 bits of the hash, so two keys can share one; write such a pair as raw items.
+    const key = newKey();
+    const [first, second] = [generateApiKey(), generateApiKey()];
+    const sharedId = 'c011151011ab';
+    const database = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    for (const [secret, name] of [[first, 'first'], [second, 'second']] as const) {
+      await database.send(
+        new PutCommand({
+          TableName: api.tables.apiKeys,
+          Item: { keyHash: hashApiKey(secret), keyId: sharedId, name, createdAt: new Date().toISOString() },
+        }),
+      );
+    }
+    const mine = await post(api, rex, key, { Authorization: `Bearer ${first}` });
+    const theirs = await post(api, { ...rex, name: 'Max' }, key, { Authorization: `Bearer ${second}` });
+    expect([mine.status, theirs.status]).toEqual([201, 201]);
+    expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+    expect(((await theirs.json()) as { name: string }).name).toBe('Max');
   });
 
   it('without the header, every create is a new pet', async () => {

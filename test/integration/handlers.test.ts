@@ -14,7 +14,7 @@ import { createHandler as createCreatePet } from '../../functions/create-pet';
 import { createHandler as createGetPet } from '../../functions/get-pet';
 import { createHandler as createListPets } from '../../functions/list-pets';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
-import { generateApiKey } from '../../shared/api-keys';
+import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { Pet } from '../../shared/models';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
@@ -313,10 +313,10 @@ describe('authorizer', () => {
     keyId = (await keys.register(key, 'handlers-test')).keyId;
   });
 
-  it('allows a registered key on the whole stage and hands its id to the handlers', async () => {
+  it('allows a registered key on the whole stage and hands its id and hash to the handlers', async () => {
     const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${key}`), context);
     expect(result.principalId).toBe(keyId);
-    expect(result.context).toEqual({ keyId });
+    expect(result.context).toEqual({ keyId, keyHash: hashApiKey(key) });
     expect(result.policyDocument.Statement).toHaveLength(1);
     const [statement] = result.policyDocument.Statement;
     expect(statement).toMatchObject({ Effect: 'Allow', Action: 'execute-api:Invoke' });

@@ -42,7 +42,7 @@ export const apiEvent = ({
     requestContext: {
       accountId: '123456789012',
       apiId: 'a1b2c3d4e5',
-      authorizer: { keyId: '0123456789ab', principalId: '0123456789ab' },
+      authorizer: { keyId: '0123456789ab', keyHash: '0123456789ab'.padEnd(64, '0'), principalId: '0123456789ab' },
       domainName: HOST,
       httpMethod: method,
       path: `/v1${path}`,

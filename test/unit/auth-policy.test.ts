@@ -7,11 +7,12 @@ const API = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5';
 const arn = (method: string, path: string, api = API, stage = 'v1') => `${api}/${stage}/${method}${path}`;
 
 describe('allowEveryMethod', () => {
-  const result = allowEveryMethod(arn('GET', '/pets'), { keyId: '0123456789ab' });
+  const keyHash = '0123456789ab'.padEnd(64, 'f');
+  const result = allowEveryMethod(arn('GET', '/pets'), { keyId: '0123456789ab', keyHash });
 
-  it('names the key as the principal and hands its id to the handlers', () => {
+  it('names the key as the principal and hands its id and hash to the handlers', () => {
     expect(result.principalId).toBe('0123456789ab');
-    expect(result.context).toEqual({ keyId: '0123456789ab' });
+    expect(result.context).toEqual({ keyId: '0123456789ab', keyHash });
   });
 
   it('allows execute-api:Invoke on the whole stage', () => {
@@ -31,8 +32,8 @@ describe('allowEveryMethod', () => {
   });
 
   it('is the same whichever route was called first', () => {
-    expect(allowEveryMethod(arn('POST', '/pets'), { keyId: 'k' }).policyDocument).toEqual(
-      allowEveryMethod(arn('GET', '/store/orders'), { keyId: 'k' }).policyDocument,
+    expect(allowEveryMethod(arn('POST', '/pets'), { keyId: 'k', keyHash: 'h' }).policyDocument).toEqual(
+      allowEveryMethod(arn('GET', '/store/orders'), { keyId: 'k', keyHash: 'h' }).policyDocument,
     );
   });
 
