@@ -3,8 +3,9 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '../shared/errors';
 import { httpApi, type Clock } from '../shared/http/http-api';
+import { queryOf } from '../shared/http/request';
 import { json } from '../shared/http/response';
-import { GetPetPath } from '../shared/models';
+import { GetPetPath, GetPetQuery } from '../shared/models';
 import { petsRepository, type PetsRepository } from '../shared/pets-repository';
 import { parseInput } from '../shared/validation';
 
@@ -18,6 +19,7 @@ export const createHandler = ({ pets = petsRepository(), now }: GetPetDependenci
     .use(httpApi({ operationId: 'getPet', now }))
     .handler(async (event) => {
       const { petId } = parseInput(GetPetPath, event.pathParameters ?? {}, 'path');
+      parseInput(GetPetQuery, queryOf(event), 'query');
 
       const pet = await pets.get(petId);
 

@@ -36,14 +36,29 @@ const safeId = (what: string) => {
 export const PetId = safeId('Unique identifier assigned by the service on creation.');
 export const CategoryId = safeId('Identifier of the category the animal belongs to.');
 
-export const PetName = z
+/** A name as stored: 1 to 256 code points, not blank. */
+const storedPetName = z
   .string({ error: 'must be a string' })
   .check(
     z.minLength(1, { error: 'must not be empty' }),
     z.maxLength(PET_NAME_MAX_LENGTH, { error: `must be at most ${PET_NAME_MAX_LENGTH} characters` }),
     z.refine((name: string) => name.trim().length > 0, { error: 'must not be blank' }),
-    z.describe("The animal's name."),
   );
+
+/** C0 (U+0000–U+001F, tab and newline included), DEL and C1 (U+0080–U+009F): Unicode's Cc. */
+const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001F\u007F-\u009F]*$/;
+/** In a `u` regex a paired surrogate is one code point, so `\p{Cs}` matches only a lone one. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * A name a client may send: also well-formed Unicode (a lone surrogate has no UTF-8 form, and
+ * strict clients fail on the whole listing that holds it) and free of control characters.
+ */
+export const PetName = storedPetName.check(
+  z.regex(NO_CONTROL_CHARACTERS, { error: 'must not contain control characters (U+0000 to U+001F, U+007F to U+009F)' }),
+  z.refine((name: string) => !LONE_SURROGATE.test(name), { error: 'must be well-formed Unicode (no lone surrogates)' }),
+  z.describe("The animal's name: 1 to 256 characters, not blank, without control characters or lone surrogates."),
+);
 
 /** Request body of `POST /pets`. Unknown fields, a client-chosen `id` included, are rejected. */
 export const NewPet = z.strictObject({
@@ -53,10 +68,13 @@ export const NewPet = z.strictObject({
 });
 export type NewPet = z.infer<typeof NewPet>;
 
-/** A pet as the service returns it. */
+/**
+ * A pet as the service returns it. Its name is read as stored: pets created before control
+ * characters and lone surrogates were refused keep their names, and reading them must not fail.
+ */
 export const Pet = z.object({
   id: PetId,
-  name: PetName,
+  name: storedPetName.check(z.describe("The animal's name, as it was sent when the pet was created.")),
   categoryId: CategoryId,
   status: PetStatus,
 });
@@ -95,3 +113,6 @@ export const GetPetPath = z.strictObject({
   petId: z.pipe(decimal(`must be an integer from 1 to ${MAX_SAFE_ID}`), PetId),
 });
 export type GetPetPath = z.infer<typeof GetPetPath>;
+
+/** Query of `GET /pets/{petId}`: it takes no parameters, so any one is refused as unknown. */
+export const GetPetQuery = z.strictObject({});

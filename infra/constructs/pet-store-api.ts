@@ -7,6 +7,8 @@ import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   AuthorizationType,
+  CfnMethod,
+  ContentHandling,
   EndpointType,
   IdentitySource,
   LambdaIntegration,
@@ -55,6 +57,9 @@ export const ACCESS_LOG_FIELDS = {
   gatewayResponse: '$context.error.responseType',
   xrayTraceId: '$context.xrayTraceId',
 } as const;
+
+/** Every media type, as CloudFormation's BinaryMediaTypes spells it: each '/' written '~1' (a JSON Pointer escape). */
+export const ALL_MEDIA_TYPES = '*~1*';
 
 export interface PetStoreApiProps {
   /** Name shown in the API Gateway console. */
@@ -106,6 +111,9 @@ export class PetStoreApi extends Construct {
       restApiName: props.apiName,
       description: 'Pet store: list, add and get animals, with bearer API keys.',
       endpointTypes: [EndpointType.REGIONAL],
+      // Every body is binary to the gateway, so it reaches a function base64-encoded with its bytes
+      // as sent; as text, bytes that are not UTF-8 would arrive replaced and be stored.
+      binaryMediaTypes: [ALL_MEDIA_TYPES],
       // Execution logs (errors only) need API Gateway's account-wide CloudWatch role. It is kept
       // when a stack is deleted, because other stages in the account rely on the same setting.
       cloudWatchRole: true,
@@ -140,6 +148,10 @@ export class PetStoreApi extends Construct {
     this.api.node.tryRemoveChild('Endpoint');
 
     for (const route of routes) this.addRoute(route, props.operations);
+    // The CORS preflights CDK adds (when origins are configured) are mock integrations too.
+    for (const method of this.api.methods) {
+      if (method.httpMethod === 'OPTIONS') mockAsText(method.node.defaultChild as CfnMethod);
+    }
     for (const type of Object.keys(gatewayResponses) as GatewayResponseType[]) {
       const template = gatewayResponseTemplate(type, origins);
       this.api.addGatewayResponse(type, {
@@ -198,6 +210,16 @@ export class PetStoreApi extends Construct {
   }
 }
 
+/**
+ * A mock integration, when every media type is binary, must convert to text both ways: its request
+ * template cannot read a binary request (API Gateway answers 500), and a text answer would be
+ * base64-decoded into garbage. CDK's preflight methods take no such option: set it on the method.
+ */
+const mockAsText = (method: CfnMethod): void => {
+  method.addPropertyOverride('Integration.ContentHandling', ContentHandling.CONVERT_TO_TEXT);
+  method.addPropertyOverride('Integration.IntegrationResponses.0.ContentHandling', ContentHandling.CONVERT_TO_TEXT);
+};
+
 /** Preflight answers for the allowed origins, from the shared CORS lists. */
 const corsPreflight = (origins: readonly string[]): CorsOptions => ({
   allowOrigins: [...origins],
@@ -231,10 +253,12 @@ const notImplemented = (resource: IResource, route: Route): void => {
     new MockIntegration({
       // Whatever the request carries, the one integration response (the default) answers.
       passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
+      contentHandling: ContentHandling.CONVERT_TO_TEXT,
       requestTemplates: { 'application/json': JSON.stringify({ statusCode: answer.statusCode }) },
       integrationResponses: [
         {
           statusCode: String(answer.statusCode),
+          contentHandling: ContentHandling.CONVERT_TO_TEXT,
           responseParameters: Object.fromEntries(
             headers.map(([name, value]) => [`method.response.header.${name}`, quoted(String(value))]),
           ),

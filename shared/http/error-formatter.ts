@@ -1,16 +1,13 @@
 /**
  * errorFormatter: turns any error into an answer in the Error shape. Client mistakes keep their
- * catalogue code; middy's 415s become the decided 400s; a database that cannot answer is a 503
- * with Retry-After; anything else is a 500 whose details go to the log, never to the client.
+ * catalogue code; a database that cannot answer is a 503 with Retry-After; anything else is a
+ * 500 whose details go to the log, never to the client.
  */
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError, type ErrorCode } from '../errors';
 import { DatabaseUnavailable } from '../dynamodb';
 import { errorResponse } from './response';
-
-/** middy's http-json-body-parser answers both a wrong Content-Type and bad JSON with 415. */
-export const UNSUPPORTED_MEDIA_TYPE_MESSAGE = 'Unsupported Media Type';
 
 interface HttpErrorLike {
   readonly statusCode: number;
@@ -28,12 +25,7 @@ const isMiddyTimeout = (error: unknown): boolean =>
 export const classifyError = (error: unknown): { code: ErrorCode; message?: string } => {
   if (error instanceof ApiError) return { code: error.code, message: error.message };
   if (error instanceof DatabaseUnavailable || isMiddyTimeout(error)) return { code: 'service_unavailable' };
-  if (isHttpError(error)) {
-    if (error.statusCode === 415) {
-      return { code: error.message === UNSUPPORTED_MEDIA_TYPE_MESSAGE ? 'unsupported_media_type' : 'invalid_json' };
-    }
-    if (error.statusCode === 413) return { code: 'payload_too_large' };
-  }
+  if (isHttpError(error) && error.statusCode === 413) return { code: 'payload_too_large' };
   return { code: 'internal_error' };
 };
 

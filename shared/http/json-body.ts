@@ -1,17 +1,21 @@
 /**
- * jsonBody: for operations with a JSON body. It refuses bodies over the documented size, checks
- * the Content-Type and parses the JSON (middy's parser; errorFormatter maps its 415s to 400s).
+ * jsonBody: for operations with a JSON body. In the documented order it refuses bodies over the
+ * size limit, checks the Content-Type, then reads the body as I-JSON (RFC 7493): UTF-8 text,
+ * valid JSON, no member name twice in one object. The handler then sees the parsed value.
  */
 import type middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '../errors';
+import { shownName } from '../validation';
+import { repeatedMemberName } from './member-names';
+import { headerOf } from './request';
 
 /** Documented maximum size of a request body, in bytes. A pet is far smaller. */
 export const MAX_BODY_BYTES = 16 * 1024;
 
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;
 
+/** Counts the bytes the client sent: a base64 body is counted decoded. */
 export const bodyLimit = (maxBytes: number = MAX_BODY_BYTES): Middleware => ({
   before: async ({ event }) => {
     const size = event.body ? Buffer.byteLength(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : 0;
@@ -22,8 +26,8 @@ export const bodyLimit = (maxBytes: number = MAX_BODY_BYTES): Middleware => ({
 });
 
 /**
- * `Content-Type` as middy's check expects it. RFC 9110 allows media types in any case, and
- * spaces around the `;` before parameters (even an empty parameter list); its check allows neither.
+ * A media type in one spelling. RFC 9110 allows media types in any case, and spaces around the
+ * `;` before parameters (even an empty parameter list).
  */
 export const normalizeMediaType = (contentType: string): string =>
   contentType
@@ -33,20 +37,49 @@ export const normalizeMediaType = (contentType: string): string =>
     .filter((part, index) => index === 0 || part !== '')
     .join('; ');
 
+/** `application/json` or `application/*+json`, with or without parameters. */
+const JSON_MEDIA_TYPE = /^application\/(.+\+)?json($|;.+)/;
+export const isJsonMediaType = (contentType: string | undefined): boolean =>
+  contentType !== undefined && JSON_MEDIA_TYPE.test(normalizeMediaType(contentType));
+
+// fatal: bytes that are not UTF-8 are an error, not U+FFFD. ignoreBOM: a BOM stays in the text,
+// where JSON.parse refuses it (RFC 8259 forbids sending one).
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /**
- * Prepares what middy's parser reads: the media type normalised, and no body for an empty one
- * (API Gateway sends an empty body as null, which JSON.parse would accept as a value).
+ * The body as text. API Gateway passes it base64-encoded (every media type is binary to it), so
+ * the bytes arrive as sent and are decoded strictly here; a body passed as text is used as it is.
  */
-const parserInput = (): Middleware => ({
+const textOf = ({ body, isBase64Encoded }: APIGatewayProxyEvent): string => {
+  if (!body || !isBase64Encoded) return body ?? '';
+  try {
+    return utf8.decode(Buffer.from(body, 'base64'));
+  } catch {
+    throw new ApiError('invalid_json', 'The request body is not UTF-8 text.');
+  }
+};
+
+const parseJson = (text: string): unknown => {
+  if (text === '') throw new ApiError('invalid_json', 'The request body is empty: send a JSON object.');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ApiError('invalid_json', 'The request body is not valid JSON.');
+  }
+  const repeated = repeatedMemberName(text);
+  if (repeated !== undefined) {
+    throw new ApiError('invalid_json', `The request body repeats the member name '${shownName(repeated)}' in one object; names must be unique (I-JSON, RFC 7493).`);
+  }
+  return value;
+};
+
+const jsonParser = (): Middleware => ({
   before: async ({ event }) => {
-    const contentType = event.headers?.['content-type'];
-    if (contentType) event.headers['content-type'] = normalizeMediaType(contentType);
-    if (event.body === null || event.body === '') (event as { body?: string | null }).body = undefined;
+    if (!isJsonMediaType(headerOf(event, 'content-type'))) throw new ApiError('unsupported_media_type');
+    (event as { body: unknown }).body = parseJson(textOf(event));
+    event.isBase64Encoded = false;
   },
 });
 
-export const jsonBody = (): Middleware[] => [
-  bodyLimit(),
-  parserInput(),
-  httpJsonBodyParser() as Middleware,
-];
+export const jsonBody = (): Middleware[] => [bodyLimit(), jsonParser()];

@@ -184,6 +184,19 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
     });
 
+    it('treats every media type as binary, so a body reaches its function base64-encoded, bytes as sent', () => {
+      template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['*~1*'] });
+    });
+
+    it('converts the 501 mock to text both ways, which a mock needs when every media type is binary', () => {
+      const integration = methodsOf(template).find(({ path }) => path === '/store/orders')?.properties.Integration as {
+        ContentHandling?: string;
+        IntegrationResponses: Array<{ ContentHandling?: string }>;
+      };
+      expect(integration.ContentHandling).toBe('CONVERT_TO_TEXT');
+      expect(integration.IntegrationResponses.map(({ ContentHandling }) => ContentHandling)).toEqual(['CONVERT_TO_TEXT']);
+    });
+
     it('renders a gateway response in the Error shape for every type the gateway answers on its own', () => {
       const rendered = resourcesOf(template, 'AWS::ApiGateway::GatewayResponse');
       expect(rendered.map(({ properties }) => properties.ResponseType).sort()).toEqual(Object.keys(gatewayResponses).sort());
@@ -480,6 +493,16 @@ describe('optional stage settings', () => {
       const integration = JSON.stringify(properties.Integration);
       for (const origin of origins) expect(integration).toContain(origin);
       expect(integration).toContain('Authorization,Content-Type');
+    }
+  });
+
+  it('converts each preflight mock to text both ways, as every media type is binary', () => {
+    const options = methodsOf(template).filter(({ method }) => method === 'OPTIONS');
+    for (const { properties } of options) {
+      const integration = properties.Integration as { Type: string; ContentHandling?: string; IntegrationResponses: Array<{ ContentHandling?: string }> };
+      expect(integration.Type).toBe('MOCK');
+      expect(integration.ContentHandling).toBe('CONVERT_TO_TEXT');
+      expect(integration.IntegrationResponses.map(({ ContentHandling }) => ContentHandling)).toEqual(['CONVERT_TO_TEXT']);
     }
   });
 

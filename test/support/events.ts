@@ -13,6 +13,8 @@ export interface EventInit {
   readonly query?: Record<string, string | string[]>;
   readonly pathParameters?: Record<string, string>;
   readonly body?: string | null;
+  /** The body's bytes instead: sent base64-encoded, as API Gateway does when every media type is binary. */
+  readonly bodyBytes?: Uint8Array;
 }
 
 /** An API Gateway REST proxy event, as it reaches a handler after the authorizer allowed it. */
@@ -24,6 +26,7 @@ export const apiEvent = ({
   query,
   pathParameters,
   body = null,
+  bodyBytes,
 }: EventInit = {}): APIGatewayProxyEvent => {
   const allHeaders = { Host: HOST, 'X-Forwarded-Proto': 'http', ...headers };
   const multiQuery = query && Object.fromEntries(Object.entries(query).map(([name, value]) => [name, [value].flat()]));
@@ -37,8 +40,8 @@ export const apiEvent = ({
     multiValueQueryStringParameters: multiQuery ?? null,
     pathParameters: pathParameters ?? null,
     stageVariables: null,
-    body,
-    isBase64Encoded: false,
+    body: bodyBytes ? Buffer.from(bodyBytes).toString('base64') : body,
+    isBase64Encoded: bodyBytes !== undefined,
     requestContext: {
       accountId: '123456789012',
       apiId: 'a1b2c3d4e5',

@@ -63,7 +63,7 @@ export interface components {
         Pet: {
             /** @description Unique identifier assigned by the service on creation. */
             id: number;
-            /** @description The animal's name. */
+            /** @description The animal's name, as it was sent when the pet was created. */
             name: string;
             /** @description Identifier of the category the animal belongs to. */
             categoryId: number;
@@ -71,7 +71,7 @@ export interface components {
             status: "available" | "pending" | "sold";
         };
         NewPet: {
-            /** @description The animal's name. */
+            /** @description The animal's name: 1 to 256 characters, not blank, without control characters or lone surrogates. */
             name: string;
             /** @description Identifier of the category the animal belongs to. */
             categoryId: number;
@@ -182,7 +182,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"][];
                 };
             };
-            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown or repeated. `invalid_cursor`: the cursor is malformed, edited, or from a listing with another status. */
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, or a `name` holds a control character or a lone surrogate. `invalid_cursor`: the cursor is malformed, edited, or from a listing with another status. */
             400: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -344,7 +344,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown or repeated. `invalid_json`: the body is empty or not valid JSON. `unsupported_media_type`: the body is not sent as JSON ('Content-Type: application/json'). */
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, or a `name` holds a control character or a lone surrogate. `invalid_json`: the body is empty, not UTF-8, not valid JSON, or repeats a member name in one object (I-JSON, RFC 7493). `unsupported_media_type`: the body is not sent as JSON ('Content-Type: application/json'). */
             400: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -522,7 +522,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown or repeated. */
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, or a `name` holds a control character or a lone surrogate. */
             400: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -704,7 +704,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown or repeated. */
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, or a `name` holds a control character or a lone surrogate. */
             400: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];

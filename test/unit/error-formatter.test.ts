@@ -1,9 +1,7 @@
 /** classifyError and errorFormatter: which catalogue code a client gets for each kind of failure. */
 import middy from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { normalizeMediaType } from '../../shared/http/json-body';
 import { z } from 'zod';
 import { DatabaseUnavailable } from '../../shared/dynamodb';
 import { ApiError } from '../../shared/errors';
@@ -16,41 +14,7 @@ const context = { awsRequestId: 'lambda-1', getRemainingTimeInMillis: () => 30_0
 const request = (event: Partial<APIGatewayProxyEvent>): Request =>
   ({ event: event as APIGatewayProxyEvent, context, response: null, error: null, internal: {} }) as Request;
 
-/** The error middy's own JSON body parser throws for this event. */
-const bodyParserError = async (event: Partial<APIGatewayProxyEvent>): Promise<unknown> => {
-  const before = httpJsonBodyParser().before;
-  if (!before) throw new Error('http-json-body-parser has no before');
-  try {
-    await before(request(event) as Parameters<typeof before>[0]);
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the body parser to throw');
-};
-
 describe('classifyError with middy errors', () => {
-  it('maps the body parser\'s 415 for a missing Content-Type to unsupported_media_type', async () => {
-    const error = await bodyParserError({ headers: {}, body: '{"name":"Rex"}' });
-    expect(error).toMatchObject({ statusCode: 415 });
-    expect(classifyError(error)).toEqual({ code: 'unsupported_media_type' });
-  });
-
-  it('maps the body parser\'s 415 for a non-JSON Content-Type to unsupported_media_type', async () => {
-    const error = await bodyParserError({ headers: { 'content-type': 'text/plain' }, body: '{}' });
-    expect(classifyError(error)).toEqual({ code: 'unsupported_media_type' });
-  });
-
-  it('maps the body parser\'s 415 for malformed JSON to invalid_json', async () => {
-    const error = await bodyParserError({ headers: { 'content-type': 'application/json' }, body: '{"name":' });
-    expect(error).toMatchObject({ statusCode: 415 });
-    expect(classifyError(error)).toEqual({ code: 'invalid_json' });
-  });
-
-  it('maps the body parser\'s 415 for a missing body to invalid_json', async () => {
-    const error = await bodyParserError({ headers: { 'content-type': 'application/json' }, body: undefined });
-    expect(classifyError(error)).toEqual({ code: 'invalid_json' });
-  });
-
   it('maps middy\'s early timeout to service_unavailable', async () => {
     const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>({ timeoutEarlyInMillis: 5 }).handler(
       () => new Promise<APIGatewayProxyResult>(() => {}),
@@ -127,25 +91,5 @@ describe('errorFormatter', () => {
     expect(response?.statusCode).toBe(503);
     expect(response?.headers).toMatchObject({ 'Retry-After': '1', 'Content-Type': 'application/json' });
     expect(JSON.parse(response?.body ?? '')).toMatchObject({ code: 'service_unavailable', status: 503 });
-  });
-
-  it('answers bad JSON with 400 invalid_json', async () => {
-    const response = await format(
-      (await bodyParserError({ headers: { 'content-type': 'application/json' }, body: '[' })) as Error,
-    );
-    expect(response?.statusCode).toBe(400);
-    expect(JSON.parse(response?.body ?? '')).toMatchObject({ code: 'invalid_json', status: 400 });
-  });
-});
-
-describe('media types', () => {
-  it.each([
-    ['application/json ; charset=utf-8', 'application/json; charset=utf-8'],
-    ['application/json;', 'application/json'],
-    ['Application/JSON;Charset=UTF-8', 'application/json; charset=utf-8'],
-    ['application/problem+json', 'application/problem+json'],
-    ['text/plain', 'text/plain'],
-  ])('normalises %j to %j before the JSON parser checks it', (sent, seen) => {
-    expect(normalizeMediaType(sent)).toBe(seen);
   });
 });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type * as z from 'zod/mini';
 import { ApiError } from '../../shared/errors';
-import { GetPetPath, ListPetsQuery, NewPet, PET_NAME_MAX_LENGTH } from '../../shared/models';
+import { GetPetPath, GetPetQuery, ListPetsQuery, NewPet, Pet, PET_NAME_MAX_LENGTH } from '../../shared/models';
 import { parseInput, type InputLocation } from '../../shared/validation';
 
 const MAX_SAFE = 2 ** 53 - 1;
@@ -85,12 +85,58 @@ describe('NewPet (body of POST /pets)', () => {
     expect(parseInput(NewPet, { ...valid, name: ' Rex ' }, 'body').name).toBe(' Rex ');
   });
 
+  const CONTROL = "Invalid field 'name': must not contain control characters (U+0000 to U+001F, U+007F to U+009F).";
+  it.each([
+    ['NUL', 'Rex\u0000'],
+    ['U+001F, the last C0 character', '\u001fRex'],
+    ['a tab', 'Rex\tMax'],
+    ['a line feed', 'Rex\n'],
+    ['a carriage return', 'Rex\r\nMax'],
+    ['DEL', 'Rex\u007f'],
+    ['U+0080, the first C1 character', 'Re\u0080x'],
+    ['NEL (U+0085)', 'Rex\u0085Max'],
+    ['U+009F, the last C1 character', 'Rex\u009f'],
+  ])('refuses a name with %s, naming the field', (_, name) => {
+    expect(refusal(NewPet, { ...valid, name }, 'body')).toBe(CONTROL);
+  });
+
+  it.each([
+    ['a lone high surrogate', '\ud800'],
+    ['a lone low surrogate after text', 'Rex\udfff'],
+    ['surrogates in the wrong order', '\udc00\ud800'],
+    ['half of an emoji', '😀'.slice(0, 1)],
+  ])('refuses a name with %s, naming the field', (_, name) => {
+    expect(refusal(NewPet, { ...valid, name }, 'body')).toBe("Invalid field 'name': must be well-formed Unicode (no lone surrogates).");
+  });
+
+  it.each([
+    ['emoji (surrogate pairs)', '😀 Rex 👨‍👩‍👧'],
+    ['combining marks', 'Re\u0301x'],
+    ['U+00A0, just past C1', 'Rex\u00a0Max'],
+    ['U+007E, just before DEL', 'Rex~'],
+    ['format characters, which are not controls', '\u202eRex\u200b'],
+    ['U+FFFD', 'Rex\ufffd'],
+    ['the highest code point', 'Rex\u{10ffff}'],
+  ])('accepts a name with %s', (_, name) => {
+    expect(parseInput(NewPet, { ...valid, name }, 'body').name).toBe(name);
+  });
+
   it.each(['id', 'color'])('refuses the unknown field %s and names it', (field) => {
     expect(refusal(NewPet, { ...valid, [field]: 7 }, 'body')).toBe(`Unknown field '${field}' in the request body.`);
   });
 
   it.each([null, [], 'Rex', 1])('refuses a body that is not a JSON object (%j)', (body) => {
     expect(refusal(NewPet, body, 'body')).toBe('The request body must be a JSON object.');
+  });
+});
+
+describe('Pet (a pet as read back)', () => {
+  it.each([
+    ['a control character', 'Rex\u0000'],
+    ['a lone surrogate', 'Rex\ud800'],
+  ])('reads a name stored with %s before such names were refused', (_, name) => {
+    const stored = { id: 1, name, categoryId: 1, status: 'available' };
+    expect(Pet.parse(stored)).toEqual(stored);
   });
 });
 
@@ -157,5 +203,15 @@ describe('GetPetPath (path of GET /pets/{petId})', () => {
 
   it('refuses a numeric petId: path parameters arrive as strings', () => {
     expect(refusal(GetPetPath, { petId: 1 }, 'path')).toMatch(/^Invalid path parameter 'petId'/);
+  });
+});
+
+describe('GetPetQuery (query of GET /pets/{petId})', () => {
+  it('accepts no parameters', () => {
+    expect(parseInput(GetPetQuery, {}, 'query')).toEqual({});
+  });
+
+  it.each(['x', 'limit', 'api_key', ''])('refuses the parameter %j, naming it', (name) => {
+    expect(refusal(GetPetQuery, { [name]: '1' }, 'query')).toBe(`Unknown query parameter '${name}'.`);
   });
 });

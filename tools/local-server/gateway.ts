@@ -39,8 +39,8 @@ export interface GatewayRequest {
   readonly url: string;
   /** Header names in the client's own case, as API Gateway passes them on. */
   readonly headers: ReadonlyArray<readonly [string, string]>;
-  /** The body as UTF-8 text; undefined when it was over API Gateway's limit and left unread. */
-  readonly body: string | undefined;
+  /** The body's bytes as sent; undefined when it was over API Gateway's limit and left unread. */
+  readonly body: Buffer | undefined;
   readonly sourceIp: string;
 }
 
@@ -167,7 +167,7 @@ const multiValue = (pairs: Iterable<readonly [string, string]>) => {
 
 interface ProxyEventParts {
   readonly request: GatewayRequest;
-  readonly body: string;
+  readonly body: Buffer;
   readonly url: URL;
   readonly match: RouteMatch;
   /** The path below the base path, as sent. */
@@ -197,8 +197,10 @@ const proxyEvent = ({ request, body, url, match, subPath, authorized, requestId 
     multiValueQueryStringParameters: query.empty ? null : query.multi,
     pathParameters: Object.keys(pathParameters).length === 0 ? null : pathParameters,
     stageVariables: null,
-    body: body === '' ? null : body,
-    isBase64Encoded: false,
+    // The stack makes every media type binary (`binaryMediaTypes: ['*/*']`), so API Gateway
+    // passes a body's bytes as sent, base64-encoded, and the handler decodes them strictly.
+    body: body.length === 0 ? null : body.toString('base64'),
+    isBase64Encoded: body.length > 0,
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',

@@ -155,13 +155,14 @@ const headerPairs = (raw: string[]): Array<readonly [string, string]> => {
 };
 
 /**
- * The body as UTF-8 text, or undefined when it is over API Gateway's limit: the rest is then read
- * and dropped, so the client still gets its 413 rather than a broken connection.
+ * The body's bytes as sent (never decoded here: the handler decides what they mean), or
+ * undefined when it is over API Gateway's limit: the rest is then read and dropped, so the
+ * client still gets its 413 rather than a broken connection.
  */
-const readBody = (req: IncomingMessage): Promise<string | undefined> => {
+const readBody = (req: IncomingMessage): Promise<Buffer | undefined> => {
   // RFC 9112: without Content-Length or Transfer-Encoding a request has no body (most GETs).
   if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
-    return Promise.resolve('');
+    return Promise.resolve(Buffer.alloc(0));
   }
   return new Promise((resolveBody, reject) => {
     const chunks: Buffer[] = [];
@@ -170,7 +171,7 @@ const readBody = (req: IncomingMessage): Promise<string | undefined> => {
       size += chunk.length;
       if (size <= GATEWAY_MAX_BODY_BYTES) chunks.push(chunk);
     });
-    req.on('end', () => resolveBody(size > GATEWAY_MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolveBody(size > GATEWAY_MAX_BODY_BYTES ? undefined : Buffer.concat(chunks)));
     req.on('error', reject);
   });
 };

@@ -33,9 +33,10 @@ const operationErrors: Record<OperationId, readonly ErrorCode[]> = {
 
 /** What each code means in the answer's description. */
 const errorWhen: Record<ErrorCode, string> = {
-  invalid_json: 'the body is empty or not valid JSON',
+  invalid_json: 'the body is empty, not UTF-8, not valid JSON, or repeats a member name in one object (I-JSON, RFC 7493)',
   unsupported_media_type: "the body is not sent as JSON ('Content-Type: application/json')",
-  validation_failed: 'a field or parameter is missing, of the wrong type, out of range, unknown or repeated',
+  validation_failed:
+    'a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, or a `name` holds a control character or a lone surrogate',
   invalid_cursor: 'the cursor is malformed, edited, or from a listing with another status',
   unauthorized: 'no Authorization header, not the Bearer scheme, or an unknown or revoked key',
   not_found: 'no pet with that id',

@@ -1,0 +1,93 @@
+/**
+ * Input the API refuses over HTTP, through the local server as API Gateway passes it on: a body
+ * that repeats a member name, a body that is not UTF-8, a name with a control character or a lone
+ * surrogate, and a query on GET /pets/{petId}. Each is a 400 that names the problem, and nothing
+ * is stored.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError, postPet, startLocalApi, walkPages, type LocalApi } from '../support/local-api';
+
+let api: LocalApi;
+let rex: { id: number };
+beforeAll(async () => {
+  api = await startLocalApi();
+  rex = (await (await postPet(api, { name: 'Rex', categoryId: 1 })).json()) as { id: number };
+});
+afterAll(() => api.close());
+
+const post = (body: string | Uint8Array) => api.call('/pets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+const storedPets = async () => (await walkPages(api, '/pets?limit=100')).flat();
+
+/** Sends a create the API must refuse, checks the 400 and its message, and that no pet appeared. */
+const expectRefusedCreate = async (body: string | Uint8Array, code: string, message: string) => {
+  const before = await storedPets();
+  const error = await expectError(await post(body), 400, code);
+  expect(error.message).toBe(message);
+  expect(await storedPets()).toEqual(before);
+};
+
+describe('a body that repeats a member name (I-JSON, RFC 7493)', () => {
+  const repeats = (name: string) => `The request body repeats the member name '${name}' in one object; names must be unique (I-JSON, RFC 7493).`;
+
+  it('is 400 invalid_json, where JSON.parse would keep the last value', async () => {
+    await expectRefusedCreate('{"name":"Rex","name":"Max","categoryId":1}', 'invalid_json', repeats('name'));
+  });
+
+  it('compares names after unescaping, and looks into nested objects', async () => {
+    await expectRefusedCreate('{"name":"Rex","n\\u0061me":"Max","categoryId":1}', 'invalid_json', repeats('name'));
+    await expectRefusedCreate('{"name":"Rex","categoryId":1,"extra":{"a":1,"a":2}}', 'invalid_json', repeats('a'));
+  });
+});
+
+describe('a body that is not UTF-8', () => {
+  it.each([
+    ['Latin-1 (é as 0xE9)', [0xe9]],
+    ['a stray continuation byte', [0x80]],
+    ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+  ])('is 400 invalid_json for %s, rather than a pet named with U+FFFD', async (_, bytes) => {
+    const body = Buffer.concat([Buffer.from('{"name":"Caf'), Buffer.from(bytes), Buffer.from('","categoryId":1}')]);
+    await expectRefusedCreate(body, 'invalid_json', 'The request body is not UTF-8 text.');
+  });
+
+  it('stores UTF-8 names exactly as sent', async () => {
+    const response = await post(Buffer.from('{"name":"Café 🐕","categoryId":1}', 'utf8'));
+    expect(response.status).toBe(201);
+    expect(await response.json()).toMatchObject({ name: 'Café 🐕' });
+  });
+});
+
+describe('a name with a control character or a lone surrogate', () => {
+  const CONTROL = "Invalid field 'name': must not contain control characters (U+0000 to U+001F, U+007F to U+009F).";
+  it.each([
+    ['NUL', 'Rex\u0000'],
+    ['a tab', 'Rex\tMax'],
+    ['a line feed', 'Rex\nMax'],
+    ['DEL', 'Rex\u007f'],
+    ['a C1 control (U+0085)', 'Rex\u0085'],
+  ])('is 400 validation_failed for %s', async (_, name) => {
+    await expectRefusedCreate(JSON.stringify({ name, categoryId: 1 }), 'validation_failed', CONTROL);
+  });
+
+  it('is 400 validation_failed for a lone surrogate (escaped, so the body itself is UTF-8)', async () => {
+    const body = JSON.stringify({ name: 'Rex\ud800', categoryId: 1 });
+    expect(body).toContain('\\ud800');
+    await expectRefusedCreate(body, 'validation_failed', "Invalid field 'name': must be well-formed Unicode (no lone surrogates).");
+  });
+});
+
+describe('a query on GET /pets/{petId}', () => {
+  it('is 400 validation_failed naming an unknown parameter', async () => {
+    expect((await expectError(await api.call(`/pets/${rex.id}?x=1`), 400, 'validation_failed')).message).toBe("Unknown query parameter 'x'.");
+  });
+
+  it('is 400 validation_failed for a repeated parameter', async () => {
+    expect((await expectError(await api.call(`/pets/${rex.id}?x=1&x=2`), 400, 'validation_failed')).message).toBe(
+      "Query parameter 'x' must not be repeated.",
+    );
+  });
+
+  it('still answers the pet without a query, or with an empty one', async () => {
+    expect((await api.call(`/pets/${rex.id}`)).status).toBe(200);
+    expect((await api.call(`/pets/${rex.id}?`)).status).toBe(200);
+  });
+});
