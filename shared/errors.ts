@@ -33,11 +33,6 @@ export const errorCatalogue = {
   },
   not_found: { status: 404, message: 'No such resource.' },
   gone: { status: 410, message: 'This operation has been removed.' },
-  idempotency_in_progress: {
-    status: 409,
-    message: 'A request with this Idempotency-Key is still being processed: retry later.',
-    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
-  },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
   idempotency_key_reused: {
     status: 422,

@@ -10,11 +10,13 @@ import {
   paginateQuery,
   paginateScan,
   PutCommand,
+  TransactWriteCommand,
   type DynamoDBDocumentClient,
   type DynamoDBDocumentPaginationConfiguration,
 } from '@aws-sdk/lib-dynamodb';
-import { petsTableName, dynamoDBOptions } from './config';
-import { callDatabase, createDocumentClient } from './dynamodb';
+import { dynamoDBOptions, idempotencyTableName as defaultIdempotencyTableName, petsTableName } from './config';
+import { callDatabase, createDocumentClient, DatabaseUnavailable } from './dynamodb';
+import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotentRequest } from './idempotency';
 import { newPetId, type IdGenerator } from './ids';
 import type { NewPet, Pet, PetStatus } from './models';
 import { petsStatusIndex } from './tables';
@@ -32,15 +34,18 @@ export interface PetsPage {
   readonly lastId?: number;
 }
 
-/** Who a create is, across retries: a keyed create keeps its write id and its pet id. */
-export interface WriteIdentity {
-  readonly writeId: string;
-  /** The id to write: an earlier attempt's, else `candidate`; `replacing` names an id found taken. */
-  claimId(candidate: number, replacing?: number): Promise<number>;
-}
+/** What a keyed create did: stored its pet, found its own earlier one, or found the key used by another request. */
+export type KeyedCreateOutcome =
+  | { readonly kind: 'created' | 'replayed'; readonly pet: Pet }
+  | { readonly kind: 'reused' };
 
 export interface PetsRepository {
-  create(newPet: NewPet, identity?: WriteIdentity): Promise<Pet>;
+  create(newPet: NewPet): Promise<Pet>;
+  /**
+   * Creates the pet and its idempotency record in one transaction, unless a live record for the
+   * same key exists: then the same request gets that record's pet, another request `reused`.
+   */
+  createOnce(newPet: NewPet, request: IdempotentRequest): Promise<KeyedCreateOutcome>;
   get(id: number): Promise<Pet | undefined>;
   list(input: ListPetsInput): Promise<PetsPage>;
 }
@@ -48,6 +53,8 @@ export interface PetsRepository {
 export interface PetsRepositoryOptions {
   readonly client?: DynamoDBDocumentClient;
   readonly tableName?: string;
+  /** The idempotency table, for keyed creates. @default from the environment, read on first use */
+  readonly idempotencyTableName?: string;
   readonly newId?: IdGenerator;
   /** Conditional writes tried before giving up on finding a free id. */
   readonly maxIdAttempts?: number;
@@ -57,6 +64,8 @@ export interface PetsRepositoryOptions {
 
 /** Gives up on a create after this many id collisions in a row (practically never more than one). */
 export const MAX_ID_ATTEMPTS = 5;
+/** Keyed creates retry a transaction that met a concurrent one on the same record this often. */
+export const MAX_CONFLICT_ATTEMPTS = 5;
 
 // Only the Pet fields are read back; other stored attributes (createdAt, writeId) stay in the table.
 const PET_PROJECTION = {
@@ -64,7 +73,7 @@ const PET_PROJECTION = {
   ExpressionAttributeNames: { '#id': 'id', '#name': 'name', '#status': 'status' },
 };
 
-type StoredItem = Record<string, { S?: string; N?: string }>;
+type StoredItem = Record<string, { S?: string; N?: string } | undefined>;
 
 const isConditionFailure = (error: unknown): error is Error & { Item?: StoredItem } =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
@@ -73,14 +82,33 @@ const isConditionFailure = (error: unknown): error is Error & { Item?: StoredIte
 const sameFields = (item: StoredItem, pet: Pet): boolean =>
   item.name?.S === pet.name && Number(item.categoryId?.N) === pet.categoryId && item.status?.S === pet.status;
 
-/** A write id already stored a different pet: its key was reused with another body. */
-export class WriteIdReused extends Error {
-  override readonly name = 'WriteIdReused';
+const petOf = (id: number, newPet: NewPet): Pet => ({
+  id,
+  name: newPet.name,
+  categoryId: newPet.categoryId,
+  status: newPet.status,
+});
 
-  constructor() {
-    super('This write id already stored another pet.');
-  }
+/** Milliseconds, times the attempt, that a keyed create waits at most after a conflict. */
+const CONFLICT_BACKOFF_MS = 25;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface CancellationReason {
+  readonly Code?: string;
+  readonly Item?: StoredItem;
 }
+
+/** Why DynamoDB cancelled a transaction, one reason per item in order; none for other errors. */
+const cancellationReasons = (error: unknown): Array<CancellationReason | undefined> =>
+  error instanceof Error && error.name === 'TransactionCanceledException'
+    ? ((error as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [])
+    : [];
+
+/** A transaction cancelled by throttling is the database being unavailable, like a throttled write. */
+const classifyCancellation = (error: unknown, reasons: Array<CancellationReason | undefined>): unknown =>
+  reasons.some((reason) => reason?.Code === 'ThrottlingError' || reason?.Code === 'ProvisionedThroughputExceeded')
+    ? new DatabaseUnavailable('transaction throttled')
+    : error;
 
 const toPet = (item: Record<string, unknown>): Pet => ({
   id: Number(item.id),
@@ -94,14 +122,13 @@ export const petsRepository = ({
   tableName = petsTableName(),
   newId = () => newPetId(),
   maxIdAttempts = MAX_ID_ATTEMPTS,
+  idempotencyTableName,
   newWriteId = () => randomUUID(),
 }: PetsRepositoryOptions = {}): PetsRepository => {
-  const create = async (newPet: NewPet, identity?: WriteIdentity): Promise<Pet> => {
-    let taken: number | undefined;
+  const create = async (newPet: NewPet): Promise<Pet> => {
     for (let attempt = 1; ; attempt += 1) {
-      const id = identity ? await identity.claimId(newId(), taken) : newId();
-      const pet: Pet = { id, name: newPet.name, categoryId: newPet.categoryId, status: newPet.status };
-      const writeId = identity?.writeId ?? newWriteId();
+      const pet = petOf(newId(), newPet);
+      const writeId = newWriteId();
       try {
         await callDatabase(() =>
           client.send(
@@ -117,16 +144,70 @@ export const petsRepository = ({
         return pet;
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
-        // The SDK (or a keyed retry) repeats a write whose answer was lost and finds the item that
-        // write stored: done, if it is this pet. Another pet under the same write id means a keyed
-        // create reused its key with another body after that lost answer: refused, not misreported.
-        if (error.Item?.writeId?.S === writeId) {
-          if (sameFields(error.Item, pet)) return pet;
-          throw new WriteIdReused();
-        }
+        // The SDK repeats a write whose answer was lost and finds the item that write stored: done.
+        if (error.Item?.writeId?.S === writeId && sameFields(error.Item, pet)) return pet;
         // Another pet holds this id: draw again. Nothing was written.
-        taken = id;
         if (attempt >= maxIdAttempts) throw error;
+      }
+    }
+  };
+
+  const createOnce = async (newPet: NewPet, { recordKey, requestHash }: IdempotentRequest): Promise<KeyedCreateOutcome> => {
+    const recordsTable = idempotencyTableName ?? defaultIdempotencyTableName();
+    let collisions = 0;
+    let conflicts = 0;
+    for (;;) {
+      const pet = petOf(newId(), newPet);
+      const now = Math.floor(Date.now() / 1000);
+      try {
+        // The SDK sends one ClientRequestToken for all its retries of this call, so DynamoDB
+        // answers a retried transaction that had committed with success rather than a conflict.
+        await callDatabase(() =>
+          client.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                {
+                  Put: {
+                    TableName: tableName,
+                    Item: { ...pet, createdAt: new Date().toISOString() },
+                    ConditionExpression: 'attribute_not_exists(#id)',
+                    ExpressionAttributeNames: { '#id': 'id' },
+                  },
+                },
+                {
+                  Put: {
+                    TableName: recordsTable,
+                    Item: { id: recordKey, requestHash, petId: pet.id, expiration: now + IDEMPOTENCY_WINDOW_SECONDS },
+                    // TTL deletes lazily: an expired record counts as none.
+                    ConditionExpression: 'attribute_not_exists(#id) OR #expiration < :now',
+                    ExpressionAttributeNames: { '#id': 'id', '#expiration': 'expiration' },
+                    ExpressionAttributeValues: { ':now': now },
+                    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+                  },
+                },
+              ],
+            }),
+          ),
+        );
+        return { kind: 'created', pet };
+      } catch (error) {
+        const [petWrite, recordWrite] = cancellationReasons(error);
+        if (recordWrite?.Code === 'ConditionalCheckFailed') {
+          // Pets never change, so the same request's pet is this one under the recorded id.
+          const record = recordWrite.Item ?? {};
+          if (record.requestHash?.S !== requestHash) return { kind: 'reused' };
+          return { kind: 'replayed', pet: petOf(Number(record.petId?.N), newPet) };
+        }
+        if (petWrite?.Code === 'ConditionalCheckFailed' && ++collisions < maxIdAttempts) continue;
+        // A concurrent create with the same key: its record (or its absence) decides the next try.
+        if ([petWrite, recordWrite].some((reason) => reason?.Code === 'TransactionConflict')) {
+          if (++conflicts < MAX_CONFLICT_ATTEMPTS) {
+            await sleep(CONFLICT_BACKOFF_MS * conflicts * Math.random());
+            continue;
+          }
+          throw new DatabaseUnavailable('transaction conflict');
+        }
+        throw classifyCancellation(error, [petWrite, recordWrite]);
       }
     }
   };
@@ -169,5 +250,5 @@ export const petsRepository = ({
     return { pets: page, lastId: page[page.length - 1]?.id };
   };
 
-  return { create, get, list };
+  return { create, createOnce, get, list };
 };

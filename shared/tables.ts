@@ -53,8 +53,8 @@ export const apiKeysTable = {
 } as const satisfies TableDefinition;
 
 /**
- * Idempotent creates: Powertools' records (key `id`, expiry `expiration`, its defaults) and the
- * claims that tie an Idempotency-Key to the pet id its create chose. Items expire by TTL.
+ * Idempotent creates: one record per (caller, Idempotency-Key), written in the same transaction
+ * as its pet: the request's hash, the pet's id and an expiry (`expiration`, epoch seconds, TTL).
  */
 export const idempotencyTable = {
   id: 'IdempotencyTable',

@@ -34,9 +34,9 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
   ],
   createPet: [
     { table: 'pets', actions: ['dynamodb:PutItem'] },
-    // Powertools: put the in-progress record (which also returns an existing one), update it with
-    // the answer, delete it when the create fails; our id claims are puts too.
-    { table: 'idempotency', actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
+    // A keyed create puts its record in the same transaction as its pet (IAM checks each item's
+    // action; there is no TransactWriteItems action). A failed condition returns the old record.
+    { table: 'idempotency', actions: ['dynamodb:PutItem'] },
   ],
   getPet: [{ table: 'pets', actions: ['dynamodb:GetItem'] }],
   authorizer: [{ table: 'apiKeys', actions: ['dynamodb:GetItem'] }],

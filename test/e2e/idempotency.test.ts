@@ -1,6 +1,6 @@
 /**
  * Idempotent creates over HTTP (Idempotency-Key, IETF httpapi-idempotency-key draft): replays,
- * a reused key, a request still in flight, malformed keys, keys scoped to the API key, a lost
+ * a reused key, concurrent duplicates, malformed keys, keys scoped to the API key, a lost
  * answer, and database faults inside the idempotency layer.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -60,11 +60,11 @@ describe('Idempotency-Key on POST /pets', () => {
   });
   afterAll(() => api.close());
 
-  /** POST whose pet write DynamoDB stores once while its answer is lost, as if every retry's were. */
+  /** POST whose keyed write (pet and record) DynamoDB applies once while its answer is lost, as if every retry's were. */
   const postLosingThePetWrite = async (body: unknown, key: string) => {
     let lose = true;
-    control.rules.push((command, table, send) =>
-      lose && command === 'PutItemCommand' && table === api.tables.pets
+    control.rules.push((command, _table, send) =>
+      lose && command === 'TransactWriteItemsCommand'
         ? send().then(() => {
             lose = false;
             throw lostAnswer();
@@ -112,29 +112,15 @@ describe('Idempotency-Key on POST /pets', () => {
     expect(await again.json()).toEqual(first);
   });
 
-  it('answers 409 idempotency_in_progress with Retry-After while the first request runs', async () => {
+  it('concurrent duplicates: every one answers 201 with the same pet, one created and the rest replayed, never 409', async () => {
     const key = newKey();
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let holding = true;
-    // The first create's pet write waits until the second request has had its answer.
-    control.rules.push((command, table, send) =>
-      holding && command === 'PutItemCommand' && table === api.tables.pets ? held.then(send) : undefined,
-    );
-    const first = post(api, rex, key);
-    let second: Response;
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      second = await post(api, rex, key);
-    } finally {
-      holding = false;
-      release();
-      control.rules.pop();
-    }
-    await expectError(second, 409, 'idempotency_in_progress');
-    expect(second.headers.get('retry-after')).toBe('1');
-    expect((await first).status).toBe(201);
-    expect((await post(api, rex, key)).headers.get('idempotent-replayed')).toBe('true');
+    const before = await countPets(api);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => post(api, rex, key)));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill(201));
+    expect(answers.filter((answer) => answer.headers.get('idempotent-replayed') === 'true')).toHaveLength(5);
+    const bodies = await Promise.all(answers.map((answer) => answer.text()));
+    expect(new Set(bodies).size).toBe(1);
+    expect(await countPets(api)).toBe(before + 1);
   });
 
   it.each([
@@ -238,14 +224,14 @@ describe('Idempotency-Key on POST /pets', () => {
     expect(await countPets(api)).toBe(before + 1);
   });
 
-  it.each([
-    ['saving the in-progress record', 'PutItemCommand'],
-    ['saving the answer', 'UpdateItemCommand'],
-  ])('a database fault while %s answers 503 service_unavailable with Retry-After', async (_when, failing) => {
+  it('a database fault on the keyed write answers 503 service_unavailable with Retry-After, and stores nothing', async () => {
     const key = newKey();
-    control.rules.push((command, table) => (command === failing && table === api.tables.idempotency ? Promise.reject(lostAnswer()) : undefined));
+    const before = await countPets(api);
+    control.rules.push((command) => (command === 'TransactWriteItemsCommand' ? Promise.reject(lostAnswer()) : undefined));
     const response = await post(api, rex, key).finally(() => control.rules.pop());
     await expectError(response, 503, 'service_unavailable');
     expect(response.headers.get('retry-after')).toBe('1');
+    expect(await countPets(api)).toBe(before);
+    expect((await post(api, rex, key)).headers.get('idempotent-replayed')).toBeNull();
   });
 });

@@ -12,8 +12,8 @@ import { createHandler as createListPets } from '../../functions/list-pets';
 import { tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
-import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
-import { idempotentCreates } from '../../shared/idempotency';
+import { newPetId } from '../../shared/ids';
+import { petsRepository, type PetsRepositoryOptions } from '../../shared/pets-repository';
 import { randomUUID } from 'node:crypto';
 import { apiEvent, context, tokenEvent } from '../support/events';
 import { recordingClient, type SentCommand } from '../support/recording-client';
@@ -66,25 +66,27 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     expect(distinct(asGrants(sent))).toEqual(granted('listPets'));
   });
 
-  it('createPet: PutItem on the table; with Idempotency-Key, Powertools and the claims on the idempotency table', async () => {
+  it('createPet: PutItem on the table; with Idempotency-Key, one transaction that puts the pet and its record', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
-    const createWith = (pets: PetsRepository) =>
-      createCreatePet({ pets, idempotency: idempotentCreates({ pets, client, tableName: tables.idempotency }) });
-    const handler = createWith(petsRepository({ client, tableName: tables.pets }));
-    const post = (key?: string) =>
+    const repository = (options: Partial<PetsRepositoryOptions> = {}) =>
+      petsRepository({ client, tableName: tables.pets, idempotencyTableName: tables.idempotency, ...options });
+    const handler = createCreatePet({ pets: repository() });
+    const post = (key?: string, name = 'Rex') =>
       apiEvent({
         method: 'POST',
         headers: { 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) },
-        body: JSON.stringify({ name: 'Rex', categoryId: 2 }),
+        body: JSON.stringify({ name, categoryId: 2 }),
       });
     expect((await handler(post(), context)).statusCode).toBe(201);
     const key = `"${randomUUID()}"`;
-    expect((await handler(post(key), context)).statusCode).toBe(201); // in progress, claim, pet, answer
+    expect((await handler(post(key), context)).statusCode).toBe(201); // pet and record
     expect((await handler(post(key), context)).statusCode).toBe(201); // the replay
-    // A create that fails (every id taken) deletes its in-progress record.
+    expect((await handler(post(key, 'Max'), context)).statusCode).toBe(422); // the key reused
+    // An id collision: the transaction is cancelled and tried again under a new id.
     const [taken] = (await petsRepository({ client: tables.client, tableName: tables.pets }).list({ limit: 1 })).pets;
-    const failing = createWith(petsRepository({ client, tableName: tables.pets, newId: () => taken?.id ?? 1, maxIdAttempts: 1 }));
-    expect((await failing(post(`"${randomUUID()}"`), context)).statusCode).toBe(500);
+    const ids = [taken?.id ?? 1];
+    const colliding = createCreatePet({ pets: repository({ newId: () => ids.shift() ?? newPetId() }) });
+    expect((await colliding(post(`"${randomUUID()}"`), context)).statusCode).toBe(201);
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('createPet')));
   });
 

@@ -88,7 +88,7 @@ export interface components {
              * @description What went wrong, for programs.
              * @enum {string}
              */
-            code: "invalid_json" | "unsupported_media_type" | "validation_failed" | "invalid_cursor" | "unauthorized" | "not_found" | "gone" | "idempotency_in_progress" | "payload_too_large" | "idempotency_key_reused" | "too_many_requests" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_json" | "unsupported_media_type" | "validation_failed" | "invalid_cursor" | "unauthorized" | "not_found" | "gone" | "payload_too_large" | "idempotency_key_reused" | "too_many_requests" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description What went wrong, for people: names the field or parameter. */
             message: string;
             /** @description The HTTP status, repeated. */
@@ -104,7 +104,7 @@ export interface components {
         /** @description Where the next page starts: copy it from the `Link rel="next"` header of the same listing. Opaque. */
         cursor: string;
         /**
-         * @description Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to 255 characters. For 24 hours, the same key from the same API key with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422 `idempotency_key_reused`; while the first request still runs, 409 `idempotency_in_progress`. Malformed or repeated: 400.
+         * @description Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to 255 characters. For 24 hours, the same key from the same API key with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422 `idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored together, so no request is ever told to wait. Malformed or repeated: 400.
          * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
          */
         idempotencyKey: string;
@@ -300,7 +300,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to 255 characters. For 24 hours, the same key from the same API key with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422 `idempotency_key_reused`; while the first request still runs, 409 `idempotency_in_progress`. Malformed or repeated: 400.
+                 * @description Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to 255 characters. For 24 hours, the same key from the same API key with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422 `idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored together, so no request is ever told to wait. Malformed or repeated: 400.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -378,25 +378,6 @@ export interface operations {
                         code?: "unauthorized";
                         /** @constant */
                         status?: 401;
-                    };
-                };
-            };
-            /** @description `idempotency_in_progress`: a request with this `Idempotency-Key` is still running: retry after Retry-After seconds. */
-            409: {
-                headers: {
-                    "x-amzn-RequestId": components["headers"]["RequestId"];
-                    "Cache-Control": components["headers"]["CacheControl"];
-                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    "X-Request-Id": components["headers"]["FunctionRequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        /** @enum {unknown} */
-                        code?: "idempotency_in_progress";
-                        /** @constant */
-                        status?: 409;
                     };
                 };
             };

@@ -10,13 +10,27 @@ export interface SentCommand {
   readonly limit?: number;
 }
 
+/** The action IAM checks for each kind of item in a transaction (there is no TransactWriteItems action). */
+const TRANSACTION_ACTIONS = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' } as const;
+
+type TransactItem = Partial<Record<keyof typeof TRANSACTION_ACTIONS, { TableName: string }>>;
+
 export const recordingClient = (endpoint: string) => {
   const client: DynamoDBDocumentClient = createDocumentClient({ endpoint });
   const sent: SentCommand[] = [];
   client.middlewareStack.add(
     (next, { commandName }) =>
       async (args) => {
-        const input = args.input as { TableName: string; IndexName?: string; Limit?: number };
+        const input = args.input as { TableName: string; IndexName?: string; Limit?: number; TransactItems?: TransactItem[] };
+        if (input.TransactItems) {
+          for (const item of input.TransactItems) {
+            for (const [kind, action] of Object.entries(TRANSACTION_ACTIONS)) {
+              const target = item[kind as keyof TransactItem];
+              if (target) sent.push({ command: action, tableName: target.TableName });
+            }
+          }
+          return next(args);
+        }
         sent.push({
           command: String(commandName).replace(/Command$/, ''),
           tableName: input.TableName,

@@ -12,7 +12,6 @@ const decidedStatus: Record<ErrorCode, number> = {
   invalid_cursor: 400,
   unauthorized: 401,
   not_found: 404,
-  idempotency_in_progress: 409,
   gone: 410,
   payload_too_large: 413,
   idempotency_key_reused: 422,
@@ -79,13 +78,13 @@ describe('errorHeaders', () => {
     expect(errorHeaders('unauthorized')).toEqual({ 'WWW-Authenticate': 'Bearer realm="pet-store"' });
   });
 
-  it.each(['service_unavailable', 'too_many_requests', 'idempotency_in_progress'] as const)('tells a client of %s when to retry', (code) => {
+  it.each(['service_unavailable', 'too_many_requests'] as const)('tells a client of %s when to retry', (code) => {
     const headers = errorHeaders(code);
     expect(Object.keys(headers)).toEqual(['Retry-After']);
     expect(headers['Retry-After']).toMatch(/^[1-9][0-9]*$/);
   });
 
-  it.each(codes.filter((code) => !['unauthorized', 'service_unavailable', 'too_many_requests', 'idempotency_in_progress'].includes(code)))(
+  it.each(codes.filter((code) => !['unauthorized', 'service_unavailable', 'too_many_requests'].includes(code)))(
     '%s carries no extra header',
     (code) => {
       expect(errorHeaders(code)).toEqual({});

@@ -35,7 +35,7 @@ describe('idempotencyKeyOf', () => {
     expect(() => idempotencyKeyOf(event)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
   });
 
-  it("scopes keys to the authorizer's key id", () => {
-    expect(callerOf(apiEvent())).toBe('0123456789ab');
+  it("scopes keys to the full hash of the caller's API key, as the authorizer passes it", () => {
+    expect(callerOf(apiEvent())).toBe('0123456789ab'.padEnd(64, '0'));
   });
 });

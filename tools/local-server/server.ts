@@ -16,7 +16,6 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { apiKeysTableName, idempotencyTableName, petsTableName } from '../../shared/config';
-import { idempotentCreates, type IdempotentCreates } from '../../shared/idempotency';
 import type { Clock } from '../../shared/http/http-api';
 import type { IdGenerator } from '../../shared/ids';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
@@ -50,7 +49,6 @@ export interface LocalServer {
 
 interface HandlerDependencies {
   readonly pets: PetsRepository;
-  readonly idempotency: IdempotentCreates;
   readonly now?: Clock;
 }
 type HandlerModule = { createHandler(dependencies: HandlerDependencies): ProxyHandler };
@@ -78,9 +76,14 @@ export const startLocalServer = async ({
   now,
   newPetId,
 }: LocalServerOptions): Promise<LocalServer> => {
-  const pets = petsRepository({ client, tableName: petsTable, ...(newPetId ? { newId: newPetId } : {}) });
+  const pets = petsRepository({
+    client,
+    tableName: petsTable,
+    idempotencyTableName: idempotencyTable,
+    ...(newPetId ? { newId: newPetId } : {}),
+  });
   const gateway = createGateway({
-    handlers: await loadHandlers({ pets, idempotency: idempotentCreates({ pets, client, tableName: idempotencyTable }), now }),
+    handlers: await loadHandlers({ pets, now }),
     authorizer: createAuthorizer({ keys: apiKeysRepository({ client, tableName: apiKeysTable }) }),
     authCacheTtlSeconds,
     throttle,

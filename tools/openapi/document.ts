@@ -26,7 +26,7 @@ const ref = (kind: 'schemas' | 'headers' | 'parameters', name: string) => ({ $re
 const GATEWAY_ERRORS: readonly ErrorCode[] = ['validation_failed', 'unauthorized', 'payload_too_large', 'too_many_requests', 'internal_error', 'service_unavailable'];
 const operationErrors: Record<OperationId, readonly ErrorCode[]> = {
   listPets: [...GATEWAY_ERRORS, 'invalid_cursor'],
-  createPet: [...GATEWAY_ERRORS, 'invalid_json', 'unsupported_media_type', 'idempotency_in_progress', 'idempotency_key_reused'],
+  createPet: [...GATEWAY_ERRORS, 'invalid_json', 'unsupported_media_type', 'idempotency_key_reused'],
   getPet: [...GATEWAY_ERRORS, 'not_found', 'gone'],
   listStoreOrders: [...GATEWAY_ERRORS, 'not_implemented'],
 };
@@ -41,7 +41,6 @@ const errorWhen: Record<ErrorCode, string> = {
   unauthorized: 'no Authorization header, not the Bearer scheme, or an unknown or revoked key',
   not_found: 'no pet with that id',
   gone: 'the operation is past its sunset',
-  idempotency_in_progress: 'a request with this `Idempotency-Key` is still running: retry after Retry-After seconds',
   idempotency_key_reused: 'this `Idempotency-Key` was already used with a different body',
   payload_too_large: `the body is over ${MAX_BODY_BYTES} bytes`,
   too_many_requests: 'throttled: retry after Retry-After seconds',
@@ -282,7 +281,8 @@ export const buildOpenApiDocument = ({ extraServers = [] }: DocumentOptions = {}
           '(`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to',
           `${IDEMPOTENCY_KEY_MAX_LENGTH} characters. For ${IDEMPOTENCY_WINDOW_SECONDS / 3600} hours, the same key from the same API key with the same body`,
           'answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422',
-          '`idempotency_key_reused`; while the first request still runs, 409 `idempotency_in_progress`. Malformed or repeated: 400.',
+          '`idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored',
+          'together, so no request is ever told to wait. Malformed or repeated: 400.',
         ].join(' '),
         schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH + 2 },
         example: '"8e03978e-40d5-43e8-bc93-6894a57f9324"',
