@@ -1,7 +1,8 @@
 /**
  * The TOKEN authorizer: allows a request whose bearer key is registered and not revoked.
- * It refuses by throwing exactly "Unauthorized", which API Gateway answers with 401; any other
- * failure (its database is down) becomes the AUTHORIZER_FAILURE gateway response, a 503.
+ * It refuses by throwing exactly "Unauthorized", which API Gateway answers with 401; anything
+ * else it throws (its database is down) is to API Gateway an AUTHORIZER_CONFIGURATION_ERROR, whose
+ * gateway response is a 503 with Retry-After.
  */
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';

@@ -3,11 +3,12 @@
  * headers as quoted static values, and the Error body as the JSON template. With CORS origins,
  * browsers may read these errors too.
  */
-import { gatewayAnswer, type GatewayResponseType } from '../shared/gateway-responses';
+import { gatewayAnswer, keepsStatus, type GatewayResponseType } from '../shared/gateway-responses';
 import { CORS_EXPOSED_HEADERS } from '../shared/http/cors';
 
 export interface GatewayResponseTemplate {
-  readonly statusCode: string;
+  /** Absent for the catch-alls: API Gateway then keeps the status of the type they stand in for. */
+  readonly statusCode?: string;
   /** Header name → a quoted static value (`'…'`) or a request parameter (`method.request.header.…`). */
   readonly responseHeaders: Record<string, string>;
   readonly templates: Record<string, string>;
@@ -37,7 +38,7 @@ export const gatewayResponseTemplate = (type: GatewayResponseType, corsOrigins: 
     headers.Vary = "'Origin'";
   }
   return {
-    statusCode: String(answer.statusCode),
+    ...(keepsStatus(type) ? {} : { statusCode: String(answer.statusCode) }),
     responseHeaders: headers,
     templates: { 'application/json': answer.body },
   };

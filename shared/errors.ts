@@ -8,6 +8,8 @@ import type { ApiErrorBody } from './models';
 /** Seconds a client should wait before retrying after a 503 or 429. */
 export const RETRY_AFTER_SECONDS = 1;
 export const WWW_AUTHENTICATE = 'Bearer realm="pet-store"';
+/** RFC 6750: the credentials are valid, but do not allow this request. */
+export const WWW_AUTHENTICATE_INSUFFICIENT_SCOPE = `${WWW_AUTHENTICATE}, error="insufficient_scope"`;
 
 interface CatalogueEntry {
   readonly status: number;
@@ -31,6 +33,13 @@ export const errorCatalogue = {
     message: "A valid API key is required: send 'Authorization: Bearer <API_KEY>'.",
     headers: { 'WWW-Authenticate': WWW_AUTHENTICATE },
   },
+  // API Gateway's own 403s: a key whose policy does not cover the method, a request the web ACL
+  // blocked, a refused signature or API key. One code, and one header, for all of them.
+  forbidden: {
+    status: 403,
+    message: 'This request is not allowed: the API key has no permission for it, or it was blocked.',
+    headers: { 'WWW-Authenticate': WWW_AUTHENTICATE_INSUFFICIENT_SCOPE },
+  },
   not_found: { status: 404, message: 'No such resource.' },
   gone: { status: 410, message: 'This operation has been removed.' },
   payload_too_large: { status: 413, message: 'The request body is too large.' },
@@ -43,6 +52,14 @@ export const errorCatalogue = {
     message: 'Too many requests: slow down and retry later.',
     headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
   },
+  quota_exceeded: {
+    status: 429,
+    message: 'The usage quota is used up: retry later.',
+    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  },
+  // The gateway's catch-all for a 4xx it has no answer of its own for (see gateway-responses.ts):
+  // honest that it is generic, and that the HTTP status, not this body, says which 4xx it is.
+  request_refused: { status: 400, message: 'The gateway refused the request: the HTTP status says why.' },
   internal_error: { status: 500, message: 'An unexpected error occurred. It has been logged.' },
   not_implemented: { status: 501, message: 'This operation is not implemented.' },
   service_unavailable: {

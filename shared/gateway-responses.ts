@@ -3,35 +3,63 @@
  * failure, …), mapped onto the error catalogue. The CDK stack renders its gateway responses from
  * this table, and the local server answers the same situations from it, so both send the same
  * bodies.
+ *
+ * Every response type API Gateway documents has its own entry, so its status is the catalogue
+ * code's and the body's `status` equals the HTTP status. The two catch-alls only answer a type
+ * AWS adds later: they keep that type's own status (no status of theirs), and since a gateway
+ * response template is not VTL (variables are substituted, nothing is computed, and no variable
+ * holds the status), their body cannot repeat it: it names a code that says it is generic.
  */
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { ErrorCode } from './errors';
 import { errorResponse } from './http/response';
 
+interface GatewayResponseEntry {
+  readonly code: ErrorCode;
+  readonly message?: string;
+  /** A catch-all: API Gateway keeps the status of the type it stands in for. */
+  readonly keepsStatus?: true;
+}
+
 export const gatewayResponses = {
   UNAUTHORIZED: { code: 'unauthorized' },
-  // The authorizer never denies (it refuses with 401), but a Deny would still be an auth failure.
-  ACCESS_DENIED: { code: 'unauthorized' },
-  // API Gateway's answer for a path or method it does not have.
+  // The authorizer's policy does not cover the method (its default is 403, as here).
+  ACCESS_DENIED: { code: 'forbidden' },
+  // IAM authorization and API keys, which this API does not use; and the web ACL's blocks.
+  INVALID_SIGNATURE: { code: 'forbidden' },
+  EXPIRED_TOKEN: { code: 'forbidden' },
+  INVALID_API_KEY: { code: 'forbidden' },
+  WAF_FILTERED: { code: 'forbidden' },
+  // API Gateway's answer for a path or method it does not have (its default is a 403).
   MISSING_AUTHENTICATION_TOKEN: { code: 'not_found', message: 'No such route: check the method and the path.' },
+  RESOURCE_NOT_FOUND: { code: 'not_found' },
   THROTTLED: { code: 'too_many_requests' },
-  QUOTA_EXCEEDED: { code: 'too_many_requests' },
+  QUOTA_EXCEEDED: { code: 'quota_exceeded' },
   REQUEST_TOO_LARGE: { code: 'payload_too_large' },
   BAD_REQUEST_BODY: { code: 'validation_failed' },
   BAD_REQUEST_PARAMETERS: { code: 'validation_failed' },
-  // The authorizer could not answer (its database is down): the client should retry.
+  // The API decided that a body of the wrong type is a 400 (API Gateway's default is 415).
+  UNSUPPORTED_MEDIA_TYPE: { code: 'unsupported_media_type' },
+  // The authorizer could not answer: anything it throws but "Unauthorized" is a configuration
+  // error to API Gateway, and in practice means the keys table cannot be read. The client should
+  // retry, so both authorizer types are a 503 rather than API Gateway's 500.
   AUTHORIZER_FAILURE: { code: 'service_unavailable' },
-  AUTHORIZER_CONFIGURATION_ERROR: { code: 'internal_error' },
+  AUTHORIZER_CONFIGURATION_ERROR: { code: 'service_unavailable' },
+  // The function could not be reached or did not answer in time (API Gateway's default is 504).
   INTEGRATION_FAILURE: { code: 'service_unavailable' },
   INTEGRATION_TIMEOUT: { code: 'service_unavailable' },
-  DEFAULT_4XX: { code: 'validation_failed' },
-  DEFAULT_5XX: { code: 'internal_error' },
-} as const satisfies Record<string, { code: ErrorCode; message?: string }>;
+  API_CONFIGURATION_ERROR: { code: 'internal_error' },
+  DEFAULT_4XX: { code: 'request_refused', keepsStatus: true },
+  DEFAULT_5XX: { code: 'internal_error', keepsStatus: true },
+} as const satisfies Record<string, GatewayResponseEntry>;
 
 export type GatewayResponseType = keyof typeof gatewayResponses;
 
 /** The request id header API Gateway adds to every answer, its own and the functions'. */
 export const GATEWAY_REQUEST_ID_HEADER = 'x-amzn-RequestId';
+
+/** Whether API Gateway keeps the status of the type a response stands in for (the catch-alls). */
+export const keepsStatus = (type: GatewayResponseType): boolean => (gatewayResponses[type] as GatewayResponseEntry).keepsStatus === true;
 
 /**
  * What the gateway answers for a response type: status, headers and body, all static. API
@@ -39,6 +67,6 @@ export const GATEWAY_REQUEST_ID_HEADER = 'x-amzn-RequestId';
  * `X-Request-Id`, because its headers cannot read the request's context.
  */
 export const gatewayAnswer = (type: GatewayResponseType): APIGatewayProxyResult => {
-  const entry: { code: ErrorCode; message?: string } = gatewayResponses[type];
+  const entry: GatewayResponseEntry = gatewayResponses[type];
   return errorResponse(entry.code, entry.message);
 };

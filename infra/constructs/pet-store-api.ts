@@ -134,6 +134,8 @@ export class PetStoreApi extends Construct {
       ...(origins.length > 0 ? { defaultCorsPreflightOptions: corsPreflight(origins) } : {}),
       ...(props.customDomain
         ? {
+            // Only through the domain, so its TLS policy cannot be bypassed on the execute-api URL.
+            disableExecuteApiEndpoint: true,
             domainName: {
               domainName: props.customDomain.domainName,
               certificate: Certificate.fromCertificateArn(this, 'Certificate', props.customDomain.certificateArn),
@@ -147,7 +149,7 @@ export class PetStoreApi extends Construct {
     // CDK adds an "Endpoint" output with a trailing slash; the stack outputs ApiUrl instead.
     this.api.node.tryRemoveChild('Endpoint');
 
-    for (const route of routes) this.addRoute(route, props.operations);
+    for (const route of routes) this.addRoute(route, props.operations, origins);
     // The CORS preflights CDK adds (when origins are configured) are mock integrations too.
     for (const method of this.api.methods) {
       if (method.httpMethod === 'OPTIONS') mockAsText(method.node.defaultChild as CfnMethod);
@@ -196,10 +198,10 @@ export class PetStoreApi extends Construct {
     });
   }
 
-  private addRoute(route: Route, operations: ReadonlyMap<string, IFunction>): void {
+  private addRoute(route: Route, operations: ReadonlyMap<string, IFunction>, origins: readonly string[]): void {
     const resource = this.api.root.resourceForPath(route.path);
     if (route.notImplemented) {
-      notImplemented(resource, route);
+      notImplemented(resource, route, origins);
       return;
     }
     const handler = operations.get(route.operationId);
@@ -231,19 +233,44 @@ const corsPreflight = (origins: readonly string[]): CorsOptions => ({
 });
 
 /**
+ * CORS on a mock integration's answer, as the functions' middleware does it: the exposed headers
+ * (and `Vary: Origin` when there are several origins) as static headers, and
+ * `Access-Control-Allow-Origin` only for a listed origin, set by the mapping template (the one
+ * place an integration response can read the request's headers).
+ */
+const mockCors = (origins: readonly string[]) => {
+  if (origins.length === 0) return { headers: {}, template: '' };
+  const headers: Record<string, string> = { 'Access-Control-Expose-Headers': quoted(CORS_EXPOSED_HEADERS.join(', ')) };
+  if (origins.length > 1) headers.Vary = "'Origin'";
+  const listed = origins.map((origin) => `$origin == ${JSON.stringify(origin)}`).join(' || ');
+  const template = [
+    '#set($origin = $input.params().header.get("Origin"))',
+    '#if($origin == "")#set($origin = $input.params().header.get("origin"))#end',
+    `#if(${listed})#set($context.responseOverride.header.Access-Control-Allow-Origin = $origin)#end`,
+    '',
+  ].join('\n');
+  return { headers, template };
+};
+
+/**
  * A listed but unspecified operation: API Gateway itself answers 501 in the Error shape (after
  * the authorizer, like every method), with no function behind it.
  */
-const notImplemented = (resource: IResource, route: Route): void => {
+const notImplemented = (resource: IResource, route: Route, origins: readonly string[]): void => {
   const answer = errorResponse('not_implemented');
-  const headers = Object.entries(answer.headers ?? {}).filter(([name]) => name !== 'Content-Type');
+  const cors = mockCors(origins);
+  const headers = [
+    ...Object.entries(answer.headers ?? {}).filter(([name]) => name !== 'Content-Type').map(([name, value]) => [name, quoted(String(value))] as const),
+    ...Object.entries(cors.headers),
+  ];
+  const overridden = [REQUEST_ID_HEADER, ...(origins.length > 0 ? ['Access-Control-Allow-Origin'] : [])];
   const options: MethodOptions = {
     operationName: route.operationId,
     methodResponses: [
       {
         statusCode: String(answer.statusCode),
         responseParameters: Object.fromEntries(
-          [...headers.map(([name]) => name), REQUEST_ID_HEADER].map((name) => [`method.response.header.${name}`, true]),
+          [...headers.map(([name]) => name), ...overridden].map((name) => [`method.response.header.${name}`, true]),
         ),
       },
     ],
@@ -259,12 +286,10 @@ const notImplemented = (resource: IResource, route: Route): void => {
         {
           statusCode: String(answer.statusCode),
           contentHandling: ContentHandling.CONVERT_TO_TEXT,
-          responseParameters: Object.fromEntries(
-            headers.map(([name, value]) => [`method.response.header.${name}`, quoted(String(value))]),
-          ),
+          responseParameters: Object.fromEntries(headers.map(([name, value]) => [`method.response.header.${name}`, value])),
           responseTemplates: {
             // A mapping template can set a header from the request context; parameters cannot.
-            'application/json': `#set($context.responseOverride.header.${REQUEST_ID_HEADER} = $context.requestId)\n${answer.body}`,
+            'application/json': `${cors.template}#set($context.responseOverride.header.${REQUEST_ID_HEADER} = $context.requestId)\n${answer.body}`,
           },
         },
       ],

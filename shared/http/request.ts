@@ -30,9 +30,18 @@ export const headerOf = (event: Pick<APIGatewayProxyEvent, 'headers'>, name: str
   return undefined;
 };
 
-/** The absolute URL a client uses for `path` (below the base path), for `Location` and `Link`. */
+/**
+ * The absolute URL a client uses for `path` (below the base path), for `Location` and `Link`.
+ * The host is the one API Gateway puts in `requestContext.domainName` (the execute-api host, or
+ * the custom domain the request came through; both serve the API under the base path), never
+ * the request's Host header, which the client chooses. The scheme is https, all API Gateway
+ * serves (it sets X-Forwarded-Proto: https), unless X-Forwarded-Proto says exactly http: the
+ * local gateway, which serves http, always overwrites that header. Without a domain name the URL
+ * is relative to the server's root, still never the client's host.
+ */
 export const publicUrl = (event: Pick<APIGatewayProxyEvent, 'headers' | 'requestContext'>, path: string): string => {
-  const protocol = headerOf(event, 'x-forwarded-proto') ?? 'https';
-  const host = headerOf(event, 'host') ?? event.requestContext.domainName ?? 'localhost';
-  return `${protocol}://${host}${BASE_PATH}${path}`;
+  const domainName = event.requestContext.domainName;
+  if (domainName === undefined || domainName === '') return `${BASE_PATH}${path}`;
+  const scheme = headerOf(event, 'x-forwarded-proto') === 'http' ? 'http' : 'https';
+  return `${scheme}://${domainName}${BASE_PATH}${path}`;
 };

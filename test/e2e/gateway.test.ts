@@ -2,8 +2,9 @@
  * What the gateway answers on its own, and what a failing database looks like from outside:
  * unknown routes, throttling and unexpected faults (500). Database outages (503) are in faults.test.ts.
  */
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   expectCommonHeaders,
   expectError,
@@ -91,6 +92,61 @@ describe('requests that are not quite HTTP', () => {
     expect(response).toMatch(/content-type: application\/json/i);
     const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as unknown;
     expect(body).toEqual({ code: 'not_found', message: expect.any(String), status: 404 });
+  });
+});
+
+/** A request with a Host header of the client's choosing (fetch always sends the URL's host). */
+const withHost = (url: string, host: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) =>
+  new Promise<{ status: number; headers: Record<string, string | string[] | undefined> }>((resolve, reject) => {
+    const sent = httpRequest(url, { method: init.method ?? 'GET', headers: { ...init.headers, Host: host } }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers }));
+    });
+    sent.on('error', reject);
+    sent.end(init.body);
+  });
+
+describe('the URLs the API writes', () => {
+  it('are on the server\'s own address, whatever Host the client sends', async () => {
+    const auth = { Authorization: `Bearer ${api.key}` };
+    const created = await withHost(`${api.url}/pets`, 'evil.example', {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    });
+    expect(created.status).toBe(201);
+    const location = String(created.headers.location);
+    expect(location.replace(/\d+$/, '{id}')).toBe(`${api.url}/pets/{id}`);
+    await postJson(api, { name: 'Fido', categoryId: 1 });
+    const page = await withHost(`${api.url}/pets?limit=1`, 'evil.example', { headers: auth });
+    const link = String(page.headers.link);
+    expect(link.replace(/cursor=[^>]+>/, 'cursor=…>')).toBe(`<${api.url}/pets?limit=1&cursor=…>; rel="next"`);
+    const pet = await withHost(location, 'evil.example', { headers: auth });
+    expect(pet.headers.link).toBe(`<${api.url}/pets>; rel="successor-version"`);
+  });
+});
+
+describe('CORS on the 501 the gateway answers itself', () => {
+  it('carries Access-Control-Allow-Origin and the exposed headers for a listed origin, like every other answer', async () => {
+    vi.stubEnv('CORS_ALLOWED_ORIGINS', 'https://app.example.com, https://admin.example.com');
+    const withCors = await startLocalApi();
+    vi.unstubAllEnvs();
+    try {
+      for (const path of ['/store/orders', '/pets']) {
+        const response = await withCors.call(path, { headers: { Authorization: `Bearer ${withCors.key}`, Origin: 'https://app.example.com' } });
+        expect({ path, allowOrigin: response.headers.get('access-control-allow-origin'), vary: response.headers.get('vary') }).toEqual({
+          path,
+          allowOrigin: 'https://app.example.com',
+          vary: 'Origin',
+        });
+        expect(response.headers.get('access-control-expose-headers')).toMatch(/Link.*Location.*Retry-After.*X-Request-Id/);
+      }
+      const other = await withCors.call('/store/orders', { headers: { Authorization: `Bearer ${withCors.key}`, Origin: 'https://evil.example' } });
+      expect(other.status).toBe(501);
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      await withCors.close();
+    }
   });
 });
 

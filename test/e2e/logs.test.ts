@@ -3,6 +3,7 @@
  * request id, EMF metrics by operation and error code, and never a key, an Authorization header,
  * an Idempotency-Key, a body or a table name.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../shared/logger';
 import { postPet, startLocalApi, startServerWithMissingPetsTable, type LocalApi } from '../support/local-api';
@@ -36,6 +37,17 @@ afterAll(async () => {
 
 const parsed = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
 
+/** Sends bytes as they are, and reads the whole answer (the server closes the connection). */
+const rawAnswer = (bytes: string) =>
+  new Promise<string>((resolve, reject) => {
+    const url = new URL(api.url);
+    const socket = connect(Number(url.port), url.hostname, () => socket.write(bytes));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+
 describe('logs', () => {
   it('writes one JSON line per request with its request id, operation, status, latency and key id', async () => {
     const response = await postPet(api, { name: SECRET_NAME, categoryId: 1 });
@@ -59,6 +71,34 @@ describe('logs', () => {
     expect(entry).toMatchObject({ operation: 'listPets', status: 400, errorCode: 'validation_failed' });
     const gateway = await api.call('/nowhere');
     expect(parsed().some((candidate) => candidate.requestId === gateway.headers.get('x-amzn-requestid'))).toBe(true);
+  });
+
+  it('writes one line for every answer the local server gives itself: the 501, the docs, a refusal before any route', async () => {
+    const answers = [
+      await api.call('/store/orders'),
+      await api.call('/docs'),
+      await api.call('/openapi.json'),
+      await api.call('/docs/swagger-ui.css'),
+    ];
+    for (const response of answers) {
+      const requestId = response.headers.get('x-amzn-requestid');
+      expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(parsed().filter((entry) => entry.requestId === requestId)).toEqual([
+        expect.objectContaining({ level: 'INFO', status: response.status }),
+      ]);
+    }
+    expect(parsed().find((entry) => entry.requestId === answers[0]?.headers.get('x-amzn-requestid'))).toMatchObject({
+      message: 'request',
+      operation: 'listStoreOrders',
+      errorCode: 'not_implemented',
+      keyId: expect.stringMatching(/^[0-9a-f]{12}$/),
+    });
+    for (const raw of ['GET /v1/pets HTTP/1.1\r\nHost: x\r\nNot a header\r\n\r\n', 'CONNECT x:1 HTTP/1.1\r\nHost: x\r\n\r\n']) {
+      const answer = await rawAnswer(raw);
+      const requestId = /x-amzn-requestid: ([0-9a-f-]{36})/i.exec(answer)?.[1];
+      expect(requestId).toBeDefined();
+      expect(parsed().filter((entry) => entry.requestId === requestId)).toEqual([expect.objectContaining({ status: Number(answer.slice(9, 12)) })]);
+    }
   });
 
   it('writes EMF metrics: requests, pets created, replays and errors, by operation and error code only', async () => {

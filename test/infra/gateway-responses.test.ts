@@ -95,9 +95,12 @@ describe('gateway responses: the stack renders what the local server sends', () 
     expect(await received(response)).toEqual(render('REQUEST_TOO_LARGE', {}));
   });
 
-  it('AUTHORIZER_FAILURE: the keys table cannot be read', async () => {
+  it('AUTHORIZER_CONFIGURATION_ERROR: the keys table cannot be read, so the authorizer throws; a 503 to retry', async () => {
     const response = await fetch(`${keysDown.url}/pets`, { headers: { Authorization: `Bearer ${api.key}` } });
-    expect(await received(response)).toEqual(render('AUTHORIZER_FAILURE', {}));
+    const rendered = render('AUTHORIZER_CONFIGURATION_ERROR', {});
+    expect(await received(response)).toEqual(rendered);
+    expect(rendered.status).toBe(503);
+    expect(rendered.headers['retry-after']).toBe('1');
   });
 
   it('with several CORS origins, the error tells the browser its own origin may read it', () => {

@@ -4,13 +4,13 @@
  */
 import { Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
+import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
 import { BEARER_PATTERN } from '../../shared/api-keys';
-import { gatewayResponses } from '../../shared/gateway-responses';
 import { routes } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
 import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from '../../shared/tables';
@@ -39,6 +39,51 @@ const newestLtsRuntime = () => {
 };
 
 const functionNames: FunctionName[] = ['listPets', 'createPet', 'getPet', 'authorizer'];
+
+/**
+ * Every gateway response type API Gateway documents (the ResponseType values of
+ * AWS::ApiGateway::GatewayResponse), with the status this API answers: API Gateway's own default,
+ * except where the API decided otherwise (404 for no route, 503 for an authorizer or a function
+ * that cannot answer, 400 for a body of the wrong type). The catch-alls have none.
+ */
+const DOCUMENTED_RESPONSE_STATUS: Record<string, number | undefined> = {
+  DEFAULT_4XX: undefined,
+  DEFAULT_5XX: undefined,
+  RESOURCE_NOT_FOUND: 404,
+  UNAUTHORIZED: 401,
+  INVALID_API_KEY: 403,
+  ACCESS_DENIED: 403,
+  AUTHORIZER_FAILURE: 503,
+  AUTHORIZER_CONFIGURATION_ERROR: 503,
+  INVALID_SIGNATURE: 403,
+  EXPIRED_TOKEN: 403,
+  MISSING_AUTHENTICATION_TOKEN: 404,
+  INTEGRATION_FAILURE: 503,
+  INTEGRATION_TIMEOUT: 503,
+  API_CONFIGURATION_ERROR: 500,
+  UNSUPPORTED_MEDIA_TYPE: 400,
+  BAD_REQUEST_PARAMETERS: 400,
+  BAD_REQUEST_BODY: 400,
+  REQUEST_TOO_LARGE: 413,
+  THROTTLED: 429,
+  QUOTA_EXCEEDED: 429,
+  WAF_FILTERED: 403,
+};
+
+interface RenderedGatewayResponse {
+  readonly StatusCode?: string;
+  readonly ResponseParameters: Record<string, string>;
+  readonly body: Record<string, unknown>;
+}
+
+/** The gateway responses by type, each with its JSON body parsed. */
+const gatewayResponsesOf = (template: SynthesizedStage['template']) =>
+  new Map(
+    resourcesOf(template, 'AWS::ApiGateway::GatewayResponse').map(({ properties }) => {
+      const { ResponseType, ResponseTemplates, ...rest } = properties as { ResponseType: string; ResponseTemplates: Record<string, string> };
+      return [ResponseType, { ...rest, body: JSON.parse(ResponseTemplates['application/json'] ?? '') as Record<string, unknown> } as RenderedGatewayResponse];
+    }),
+  );
 
 describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
   const { template, settings, stack } = synthesized;
@@ -197,37 +242,52 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(integration.IntegrationResponses.map(({ ContentHandling }) => ContentHandling)).toEqual(['CONVERT_TO_TEXT']);
     });
 
-    it('renders a gateway response in the Error shape for every type the gateway answers on its own', () => {
-      const rendered = resourcesOf(template, 'AWS::ApiGateway::GatewayResponse');
-      expect(rendered.map(({ properties }) => properties.ResponseType).sort()).toEqual(Object.keys(gatewayResponses).sort());
-      for (const type of [
-        'UNAUTHORIZED',
-        'ACCESS_DENIED',
-        'MISSING_AUTHENTICATION_TOKEN',
-        'THROTTLED',
-        'REQUEST_TOO_LARGE',
-        'BAD_REQUEST_BODY',
-        'BAD_REQUEST_PARAMETERS',
-        'INTEGRATION_TIMEOUT',
-        'DEFAULT_4XX',
-        'DEFAULT_5XX',
-      ]) {
-        const response = rendered.find(({ properties }) => properties.ResponseType === type)?.properties;
-        const body = JSON.parse((response?.ResponseTemplates as Record<string, string>)['application/json'] ?? '') as Record<string, unknown>;
-        expect(body.status).toBe(Number(response?.StatusCode));
-        expect(Object.keys(body).sort()).toEqual(['code', 'message', 'status']);
+    it('has its own gateway response for every documented type, with its real status, repeated in the Error body', () => {
+      const rendered = gatewayResponsesOf(template);
+      expect([...rendered.keys()].sort()).toEqual(Object.keys(DOCUMENTED_RESPONSE_STATUS).sort());
+      // The CDK's list of types follows the same documentation.
+      const cdkTypes = Object.values(ResponseType).map((value: { responseType?: string }) => value.responseType);
+      expect(cdkTypes.filter((type) => type !== undefined).sort()).toEqual(Object.keys(DOCUMENTED_RESPONSE_STATUS).sort());
+      for (const [type, status] of Object.entries(DOCUMENTED_RESPONSE_STATUS)) {
+        if (status === undefined) continue;
+        const response = rendered.get(type);
+        expect({ type, status: response?.StatusCode }).toEqual({ type, status: String(status) });
+        expect({ type, body: response?.body }).toEqual({ type, body: { code: expect.any(String), message: expect.any(String), status } });
         expect(response?.ResponseParameters).toMatchObject({ 'gatewayresponse.header.Content-Type': "'application/json'" });
       }
-      const unauthorized = rendered.find(({ properties }) => properties.ResponseType === 'UNAUTHORIZED')?.properties;
-      expect(unauthorized).toMatchObject({
+      expect(rendered.get('UNAUTHORIZED')).toMatchObject({
         StatusCode: '401',
         ResponseParameters: { 'gatewayresponse.header.WWW-Authenticate': `'Bearer realm="pet-store"'` },
       });
-      const missing = rendered.find(({ properties }) => properties.ResponseType === 'MISSING_AUTHENTICATION_TOKEN')?.properties;
-      expect(missing?.StatusCode).toBe('404');
-      expect(missing?.ResponseTemplates).toEqual({ 'application/json': expect.stringContaining('"code":"not_found"') });
-      const throttled = rendered.find(({ properties }) => properties.ResponseType === 'THROTTLED')?.properties;
-      expect(throttled).toMatchObject({ StatusCode: '429', ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" } });
+      expect(rendered.get('ACCESS_DENIED')).toMatchObject({
+        body: { code: 'forbidden' },
+        ResponseParameters: { 'gatewayresponse.header.WWW-Authenticate': `'Bearer realm="pet-store", error="insufficient_scope"'` },
+      });
+      expect(rendered.get('WAF_FILTERED')?.body.code).toBe('forbidden');
+      expect(rendered.get('MISSING_AUTHENTICATION_TOKEN')?.body.code).toBe('not_found');
+      expect(rendered.get('UNSUPPORTED_MEDIA_TYPE')?.body.code).toBe('unsupported_media_type');
+      for (const [type, code] of [
+        ['THROTTLED', 'too_many_requests'],
+        ['QUOTA_EXCEEDED', 'quota_exceeded'],
+        ['AUTHORIZER_FAILURE', 'service_unavailable'],
+        ['AUTHORIZER_CONFIGURATION_ERROR', 'service_unavailable'],
+        ['INTEGRATION_FAILURE', 'service_unavailable'],
+        ['INTEGRATION_TIMEOUT', 'service_unavailable'],
+      ] as const) {
+        expect({ type, ...rendered.get(type) }).toMatchObject({ type, body: { code }, ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" } });
+      }
+    });
+
+    it('lets the catch-alls keep the status of the type they stand in for, with an Error body that says it is generic', () => {
+      const rendered = gatewayResponsesOf(template);
+      for (const type of ['DEFAULT_4XX', 'DEFAULT_5XX']) {
+        const response = rendered.get(type);
+        expect(response).toBeDefined();
+        expect(response).not.toHaveProperty('StatusCode');
+        expect(Object.keys(response?.body ?? {}).sort()).toEqual(['code', 'message', 'status']);
+      }
+      expect(rendered.get('DEFAULT_4XX')?.body.code).toBe('request_refused');
+      expect(rendered.get('DEFAULT_5XX')?.body.code).toBe('internal_error');
     });
 
     it('has no CORS by default: no preflight methods and no CORS headers', () => {
@@ -518,6 +578,27 @@ describe('optional stage settings', () => {
     }
   });
 
+  it('answers the 501 of GET /store/orders with the CORS headers of every other answer, for the listed origins only', () => {
+    const method = methodsOf(template).find(({ path, method: verb }) => path === '/store/orders' && verb === 'GET');
+    const integration = method?.properties.Integration as {
+      IntegrationResponses: Array<{ ResponseTemplates: Record<string, string>; ResponseParameters: Record<string, string> }>;
+    };
+    const [response] = integration.IntegrationResponses;
+    expect(response?.ResponseParameters).toMatchObject({
+      'method.response.header.Access-Control-Expose-Headers': expect.stringMatching(/Link.*Location.*Retry-After.*X-Request-Id/),
+      'method.response.header.Vary': "'Origin'",
+    });
+    const body = response?.ResponseTemplates['application/json'] ?? '';
+    expect(body).toContain('#if($origin == "https://app.example.com" || $origin == "https://admin.example.com")');
+    expect(body).toContain('#set($context.responseOverride.header.Access-Control-Allow-Origin = $origin)');
+    const declared = (method?.properties.MethodResponses as Array<{ ResponseParameters: Record<string, boolean> }>)[0]?.ResponseParameters;
+    expect(declared).toMatchObject({
+      'method.response.header.Access-Control-Allow-Origin': true,
+      'method.response.header.Access-Control-Expose-Headers': true,
+      'method.response.header.Vary': true,
+    });
+  });
+
   it('with one origin, the gateway errors name that origin rather than echo the request', () => {
     const single = synthStage('staging', { corsAllowedOrigins: ['https://app.example.com'] });
     for (const { properties } of resourcesOf(single.template, 'AWS::ApiGateway::GatewayResponse')) {
@@ -543,6 +624,14 @@ describe('optional stage settings', () => {
     expect(outputs[stackOutputs.apiUrl]?.Value).toBe('https://pets.example.com/v1');
     expect(outputs.CustomDomainTarget).toBeDefined();
     expect(stack.api.url).toBe('https://pets.example.com/v1');
+  });
+
+  it("with a custom domain, turns the execute-api URL off, so the domain's TLS policy cannot be bypassed", () => {
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { DisableExecuteApiEndpoint: true });
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(JSON.stringify(outputs)).not.toContain('execute-api');
+    // Without one, the execute-api URL is the API's address.
+    stages.staging.template.hasResourceProperties('AWS::ApiGateway::RestApi', { DisableExecuteApiEndpoint: Match.absent() });
   });
 
   it('puts the stage behind the given WAF web ACL', () => {

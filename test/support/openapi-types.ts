@@ -88,7 +88,7 @@ export interface components {
              * @description What went wrong, for programs.
              * @enum {string}
              */
-            code: "invalid_json" | "unsupported_media_type" | "validation_failed" | "invalid_cursor" | "unauthorized" | "not_found" | "gone" | "payload_too_large" | "idempotency_key_reused" | "too_many_requests" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_json" | "unsupported_media_type" | "validation_failed" | "invalid_cursor" | "unauthorized" | "forbidden" | "not_found" | "gone" | "payload_too_large" | "idempotency_key_reused" | "too_many_requests" | "quota_exceeded" | "request_refused" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description What went wrong, for people: names the field or parameter. */
             message: string;
             /** @description The HTTP status, repeated. */

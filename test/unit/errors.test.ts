@@ -11,11 +11,14 @@ const decidedStatus: Record<ErrorCode, number> = {
   validation_failed: 400,
   invalid_cursor: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   gone: 410,
   payload_too_large: 413,
   idempotency_key_reused: 422,
   too_many_requests: 429,
+  quota_exceeded: 429,
+  request_refused: 400,
   internal_error: 500,
   not_implemented: 501,
   service_unavailable: 503,
@@ -78,13 +81,17 @@ describe('errorHeaders', () => {
     expect(errorHeaders('unauthorized')).toEqual({ 'WWW-Authenticate': 'Bearer realm="pet-store"' });
   });
 
-  it.each(['service_unavailable', 'too_many_requests'] as const)('tells a client of %s when to retry', (code) => {
+  it('gives a 403 the Bearer challenge with error="insufficient_scope" (RFC 6750)', () => {
+    expect(errorHeaders('forbidden')).toEqual({ 'WWW-Authenticate': 'Bearer realm="pet-store", error="insufficient_scope"' });
+  });
+
+  it.each(['service_unavailable', 'too_many_requests', 'quota_exceeded'] as const)('tells a client of %s when to retry', (code) => {
     const headers = errorHeaders(code);
     expect(Object.keys(headers)).toEqual(['Retry-After']);
     expect(headers['Retry-After']).toMatch(/^[1-9][0-9]*$/);
   });
 
-  it.each(codes.filter((code) => !['unauthorized', 'service_unavailable', 'too_many_requests'].includes(code)))(
+  it.each(codes.filter((code) => !['unauthorized', 'forbidden', 'service_unavailable', 'too_many_requests', 'quota_exceeded'].includes(code)))(
     '%s carries no extra header',
     (code) => {
       expect(errorHeaders(code)).toEqual({});

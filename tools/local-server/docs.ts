@@ -11,6 +11,8 @@ import { BASE_PATH } from '../../shared/routes';
 import { buildOpenApiDocument } from '../openapi/document';
 
 export interface StaticAnswer {
+  /** The page's path, for the access log line. */
+  readonly path: string;
   readonly statusCode: number;
   readonly headers: Record<string, string>;
   readonly body: string | Buffer;
@@ -55,18 +57,18 @@ const headers = (contentType: string): Record<string, string> => ({
 /** The answers, built once: the document lists this server first, so "Try it out" calls it. */
 const buildAnswers = (): Map<string, StaticAnswer> => {
   const document = buildOpenApiDocument({ extraServers: [{ url: BASE_PATH, description: 'This local server' }] });
-  const asset = (file: string, contentType: string): StaticAnswer => ({
-    statusCode: 200,
-    headers: headers(contentType),
-    body: readFileSync(join(swaggerUi, file)),
-  });
+  const page = (path: string, contentType: string, body: string | Buffer): [string, StaticAnswer] => [
+    path,
+    { path, statusCode: 200, headers: headers(contentType), body },
+  ];
+  const asset = (file: string, contentType: string) => page(`${BASE_PATH}/docs/${file}`, contentType, readFileSync(join(swaggerUi, file)));
   return new Map([
-    [`${BASE_PATH}/openapi.json`, { statusCode: 200, headers: headers('application/json'), body: JSON.stringify(document, null, 2) }],
-    [`${BASE_PATH}/docs`, { statusCode: 200, headers: headers('text/html; charset=utf-8'), body: PAGE }],
-    [`${BASE_PATH}/docs/init.js`, { statusCode: 200, headers: headers('text/javascript; charset=utf-8'), body: INIT }],
-    [`${BASE_PATH}/docs/swagger-ui.css`, asset('swagger-ui.css', 'text/css; charset=utf-8')],
-    [`${BASE_PATH}/docs/swagger-ui-bundle.js`, asset('swagger-ui-bundle.js', 'text/javascript; charset=utf-8')],
-    [`${BASE_PATH}/docs/favicon-32x32.png`, asset('favicon-32x32.png', 'image/png')],
+    page(`${BASE_PATH}/openapi.json`, 'application/json', JSON.stringify(document, null, 2)),
+    page(`${BASE_PATH}/docs`, 'text/html; charset=utf-8', PAGE),
+    page(`${BASE_PATH}/docs/init.js`, 'text/javascript; charset=utf-8', INIT),
+    asset('swagger-ui.css', 'text/css; charset=utf-8'),
+    asset('swagger-ui-bundle.js', 'text/javascript; charset=utf-8'),
+    asset('favicon-32x32.png', 'image/png'),
   ]);
 };
 

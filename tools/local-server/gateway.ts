@@ -3,7 +3,7 @@
  * Lambda functions, and nothing more. It routes by the shared route table, throttles, caps body
  * sizes, runs the same TOKEN authorizer (with a TTL cache like API Gateway's), turns the request
  * into the same APIGatewayProxyEvent, calls the same handler, and answers its own refusals with
- * the same gateway responses the stack renders.
+ * the same gateway responses the stack renders. Every answer writes one log line.
  */
 import type {
   APIGatewayAuthorizerResult,
@@ -12,14 +12,17 @@ import type {
   APIGatewayTokenAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import middy from '@middy/core';
 import { randomUUID } from 'node:crypto';
 import { BEARER_PATTERN } from '../../shared/api-keys';
 import { AUTHORIZER_REFUSAL, policyAllows } from '../../shared/auth-policy';
 import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER, type GatewayResponseType } from '../../shared/gateway-responses';
+import { cors, corsOrigins } from '../../shared/http/cors';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { logger } from '../../shared/logger';
 import { BASE_PATH, matchRoute, pathBelowBase, STAGE_NAME, type RouteMatch } from '../../shared/routes';
 import { FUNCTION_TIMEOUT_SECONDS } from '../../shared/stack';
+import { createAuthorizerCache } from './authorizer-cache';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
@@ -51,11 +54,20 @@ export interface GatewayOptions {
   readonly authCacheTtlSeconds?: number;
   readonly throttle?: { readonly rate: number; readonly burst: number };
   readonly now?: () => Date;
+  /**
+   * The API's own host (and port), as API Gateway sets `requestContext.domainName`: the URLs the
+   * functions write are built from it, never from the request's Host. A function, because the
+   * server knows its port only once it listens.
+   */
+  readonly domainName?: () => string;
+  /** Origins browsers may call from, for the answers the gateway gives itself; by default `CORS_ALLOWED_ORIGINS`. */
+  readonly corsAllowedOrigins?: readonly string[];
 }
 
-interface CachedPolicy {
-  readonly result: APIGatewayAuthorizerResult;
-  readonly expiresAt: number;
+/** The gateway: a request in, its answer out; and how many tokens its authorizer cache holds. */
+export interface Gateway {
+  (request: GatewayRequest): Promise<APIGatewayProxyResult>;
+  readonly authCacheSize: () => number;
 }
 
 const bearer = new RegExp(BEARER_PATTERN);
@@ -66,8 +78,11 @@ export const createGateway = ({
   authCacheTtlSeconds = DEFAULT_AUTH_CACHE_TTL_SECONDS,
   throttle = DEFAULT_THROTTLE,
   now = () => new Date(),
-}: GatewayOptions) => {
-  const policyCache = new Map<string, CachedPolicy>();
+  domainName = () => 'localhost',
+  corsAllowedOrigins = corsOrigins(),
+}: GatewayOptions): Gateway => {
+  const policyCache = createAuthorizerCache(authCacheTtlSeconds);
+  const notImplemented = mockNotImplemented(corsAllowedOrigins);
   const bucket = { tokens: throttle.burst, refilledAt: now().getTime() };
 
   const takeToken = (): boolean => {
@@ -93,24 +108,25 @@ export const createGateway = ({
   ): Promise<GatewayResponseType | APIGatewayAuthorizerResult> => {
     if (token === undefined || !bearer.test(token)) return 'UNAUTHORIZED';
     const at = now().getTime();
-    let result = policyCache.get(token);
-    if (!result || result.expiresAt <= at) {
-      policyCache.delete(token);
+    let result = policyCache.get(token, at);
+    if (!result) {
       try {
-        const answer = await authorizer({ type: 'TOKEN', authorizationToken: token, methodArn }, lambdaContext('authorizer'));
-        result = { result: answer, expiresAt: at + authCacheTtlSeconds * 1000 };
-        if (authCacheTtlSeconds > 0) policyCache.set(token, result);
+        result = await authorizer({ type: 'TOKEN', authorizationToken: token, methodArn }, lambdaContext('authorizer'));
       } catch (error) {
-        return error instanceof Error && error.message === AUTHORIZER_REFUSAL ? 'UNAUTHORIZED' : 'AUTHORIZER_FAILURE';
+        // As API Gateway: only exactly "Unauthorized" is a 401; anything else the authorizer
+        // throws is its AUTHORIZER_CONFIGURATION_ERROR.
+        return error instanceof Error && error.message === AUTHORIZER_REFUSAL ? 'UNAUTHORIZED' : 'AUTHORIZER_CONFIGURATION_ERROR';
       }
+      policyCache.set(token, result, at);
     }
-    return policyAllows(result.result.policyDocument, methodArn) ? result.result : 'ACCESS_DENIED';
+    return policyAllows(result.policyDocument, methodArn) ? result : 'ACCESS_DENIED';
   };
 
-  return async (request: GatewayRequest): Promise<APIGatewayProxyResult> => {
+  const gateway = async (request: GatewayRequest): Promise<APIGatewayProxyResult> => {
     const requestId = randomUUID();
     return withGatewayRequestId(await answer(request, requestId), requestId);
   };
+  return Object.assign(gateway, { authCacheSize: () => policyCache.size });
 
   async function answer(request: GatewayRequest, requestId: string): Promise<APIGatewayProxyResult> {
     const url = parseRequestTarget(request.url);
@@ -126,10 +142,15 @@ export const createGateway = ({
     const authorized = await authorize(token, methodArn);
     if (typeof authorized === 'string') return gatewayResponse(authorized, requestId);
 
-    if (route.notImplemented) return withCommonHeaders(errorResponse('not_implemented'), requestId);
+    const event = proxyEvent({ request, body: request.body, url, match, subPath, authorized, requestId, domainName: domainName() });
+    if (route.notImplemented) {
+      const response = withCommonHeaders(await notImplemented(event, lambdaContext(route.operationId)), requestId);
+      // The functions log their own answers; this one is the gateway's, so it logs it the same way.
+      logger.info('request', { requestId, operation: route.operationId, status: response.statusCode, keyId: authorized.principalId, errorCode: 'not_implemented' });
+      return response;
+    }
     const handler = handlers[route.operationId];
     if (!handler) return gatewayResponse('DEFAULT_5XX', requestId);
-    const event = proxyEvent({ request, body: request.body, url, match, subPath, authorized, requestId });
     try {
       return await handler(event, lambdaContext(route.operationId));
     } catch {
@@ -137,6 +158,16 @@ export const createGateway = ({
       return gatewayResponse('DEFAULT_5XX', requestId);
     }
   }
+};
+
+/**
+ * The 501 of a listed but unspecified route, as the stack's mock integration answers it: with the
+ * same CORS headers the functions add (their middleware, so both decide alike).
+ */
+const mockNotImplemented = (origins: readonly string[]) => {
+  const answer = middy<APIGatewayProxyEvent, APIGatewayProxyResult>();
+  if (origins.length > 0) answer.use(cors(origins));
+  return answer.handler(async () => errorResponse('not_implemented'));
 };
 
 /** Like API Gateway, every answer carries the request id as `x-amzn-RequestId`. */
@@ -174,10 +205,11 @@ interface ProxyEventParts {
   readonly subPath: string;
   readonly authorized: APIGatewayAuthorizerResult;
   readonly requestId: string;
+  readonly domainName: string;
 }
 
 /** The REST API proxy event API Gateway would send for this request. */
-const proxyEvent = ({ request, body, url, match, subPath, authorized, requestId }: ProxyEventParts): APIGatewayProxyEvent => {
+const proxyEvent = ({ request, body, url, match, subPath, authorized, requestId, domainName }: ProxyEventParts): APIGatewayProxyEvent => {
   const { route, pathParameters } = match;
   const forwarded: Array<readonly [string, string]> = [
     ...request.headers.filter(([name]) => !/^x-forwarded-(proto|for)$/i.test(name)),
@@ -186,7 +218,6 @@ const proxyEvent = ({ request, body, url, match, subPath, authorized, requestId 
   ];
   const headers = multiValue(forwarded);
   const query = multiValue(url.searchParams.entries());
-  const host = headers.single.Host ?? headers.single.host ?? 'localhost';
   return {
     resource: route.path,
     path: subPath,
@@ -230,7 +261,7 @@ const proxyEvent = ({ request, body, url, match, subPath, authorized, requestId 
       requestTimeEpoch: Date.now(),
       resourceId: 'local',
       resourcePath: route.path,
-      domainName: host,
+      domainName,
     },
   };
 };

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { gatewayAnswer } from '../../shared/gateway-responses';
+import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { randomUUID } from 'node:crypto';
 import { logger, safeErrorFields } from '../../shared/logger';
@@ -82,12 +82,15 @@ export const startLocalServer = async ({
     idempotencyTableName: idempotencyTable,
     ...(newPetId ? { newId: newPetId } : {}),
   });
+  // The server's own address, known once it listens: the host of the URLs the API writes.
+  let ownAddress = host;
   const gateway = createGateway({
     handlers: await loadHandlers({ pets, now }),
     authorizer: createAuthorizer({ keys: apiKeysRepository({ client, tableName: apiKeysTable }) }),
     authCacheTtlSeconds,
     throttle,
     now,
+    domainName: () => ownAddress,
   });
 
   const documentation = createDocumentation();
@@ -98,7 +101,9 @@ export const startLocalServer = async ({
     if (req.headers.upgrade !== undefined) res.shouldKeepAlive = false;
     const page = documentation(req.method ?? 'GET', req.url ?? '/');
     if (page) {
-      res.writeHead(page.statusCode, page.headers);
+      const requestId = randomUUID();
+      logger.info('docs', { requestId, path: page.path, status: page.statusCode });
+      res.writeHead(page.statusCode, { ...page.headers, [GATEWAY_REQUEST_ID_HEADER]: requestId });
       return void res.end(page.body);
     }
     const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
@@ -108,8 +113,8 @@ export const startLocalServer = async ({
       result = await gateway({ method: req.method ?? 'GET', url: req.url ?? '/', headers: headerPairs(req.rawHeaders), body, sourceIp });
     } catch (error) {
       if (req.socket.destroyed) return void res.destroy(); // the client went away mid-request
-      logger.error('local server', safeErrorFields(error));
       const requestId = randomUUID();
+      logger.error('local server', { requestId, status: 500, ...safeErrorFields(error) });
       result = withGatewayRequestId(withCommonHeaders(errorResponse('internal_error'), requestId), requestId);
     }
     res.writeHead(result.statusCode, Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name, String(value)])));
@@ -120,6 +125,7 @@ export const startLocalServer = async ({
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     const requestId = randomUUID();
     const answer = withCommonHeaders(errorResponse('validation_failed', 'The request is not valid HTTP.'), requestId);
+    logger.info('local server', { requestId, status: answer.statusCode, errorCode: 'validation_failed', reason: 'not HTTP' });
     // An answer to HEAD has no body (RFC 9110), even when the rest of the request was not HTTP.
     const toHead = error.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     answerAndClose(socket, withGatewayRequestId(answer, requestId), 'Bad Request', toHead);
@@ -127,13 +133,17 @@ export const startLocalServer = async ({
   // CONNECT asks for a tunnel: Node hands it to this event, and without a listener drops the
   // connection unanswered. No route has the method, so it gets the gateway's 404 like any other.
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
-    answerAndClose(socket, withGatewayRequestId(gatewayAnswer('MISSING_AUTHENTICATION_TOKEN'), randomUUID()), 'Not Found');
+    const requestId = randomUUID();
+    const answer = gatewayAnswer('MISSING_AUTHENTICATION_TOKEN');
+    logger.info('gateway', { requestId, gatewayResponse: 'MISSING_AUTHENTICATION_TOKEN', status: answer.statusCode });
+    answerAndClose(socket, withGatewayRequestId(answer, requestId), 'Not Found');
   });
   server.listen(port, host);
   await once(server, 'listening');
   const address = server.address() as AddressInfo;
+  ownAddress = `${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   return {
-    url: `http://${host}:${address.port}/v1`,
+    url: `http://${ownAddress}/v1`,
     port: address.port,
     close: async () => {
       server.closeAllConnections();

@@ -1,0 +1,62 @@
+/**
+ * The local gateway's authorizer cache: the policy the authorizer returned, per token, for the
+ * TTL, as API Gateway caches it. API Gateway keys the cache by the header value as sent, so every
+ * variant of a header (`BEARER`, extra spaces) is an entry of its own; a client can make as many
+ * as it likes. The cache therefore holds at most `maxEntries`, drops expired entries as it goes,
+ * and when full forgets the oldest entry (the next request with that token runs the authorizer
+ * again, which is all a cache miss costs).
+ */
+import type { APIGatewayAuthorizerResult } from 'aws-lambda';
+
+/** How many tokens the cache holds at most: far more than the keys a developer uses locally. */
+export const AUTH_CACHE_MAX_ENTRIES = 1_000;
+
+interface CachedPolicy {
+  readonly result: APIGatewayAuthorizerResult;
+  readonly expiresAt: number;
+}
+
+export interface AuthorizerCache {
+  /** The cached policy for a token, unless it has expired. */
+  get(token: string, at: number): APIGatewayAuthorizerResult | undefined;
+  set(token: string, result: APIGatewayAuthorizerResult, at: number): void;
+  /** How many tokens are held (for tests and diagnostics). */
+  readonly size: number;
+}
+
+export const createAuthorizerCache = (ttlSeconds: number, maxEntries = AUTH_CACHE_MAX_ENTRIES): AuthorizerCache => {
+  // A Map iterates in insertion order, and every entry lives for the same TTL: the first entries
+  // are the oldest and expire first, so sweeping and evicting both work from the front.
+  const entries = new Map<string, CachedPolicy>();
+
+  const sweepExpired = (at: number) => {
+    for (const [token, entry] of entries) {
+      if (entry.expiresAt > at) break;
+      entries.delete(token);
+    }
+  };
+
+  return {
+    get(token, at) {
+      const entry = entries.get(token);
+      if (entry === undefined) return undefined;
+      if (entry.expiresAt > at) return entry.result;
+      entries.delete(token);
+      return undefined;
+    },
+    set(token, result, at) {
+      if (ttlSeconds <= 0 || maxEntries <= 0) return;
+      entries.delete(token); // a refreshed entry moves to the back
+      sweepExpired(at);
+      while (entries.size >= maxEntries) {
+        const oldest = entries.keys().next();
+        if (oldest.done === true) break;
+        entries.delete(oldest.value);
+      }
+      entries.set(token, { result, expiresAt: at + ttlSeconds * 1000 });
+    },
+    get size() {
+      return entries.size;
+    },
+  };
+};
