@@ -7,10 +7,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List all animals */
+        /**
+         * List all animals
+         * @description One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. While more remain, the `Link rel="next"` header holds the next page's URL.
+         */
         get: operations["listPets"];
         put?: never;
-        /** Add an animal */
+        /**
+         * Add an animal
+         * @description Stores a new pet and answers it, with its id and its `Location`. With an `Idempotency-Key`, a retry answers the first result and creates nothing.
+         */
         post: operations["createPet"];
         delete?: never;
         options?: never;
@@ -46,7 +52,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List store orders (not implemented) */
+        /**
+         * List store orders (not implemented)
+         * @description Named by the interface, never specified: answers 501 `not_implemented` after authentication.
+         */
         get: operations["listStoreOrders"];
         put?: never;
         post?: never;
@@ -61,11 +70,17 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Pet: {
-            /** @description Unique identifier assigned by the service on creation. */
+            /**
+             * Format: int64
+             * @description Unique identifier assigned by the service on creation.
+             */
             id: number;
             /** @description The animal's name. */
             name: string;
-            /** @description Identifier of the category the animal belongs to. */
+            /**
+             * Format: int64
+             * @description Identifier of the category the animal belongs to.
+             */
             categoryId: number;
             /** @enum {string} */
             status: "available" | "pending" | "sold";
@@ -73,7 +88,10 @@ export interface components {
         NewPet: {
             /** @description The animal's name. */
             name: string;
-            /** @description Identifier of the category the animal belongs to. */
+            /**
+             * Format: int64
+             * @description Identifier of the category the animal belongs to.
+             */
             categoryId: number;
             /**
              * @default available
@@ -91,7 +109,10 @@ export interface components {
             code: "invalid_json" | "unsupported_media_type" | "validation_failed" | "invalid_cursor" | "unauthorized" | "not_found" | "gone" | "idempotency_in_progress" | "payload_too_large" | "idempotency_key_reused" | "too_many_requests" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description What went wrong, for people: names the field or parameter. */
             message: string;
-            /** @description The HTTP status, repeated. */
+            /**
+             * Format: int32
+             * @description The HTTP status, repeated.
+             */
             status: number;
         };
     };
