@@ -253,6 +253,9 @@ const operation = (route: Route) => {
   };
 };
 
+const catalogueCodes = Object.keys(errorCatalogue);
+const catalogueStatuses = Object.values(errorCatalogue).map(({ status }) => status);
+
 /** The Error shape from its model, its codes and statuses from the catalogue. */
 const errorSchema = () => {
   const model = schemaOf(ApiErrorBody, 'output');
@@ -262,15 +265,15 @@ const errorSchema = () => {
     properties: {
       code: {
         type: 'string',
-        enum: codes,
-        maxLength: Math.max(...codes.map((code) => code.length)),
+        enum: catalogueCodes,
+        maxLength: Math.max(...catalogueCodes.map((code) => code.length)),
         description: 'What went wrong, for programs.',
       },
       message: { ...message, description: 'What went wrong, for people: names the field or parameter.' },
       status: {
         type: 'integer',
-        minimum: Math.min(...statuses),
-        maximum: Math.max(...statuses),
+        minimum: Math.min(...catalogueStatuses),
+        maximum: Math.max(...catalogueStatuses),
         description: 'The HTTP status, repeated.',
       },
     },
@@ -305,9 +308,6 @@ const withIntegerFormats = <T>(node: T, at = '#'): T => {
   const { type, ...rest } = result;
   return { type, format, ...rest } as T;
 };
-
-const statuses = Object.values(errorCatalogue).map(({ status }) => status);
-const codes = Object.keys(errorCatalogue);
 
 const document = ({ extraServers = [] }: DocumentOptions) => ({
   openapi: '3.1.0',
