@@ -10,6 +10,8 @@ export const RETRY_AFTER_SECONDS = 1;
 export const WWW_AUTHENTICATE = 'Bearer realm="pet-store"';
 /** RFC 6750: the credentials are valid, but do not allow this request. */
 export const WWW_AUTHENTICATE_INSUFFICIENT_SCOPE = `${WWW_AUTHENTICATE}, error="insufficient_scope"`;
+/** The longest `message` an error answer carries (openapi.json says so): longer ones are cut. */
+export const ERROR_MESSAGE_MAX_LENGTH = 512;
 
 interface CatalogueEntry {
   readonly status: number;
@@ -85,9 +87,15 @@ export class ApiError extends Error {
   }
 }
 
+/** Cut by code points, as JSON Schema's maxLength counts them, so no surrogate pair is split. */
+const atMostMaxLength = (message: string): string => {
+  const points = [...message];
+  return points.length > ERROR_MESSAGE_MAX_LENGTH ? `${points.slice(0, ERROR_MESSAGE_MAX_LENGTH - 1).join('')}…` : message;
+};
+
 export const errorBody = (code: ErrorCode, message: string = errorCatalogue[code].message): ApiErrorBody => ({
   code,
-  message,
+  message: atMostMaxLength(message),
   status: errorCatalogue[code].status,
 });
 

@@ -5,6 +5,7 @@
  */
 import { en } from 'zod/locales';
 import * as z from 'zod/mini';
+import { ERROR_MESSAGE_MAX_LENGTH } from './errors';
 
 // zod/mini, not classic zod: the same core and messages at a twentieth of the bundle size (the
 // cold start pays for every byte). Mini ships no default messages; classic loads English ones,
@@ -85,7 +86,7 @@ export const Pets = z.array(Pet);
 /** The one error shape: `status` repeats the HTTP status. */
 export const ApiErrorBody = z.object({
   code: z.string(),
-  message: z.string(),
+  message: z.string().check(z.maxLength(ERROR_MESSAGE_MAX_LENGTH)),
   status: z.number().check(z.int()),
 });
 export type ApiErrorBody = z.infer<typeof ApiErrorBody>;

@@ -1,8 +1,8 @@
 /**
  * The contract, enforced: every answer the local server gives during the tests is checked
  * against openapi.json. The status must be one the operation lists, the body must match that
- * response's schema, and the required headers must be there with their documented values. An
- * answer the document does not describe fails the test that received it.
+ * response's schema, and the required headers must be there, with their documented values and
+ * lengths. An answer the document does not describe fails the test that received it.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { BASE_PATH, matchRoute, pathBelowBase } from '../../shared/routes';
 
 interface HeaderObject {
   readonly required?: boolean;
-  readonly schema?: { const?: string; pattern?: string };
+  readonly schema?: { const?: string; pattern?: string; maxLength?: number };
 }
 interface ResponseObject {
   readonly headers?: Record<string, { $ref: string; required?: boolean }>;
@@ -98,6 +98,9 @@ export const contractViolations = ({ method, url, status, headers, body }: Descr
     }
     if (definition?.schema?.pattern !== undefined && !new RegExp(definition.schema.pattern).test(value)) {
       problems.push(`${where}: header ${name} does not match ${definition.schema.pattern}`);
+    }
+    if (definition?.schema?.maxLength !== undefined && [...value].length > definition.schema.maxLength) {
+      problems.push(`${where}: header ${name} is longer than ${definition.schema.maxLength} characters`);
     }
   }
 

@@ -7,10 +7,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List all animals */
+        /**
+         * List all animals
+         * @description One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. While more remain, the `Link rel="next"` header holds the next page's URL.
+         */
         get: operations["listPets"];
         put?: never;
-        /** Add an animal */
+        /**
+         * Add an animal
+         * @description Stores a new pet and answers it, with its id and its `Location`. With an `Idempotency-Key`, a retry answers the first result and creates nothing.
+         */
         post: operations["createPet"];
         delete?: never;
         options?: never;
@@ -46,7 +52,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List store orders (not implemented) */
+        /**
+         * List store orders (not implemented)
+         * @description Named by the interface, never specified: answers 501 `not_implemented` after authentication.
+         */
         get: operations["listStoreOrders"];
         put?: never;
         post?: never;
@@ -61,11 +70,17 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Pet: {
-            /** @description Unique identifier assigned by the service on creation. */
+            /**
+             * Format: int64
+             * @description Unique identifier assigned by the service on creation.
+             */
             id: number;
             /** @description The animal's name, as it was sent when the pet was created. */
             name: string;
-            /** @description Identifier of the category the animal belongs to. */
+            /**
+             * Format: int64
+             * @description Identifier of the category the animal belongs to.
+             */
             categoryId: number;
             /** @enum {string} */
             status: "available" | "pending" | "sold";
@@ -73,7 +88,10 @@ export interface components {
         NewPet: {
             /** @description The animal's name: 1 to 256 characters, not blank, without control characters or lone surrogates. */
             name: string;
-            /** @description Identifier of the category the animal belongs to. */
+            /**
+             * Format: int64
+             * @description Identifier of the category the animal belongs to.
+             */
             categoryId: number;
             /**
              * @default available
@@ -91,7 +109,10 @@ export interface components {
             code: "invalid_json" | "unsupported_media_type" | "validation_failed" | "invalid_cursor" | "unauthorized" | "forbidden" | "not_found" | "gone" | "payload_too_large" | "idempotency_key_reused" | "too_many_requests" | "quota_exceeded" | "request_refused" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description What went wrong, for people: names the field or parameter. */
             message: string;
-            /** @description The HTTP status, repeated. */
+            /**
+             * Format: int32
+             * @description The HTTP status, repeated.
+             */
             status: number;
         };
     };
@@ -219,6 +240,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `forbidden`: the API key has no permission for this request, or the gateway blocked it. */
+            403: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
             /** @description `payload_too_large`: the body is over 16384 bytes. */
             413: {
                 headers: {
@@ -237,7 +277,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. */
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the usage quota is used up: retry after Retry-After seconds. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -250,7 +290,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        code?: "too_many_requests";
+                        code?: "too_many_requests" | "quota_exceeded";
                         /** @constant */
                         status?: 429;
                     };
@@ -381,6 +421,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `forbidden`: the API key has no permission for this request, or the gateway blocked it. */
+            403: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
             /** @description `payload_too_large`: the body is over 16384 bytes. */
             413: {
                 headers: {
@@ -417,7 +476,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. */
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the usage quota is used up: retry after Retry-After seconds. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -430,7 +489,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        code?: "too_many_requests";
+                        code?: "too_many_requests" | "quota_exceeded";
                         /** @constant */
                         status?: 429;
                     };
@@ -546,6 +605,28 @@ export interface operations {
                     };
                 };
             };
+            /** @description `forbidden`: the API key has no permission for this request, or the gateway blocked it. */
+            403: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    Link: components["headers"]["LinkSuccessor"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
             /** @description `not_found`: no pet with that id. */
             404: {
                 headers: {
@@ -609,7 +690,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. */
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the usage quota is used up: retry after Retry-After seconds. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -625,7 +706,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        code?: "too_many_requests";
+                        code?: "too_many_requests" | "quota_exceeded";
                         /** @constant */
                         status?: 429;
                     };
@@ -722,6 +803,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description `forbidden`: the API key has no permission for this request, or the gateway blocked it. */
+            403: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "forbidden";
+                        /** @constant */
+                        status?: 403;
+                    };
+                };
+            };
             /** @description `payload_too_large`: the body is over 16384 bytes. */
             413: {
                 headers: {
@@ -740,7 +840,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. */
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the usage quota is used up: retry after Retry-After seconds. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -753,7 +853,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        code?: "too_many_requests";
+                        code?: "too_many_requests" | "quota_exceeded";
                         /** @constant */
                         status?: 429;
                     };

@@ -49,6 +49,13 @@ describe('contract check', () => {
     );
   });
 
+  it('refuses a header longer than documented', () => {
+    const location = `http://127.0.0.1:3000/v1/pets/7?${'x'.repeat(300)}`;
+    expect(contractViolations(answer('POST', '/v1/pets', 201, pet, { 'X-Request-Id': 'x', Location: location }))).toEqual([
+      expect.stringContaining('header Location is longer than'),
+    ]);
+  });
+
   it('wants 404 not_found for a route the API does not have', () => {
     expect(contractViolations(answer('DELETE', '/v1/pets', 404, { code: 'not_found', message: 'x', status: 404 }))).toEqual([]);
     expect(contractViolations(answer('DELETE', '/v1/pets', 405, { code: 'x', message: 'x', status: 405 })).length).toBeGreaterThan(0);

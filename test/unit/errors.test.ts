@@ -1,7 +1,7 @@
 /** The error catalogue: every code's HTTP status, the Error shape, and the headers some errors carry. */
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
-import { ApiError, errorBody, errorCatalogue, errorHeaders, type ErrorCode } from '../../shared/errors';
+import { ApiError, ERROR_MESSAGE_MAX_LENGTH, errorBody, errorCatalogue, errorHeaders, type ErrorCode } from '../../shared/errors';
 import { ApiErrorBody } from '../../shared/models';
 
 /** The table of api-decisions.md, written out by hand. */
@@ -48,6 +48,15 @@ describe('errorBody', () => {
     const body = errorBody('not_found');
     expect(body).toEqual({ code: 'not_found', message: 'No such resource.', status: 404 });
     expect(z.strictObject(ApiErrorBody.shape).safeParse(body).success).toBe(true);
+  });
+
+  it('never answers a message longer than openapi.json allows, and cuts it between characters', () => {
+    const long = `Invalid field '${'🐕'.repeat(ERROR_MESSAGE_MAX_LENGTH)}'.`;
+    const { message } = errorBody('validation_failed', long);
+    expect([...message]).toHaveLength(ERROR_MESSAGE_MAX_LENGTH);
+    expect(message.startsWith("Invalid field '🐕🐕")).toBe(true);
+    expect(message.endsWith('🐕…')).toBe(true);
+    expect(z.safeParse(ApiErrorBody, errorBody('validation_failed', long)).success).toBe(true);
   });
 
   it('uses the given message when there is one', () => {

@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../infra/project';
-import { errorCatalogue } from '../../shared/errors';
-import { ListPetsQuery } from '../../shared/models';
-import { routes } from '../../shared/routes';
+import { ERROR_MESSAGE_MAX_LENGTH, errorCatalogue } from '../../shared/errors';
+import { ListPetsQuery, PET_NAME_MAX_LENGTH } from '../../shared/models';
+import { routeOf, routes } from '../../shared/routes';
 import { buildOpenApiDocument } from '../../tools/openapi/document';
 import { generatedFiles } from '../../tools/openapi/files';
 
@@ -25,6 +25,7 @@ const operationOf = (id: string): Operation => {
   }
   throw new Error(`no operation ${id}`);
 };
+const routeOfGetPet = () => routeOf('getPet') as { deprecated: { sunsetAt: Date } };
 const errorCodes = (operation: Operation, status: number): string[] =>
   ((operation.responses[String(status)]?.content?.['application/json'].schema as { allOf: Array<{ properties?: { code?: { enum: string[] } } }> })
     .allOf[1]?.properties?.code?.enum) ?? [];
@@ -67,18 +68,20 @@ describe('openapi.json', () => {
   it("lists listPets' query parameters, the model's own keys, with their constraints", () => {
     const names = operationOf('listPets').parameters?.map((parameter) => parameter.$ref.split('/').at(-1));
     expect(names).toEqual(Object.keys(ListPetsQuery.shape));
-    expect(committed.components.parameters.limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 20 });
+    expect(committed.components.parameters.limit.schema).toEqual({ type: 'integer', format: 'int32', minimum: 1, maximum: 100, default: 20 });
     expect(committed.components.parameters.cursor.schema).toEqual({ type: 'string', minLength: 1, maxLength: 512 });
     expect(committed.components.parameters.petId).toMatchObject({ in: 'path', required: true, schema: { minimum: 1, maximum: 9007199254740991 } });
   });
 
   it('documents every status each operation can give, with its decided codes and an example of each', () => {
     const statuses = (id: string) => Object.keys(operationOf(id).responses).map(Number).sort();
-    expect(statuses('listPets')).toEqual([200, 400, 401, 413, 429, 500, 503]);
-    expect(statuses('createPet')).toEqual([201, 400, 401, 413, 422, 429, 500, 503]);
+    expect(statuses('listPets')).toEqual([200, 400, 401, 403, 413, 429, 500, 503]);
+    expect(statuses('createPet')).toEqual([201, 400, 401, 403, 413, 422, 429, 500, 503]);
+    expect(errorCodes(operationOf('createPet'), 403)).toEqual(['forbidden']);
+    expect(errorCodes(operationOf('createPet'), 429).sort()).toEqual(['quota_exceeded', 'too_many_requests']);
     expect(errorCodes(operationOf('createPet'), 422)).toEqual(['idempotency_key_reused']);
-    expect(statuses('getPet')).toEqual([200, 400, 401, 404, 410, 413, 429, 500, 503]);
-    expect(statuses('listStoreOrders')).toEqual([400, 401, 413, 429, 500, 501, 503]);
+    expect(statuses('getPet')).toEqual([200, 400, 401, 403, 404, 410, 413, 429, 500, 503]);
+    expect(statuses('listStoreOrders')).toEqual([400, 401, 403, 413, 429, 500, 501, 503]);
     expect(errorCodes(operationOf('createPet'), 400).sort()).toEqual(['invalid_json', 'unsupported_media_type', 'validation_failed']);
     expect(errorCodes(operationOf('listPets'), 400).sort()).toEqual(['invalid_cursor', 'validation_failed']);
     const examples = operationOf('createPet').responses['400']?.content?.['application/json'].examples as Record<string, { value: object }>;
@@ -105,6 +108,32 @@ describe('openapi.json', () => {
   it('marks getPet deprecated, with its sunset, and GET /store/orders as 501', () => {
     expect(operationOf('getPet')).toMatchObject({ deprecated: true, 'x-sunset': '2030-12-05T00:00:00.000Z' });
     expect(errorCodes(operationOf('listStoreOrders'), 501)).toEqual(['not_implemented']);
+  });
+
+  it('gives every integer its width: ids are int64 (a 32-bit int cannot hold them), small numbers int32', () => {
+    const { schemas, parameters } = committed.components;
+    for (const id of [schemas.Pet.properties.id, schemas.Pet.properties.categoryId, schemas.NewPet.properties.categoryId, parameters.petId.schema]) {
+      expect(id).toMatchObject({ type: 'integer', format: 'int64', maximum: Number.MAX_SAFE_INTEGER });
+    }
+    const statuses = Object.values(errorCatalogue).map(({ status }) => status);
+    expect(schemas.Error.properties.status).toMatchObject({ type: 'integer', format: 'int32', minimum: Math.min(...statuses), maximum: Math.max(...statuses) });
+    const integers = JSON.stringify(committed).match(/"type":"integer"(?!,"format":"int(32|64)")/g) ?? [];
+    expect(integers, 'an integer without format').toEqual([]);
+  });
+
+  it('bounds every string the API answers with', () => {
+    const { schemas, headers } = committed.components;
+    expect(schemas.Error.properties.message.maxLength).toBe(ERROR_MESSAGE_MAX_LENGTH);
+    expect(schemas.Error.properties.code.maxLength).toBe(Math.max(...Object.keys(errorCatalogue).map((code) => code.length)));
+    expect(schemas.Pet.properties.name.maxLength).toBe(PET_NAME_MAX_LENGTH);
+    for (const [name, header] of Object.entries(headers as Record<string, { schema: { maxLength?: number; const?: string } }>)) {
+      expect(header.schema.maxLength ?? header.schema.const, `header ${name}`).toBeDefined();
+    }
+    // A URL from the longest host name (253 characters, RFC 1035) and the largest id still fits.
+    const location = `https://${'a'.repeat(253)}:65535/v1/pets/${Number.MAX_SAFE_INTEGER}`;
+    expect(headers.Location.schema.maxLength).toBe(location.length);
+    expect(headers.Sunset.schema.maxLength).toBe(routeOfGetPet().deprecated.sunsetAt.toUTCString().length);
+    expect(new RegExp(headers.Sunset.schema.pattern).test(routeOfGetPet().deprecated.sunsetAt.toUTCString())).toBe(true);
   });
 
   it('takes its schemas from the zod models', () => {

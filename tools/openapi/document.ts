@@ -7,7 +7,7 @@ import * as z from 'zod/mini';
 import { errorCatalogue, errorHeaders, RETRY_AFTER_SECONDS, WWW_AUTHENTICATE, type ErrorCode } from '../../shared/errors';
 import { ApiErrorBody, CURSOR_MAX_LENGTH, LIST_LIMIT, MAX_SAFE_ID, NewPet, Pet, PetStatus } from '../../shared/models';
 import { MAX_BODY_BYTES } from '../../shared/http/json-body';
-import { REQUEST_ID_HEADER } from '../../shared/http/response';
+import { link, REQUEST_ID_HEADER } from '../../shared/http/response';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED_HEADER } from '../../shared/http/idempotency-key';
 import { IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
@@ -22,8 +22,21 @@ const schemaOf = (model: z.ZodMiniType, io: 'input' | 'output'): Json => {
 
 const ref = (kind: 'schemas' | 'headers' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
-/** Error codes each operation can answer, by status. The gateway's and the authorizer's are in every operation. */
-const GATEWAY_ERRORS: readonly ErrorCode[] = ['validation_failed', 'unauthorized', 'payload_too_large', 'too_many_requests', 'internal_error', 'service_unavailable'];
+/**
+ * Error codes each operation can answer, by status. The gateway's and the authorizer's are in every
+ * operation: a 403 when the key may not call it (or a web ACL blocks the request), a 429 when throttled
+ * or over a quota.
+ */
+const GATEWAY_ERRORS: readonly ErrorCode[] = [
+  'validation_failed',
+  'unauthorized',
+  'forbidden',
+  'payload_too_large',
+  'too_many_requests',
+  'quota_exceeded',
+  'internal_error',
+  'service_unavailable',
+];
 const operationErrors: Record<OperationId, readonly ErrorCode[]> = {
   listPets: [...GATEWAY_ERRORS, 'invalid_cursor'],
   createPet: [...GATEWAY_ERRORS, 'invalid_json', 'unsupported_media_type', 'idempotency_key_reused'],
@@ -52,18 +65,64 @@ const errorWhen: Record<ErrorCode, string> = {
   service_unavailable: 'the database is unavailable: retry after Retry-After seconds',
 };
 
-const header = (description: string, schema: Json = { type: 'string' }) => ({ description, schema });
+const header = (description: string, schema: Json) => ({ description, schema });
+
+/**
+ * The longest origin a URL the API writes can start with: https, a DNS name (at most 253
+ * characters, RFC 1035) and a port. The bounds of `Location` and `Link` follow from it.
+ */
+const LONGEST_ORIGIN = `https://${'a'.repeat(253)}:65535`;
+const longestUrl = (pathBelowBase: string) => `${LONGEST_ORIGIN}${BASE_PATH}${pathBelowBase}`;
+const longestNextLink = link(
+  longestUrl(
+    `/pets?${new URLSearchParams({
+      limit: String(LIST_LIMIT.max),
+      status: PetStatus.options.reduce((longest, status) => (status.length > longest.length ? status : longest)),
+      cursor: 'a'.repeat(CURSOR_MAX_LENGTH),
+    })}`,
+  ),
+  'next',
+);
+const longestSuccessorLink = Math.max(
+  ...routes.flatMap((route: Route) => (route.deprecated ? [link(longestUrl(route.deprecated.successorPath), 'successor-version').length] : [])),
+);
+/** A link to an absolute URL with one relation type (RFC 8288). */
+const linkPattern = (rel: string) => `^<https?://[^<>\\s]+>; rel="${rel}"$`;
+/** The request ids API Gateway (and the local server) give: UUIDs. */
+const requestId = { type: 'string', format: 'uuid', maxLength: 36 };
 
 const headers = {
-  RequestId: header(`The request id (API Gateway's ${GATEWAY_REQUEST_ID_HEADER}); it appears in the request's log lines.`),
-  FunctionRequestId: header(`The same request id, on every answer that reached a function, and on the 501.`),
+  RequestId: header(`The request id (API Gateway's ${GATEWAY_REQUEST_ID_HEADER}); it appears in the request's log lines.`, requestId),
+  FunctionRequestId: header(`The same request id, on every answer that reached a function, and on the 501.`, requestId),
   CacheControl: header('Always `no-store`.', { type: 'string', const: 'no-store' }),
   ContentTypeOptions: header('Always `nosniff`.', { type: 'string', const: 'nosniff' }),
-  Location: header('The new pet: `…/v1/pets/{id}`.', { type: 'string', format: 'uri' }),
-  LinkNext: header('`<…/v1/pets?limit=…&cursor=…>; rel="next"` (RFC 8288) while more pets remain; absent on the last page.'),
-  LinkSuccessor: header('`<…/v1/pets>; rel="successor-version"`: what replaces this operation.'),
-  Deprecation: header('RFC 9745: when the operation was deprecated, as `@<unix seconds>`.', { type: 'string', pattern: '^@\\d+$' }),
-  Sunset: header('RFC 8594: when the operation stops working (then 410).', { type: 'string' }),
+  Location: header('The new pet: `…/v1/pets/{id}`.', {
+    type: 'string',
+    format: 'uri',
+    maxLength: longestUrl(`/pets/${MAX_SAFE_ID}`).length,
+  }),
+  LinkNext: header('`<…/v1/pets?limit=…&cursor=…>; rel="next"` (RFC 8288) while more pets remain; absent on the last page.', {
+    type: 'string',
+    pattern: linkPattern('next'),
+    maxLength: longestNextLink.length,
+  }),
+  LinkSuccessor: header('`<…/v1/pets>; rel="successor-version"`: what replaces this operation.', {
+    type: 'string',
+    pattern: linkPattern('successor-version'),
+    maxLength: longestSuccessorLink,
+  }),
+  // An RFC 8941 sf-date: `@` and an integer of at most 15 digits.
+  Deprecation: header('RFC 9745: when the operation was deprecated, as `@<unix seconds>`.', {
+    type: 'string',
+    pattern: '^@\\d{1,15}$',
+    maxLength: 16,
+  }),
+  // An HTTP date (RFC 9110 IMF-fixdate), always 29 characters.
+  Sunset: header('RFC 8594: when the operation stops working (then 410).', {
+    type: 'string',
+    pattern: '^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$',
+    maxLength: 29,
+  }),
   RetryAfter: header('Seconds to wait before retrying.', { type: 'string', const: String(RETRY_AFTER_SECONDS) }),
   WwwAuthenticate: header('The scheme the API expects.', { type: 'string', const: WWW_AUTHENTICATE }),
   IdempotentReplayed: header(
@@ -166,6 +225,16 @@ const parameters: Record<OperationId, Json[]> = {
   listStoreOrders: [],
 };
 
+/** What each operation does, beyond its summary (getPet's says when it stops working). */
+const descriptions: Record<OperationId, string | undefined> = {
+  listPets:
+    'One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. While more remain, the `Link rel="next"` header holds the next page\'s URL.',
+  createPet:
+    'Stores a new pet and answers it, with its id and its `Location`. With an `Idempotency-Key`, a retry answers the first result and creates nothing.',
+  getPet: undefined,
+  listStoreOrders: 'Named by the interface, never specified: answers 501 `not_implemented` after authentication.',
+};
+
 const operation = (route: Route) => {
   const codes = operationErrors[route.operationId as OperationId];
   const byStatus = new Map<number, ErrorCode[]>();
@@ -178,6 +247,7 @@ const operation = (route: Route) => {
     operationId: route.operationId,
     summary: route.summary,
     tags: [route.notImplemented ? 'store' : 'animals'],
+    ...(descriptions[route.operationId as OperationId] ? { description: descriptions[route.operationId as OperationId] } : {}),
     ...(deprecated
       ? {
           deprecated: true,
@@ -199,6 +269,33 @@ const operation = (route: Route) => {
   };
 };
 
+const catalogueCodes = Object.keys(errorCatalogue);
+const catalogueStatuses = Object.values(errorCatalogue).map(({ status }) => status);
+
+/** The Error shape from its model, its codes and statuses from the catalogue. */
+const errorSchema = () => {
+  const model = schemaOf(ApiErrorBody, 'output');
+  const { message } = model.properties as Record<'message', Json>;
+  return {
+    ...model,
+    properties: {
+      code: {
+        type: 'string',
+        enum: catalogueCodes,
+        maxLength: Math.max(...catalogueCodes.map((code) => code.length)),
+        description: 'What went wrong, for programs.',
+      },
+      message: { ...message, description: 'What went wrong, for people: names the field or parameter.' },
+      status: {
+        type: 'integer',
+        minimum: Math.min(...catalogueStatuses),
+        maximum: Math.max(...catalogueStatuses),
+        description: 'The HTTP status, repeated.',
+      },
+    },
+  };
+};
+
 const paths = () => {
   const result: Record<string, Record<string, unknown>> = {};
   for (const route of routes) (result[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
@@ -210,7 +307,25 @@ export interface DocumentOptions {
   readonly extraServers?: ReadonlyArray<{ url: string; description: string }>;
 }
 
-export const buildOpenApiDocument = ({ extraServers = [] }: DocumentOptions = {}) => ({
+/** Every integer says its width, from its bounds, so that a generator picks a type that holds it. */
+const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
+const withIntegerFormats = <T>(node: T, at = '#'): T => {
+  if (Array.isArray(node)) return node.map((item, index) => withIntegerFormats(item, `${at}/${index}`)) as T;
+  if (node === null || typeof node !== 'object') return node;
+  const result: Json = {};
+  for (const [key, value] of Object.entries(node)) {
+    // Examples are values, not schemas.
+    result[key] = key === 'example' || key === 'examples' ? value : withIntegerFormats(value, `${at}/${key}`);
+  }
+  if (result.type !== 'integer' || 'format' in result) return result as T;
+  const { minimum, maximum } = result;
+  if (typeof minimum !== 'number' || typeof maximum !== 'number') throw new Error(`the integer at ${at} needs a minimum and a maximum`);
+  const format = minimum >= INT32.min && maximum <= INT32.max ? 'int32' : 'int64';
+  const { type, ...rest } = result;
+  return { type, format, ...rest } as T;
+};
+
+const document = ({ extraServers = [] }: DocumentOptions) => ({
   openapi: '3.1.0',
   info: {
     title: 'Pet store API',
@@ -222,18 +337,21 @@ export const buildOpenApiDocument = ({ extraServers = [] }: DocumentOptions = {}
     ].join('\n\n'),
   },
   servers: [
-    ...extraServers,
+    // x-internal: who a server is for (OWASP API9): the local ones are the developer's own.
+    ...extraServers.map((server) => ({ ...server, 'x-internal': true })),
     {
       url: `https://{apiHost}${BASE_PATH}`,
       description: 'Production: the ApiUrl output of the PetStore-prod stack',
       variables: { apiHost: { default: 'api.pet-store.example.com', description: 'The API host of the prod stage' } },
+      'x-internal': false,
     },
     {
       url: `https://{apiHost}${BASE_PATH}`,
       description: 'Staging: the ApiUrl output of the PetStore-staging stack',
       variables: { apiHost: { default: 'staging.api.pet-store.example.com', description: 'The API host of the staging stage' } },
+      'x-internal': false,
     },
-    { url: `http://127.0.0.1:3000${BASE_PATH}`, description: 'Local: npm start' },
+    { url: `http://127.0.0.1:3000${BASE_PATH}`, description: 'Local: npm start', 'x-internal': true },
   ],
   security: [{ bearerKey: [] }],
   tags: [
@@ -253,14 +371,7 @@ export const buildOpenApiDocument = ({ extraServers = [] }: DocumentOptions = {}
       Pet: schemaOf(Pet, 'output'),
       NewPet: schemaOf(NewPet, 'input'),
       PetStatus: schemaOf(PetStatus, 'output'),
-      Error: {
-        ...schemaOf(ApiErrorBody, 'output'),
-        properties: {
-          code: { type: 'string', enum: Object.keys(errorCatalogue), description: 'What went wrong, for programs.' },
-          message: { type: 'string', description: 'What went wrong, for people: names the field or parameter.' },
-          status: { type: 'integer', description: 'The HTTP status, repeated.' },
-        },
-      },
+      Error: errorSchema(),
     },
     parameters: {
       limit: {
@@ -301,3 +412,5 @@ export const buildOpenApiDocument = ({ extraServers = [] }: DocumentOptions = {}
     headers,
   },
 });
+
+export const buildOpenApiDocument = (options: DocumentOptions = {}) => withIntegerFormats(document(options));

@@ -1,0 +1,67 @@
+/**
+ * openapi.json through Stoplight Spectral, with the OpenAPI rules and the OWASP API Security
+ * rules (.spectral.yaml): no error, apart from the exceptions the ruleset lists with their reasons.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { projectRoot } from '../../infra/project';
+
+interface Finding {
+  readonly code: string;
+  readonly message: string;
+  readonly path: readonly string[];
+  /** 0 error, 1 warning, 2 information, 3 hint. */
+  readonly severity: number;
+}
+
+const DOCUMENT_PATH = resolve(projectRoot, 'openapi.json');
+const SPECTRAL = resolve(projectRoot, 'node_modules/.bin/spectral');
+
+/** Spectral's findings for a document, linted as openapi.json (so the ruleset's per-file exceptions apply). */
+const lint = (document: string): Promise<Finding[]> =>
+  new Promise((resolvePromise, reject) => {
+    const child = spawn(SPECTRAL, ['lint', '--quiet', '--format', 'json', '--stdin-filepath', DOCUMENT_PATH], { cwd: projectRoot });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      // Exit 1 means "errors found"; anything else but 0 means Spectral itself failed.
+      if (code !== 0 && code !== 1) return reject(new Error(`spectral exited with ${code}: ${stderr}`));
+      try {
+        resolvePromise(JSON.parse(stdout) as Finding[]);
+      } catch {
+        reject(new Error(`spectral printed no JSON: ${stdout.slice(0, 500)} ${stderr.slice(0, 500)}`));
+      }
+    });
+    child.stdin.end(document);
+  });
+
+const errorsIn = (findings: readonly Finding[]) => findings.filter((finding) => finding.severity === 0);
+const shown = (findings: readonly Finding[]) =>
+  findings.map((finding) => `${finding.code} at ${finding.path.join('.')}: ${finding.message}`).join('\n');
+
+describe.concurrent('openapi.json under Spectral (spectral:oas and the OWASP API Security ruleset)', () => {
+  const committed = readFileSync(DOCUMENT_PATH, 'utf8');
+
+  it('has no error', { timeout: 60_000 }, async () => {
+    const errors = errorsIn(await lint(committed));
+    expect(errors, `Spectral finds:\n${shown(errors)}`).toEqual([]);
+  });
+
+  it('refuses a document that breaks a rule, and excepts the local http server only', { timeout: 60_000 }, async () => {
+    const broken = JSON.parse(committed);
+    delete broken.components.schemas.Error.properties.message.maxLength;
+    broken.servers[0].url = broken.servers[0].url.replace(/^https:/, 'http:');
+    const errors = errorsIn(await lint(JSON.stringify(broken, null, 2)));
+    expect(errors.map(({ code, path }) => `${code} at ${path.join('.')}`)).toEqual(
+      expect.arrayContaining([
+        'owasp:api4:2023-string-limit at components.schemas.Error.properties.message',
+        'owasp:api8:2023-no-server-http at servers.0.url',
+      ]),
+    );
+  });
+});
