@@ -283,8 +283,9 @@ export const buildOpenApiDocument = ({ extraServers = [] }: DocumentOptions = {}
           'answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422',
           '`idempotency_key_reused`; while the first request still runs, 409 `idempotency_in_progress`. Malformed or repeated: 400.',
         ].join(' '),
+        // No example, default or examples here or in the schema: Swagger UI copies any of them into
+        // Try-it-out, and every Execute would then replay the first pet. The description shows the format.
         schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH + 2 },
-        example: '"8e03978e-40d5-43e8-bc93-6894a57f9324"',
       },
       petId: {
         name: 'petId',
