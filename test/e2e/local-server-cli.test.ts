@@ -11,6 +11,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey } from '../../shared/api-keys';
 import { freePort, isListening } from '../../tools/dynamodb-local';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { expectOneLineFailure, runCommand } from '../support/command';
 import { createTestTables } from '../support/tables';
 import packageJson from '../../package.json';
 
@@ -63,6 +64,29 @@ const curlLine = (output: string) => {
   return { key: match[1], url: match[2] };
 };
 
+/** The keys command from the banner's `Keys:` line. */
+const keysLine = (output: string) => {
+  const command = /^Keys: +(.+?) {3}\(/m.exec(output)?.[1];
+  if (!command) throw new Error(`no Keys line in:\n${output}`);
+  return command;
+};
+
+/** The key id the banner printed beside the key. */
+const keyIdLine = (output: string) => {
+  const keyId = /^API key: .*\(id ([0-9a-f]{12});/m.exec(output)?.[1];
+  if (!keyId) throw new Error(`no key id in:\n${output}`);
+  return keyId;
+};
+
+/** Runs a printed `VAR=value … npm run keys -- …` line as a shell would (the values hold no spaces). */
+const runKeysLine = (line: string) => {
+  const words = line.split(' ');
+  const assignments = words.filter((word, index) => index < words.indexOf('npm') && word.includes('='));
+  const env = Object.fromEntries(assignments.map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
+  const [, run, script, ...args] = words.slice(assignments.length);
+  return runCommand('npm', [run ?? '', '--silent', script ?? '', ...args], env);
+};
+
 /**
  * Ctrl-C: the terminal sends SIGINT to the whole foreground process group. Resolves with whether
  * every process of the group (npm, the server, DynamoDB Local's Java) has ended within 15 s.
@@ -90,6 +114,9 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(started.output()).not.toContain('NodeVersionSupportWarning');
     const { key, url } = curlLine(started.output());
     expect(key).toMatch(/^petstore_[A-Za-z0-9_-]{43}$/);
+    // DynamoDB Local listens on every interface: the banner must not suggest loopback only.
+    expect(started.output()).toContain(`on port ${dynamoPort} of every network interface:\n               reachable from the network`);
+    expect(started.output()).not.toContain(`127.0.0.1:${dynamoPort}`);
 
     const created = await fetch(url, {
       method: 'POST',
@@ -100,6 +127,13 @@ describe('npm start', { timeout: 90_000 }, () => {
     const listed = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
     expect(await listed.json()).toEqual([await created.json()]);
     expect(await isListening(dynamoPort)).toBe(true);
+
+    // The banner's keys command, pasted as printed, reaches this DynamoDB Local.
+    const keysCommand = keysLine(started.output());
+    expect(keysCommand).toBe(`DYNAMODB_LOCAL_PORT=${dynamoPort} npm run keys -- list`);
+    const keysListed = await runKeysLine(keysCommand);
+    expect(keysListed.status).toBe(0);
+    expect(keysListed.stdout).toMatch(new RegExp(`^${keyIdLine(started.output())}\\tlocal\\t\\S+\\tactive$`, 'm'));
 
     expect(await stop(started)).toBe(true);
     expect(await isListening(dynamoPort)).toBe(false);
@@ -131,7 +165,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(await isListening(dynamoPort)).toBe(false);
   });
 
-  it('registers API_KEY and keeps data between runs with --persist', async () => {
+  it('registers API_KEY, keeps data between runs with --persist, and keeps one local key working', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'pet-store-persist-'));
     try {
       const key = generateApiKey();
@@ -154,7 +188,24 @@ describe('npm start', { timeout: 90_000 }, () => {
       const again = curlLine(second.output());
       const listed = await fetch(again.url, { headers: { Authorization: `Bearer ${key}` } });
       expect(((await listed.json()) as Array<{ name: string }>).map((pet) => pet.name)).toEqual(['Kept']);
+      // The same API_KEY is the same key, reused: nothing replaced.
+      expect(keyIdLine(second.output())).toBe(keyIdLine(first.output()));
+      expect(second.output()).not.toContain('replaces the local key');
       expect(await stop(second)).toBe(true);
+
+      // A start with a new key revokes the one before: one local key works, not one per start.
+      const third = npmStart({ PORT: '0', DYNAMODB_LOCAL_PORT: '0' }, ['--persist', folder]);
+      await waitFor(third, 'Press Ctrl-C to stop.');
+      const newest = curlLine(third.output());
+      expect(newest.key).not.toBe(key);
+      expect((await fetch(newest.url, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(401);
+      expect((await fetch(newest.url, { headers: { Authorization: `Bearer ${newest.key}` } })).status).toBe(200);
+      expect(third.output()).toContain(`replaces the local key ${keyIdLine(first.output())} of an earlier start, now revoked`);
+      const keysListed = await runKeysLine(keysLine(third.output()));
+      expect(keysListed.stdout.split('\n').filter((line) => /\tlocal\t\S+\tactive$/.test(line))).toEqual([
+        expect.stringMatching(new RegExp(`^${keyIdLine(third.output())}\t`)),
+      ]);
+      expect(await stop(third)).toBe(true);
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
@@ -208,13 +259,21 @@ describe('npm start', { timeout: 90_000 }, () => {
   });
 
   it.each([
-    [{ API_KEY: 'too-short' }, 'API_KEY'],
-    [{ API_KEY: 'has spaces in it and is long enough' }, 'API_KEY'],
-    [{ PORT: 'eighty' }, 'PORT'],
-    [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT'],
-  ])('refuses %j with a message naming %s', async (env, name) => {
-    const started = npmStart(env);
-    expect(await started.exit).toBe(1);
-    expect(started.output()).toContain(name);
+    [{ API_KEY: 'too-short' }, 'API_KEY must be a URL-safe string'],
+    [{ API_KEY: 'has spaces in it and is long enough' }, 'API_KEY must be a URL-safe string'],
+    [{ PORT: 'eighty' }, 'PORT must be a port number from 0 to 65535'],
+    [{ PORT: 'abc' }, 'PORT must be a port number from 0 to 65535'],
+    [{ DYNAMODB_LOCAL_PORT: '99999' }, 'DYNAMODB_LOCAL_PORT must be a port number'],
+    [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT must be a URL'],
+  ])('refuses %j in one line saying "%s", without echoing the value, exit status 2', async (env, message) => {
+    const result = await runCommand('npm', ['start', '--silent'], env);
+    const line = expectOneLineFailure(result, { status: 2, secret: Object.values(env)[0] });
+    expect(line.startsWith(`npm start: ${message}`), line).toBe(true);
+    expect(line).toMatch(/: see npm start -- --help$/);
+  });
+
+  it('names an unknown option in one line, points at --help, exit status 2', async () => {
+    const result = await runCommand('npm', ['start', '--silent', '--', '--persits', 'data']);
+    expect(expectOneLineFailure(result, { status: 2 })).toBe("npm start: unknown option '--persits': see npm start -- --help");
   });
 });

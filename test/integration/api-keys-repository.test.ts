@@ -123,6 +123,24 @@ describe('list and revoke', () => {
   });
 });
 
+describe('revokeOthersNamed', () => {
+  it('revokes the active keys of that name but the one kept, and leaves other names alone', async () => {
+    const [older, old, kept, other] = [generateApiKey(), generateApiKey(), generateApiKey(), generateApiKey()];
+    const olderRecord = await keys.register(older, 'local');
+    await keys.revoke(olderRecord.keyId);
+    const oldRecord = await keys.register(old, 'local');
+    const keptRecord = await keys.register(kept, 'local');
+    await keys.register(other, 'ci');
+
+    expect(await keys.revokeOthersNamed('local', keptRecord.keyId)).toEqual([oldRecord.keyId]);
+
+    expect(await keys.findActive(old)).toBeUndefined();
+    expect(await keys.findActive(kept)).toBeDefined();
+    expect(await keys.findActive(other)).toBeDefined();
+    expect(await keys.revokeOthersNamed('local', keptRecord.keyId)).toEqual([]);
+  });
+});
+
 describe('an unreachable database', () => {
   it('makes findActive reject with DatabaseUnavailable', async () => {
     const client = createDocumentClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 2 });

@@ -3,6 +3,7 @@ import type { DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation
 import { beforeEach, describe, expect, it } from 'vitest';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { runKeysCommand, stageKeysTable, USAGE } from '../../tools/keys/cli';
+import { expectOneLineFailure, npmRun } from '../support/command';
 import { createTestTables, type TestTables } from '../support/tables';
 import { freePort } from '../../tools/dynamodb-local';
 
@@ -116,12 +117,24 @@ describe('keys revoke', () => {
   it('throws when the id is missing', async () => {
     await expect(run('revoke')).rejects.toThrow(/key id/);
   });
+
+  it('refuses a whole key in place of its id without printing it, and names the id to use', async () => {
+    const { key, record } = await createKey('ci');
+    const refused = await run('revoke', key).then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
+    expect(refused).toContain('a key id, not the key itself');
+    expect(refused).toContain(record.keyId);
+    expect(refused).not.toContain(key);
+    expect(lines.join('\n')).not.toContain(key);
+    expect(await keys.findActive(key)).toBeDefined();
+  });
 });
 
 describe('usage', () => {
-  it('returns 2 and prints the usage for an unknown command', async () => {
-    expect(await run('rotate')).toBe(2);
-    expect(lines).toEqual([`Unknown command 'rotate'.\n\n${USAGE}`]);
+  it('refuses an unknown command in one line naming it', async () => {
+    await expect(run('rotate')).rejects.toThrow("unknown command 'rotate': use create, list, revoke (see npm run keys -- --help).");
   });
 
   it('returns 2 and prints the usage without a command', async () => {
@@ -157,6 +170,36 @@ describe('usage', () => {
 
   it('throws on an unknown option', async () => {
     await expect(run('list', '--verbose')).rejects.toThrow();
+  });
+
+  it("goes to the DynamoDB Local on $DYNAMODB_LOCAL_PORT, as npm start's does", async () => {
+    const { record } = await createKey('ci');
+    const code = await runKeysCommand(['list'], {
+      env: { DYNAMODB_LOCAL_PORT: new URL(tables.endpoint).port, API_KEYS_TABLE_NAME: tables.apiKeys },
+      print: (line) => lines.push(line),
+    });
+    expect(code).toBe(0);
+    expect(lines).toContain(`${record.keyId}\tci\t${record.createdAt}\tactive`);
+  });
+
+  it.each(['abc', '0', '70000'])('refuses DYNAMODB_LOCAL_PORT=%s, naming the setting', async (port) => {
+    await expect(runKeysCommand(['list'], { env: { DYNAMODB_LOCAL_PORT: port }, print: () => undefined })).rejects.toThrow(/^DYNAMODB_LOCAL_PORT must be/);
+  });
+});
+
+describe('npm run keys, as an operator meets its errors', () => {
+  it('names an unknown option in one line, points at --help, and exits 2', async () => {
+    const result = await npmRun('keys', ['list', '--verbose']);
+    expect(expectOneLineFailure(result, { status: 2 })).toBe("npm run keys: unknown option '--verbose': see npm run keys -- --help");
+  });
+
+  it('refuses a whole key given to revoke in one line, never printing it, and exits 2', async () => {
+    const { key, record } = await createKey('ci');
+    const result = await npmRun('keys', ['revoke', key], { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys });
+    const line = expectOneLineFailure(result, { status: 2, secret: key });
+    expect(line).toContain('a key id, not the key itself');
+    expect(line).toContain(record.keyId);
+    expect(await keys.findActive(key)).toBeDefined();
   });
 });
 

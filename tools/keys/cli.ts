@@ -4,20 +4,21 @@
  * A new key is printed once; only its hash, id, name and creation time are stored.
  */
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { parseArgs } from 'node:util';
-import { generateApiKey } from '../../shared/api-keys';
+import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeyRecord } from '../../shared/api-keys-repository';
 import { apiKeysTableName } from '../../shared/config';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import { stackName, stackOutputs } from '../../shared/stack';
-import { DEFAULT_DYNAMODB_LOCAL_PORT } from '../dynamodb-local';
+import { parseCommandLine, UsageError } from '../cli';
+import { DEFAULT_DYNAMODB_LOCAL_PORT, dynamoDBLocalEndpoint } from '../dynamodb-local';
 
 export const USAGE = `Usage:
   npm run keys -- create --name NAME [TARGET]   create a key; it is printed once
   npm run keys -- list [TARGET]                 list keys (id, name, created, revoked)
   npm run keys -- revoke KEY_ID [TARGET]        revoke a key by its id
 
-TARGET (default: the local server's DynamoDB, $DYNAMODB_ENDPOINT or http://127.0.0.1:${DEFAULT_DYNAMODB_LOCAL_PORT}):
+TARGET (default: the local server's DynamoDB: $DYNAMODB_ENDPOINT, else DynamoDB Local on
+$DYNAMODB_LOCAL_PORT, else on port ${DEFAULT_DYNAMODB_LOCAL_PORT}, as npm start uses them):
   --endpoint URL    a DynamoDB endpoint, such as DynamoDB Local on another port
   --table NAME      the keys table's name: on AWS, or at --endpoint when given
                     (default: $API_KEYS_TABLE_NAME or api-keys)
@@ -42,6 +43,34 @@ export const stageKeysTable = async (stage: string, cloudFormation: Lookup): Pro
   return output.OutputValue;
 };
 
+const HELP = 'npm run keys -- --help';
+const COMMANDS: readonly string[] = ['create', 'list', 'revoke'];
+
+/** What a key id looks like (see keyIdOf): anything else is not echoed, since it may be a key. */
+const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
+
+/** The port of the local server's DynamoDB Local, from the same setting npm start reads. */
+const localPort = (env: Readonly<Record<string, string | undefined>>): number => {
+  const value = env.DYNAMODB_LOCAL_PORT;
+  if (value === undefined || value === '') return DEFAULT_DYNAMODB_LOCAL_PORT;
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(port >= 1 && port <= 65_535)) {
+    throw new UsageError(`DYNAMODB_LOCAL_PORT must be the port npm start printed for DynamoDB Local, from 1 to 65535: see ${HELP}`);
+  }
+  return port;
+};
+
+/** The id to revoke; a key given in its place is refused without being printed. */
+const keyIdArgument = (argument: string | undefined): string => {
+  if (!argument) throw new UsageError('revoke needs a key id (see: npm run keys -- list).');
+  if (KEY_ID_PATTERN.test(argument)) return argument;
+  if (API_KEY_PATTERN.test(argument)) {
+    const keyId = keyIdOf(hashApiKey(argument));
+    throw new UsageError(`revoke takes a key id, not the key itself (not shown here): that key's id is ${keyId} (npm run keys -- revoke ${keyId}).`);
+  }
+  throw new UsageError(`revoke takes a key id, 12 hexadecimal digits as npm run keys -- list shows them.`);
+};
+
 const describe = (record: ApiKeyRecord): string =>
   [record.keyId, record.name, record.createdAt, record.revokedAt ? `revoked ${record.revokedAt}` : 'active'].join('\t');
 
@@ -49,29 +78,33 @@ const describe = (record: ApiKeyRecord): string =>
 export const runKeysCommand = async (argv: string[], options: KeysCommandOptions = {}): Promise<number> => {
   const env = options.env ?? process.env;
   const print = options.print ?? ((line: string) => console.log(line));
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      endpoint: { type: 'string' },
-      stage: { type: 'string' },
-      table: { type: 'string' },
-      region: { type: 'string' },
-      help: { type: 'boolean' },
+  const { values, positionals } = parseCommandLine(
+    {
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        endpoint: { type: 'string' },
+        stage: { type: 'string' },
+        table: { type: 'string' },
+        region: { type: 'string' },
+        help: { type: 'boolean' },
+      },
     },
-  });
+    HELP,
+  );
   const [command, argument] = positionals;
   if (values.help || !command) {
     print(USAGE);
     return values.help ? 0 : 2;
   }
+  if (!COMMANDS.includes(command)) throw new UsageError(`unknown command '${command}': use ${COMMANDS.join(', ')} (see ${HELP}).`);
   if (values.stage !== undefined && (values.endpoint !== undefined || values.table !== undefined)) {
-    throw new Error('--stage finds its own table on AWS: it cannot be combined with --endpoint or --table.');
+    throw new UsageError('--stage finds its own table on AWS: it cannot be combined with --endpoint or --table.');
   }
   // --stage, and --table without --endpoint, mean AWS; anything else a DynamoDB endpoint.
   const onAws = values.stage !== undefined || (values.table !== undefined && values.endpoint === undefined);
-  const endpoint = onAws ? undefined : (values.endpoint ?? env.DYNAMODB_ENDPOINT ?? `http://127.0.0.1:${DEFAULT_DYNAMODB_LOCAL_PORT}`);
+  const endpoint = onAws ? undefined : (values.endpoint ?? env.DYNAMODB_ENDPOINT ?? dynamoDBLocalEndpoint(localPort(env)));
   const tableName =
     values.table ??
     (values.stage !== undefined
@@ -82,7 +115,7 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
   try {
     switch (command) {
       case 'create': {
-        if (!values.name) throw new Error('create needs --name NAME (who or what the key is for).');
+        if (!values.name) throw new UsageError('create needs --name NAME (who or what the key is for).');
         const key = generateApiKey();
         const record = await keys.register(key, values.name);
         print(`Created key ${record.keyId} (${record.name}). It is shown only this once:`);
@@ -96,24 +129,23 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
         return 0;
       }
       case 'revoke': {
-        if (!argument) throw new Error('revoke needs a key id (see: npm run keys -- list).');
-        if (!(await keys.revoke(argument))) {
-          print(`No key has the id ${argument}.`);
+        const keyId = keyIdArgument(argument);
+        if (!(await keys.revoke(keyId))) {
+          print(`No key has the id ${keyId}.`);
           return 1;
         }
-        print(`Revoked key ${argument}. Callers using it are refused within the authorizer cache TTL.`);
+        print(`Revoked key ${keyId}. Callers using it are refused within the authorizer cache TTL.`);
         return 0;
       }
       default:
-        print(`Unknown command '${command}'.\n\n${USAGE}`);
-        return 2;
+        throw new UsageError(`unknown command '${command}' (see ${HELP}).`);
     }
   } catch (error) {
     if (!(error instanceof DatabaseUnavailable)) throw error;
     throw new Error(
       endpoint === undefined
         ? `DynamoDB did not answer (${error.reason}): check your AWS credentials, region and network.`
-        : `No DynamoDB answers at ${endpoint} (${error.reason}): is the local server running (npm start)? Or name another with --endpoint.`,
+        : `No DynamoDB answers at ${endpoint} (${error.reason}): is the local server running (npm start)? Its banner prints the keys command that reaches its DynamoDB.`,
     );
   } finally {
     client.destroy();

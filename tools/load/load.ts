@@ -6,6 +6,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { PetStatus } from '../../shared/models';
+import { UsageError } from '../cli';
 import { inParallel, linkOf } from '../requests';
 import { quantile } from '../stats';
 
@@ -83,6 +84,36 @@ export const judgeWalk = (
   };
 };
 
+/** Why a load run cannot start against an API: no answer at its URL, or its key refused. Bad usage, so that exit status 1 keeps meaning "pets lost". */
+export class TargetUnusable extends UsageError {}
+
+/** Why fetch got no answer, in a word or two (ECONNREFUSED, ENOTFOUND, a timeout). */
+const noAnswerReason = (error: unknown): string => {
+  if (error instanceof Error && error.name === 'TimeoutError') return 'no answer within 10 s';
+  const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
+  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+};
+
+/**
+ * One listing request before the run, so that an unreachable URL or a refused key is said in one
+ * line instead of being counted as thousands of failed answers. The key is never echoed.
+ */
+export const checkTarget = async (url: string, key: string): Promise<void> => {
+  let response: Response;
+  try {
+    response = await fetch(`${url}/pets?limit=1`, { headers: { Authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+  } catch (error) {
+    throw new TargetUnusable(`no answer from ${url} (${noAnswerReason(error)}): is the API running, and is --url its address ending in /v1?`);
+  }
+  await response.body?.cancel();
+  if (response.status === 401 || response.status === 403) {
+    throw new TargetUnusable(`the API at ${url} refused --key (${response.status}): pass a key it accepts (npm run keys -- list shows which are active).`);
+  }
+  if (response.status !== 200) {
+    throw new TargetUnusable(`GET ${url}/pets answered ${response.status}, not 200: is --url the API's address ending in /v1?`);
+  }
+};
+
 export const runLoad = async ({ url, key, count, concurrency, pageLimit = 100 }: LoadOptions): Promise<LoadReport> => {
   const tag = `load-${randomBytes(4).toString('hex')}`;
   const headers = { Authorization: `Bearer ${key}` };
@@ -119,10 +150,10 @@ export const runLoad = async ({ url, key, count, concurrency, pageLimit = 100 }:
     let pages = 0;
     let next: string | undefined = `${url}/pets?limit=${pageLimit}${filter === 'all' ? '' : `&status=${filter}`}`;
     while (next) {
-      const response: Response = await fetch(next, { headers });
+      const response: Response | undefined = await fetch(next, { headers }).catch(() => undefined);
       pages += 1;
-      if (response.status !== 200) {
-        non2xx += 1;
+      if (response?.status !== 200) {
+        non2xx += 1; // a refusal, or no answer at all: this walk cannot go on
         break;
       }
       const page = (await response.json()) as ListedPet[];

@@ -3,13 +3,13 @@
  * memory unless --persist DIR), with a local API key registered and printed. Ctrl-C stops
  * everything it started.
  */
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { API_KEY_PATTERN, generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { apiKeysTableName, idempotencyTableName, petsTableName } from '../../shared/config';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
+import { parseCommandLine, reportFailure, UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, ensureTables, startDynamoDBLocal, type DynamoDBLocal } from '../dynamodb-local';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
 import { startLocalServer } from './server';
@@ -26,7 +26,8 @@ Environment:
   PORT                  port of the API (default 3000)
   API_KEY               local API key to register (default: a new random key each start)
   DYNAMODB_ENDPOINT     use this DynamoDB instead of starting DynamoDB Local
-  DYNAMODB_LOCAL_PORT   port for the DynamoDB Local it starts (default ${DEFAULT_DYNAMODB_LOCAL_PORT})
+  DYNAMODB_LOCAL_PORT   port for the DynamoDB Local it starts (default ${DEFAULT_DYNAMODB_LOCAL_PORT}); it listens on
+                        every network interface: see "Settings" in README.md
   AUTH_CACHE_TTL        seconds the authorizer's answer is cached per key (default ${DEFAULT_AUTH_CACHE_TTL_SECONDS})
   THROTTLE_RATE         requests per second before 429 (default ${DEFAULT_THROTTLE.rate})
   THROTTLE_BURST        burst size before 429 (default ${DEFAULT_THROTTLE.burst})
@@ -34,45 +35,66 @@ Environment:
                                         table names (default ${petsTable.defaultName}, ${apiKeysTable.defaultName}, ${idempotencyTable.defaultName})
 `;
 
+const HELP = 'npm start -- --help';
+
+/** The local key: each start registers one under this name and revokes the one before. */
+const LOCAL_KEY_NAME = 'local';
+
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
+const PORT_EXPECTED = 'must be a port number from 0 to 65535 (0 picks a free one)';
 
 const Settings = z.object({
   PORT: port(3000),
-  API_KEY: z
-    .string()
-    .regex(API_KEY_PATTERN, { error: 'must be a URL-safe string (A-Z a-z 0-9 . _ ~ -) of 20 to 512 characters' })
-    .optional(),
-  DYNAMODB_ENDPOINT: z.url({ error: 'must be a URL such as http://127.0.0.1:8000' }).optional(),
+  API_KEY: z.string().regex(API_KEY_PATTERN).optional(),
+  DYNAMODB_ENDPOINT: z.url().optional(),
   DYNAMODB_LOCAL_PORT: port(DEFAULT_DYNAMODB_LOCAL_PORT),
   AUTH_CACHE_TTL: z.coerce.number().int().min(0).max(3600).default(DEFAULT_AUTH_CACHE_TTL_SECONDS),
   THROTTLE_RATE: z.coerce.number().positive().default(DEFAULT_THROTTLE.rate),
   THROTTLE_BURST: z.coerce.number().int().positive().default(DEFAULT_THROTTLE.burst),
 });
+type Settings = z.infer<typeof Settings>;
 
-const fail = (message: string): never => {
-  console.error(`npm start: ${message}`);
-  process.exit(1);
+/** What each setting must be, in the words of the one-line refusal (never the value: API_KEY is a secret). */
+const EXPECTED: Record<keyof Settings, string> = {
+  PORT: PORT_EXPECTED,
+  API_KEY: 'must be a URL-safe string (A-Z a-z 0-9 . _ ~ -) of 20 to 512 characters',
+  DYNAMODB_ENDPOINT: 'must be a URL such as http://127.0.0.1:8000',
+  DYNAMODB_LOCAL_PORT: PORT_EXPECTED,
+  AUTH_CACHE_TTL: 'must be a whole number of seconds from 0 to 3600',
+  THROTTLE_RATE: 'must be a number of requests per second above 0',
+  THROTTLE_BURST: 'must be a whole number of requests above 0',
+};
+
+const readSettings = (env: NodeJS.ProcessEnv): Settings => {
+  const parsed = Settings.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
+  if (parsed.success) return parsed.data;
+  const name = parsed.error.issues[0]?.path[0] as keyof Settings;
+  throw new UsageError(`${name} ${EXPECTED[name]}: see ${HELP}`);
+};
+
+/** A value as one shell word, quoted only when it must be. */
+const shellWord = (value: string) => (/^[\w.:/@%+=,-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
+
+/** The `npm run keys` command that reaches this server's keys table, settings included. */
+const keysCommand = (settings: Settings, database: DynamoDBLocal | undefined, apiKeysTableNameInUse: string): string => {
+  const env = [
+    ...(settings.DYNAMODB_ENDPOINT ? [`DYNAMODB_ENDPOINT=${shellWord(settings.DYNAMODB_ENDPOINT)}`] : []),
+    ...(database && database.port !== DEFAULT_DYNAMODB_LOCAL_PORT ? [`DYNAMODB_LOCAL_PORT=${database.port}`] : []),
+    ...(apiKeysTableNameInUse !== apiKeysTable.defaultName ? [`API_KEYS_TABLE_NAME=${shellWord(apiKeysTableNameInUse)}`] : []),
+  ];
+  return [...env, 'npm run keys -- list'].join(' ');
 };
 
 const main = async () => {
-  const { values } = (() => {
-    try {
-      return parseArgs({ options: { persist: { type: 'string' }, help: { type: 'boolean' } } });
-    } catch (error) {
-      return fail(`${(error as Error).message}\n\n${USAGE}`);
-    }
-  })();
+  const { values } = parseCommandLine({ options: { persist: { type: 'string' }, help: { type: 'boolean' } } }, HELP);
   if (values.help) {
     console.log(USAGE);
     return;
   }
-  const parsed = Settings.safeParse(Object.fromEntries(Object.entries(process.env).filter(([, value]) => value !== '')));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return fail(`${issue?.path.join('.')} ${issue?.message}`);
+  const settings = readSettings(process.env);
+  if (settings.DYNAMODB_ENDPOINT && values.persist) {
+    throw new UsageError('--persist applies to the DynamoDB Local it starts, not to DYNAMODB_ENDPOINT.');
   }
-  const settings = parsed.data;
-  if (settings.DYNAMODB_ENDPOINT && values.persist) fail('--persist applies to the DynamoDB Local it starts, not to DYNAMODB_ENDPOINT.');
 
   let database: DynamoDBLocal | undefined;
   let server: Awaited<ReturnType<typeof startLocalServer>> | undefined;
@@ -109,8 +131,12 @@ const main = async () => {
       { definition: idempotencyTable, name: tableNames.idempotency },
     ]);
     const apiKey = settings.API_KEY ?? generateApiKey();
-    const record = await apiKeysRepository({ client, tableName: tableNames.apiKeys }).register(apiKey, 'local');
+    const keys = apiKeysRepository({ client, tableName: tableNames.apiKeys });
+    // The same API_KEY as before finds its record again: it is reused, not registered twice.
+    const record = await keys.register(apiKey, LOCAL_KEY_NAME);
     if (record.revokedAt) throw new Error('API_KEY names a key that has been revoked in this database: choose another.');
+    // One local key works at a time: with --persist (or DYNAMODB_ENDPOINT) the previous start's key is in the table.
+    const replaced = await keys.revokeOthersNamed(LOCAL_KEY_NAME, record.keyId);
 
     server = await startLocalServer({
       client,
@@ -125,8 +151,15 @@ const main = async () => {
       [
         '',
         `Pet store API: ${server.url}`,
-        `DynamoDB:      ${endpoint}${database ? ` (DynamoDB Local, ${values.persist ? `data in ${values.persist}` : 'in memory'})` : ''}`,
+        ...(database
+          ? [
+              `DynamoDB:      DynamoDB Local (${values.persist ? `data in ${values.persist}` : 'in memory'}) on port ${database.port} of every network interface:`,
+              '               reachable from the network, with no authentication (see "Settings" in README.md)',
+            ]
+          : [`DynamoDB:      ${endpoint}`]),
         `API key:       ${apiKey}   (id ${record.keyId}; shown once, stored as a hash)`,
+        ...replaced.map((keyId) => `               replaces the local key ${keyId} of an earlier start, now revoked`),
+        `Keys:          ${keysCommand(settings, database, tableNames.apiKeys)}   (create, revoke: npm run keys -- --help)`,
         `Docs:          ${server.url}/docs   (OpenAPI: ${server.url}/openapi.json)`,
         '',
         'Try it:',
@@ -140,13 +173,12 @@ const main = async () => {
     );
   } catch (error) {
     await Promise.allSettled([server?.close(), stopDatabase()]);
-    const message = error instanceof Error ? error.message : String(error);
-    fail(
-      (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
-        ? `port ${settings.PORT} is in use: set PORT to another port.`
-        : message,
-    );
+    throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? new Error(`port ${settings.PORT} is in use: set PORT to another port.`) : error;
   }
 };
 
-await main();
+try {
+  await main();
+} catch (error) {
+  process.exit(reportFailure('npm start', error));
+}

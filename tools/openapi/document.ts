@@ -398,8 +398,9 @@ const document = ({ extraServers = [] }: DocumentOptions) => ({
           '`idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored',
           'together, so no request is ever told to wait. Malformed or repeated: 400.',
         ].join(' '),
+        // No example, default or examples here or in the schema: Swagger UI copies any of them into
+        // Try-it-out, and every Execute would then replay the first pet. The description shows the format.
         schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH + 2 },
-        example: '"8e03978e-40d5-43e8-bc93-6894a57f9324"',
       },
       petId: {
         name: 'petId',

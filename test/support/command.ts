@@ -1,0 +1,36 @@
+/** The project's commands run as an operator runs them: a child process in the project folder. */
+import { execFile } from 'node:child_process';
+import { expect } from 'vitest';
+import { projectRoot } from '../../infra/project';
+
+export interface CommandResult {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `command args…` with the environment's variables plus `env`, and waits for its end. */
+export const runCommand = (command: string, args: readonly string[], env: Record<string, string> = {}, timeout = 60_000): Promise<CommandResult> =>
+  new Promise((resolve) => {
+    execFile(command, args, { cwd: projectRoot, env: { ...process.env, ...env }, timeout }, (error, stdout, stderr) =>
+      resolve({ status: error ? ((error as { code?: unknown }).code as number | null) : 0, stdout, stderr }),
+    );
+  });
+
+/** `npm run <script> -- args…`, quiet as to npm's own lines, as a user's terminal shows the tool's. */
+export const npmRun = (script: string, args: readonly string[], env: Record<string, string> = {}) =>
+  runCommand('npm', ['run', '--silent', script, '--', ...args], env);
+
+/** What the command wrote on stderr, line by line, without npm's warnings about this machine's npm configuration. */
+export const stderrLines = (result: CommandResult): string[] =>
+  result.stderr.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('npm warn'));
+
+/** An operator error: one line on stderr, no stack frame, nothing secret, and the exit status. */
+export const expectOneLineFailure = (result: CommandResult, { status, secret }: { status: number; secret?: string }): string => {
+  const lines = stderrLines(result);
+  expect(lines, result.stderr).toHaveLength(1);
+  expect(result.stderr).not.toMatch(/^\s+at /m);
+  if (secret !== undefined) expect(result.stdout + result.stderr).not.toContain(secret);
+  expect(result.status).toBe(status);
+  return lines[0] ?? '';
+};

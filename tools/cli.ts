@@ -1,0 +1,44 @@
+/**
+ * How the operator tools (npm start, npm run keys, npm run load) fail: one line on stderr that
+ * says what is wrong, never a stack trace; exit status 2 for bad usage, 1 for anything else.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** The command line or the settings are wrong: the operator can fix it by reading --help. */
+export class UsageError extends Error {}
+
+type ArgsError = Error & { readonly code?: string };
+
+/** Node's parseArgs error as one line naming the option, and where to look. */
+const describeArgsError = (error: ArgsError, help: string): string => {
+  const option = /'(-[^' ]*)/.exec(error.message)?.[1];
+  switch (error.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option '${option}': see ${help}`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return error.message.includes('argument missing')
+        ? `option '${option}' needs a value: see ${help}`
+        : `option '${option}' takes no value: see ${help}`;
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      // The argument itself is not repeated: it may be a key pasted in the wrong place.
+      return `this command takes only options, no other arguments: see ${help}`;
+    default:
+      return `${error.message}: see ${help}`;
+  }
+};
+
+/** parseArgs, whose errors become a UsageError of one line. `help` is the command that shows the usage. */
+export const parseCommandLine = <T extends ParseArgsConfig>(config: T, help: string): ReturnType<typeof parseArgs<T>> => {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError(describeArgsError(error as ArgsError, help));
+  }
+};
+
+/** Writes the failure as one line, prefixed by the tool's name, and returns the exit status. */
+export const reportFailure = (tool: string, error: unknown): number => {
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(`${tool}: ${message.trim().replace(/\s*\n\s*/g, ' | ')}`);
+  return error instanceof UsageError ? 2 : 1;
+};
