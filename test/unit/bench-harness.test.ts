@@ -5,10 +5,13 @@
  * that the cold start is measured as deployed (the template's Node.js major and environment).
  */
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_BUNDLING } from '../../infra/bundling';
 import { cdkEsbuildCommand, otherSourceMapChoice } from '../../tools/bench/cold';
-import { coldStartRun, nodeForRuntime, templateFunctions } from '../../tools/bench/deployed-env';
+import { coldStartRun, nodeForRuntime, RUNTIME_NODE, templateFunctions } from '../../tools/bench/deployed-env';
 import { synthStage } from '../infra/synth';
 import { simulateHotStatus } from '../../tools/bench/scaling';
 import { median, quantile } from '../../tools/stats';
@@ -74,6 +77,18 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
       expect(env).toMatchObject({ AWS_REGION: 'eu-west-1', AWS_LAMBDA_FUNCTION_NAME: Properties.FunctionName, AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x' });
       // Nothing of this machine's environment leaks in but PATH.
       expect(Object.keys(env).filter((name) => !(name in expected) && !name.startsWith('AWS_') && !['_HANDLER', 'TZ', 'LANG', 'PATH'].includes(name))).toEqual([]);
+    }
+  });
+
+  it("picks the binary of the runtime's major, whichever Node runs the benchmark", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pet-store-node-'));
+    try {
+      const other = join(dir, 'node20');
+      writeFileSync(other, '#!/bin/sh\necho v20.20.2\n', { mode: 0o755 });
+      expect(nodeForRuntime('nodejs24.x', [other, RUNTIME_NODE])).toBe(RUNTIME_NODE);
+      expect(nodeForRuntime('nodejs20.x', [RUNTIME_NODE, other])).toBe(other);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
