@@ -29,8 +29,8 @@ export const FUNCTION_BUNDLING = {
   format: OutputFormat.ESM,
   minify: true,
   // No source maps: no handler logs a stack trace (shared/logger.ts), and Node reading a map at
-  // start-up (--enable-source-maps) costs a cold start about a fifth of its import time (the
-  // source-map column of BENCHMARKS.md). So no map is emitted either: nothing would read it.
+  // start-up (--enable-source-maps) adds a fifth to two fifths to a bundle's import time on
+  // Node 24 (BENCHMARKS.md's source-map columns). So none is emitted: nothing would read it.
   sourceMap: false,
   // The deployed runtime is Node 24; the syntax stays loadable by Node 20, where the tests run.
   target: 'node20',
