@@ -28,9 +28,10 @@ export const LAMBDA_ALIASES = {
 export const FUNCTION_BUNDLING = {
   format: OutputFormat.ESM,
   minify: true,
-  sourceMap: true,
-  // Maps name the files and lines; the sources themselves stay out of the asset.
-  sourcesContent: false,
+  // No source maps: no handler logs a stack trace (shared/logger.ts), and Node reading a map at
+  // start-up (--enable-source-maps) adds a fifth to two fifths to a bundle's import time on
+  // Node 24 (BENCHMARKS.md's source-map columns). So none is emitted: nothing would read it.
+  sourceMap: false,
   // The deployed runtime is Node 24; the syntax stays loadable by Node 20, where the tests run.
   target: 'node20',
   // middy and the AWS SDK ship ES modules: prefer them, so esbuild can drop what is unused.

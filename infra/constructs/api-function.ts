@@ -72,8 +72,7 @@ export class ApiFunction extends Construct {
       environment: {
         POWERTOOLS_SERVICE_NAME: 'pet-store',
         POWERTOOLS_LOG_LEVEL: 'INFO',
-        // Stack traces (never sent to clients) point at the TypeScript sources.
-        NODE_OPTIONS: '--enable-source-maps',
+        // No NODE_OPTIONS=--enable-source-maps: the bundles ship no source map (infra/bundling.ts).
         ...props.environment,
       },
     });

@@ -1,11 +1,18 @@
 /**
  * The benchmark harness's own logic, without running a benchmark: the statistics, the hot
- * partition arithmetic the README's Scaling section quotes, and the esbuild command taken from
- * CDK (a private CDK API: an upgrade that changes it must fail here, not in `npm run bench`).
+ * partition arithmetic the README's Scaling section quotes, the esbuild command taken from
+ * CDK (a private CDK API: an upgrade that changes it must fail here, not in `npm run bench`), and
+ * that the cold start is measured as deployed (the template's Node.js major and environment).
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_BUNDLING } from '../../infra/bundling';
-import { cdkEsbuildCommand } from '../../tools/bench/cold';
+import { cdkEsbuildCommand, otherSourceMapChoice } from '../../tools/bench/cold';
+import { coldStartRun, nodeForRuntime, RUNTIME_NODE, templateFunctions } from '../../tools/bench/deployed-env';
+import { synthStage } from '../infra/synth';
 import { simulateHotStatus } from '../../tools/bench/scaling';
 import { median, quantile } from '../../tools/stats';
 
@@ -35,5 +42,70 @@ describe("the esbuild command CDK runs, as the cold-start benchmark rebuilds it"
     expect(args.includes('--minify')).toBe(FUNCTION_BUNDLING.minify);
     expect(args).toContain(`--main-fields=${FUNCTION_BUNDLING.mainFields.join(',')}`);
     expect(args).toContain('--outfile=/tmp/out/index.mjs');
+  });
+});
+
+describe('the cold-start benchmark runs each bundle as its function is deployed', () => {
+  const template = synthStage('bench').template.toJSON() as Parameters<typeof templateFunctions>[0] & {
+    Resources: Record<string, { Type: string; Properties: { Runtime: string; FunctionName: string; Environment: { Variables: Record<string, unknown> } } }>;
+  };
+  const deployed = Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
+  const majorOf = (node: string) => Number(/^v(\d+)\./.exec(execFileSync(node, ['--version'], { encoding: 'utf8' }))?.[1]);
+
+  it('under the Node.js major of the runtime in the template', () => {
+    expect(deployed).toHaveLength(4);
+    for (const [logicalId, { Properties }] of deployed) {
+      const fn = templateFunctions(template).get(logicalId);
+      if (!fn) throw new Error(`no ${logicalId}`);
+      expect(Properties.Runtime).toBe('nodejs24.x');
+      expect(majorOf(coldStartRun(fn).node)).toBe(24);
+    }
+  });
+
+  it("with the function's own Environment.Variables, NODE_OPTIONS included, and Lambda's runtime variables", () => {
+    for (const [logicalId, { Properties }] of deployed) {
+      const fn = templateFunctions(template).get(logicalId);
+      if (!fn) throw new Error(`no ${logicalId}`);
+      const { env } = coldStartRun(fn);
+      const variables = Properties.Environment.Variables;
+      // Table names are Refs in the template; the logical id they name stands in for the name.
+      const expected = Object.fromEntries(
+        Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : (value as { Ref: string }).Ref]),
+      );
+      expect(env).toMatchObject(expected);
+      expect(env.NODE_OPTIONS).toBe(variables.NODE_OPTIONS);
+      expect(env).toMatchObject({ AWS_REGION: 'eu-west-1', AWS_LAMBDA_FUNCTION_NAME: Properties.FunctionName, AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x' });
+      // Nothing of this machine's environment leaks in but PATH.
+      expect(Object.keys(env).filter((name) => !(name in expected) && !name.startsWith('AWS_') && !['_HANDLER', 'TZ', 'LANG', 'PATH'].includes(name))).toEqual([]);
+    }
+  });
+
+  it("picks the binary of the runtime's major, whichever Node runs the benchmark", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pet-store-node-'));
+    try {
+      const other = join(dir, 'node20');
+      writeFileSync(other, '#!/bin/sh\necho v20.20.2\n', { mode: 0o755 });
+      expect(nodeForRuntime('nodejs24.x', [other, RUNTIME_NODE])).toBe(RUNTIME_NODE);
+      expect(nodeForRuntime('nodejs20.x', [RUNTIME_NODE, other])).toBe(other);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses what it cannot stand in for, or a Node.js it does not have, with one line', () => {
+    const withJoin = { Resources: { Fn: { Type: 'AWS::Lambda::Function', Properties: { Runtime: 'nodejs24.x', Environment: { Variables: { URL: { 'Fn::Join': ['', ['a']] } } } } } } };
+    expect(() => templateFunctions(withJoin)).toThrow(/^Fn: environment variable URL is .* cannot stand in for$/);
+    expect(() => nodeForRuntime('nodejs24.x', [])).toThrow(/^no Node\.js 24 for runtime nodejs24\.x/);
+    expect(() => nodeForRuntime('python3.13')).toThrow('runtime python3.13 is not a Node.js runtime');
+  });
+
+  it('measures the other choice about source maps beside the deployed one', () => {
+    const env = { PATH: '/bin', NODE_OPTIONS: '--enable-source-maps' };
+    const without = otherSourceMapChoice(['--bundle', 'a.ts', '--minify', '--sourcemap', '--sources-content=false'], { node: 'node', env });
+    expect(without.args).toEqual(['--bundle', 'a.ts', '--minify']);
+    expect(without.run.env).toEqual({ PATH: '/bin' });
+    const withMaps = otherSourceMapChoice(without.args, without.run);
+    expect(withMaps.args).toEqual(['--bundle', 'a.ts', '--minify', '--sourcemap', '--sources-content=false']);
+    expect(withMaps.run.env).toEqual(env);
   });
 });
