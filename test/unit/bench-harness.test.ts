@@ -4,14 +4,13 @@
  * CDK (a private CDK API: an upgrade that changes it must fail here, not in `npm run bench`), and
  * that the cold start is measured as deployed (the template's Node.js major and environment).
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_BUNDLING } from '../../infra/bundling';
 import { cdkEsbuildCommand, otherSourceMapChoice } from '../../tools/bench/cold';
-import { coldStartRun, nodeForRuntime, RUNTIME_NODE, templateFunctions } from '../../tools/bench/deployed-env';
+import { coldStartEnvironment, coldStartRun, nodeForRuntime, templateFunctions } from '../../tools/bench/deployed-env';
 import { synthStage } from '../infra/synth';
 import { simulateHotStatus } from '../../tools/bench/scaling';
 import { median, quantile } from '../../tools/stats';
@@ -50,7 +49,16 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
     Resources: Record<string, { Type: string; Properties: { Runtime: string; FunctionName: string; Environment: { Variables: Record<string, unknown> } } }>;
   };
   const deployed = Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
-  const majorOf = (node: string) => Number(/^v(\d+)\./.exec(execFileSync(node, ['--version'], { encoding: 'utf8' }))?.[1]);
+  /** Stand-ins for node binaries: scripts that print a version, as `node --version` does. */
+  const fakeNodes = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pet-store-node-'));
+    const fake = (version: string) => {
+      const path = join(dir, `node-${version}`);
+      writeFileSync(path, `#!/bin/sh\necho ${version}\n`, { mode: 0o755 });
+      return path;
+    };
+    return { node20: fake('v20.20.2'), node24: fake('v24.21.0'), remove: () => rmSync(dir, { recursive: true, force: true }) };
+  };
 
   it('under the Node.js major of the runtime in the template', () => {
     expect(deployed).toHaveLength(4);
@@ -58,7 +66,12 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
       const fn = templateFunctions(template).get(logicalId);
       if (!fn) throw new Error(`no ${logicalId}`);
       expect(Properties.Runtime).toBe('nodejs24.x');
-      expect(majorOf(coldStartRun(fn).node)).toBe(24);
+      const nodes = fakeNodes();
+      try {
+        expect(coldStartRun(fn, [nodes.node20, nodes.node24]).node).toBe(nodes.node24);
+      } finally {
+        nodes.remove();
+      }
     }
   });
 
@@ -66,7 +79,7 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
     for (const [logicalId, { Properties }] of deployed) {
       const fn = templateFunctions(template).get(logicalId);
       if (!fn) throw new Error(`no ${logicalId}`);
-      const { env } = coldStartRun(fn);
+      const env = coldStartEnvironment(fn);
       const variables = Properties.Environment.Variables;
       // Table names are Refs in the template; the logical id they name stands in for the name.
       const expected = Object.fromEntries(
@@ -81,14 +94,12 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
   });
 
   it("picks the binary of the runtime's major, whichever Node runs the benchmark", () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pet-store-node-'));
+    const nodes = fakeNodes();
     try {
-      const other = join(dir, 'node20');
-      writeFileSync(other, '#!/bin/sh\necho v20.20.2\n', { mode: 0o755 });
-      expect(nodeForRuntime('nodejs24.x', [other, RUNTIME_NODE])).toBe(RUNTIME_NODE);
-      expect(nodeForRuntime('nodejs20.x', [RUNTIME_NODE, other])).toBe(other);
+      expect(nodeForRuntime('nodejs24.x', [nodes.node20, nodes.node24])).toBe(nodes.node24);
+      expect(nodeForRuntime('nodejs20.x', [nodes.node24, nodes.node20])).toBe(nodes.node20);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      nodes.remove();
     }
   });
 

