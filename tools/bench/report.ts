@@ -47,6 +47,8 @@ export const markdownReport = (results: Results, chartPath: string, command: str
     '',
     `Machine of the latest run (${machine.date}): ${machine.nproc} cores (${machine.cpu}), ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}; load average at its start ${machine.loadAverage.join(' / ')}. Each part below says when and under what load it was measured (a part can be rerun alone). The machine is shared with other work while measuring: absolute times are noise, the ratios against references measured in the same run are the result.`,
     '',
+    `\`${command}\` runs every part (${PART_NAMES.join(', ')}; a few minutes on two cores). \`${command} -- cold\` (or any parts) reruns those alone and keeps the other parts' last figures; \`--quick\` tries the harness with fewer runs and writes nothing. It exits 1 when a budget of the parts it ran fails (the files are written first), 2 when the harness itself fails. Benchmarks never run inside \`npm test\`; what these budgets are for, and the design choices they led to, are in [docs/architecture.md](docs/architecture.md#cold-start-bundle-bytes).`,
+    '',
     `**${checks.filter((check) => check.pass === true).length} budgets pass, ${failed} fail.**`,
     '',
     `![Each figure as a ratio to its reference, with its budget](${chartPath})`,
