@@ -10,9 +10,10 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { resolve } from 'node:path';
+import { PROJECT_NAME } from '../../shared/project';
 import { FUNCTION_TIMEOUT_SECONDS } from '../../shared/stack';
 import { FUNCTION_ARCHITECTURE, FUNCTION_BUNDLING, FUNCTION_RUNTIME } from '../bundling';
-import { projectRoot } from '../project';
+import { projectRoot } from '../../shared/project-root';
 
 export interface ApiFunctionProps {
   /** The handler module, relative to the project root (as in the route table). */
@@ -70,7 +71,7 @@ export class ApiFunction extends Construct {
       projectRoot,
       depsLockFilePath: resolve(projectRoot, 'package-lock.json'),
       environment: {
-        POWERTOOLS_SERVICE_NAME: 'pet-store',
+        POWERTOOLS_SERVICE_NAME: PROJECT_NAME,
         POWERTOOLS_LOG_LEVEL: 'INFO',
         // No NODE_OPTIONS=--enable-source-maps: the bundles ship no source map (infra/bundling.ts).
         ...props.environment,

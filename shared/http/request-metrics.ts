@@ -8,11 +8,12 @@ import type middy from '@middy/core';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { classifyError } from './error-formatter';
+import { PROJECT_NAME, PROJECT_NAME_PASCAL } from '../project';
 import { IDEMPOTENT_REPLAYED_HEADER } from './idempotency-key';
 
-export const METRICS_NAMESPACE = 'PetStore';
+export const METRICS_NAMESPACE = PROJECT_NAME_PASCAL;
 /** The `service` dimension: the stack sets POWERTOOLS_SERVICE_NAME to the same name. */
-export const METRICS_SERVICE = 'pet-store';
+export const METRICS_SERVICE = PROJECT_NAME;
 
 
 /** Powertools' Metrics, telling whether it is switched off by its own rules (env variables). */

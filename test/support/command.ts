@@ -1,7 +1,7 @@
 /** The project's commands run as an operator runs them: a child process in the project folder. */
 import { execFile } from 'node:child_process';
 import { expect } from 'vitest';
-import { projectRoot } from '../../infra/project';
+import { projectRoot } from '../../shared/project-root';
 
 export interface CommandResult {
   readonly status: number | null;

@@ -20,7 +20,7 @@ import { promisify } from 'node:util';
 import { FUNCTION_ARCHITECTURE, FUNCTION_BUNDLING, FUNCTION_RUNTIME } from '../../infra/bundling';
 import { AUTHORIZER_ENTRY } from '../../infra/constructs/pet-store-functions';
 import { PetStoreStack } from '../../infra/pet-store-stack';
-import { projectRoot } from '../../infra/project';
+import { projectRoot } from '../../shared/project-root';
 import { stageSettings } from '../../infra/stages';
 import { routes } from '../../shared/routes';
 import { stackName } from '../../shared/stack';

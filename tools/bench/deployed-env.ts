@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { projectRoot } from '../../infra/project';
+import { projectRoot } from '../../shared/project-root';
 
 /** What the benchmark needs of an AWS::Lambda::Function resource. */
 export interface TemplateFunction {
