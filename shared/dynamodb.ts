@@ -19,7 +19,7 @@ export interface DynamoDBOptions {
   readonly requestTimeout?: number;
 }
 
-export const DYNAMODB_DEFAULTS = {
+const DYNAMODB_DEFAULTS = {
   maxAttempts: 3,
   connectionTimeout: 1_000,
   requestTimeout: 1_000,

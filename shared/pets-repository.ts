@@ -65,7 +65,7 @@ export interface PetsRepositoryOptions {
 /** Gives up on a create after this many id collisions in a row (practically never more than one). */
 export const MAX_ID_ATTEMPTS = 5;
 /** Keyed creates retry a transaction that met a concurrent one on the same record this often. */
-export const MAX_CONFLICT_ATTEMPTS = 5;
+const MAX_CONFLICT_ATTEMPTS = 5;
 
 // Only the Pet fields are read back; other stored attributes (createdAt, writeId) stay in the table.
 const PET_PROJECTION = {

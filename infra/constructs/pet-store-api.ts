@@ -38,7 +38,7 @@ import { gatewayResponseTemplate, quoted } from '../gateway-response-templates';
 import type { CustomDomain } from '../stages';
 
 /** The fields of an access log line: who called what, and how it ended. Never a header or a body. */
-export const ACCESS_LOG_FIELDS = {
+const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
   requestTime: '$context.requestTimeEpoch',
   sourceIp: '$context.identity.sourceIp',
@@ -59,7 +59,7 @@ export const ACCESS_LOG_FIELDS = {
 } as const;
 
 /** Every media type, as CloudFormation's BinaryMediaTypes spells it: each '/' written '~1' (a JSON Pointer escape). */
-export const ALL_MEDIA_TYPES = '*~1*';
+const ALL_MEDIA_TYPES = '*~1*';
 
 export interface PetStoreApiProps {
   /** Name shown in the API Gateway console. */

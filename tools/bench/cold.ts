@@ -31,9 +31,9 @@ import { median, round, shuffled } from '../stats';
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
 
-export const SIZE_BUDGET_BYTES = 350 * 1000;
+const SIZE_BUDGET_BYTES = 350 * 1000;
 /** Each bundle imports in at most this fraction of the floor's time, as deployed. */
-export const IMPORT_BUDGET_RATIO = 0.9;
+const IMPORT_BUDGET_RATIO = 0.9;
 const STAGE = 'bench';
 
 export interface ColdOptions {
