@@ -22,7 +22,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/http/request-metrics';
+import { METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/metrics';
 import { pascalCase } from './pet-store-functions';
 
 export interface MonitoredTable {
