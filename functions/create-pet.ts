@@ -10,6 +10,7 @@ import { callerOf, idempotencyKeyOf, IDEMPOTENT_REPLAYED_HEADER } from '../share
 import { publicUrl } from '../shared/http/request';
 import { json } from '../shared/http/response';
 import { idempotentRequest } from '../shared/idempotency';
+import { operationMetrics } from '../shared/metrics';
 import { NewPet } from '../shared/models';
 import { petsRepository, type KeyedCreateOutcome, type PetsRepository } from '../shared/pets-repository';
 import { parseInput } from '../shared/validation';
@@ -18,8 +19,9 @@ export interface CreatePetDependencies {
   readonly pets?: PetsRepository;
 }
 
-export const createHandler = ({ pets = petsRepository() }: CreatePetDependencies = {}) =>
-  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+export const createHandler = ({ pets = petsRepository() }: CreatePetDependencies = {}) => {
+  const metrics = operationMetrics('createPet');
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpApi({ operationId: 'createPet' }))
     .handler(async (event) => {
       // jsonBody has replaced the raw string with the parsed JSON value.
@@ -31,8 +33,11 @@ export const createHandler = ({ pets = petsRepository() }: CreatePetDependencies
         : { kind: 'created', pet: await pets.create(newPet) };
 
       if (outcome.kind === 'reused') throw new ApiError('idempotency_key_reused');
+      const replayed = outcome.kind === 'replayed';
+      metrics?.count(replayed ? 'IdempotentReplays' : 'PetsCreated');
       const location = { Location: publicUrl(event, `/pets/${outcome.pet.id}`) };
-      return json(201, outcome.pet, outcome.kind === 'replayed' ? { ...location, [IDEMPOTENT_REPLAYED_HEADER]: 'true' } : location);
+      return json(201, outcome.pet, replayed ? { ...location, [IDEMPOTENT_REPLAYED_HEADER]: 'true' } : location);
     });
+};
 
 export const handler = createHandler();

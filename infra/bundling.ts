@@ -5,7 +5,7 @@
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { resolve } from 'node:path';
-import { projectRoot } from './project';
+import { projectRoot } from '../shared/project-root';
 
 /** The newest Node.js LTS runtime aws-cdk-lib offers. */
 export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;

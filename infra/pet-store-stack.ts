@@ -5,6 +5,7 @@
  */
 import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { PROJECT_NAME } from '../shared/project';
 import { stackOutputs } from '../shared/stack';
 import { petsStatusIndex } from '../shared/tables';
 import { Monitoring } from './constructs/monitoring';
@@ -31,13 +32,14 @@ export class PetStoreStack extends Stack {
       ...stackProps,
     });
     // For cost allocation and for finding a stage's resources in the console.
-    Tags.of(this).add('project', 'pet-store');
+    Tags.of(this).add('project', PROJECT_NAME);
     Tags.of(this).add('stage', stage);
+    const resourceName = `${PROJECT_NAME}-${stage}`;
     const kept = { logRetention: settings.logRetention, removalPolicy: settings.removalPolicy };
 
     this.tables = new PetStoreTables(this, 'Tables', { removalPolicy: settings.removalPolicy });
     this.functions = new PetStoreFunctions(this, 'Functions', {
-      namePrefix: `pet-store-${stage}`,
+      namePrefix: resourceName,
       pets: this.tables.pets,
       apiKeys: this.tables.apiKeys,
       idempotency: this.tables.idempotency,
@@ -46,7 +48,7 @@ export class PetStoreStack extends Stack {
     });
     const operations = new Map([...this.functions.operations].map(([name, fn]) => [name, fn.function]));
     this.api = new PetStoreApi(this, 'Api', {
-      apiName: `pet-store-${stage}`,
+      apiName: resourceName,
       operations,
       authorizer: this.functions.authorizer.function,
       throttle: settings.throttle,
@@ -57,7 +59,7 @@ export class PetStoreStack extends Stack {
       ...kept,
     });
     this.monitoring = new Monitoring(this, 'Monitoring', {
-      dashboardName: `pet-store-${stage}`,
+      dashboardName: resourceName,
       apiStage: this.api.api.deploymentStage,
       functions: operations,
       authorizer: this.functions.authorizer.function,

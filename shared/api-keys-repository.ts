@@ -10,7 +10,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { apiKeysTableName, dynamoDBOptions } from './config';
-import { callDatabase, createDocumentClient } from './dynamodb';
+import { callDatabase, createDocumentClient, isConditionFailure } from './dynamodb';
 import { hashApiKey, keyIdOf } from './api-keys';
 
 export interface ApiKeyRecord {
@@ -58,7 +58,7 @@ export const apiKeysRepository = ({
       );
       return record;
     } catch (error) {
-      if (!(error instanceof Error && error.name === 'ConditionalCheckFailedException')) throw error;
+      if (!isConditionFailure(error)) throw error;
       return (await get(keyHash)) ?? record;
     }
   };

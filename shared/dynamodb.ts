@@ -19,7 +19,7 @@ export interface DynamoDBOptions {
   readonly requestTimeout?: number;
 }
 
-export const DYNAMODB_DEFAULTS = {
+const DYNAMODB_DEFAULTS = {
   maxAttempts: 3,
   connectionTimeout: 1_000,
   requestTimeout: 1_000,
@@ -64,6 +64,13 @@ export const classifyDatabaseError = (error: unknown): unknown => {
   }
   return error;
 };
+
+/**
+ * A write refused by its condition expression. `Item` is the item that stood in the way, when the
+ * write asked for it (ReturnValuesOnConditionCheckFailure: ALL_OLD), in DynamoDB's attribute-value form.
+ */
+export const isConditionFailure = <Item = Record<string, unknown>>(error: unknown): error is Error & { Item?: Item } =>
+  error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 /** Runs one DynamoDB call, classifying its failure. */
 export const callDatabase = async <T>(call: () => Promise<T>): Promise<T> => {

@@ -4,12 +4,13 @@
  * all render errors from here, so a client sees one shape whoever answered.
  */
 import type { ApiErrorBody } from './models';
+import { PROJECT_NAME } from './project';
 
 /** Seconds a client should wait before retrying after a 503 or 429. */
 export const RETRY_AFTER_SECONDS = 1;
-export const WWW_AUTHENTICATE = 'Bearer realm="pet-store"';
+export const WWW_AUTHENTICATE = `Bearer realm="${PROJECT_NAME}"`;
 /** RFC 6750: the credentials are valid, but do not allow this request. */
-export const WWW_AUTHENTICATE_INSUFFICIENT_SCOPE = `${WWW_AUTHENTICATE}, error="insufficient_scope"`;
+const WWW_AUTHENTICATE_INSUFFICIENT_SCOPE = `${WWW_AUTHENTICATE}, error="insufficient_scope"`;
 /** The longest `message` an error answer carries (openapi.json says so): longer ones are cut. */
 export const ERROR_MESSAGE_MAX_LENGTH = 512;
 

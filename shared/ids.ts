@@ -7,7 +7,7 @@
 import { randomInt } from 'node:crypto';
 
 export const ID_EPOCH_MS = Date.UTC(2025, 0, 1);
-export const ID_RANDOM_BITS = 12;
+const ID_RANDOM_BITS = 12;
 const RANDOM_RANGE = 2 ** ID_RANDOM_BITS;
 
 export type IdGenerator = () => number;
@@ -17,6 +17,3 @@ export const newPetId = (nowMs: number = Date.now(), random: number = randomInt(
   if (!Number.isSafeInteger(id) || id < 1) throw new RangeError('The clock is outside the id range');
   return id;
 };
-
-/** When an id was minted, to the millisecond. */
-export const petIdTime = (id: number): Date => new Date(Math.floor(id / RANDOM_RANGE) + ID_EPOCH_MS);

@@ -5,8 +5,9 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { apiKeysTableName, petsTableName } from './config';
+import { PROJECT_NAME } from './project';
 
-export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'pet-store' });
+export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? PROJECT_NAME });
 
 const ARN = /arn:aws[\w-]*:[^\s"',]+/g;
 

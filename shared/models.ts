@@ -35,7 +35,7 @@ const safeId = (what: string) => {
 };
 
 export const PetId = safeId('Unique identifier assigned by the service on creation.');
-export const CategoryId = safeId('Identifier of the category the animal belongs to.');
+const CategoryId = safeId('Identifier of the category the animal belongs to.');
 
 /** A name as stored: 1 to 256 code points, not blank. */
 const storedPetName = z
@@ -55,7 +55,7 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * A name a client may send: also well-formed Unicode (a lone surrogate has no UTF-8 form, and
  * strict clients fail on the whole listing that holds it) and free of control characters.
  */
-export const PetName = storedPetName.check(
+const PetName = storedPetName.check(
   z.regex(NO_CONTROL_CHARACTERS, { error: 'must not contain control characters (U+0000 to U+001F, U+007F to U+009F)' }),
   z.refine((name: string) => !LONE_SURROGATE.test(name), { error: 'must be well-formed Unicode (no lone surrogates)' }),
   z.describe("The animal's name: 1 to 256 characters, not blank, without control characters or lone surrogates."),

@@ -15,7 +15,7 @@ import {
   type DynamoDBDocumentPaginationConfiguration,
 } from '@aws-sdk/lib-dynamodb';
 import { dynamoDBOptions, idempotencyTableName as defaultIdempotencyTableName, petsTableName } from './config';
-import { callDatabase, createDocumentClient, DatabaseUnavailable } from './dynamodb';
+import { callDatabase, createDocumentClient, DatabaseUnavailable, isConditionFailure } from './dynamodb';
 import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotentRequest } from './idempotency';
 import { newPetId, type IdGenerator } from './ids';
 import type { NewPet, Pet, PetStatus } from './models';
@@ -65,7 +65,7 @@ export interface PetsRepositoryOptions {
 /** Gives up on a create after this many id collisions in a row (practically never more than one). */
 export const MAX_ID_ATTEMPTS = 5;
 /** Keyed creates retry a transaction that met a concurrent one on the same record this often. */
-export const MAX_CONFLICT_ATTEMPTS = 5;
+const MAX_CONFLICT_ATTEMPTS = 5;
 
 // Only the Pet fields are read back; other stored attributes (createdAt, writeId) stay in the table.
 const PET_PROJECTION = {
@@ -74,9 +74,6 @@ const PET_PROJECTION = {
 };
 
 type StoredItem = Record<string, { S?: string; N?: string } | undefined>;
-
-const isConditionFailure = (error: unknown): error is Error & { Item?: StoredItem } =>
-  error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 /** Whether a stored item (as DynamoDB returns it on a failed condition) holds this pet. */
 const sameFields = (item: StoredItem, pet: Pet): boolean =>
@@ -143,7 +140,7 @@ export const petsRepository = ({
         );
         return pet;
       } catch (error) {
-        if (!isConditionFailure(error)) throw error;
+        if (!isConditionFailure<StoredItem>(error)) throw error;
         // The SDK repeats a write whose answer was lost and finds the item that write stored: done.
         if (error.Item?.writeId?.S === writeId && sameFields(error.Item, pet)) return pet;
         // Another pet holds this id: draw again. Nothing was written.

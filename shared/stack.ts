@@ -1,5 +1,7 @@
 /** How a deployed stage is found: its stack name and the outputs operators and tools read. */
-export const stackName = (stage: string): string => `PetStore-${stage}`;
+import { PROJECT_NAME_PASCAL } from './project';
+
+export const stackName = (stage: string): string => `${PROJECT_NAME_PASCAL}-${stage}`;
 
 export const stackOutputs = {
   apiUrl: 'ApiUrl',

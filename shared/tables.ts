@@ -65,8 +65,6 @@ export const idempotencyTable = {
   timeToLiveAttribute: 'expiration',
 } as const satisfies TableDefinition;
 
-export const tables: readonly TableDefinition[] = [petsTable, apiKeysTable, idempotencyTable];
-
 /** The CreateTable request for a definition: on-demand, every index projecting all attributes. */
 export const createTableInput = (table: TableDefinition, tableName: string): CreateTableCommandInput => {
   const attributes = new Map<string, KeyAttribute>();

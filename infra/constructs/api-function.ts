@@ -3,36 +3,31 @@
  * group (kept for the stage's retention), its own role (allowed to write only that log group,
  * plus X-Ray) and active tracing. Table permissions are granted by the caller, action by action.
  */
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { resolve } from 'node:path';
+import { PROJECT_NAME } from '../../shared/project';
 import { FUNCTION_TIMEOUT_SECONDS } from '../../shared/stack';
 import { FUNCTION_ARCHITECTURE, FUNCTION_BUNDLING, FUNCTION_RUNTIME } from '../bundling';
-import { projectRoot } from '../project';
+import { projectRoot } from '../../shared/project-root';
 
 export interface ApiFunctionProps {
   /** The handler module, relative to the project root (as in the route table). */
   readonly entry: string;
-  /** The function's name, which also names its log group (`/aws/lambda/<name>`). @default generated */
-  readonly functionName?: string;
+  /** The function's name, which also names its log group (`/aws/lambda/<name>`). */
+  readonly functionName: string;
   readonly description: string;
-  readonly environment?: Record<string, string>;
-  /**
-   * Memory in MB. Lambda gives CPU in proportion to memory, and CPU is what a cold start spends.
-   * @default 512
-   */
-  readonly memorySize?: number;
-  /** @default FUNCTION_TIMEOUT_SECONDS (10 s, more than three DynamoDB attempts with their timeouts) */
-  readonly timeout?: Duration;
-  /** @default RetentionDays.ONE_WEEK */
-  readonly logRetention?: RetentionDays;
-  /** @default RemovalPolicy.DESTROY */
-  readonly removalPolicy?: RemovalPolicy;
+  readonly environment: Record<string, string>;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
 }
+
+/** Memory in MB. Lambda gives CPU in proportion to memory, and CPU is what a cold start spends. */
+const MEMORY_MB = 512;
 
 export class ApiFunction extends Construct {
   readonly function: NodejsFunction;
@@ -41,9 +36,9 @@ export class ApiFunction extends Construct {
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     super(scope, id);
     this.logGroup = new LogGroup(this, 'Logs', {
-      ...(props.functionName ? { logGroupName: `/aws/lambda/${props.functionName}` } : {}),
-      retention: props.logRetention ?? RetentionDays.ONE_WEEK,
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+      logGroupName: `/aws/lambda/${props.functionName}`,
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
     });
     // Its own role instead of AWSLambdaBasicExecutionRole, which may write to every log group.
     const role = new Role(this, 'Role', {
@@ -55,12 +50,12 @@ export class ApiFunction extends Construct {
     this.function = new NodejsFunction(this, 'Function', {
       entry: resolve(projectRoot, props.entry),
       handler: 'handler',
-      ...(props.functionName ? { functionName: props.functionName } : {}),
+      functionName: props.functionName,
       description: props.description,
       runtime: FUNCTION_RUNTIME,
       architecture: FUNCTION_ARCHITECTURE,
-      memorySize: props.memorySize ?? 512,
-      timeout: props.timeout ?? Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
+      memorySize: MEMORY_MB,
+      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
       role,
       logGroup: this.logGroup,
       // Powertools already writes JSON lines; the platform's own lines become JSON too.
@@ -70,7 +65,7 @@ export class ApiFunction extends Construct {
       projectRoot,
       depsLockFilePath: resolve(projectRoot, 'package-lock.json'),
       environment: {
-        POWERTOOLS_SERVICE_NAME: 'pet-store',
+        POWERTOOLS_SERVICE_NAME: PROJECT_NAME,
         POWERTOOLS_LOG_LEVEL: 'INFO',
         // No NODE_OPTIONS=--enable-source-maps: the bundles ship no source map (infra/bundling.ts).
         ...props.environment,

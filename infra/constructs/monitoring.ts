@@ -22,7 +22,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/http/request-metrics';
+import { METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/metrics';
 import { pascalCase } from './pet-store-functions';
 
 export interface MonitoredTable {
@@ -41,13 +41,13 @@ export interface MonitoringProps {
   readonly tables: readonly MonitoredTable[];
   /** Where alarms are e-mailed. @default none: the topic only */
   readonly alarmEmail?: string;
-  /** Share of requests answered 5xx, over 5 minutes, that pages. @default 0.01 (1%) */
-  readonly serverErrorRateThreshold?: number;
-  /** p99 latency in ms, over 5 minutes, that pages. @default 1000 */
-  readonly latencyP99ThresholdMs?: number;
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
+/** Share of requests answered 5xx, over 5 minutes, that pages: 1%. */
+const SERVER_ERROR_RATE_THRESHOLD = 0.01;
+/** p99 latency in ms, over 5 minutes, that pages. */
+const LATENCY_P99_THRESHOLD_MS = 1000;
 
 export class Monitoring extends Construct {
   readonly dashboard: Dashboard;
@@ -76,14 +76,14 @@ export class Monitoring extends Construct {
     alarm('ServerErrorRate', {
       alarmDescription: 'More than the threshold share of requests answered 5xx: the database or a function is failing.',
       metric: stage.metricServerError({ statistic: 'Average', period: FIVE_MINUTES }),
-      threshold: props.serverErrorRateThreshold ?? 0.01,
+      threshold: SERVER_ERROR_RATE_THRESHOLD,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
     });
     alarm('LatencyP99', {
       alarmDescription: 'p99 latency above the threshold for 15 minutes: check the functions\' duration and DynamoDB.',
       metric: stage.metricLatency({ statistic: 'p99', period: FIVE_MINUTES }),
-      threshold: props.latencyP99ThresholdMs ?? 1000,
+      threshold: LATENCY_P99_THRESHOLD_MS,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 3,
     });

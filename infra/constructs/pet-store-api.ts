@@ -26,7 +26,7 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { BEARER_PATTERN } from '../../shared/api-keys';
@@ -35,10 +35,10 @@ import { errorResponse, REQUEST_ID_HEADER } from '../../shared/http/response';
 import { gatewayResponses, type GatewayResponseType } from '../../shared/gateway-responses';
 import { routes, STAGE_NAME, type Route } from '../../shared/routes';
 import { gatewayResponseTemplate, quoted } from '../gateway-response-templates';
-import type { CustomDomain } from '../stages';
+import type { CustomDomain, StageSettings } from '../stages';
 
 /** The fields of an access log line: who called what, and how it ended. Never a header or a body. */
-export const ACCESS_LOG_FIELDS = {
+const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
   requestTime: '$context.requestTimeEpoch',
   sourceIp: '$context.identity.sourceIp',
@@ -59,7 +59,7 @@ export const ACCESS_LOG_FIELDS = {
 } as const;
 
 /** Every media type, as CloudFormation's BinaryMediaTypes spells it: each '/' written '~1' (a JSON Pointer escape). */
-export const ALL_MEDIA_TYPES = '*~1*';
+const ALL_MEDIA_TYPES = '*~1*';
 
 export interface PetStoreApiProps {
   /** Name shown in the API Gateway console. */
@@ -67,19 +67,16 @@ export interface PetStoreApiProps {
   /** The function for each operation of the route table that has a handler. */
   readonly operations: ReadonlyMap<string, IFunction>;
   readonly authorizer: IFunction;
-  /** @default { rateLimit: 50, burstLimit: 100 } */
-  readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
-  /** @default 300 (API Gateway's default) */
-  readonly authorizerCacheTtlSeconds?: number;
-  /** @default none: no CORS headers, no preflight */
-  readonly corsAllowedOrigins?: readonly string[];
+  /** The stage's settings (infra/stages.ts) say what each of these is. */
+  readonly throttle: StageSettings['throttle'];
+  readonly authorizerCacheTtlSeconds: number;
+  /** None: no CORS headers, no preflight. */
+  readonly corsAllowedOrigins: readonly string[];
   readonly customDomain?: CustomDomain;
-  /** A regional WAFv2 web ACL to associate with the stage. @default none */
+  /** A regional WAFv2 web ACL to associate with the stage; none by default. */
   readonly webAclArn?: string;
-  /** @default RetentionDays.ONE_WEEK */
-  readonly logRetention?: RetentionDays;
-  /** @default RemovalPolicy.DESTROY */
-  readonly removalPolicy?: RemovalPolicy;
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
 }
 
 export class PetStoreApi extends Construct {
@@ -90,13 +87,13 @@ export class PetStoreApi extends Construct {
 
   constructor(scope: Construct, id: string, props: PetStoreApiProps) {
     super(scope, id);
-    const origins = props.corsAllowedOrigins ?? [];
-    const throttle = props.throttle ?? { rateLimit: 50, burstLimit: 100 };
+    const origins = props.corsAllowedOrigins;
+    const { throttle } = props;
 
     this.accessLogs = new LogGroup(this, 'AccessLogs', {
       logGroupName: `/aws/apigateway/${props.apiName}/access`,
-      retention: props.logRetention ?? RetentionDays.ONE_WEEK,
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
     });
 
     const authorizer = new TokenAuthorizer(this, 'BearerKeyAuthorizer', {
@@ -104,7 +101,7 @@ export class PetStoreApi extends Construct {
       identitySource: IdentitySource.header('Authorization'),
       // Anything but "Bearer <token>" gets 401 without running the authorizer.
       validationRegex: BEARER_PATTERN,
-      resultsCacheTtl: Duration.seconds(props.authorizerCacheTtlSeconds ?? 300),
+      resultsCacheTtl: Duration.seconds(props.authorizerCacheTtlSeconds),
     });
 
     this.api = new RestApi(this, 'Api', {

@@ -2,7 +2,7 @@
  * PetStoreFunctions: one function per operation of the route table, plus the authorizer, each
  * allowed exactly the DynamoDB actions its code sends, on exactly the table or index it reads.
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
+import type { RemovalPolicy } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -44,18 +44,19 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
 
+/** The shared definition of each table a function may be granted: it names the table's variable. */
+const tableDefinitions = { pets: petsTable, apiKeys: apiKeysTable, idempotency: idempotencyTable } as const;
+
 export interface PetStoreFunctionsProps {
-  /** Names the functions `<namePrefix>-<operationId>` (and their log groups). @default generated names */
-  readonly namePrefix?: string;
+  /** Names the functions `<namePrefix>-<operationId>` (and their log groups). */
+  readonly namePrefix: string;
   readonly pets: Table;
   readonly apiKeys: Table;
   readonly idempotency: Table;
-  /** Origins the functions answer CORS for. @default none */
-  readonly corsAllowedOrigins?: readonly string[];
-  /** @default RetentionDays.ONE_WEEK */
-  readonly logRetention?: RetentionDays;
-  /** @default RemovalPolicy.DESTROY */
-  readonly removalPolicy?: RemovalPolicy;
+  /** Origins the API's functions answer CORS for; none turns CORS off. */
+  readonly corsAllowedOrigins: readonly string[];
+  readonly logRetention: RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
 }
 
 export class PetStoreFunctions extends Construct {
@@ -66,15 +67,21 @@ export class PetStoreFunctions extends Construct {
   constructor(scope: Construct, id: string, props: PetStoreFunctionsProps) {
     super(scope, id);
     const tables = { pets: props.pets, apiKeys: props.apiKeys, idempotency: props.idempotency };
-    const common = {
-      logRetention: props.logRetention,
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
-    };
 
-    const build = (name: FunctionName, entry: string, description: string, environment: Record<string, string>) => {
-      const functionName = props.namePrefix ? `${props.namePrefix}-${name}` : undefined;
-      const fn = new ApiFunction(this, pascalCase(name), { entry, functionName, description, environment, ...common });
-      for (const access of tableAccess[name]) {
+    // A function is told the name of each table it is granted, and of no other: its grants say
+    // which tables its code uses, so the two cannot drift apart.
+    const build = (name: FunctionName, entry: string, description: string, environment: Record<string, string> = {}) => {
+      const grants = tableAccess[name];
+      const tableNames = Object.fromEntries(grants.map(({ table }) => [tableDefinitions[table].nameVariable, tables[table].tableName]));
+      const fn = new ApiFunction(this, pascalCase(name), {
+        entry,
+        functionName: `${props.namePrefix}-${name}`,
+        description,
+        environment: { ...tableNames, ...environment },
+        logRetention: props.logRetention,
+        removalPolicy: props.removalPolicy,
+      });
+      for (const access of grants) {
         const table = tables[access.table];
         const arn = access.index ? `${table.tableArn}/index/${access.index}` : table.tableArn;
         fn.function.addToRolePolicy(policyStatement(access.actions, arn));
@@ -82,23 +89,15 @@ export class PetStoreFunctions extends Construct {
       return fn;
     };
 
-    const origins = props.corsAllowedOrigins ?? [];
-    const apiEnvironment = {
-      [petsTable.nameVariable]: props.pets.tableName,
-      ...(origins.length > 0 ? { [CORS_ORIGINS_VARIABLE]: origins.join(',') } : {}),
-    };
+    const origins = props.corsAllowedOrigins;
+    const cors: Record<string, string> = origins.length > 0 ? { [CORS_ORIGINS_VARIABLE]: origins.join(',') } : {};
     const operations = new Map<string, ApiFunction>();
     for (const route of routes) {
       if (!('handler' in route)) continue;
-      // Only createPet uses the idempotency table.
-      const environment =
-        route.operationId === 'createPet' ? { ...apiEnvironment, [idempotencyTable.nameVariable]: props.idempotency.tableName } : apiEnvironment;
-      operations.set(route.operationId, build(route.operationId, route.handler, `pet store: ${route.summary}`, environment));
+      operations.set(route.operationId, build(route.operationId, route.handler, `pet store: ${route.summary}`, cors));
     }
     this.operations = operations;
-    this.authorizer = build('authorizer', AUTHORIZER_ENTRY, 'pet store: bearer API key authorizer', {
-      [apiKeysTable.nameVariable]: props.apiKeys.tableName,
-    });
+    this.authorizer = build('authorizer', AUTHORIZER_ENTRY, 'pet store: bearer API key authorizer');
   }
 }
 

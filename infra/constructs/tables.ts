@@ -8,11 +8,8 @@ import { Construct } from 'constructs';
 import { apiKeysTable, idempotencyTable, petsTable, type KeyAttribute, type TableDefinition } from '../../shared/tables';
 
 export interface PetStoreTablesProps {
-  /**
-   * RETAIN keeps the tables when the stack is deleted and turns on deletion protection.
-   * @default RemovalPolicy.DESTROY
-   */
-  readonly removalPolicy?: RemovalPolicy.RETAIN | RemovalPolicy.DESTROY;
+  /** RETAIN keeps the tables when the stack is deleted and turns on deletion protection. */
+  readonly removalPolicy: RemovalPolicy.RETAIN | RemovalPolicy.DESTROY;
 }
 
 export class PetStoreTables extends Construct {
@@ -20,7 +17,7 @@ export class PetStoreTables extends Construct {
   readonly apiKeys: Table;
   readonly idempotency: Table;
 
-  constructor(scope: Construct, id: string, { removalPolicy = RemovalPolicy.DESTROY }: PetStoreTablesProps = {}) {
+  constructor(scope: Construct, id: string, { removalPolicy }: PetStoreTablesProps) {
     super(scope, id);
     this.pets = tableFrom(this, petsTable, removalPolicy);
     this.apiKeys = tableFrom(this, apiKeysTable, removalPolicy);

@@ -6,7 +6,7 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { logger, safeErrorFields } from '../logger';
-import { classifyError } from './error-formatter';
+import { errorCodeOf } from './error-formatter';
 
 export const accessLog = (operation: string): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> => {
   let coldStart = true;
@@ -15,6 +15,7 @@ export const accessLog = (operation: string): middy.MiddlewareObj<APIGatewayProx
   const write: middy.MiddlewareFn<APIGatewayProxyEvent, APIGatewayProxyResult> = async (request) => {
     const status = request.response?.statusCode ?? 500;
     const started = startedAt.get(request) ?? performance.now();
+    const errorCode = errorCodeOf(request);
     const line = {
       requestId: request.event.requestContext.requestId,
       lambdaRequestId: request.context.awsRequestId,
@@ -23,7 +24,7 @@ export const accessLog = (operation: string): middy.MiddlewareObj<APIGatewayProx
       latencyMs: Math.round((performance.now() - started) * 100) / 100,
       coldStart,
       keyId: request.event.requestContext.authorizer?.keyId as string | undefined,
-      ...(request.error ? { errorCode: classifyError(request.error).code } : {}),
+      ...(errorCode ? { errorCode } : {}),
       ...(status >= 500 && request.error ? safeErrorFields(request.error) : {}),
     };
     coldStart = false;

@@ -16,7 +16,7 @@ export const MAX_BODY_BYTES = 16 * 1024;
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;
 
 /** Counts the bytes the client sent: a base64 body is counted decoded. */
-export const bodyLimit = (maxBytes: number = MAX_BODY_BYTES): Middleware => ({
+const bodyLimit = (maxBytes: number = MAX_BODY_BYTES): Middleware => ({
   before: async ({ event }) => {
     const size = event.body ? Buffer.byteLength(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : 0;
     if (size > maxBytes) {
@@ -39,7 +39,7 @@ export const normalizeMediaType = (contentType: string): string =>
 
 /** `application/json` or `application/*+json`, with or without parameters. */
 const JSON_MEDIA_TYPE = /^application\/(.+\+)?json($|;.+)/;
-export const isJsonMediaType = (contentType: string | undefined): boolean =>
+const isJsonMediaType = (contentType: string | undefined): boolean =>
   contentType !== undefined && JSON_MEDIA_TYPE.test(normalizeMediaType(contentType));
 
 // fatal: bytes that are not UTF-8 are an error, not U+FFFD. ignoreBOM: a BOM stays in the text,

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../infra/project';
+import { projectRoot } from '../../shared/project-root';
 import { chromiumToLaunch, launchChromium } from '../support/chromium';
 import { postPet, startLocalApi, type LocalApi } from '../support/local-api';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../infra/project';
+import { projectRoot } from '../../shared/project-root';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { generateApiKey } from '../../shared/api-keys';
 import { MISSING_CREDENTIALS_MESSAGE } from '../../shared/lambda-aliases/credential-provider';

@@ -351,6 +351,19 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(variablesOf('authorizer')[apiKeysTable.nameVariable]).toEqual({ Ref: expect.stringMatching(/^TablesApiKeysTable/) });
       expect(variablesOf('authorizer')).not.toHaveProperty(petsTable.nameVariable);
     });
+
+    it('tells each function the name of exactly the tables it is granted', () => {
+      const definitions = { pets: petsTable, apiKeys: apiKeysTable, idempotency: idempotencyTable };
+      const nameVariables: string[] = Object.values(definitions).map((table) => table.nameVariable);
+      for (const name of functionNames) {
+        const variables = (template.toJSON().Resources[logicalIdOf(synthesized, name).function].Properties.Environment as {
+          Variables: Record<string, unknown>;
+        }).Variables;
+        const told = Object.keys(variables).filter((variable) => nameVariables.includes(variable));
+        const granted = new Set(tableAccess[name].map(({ table }) => definitions[table].nameVariable));
+        expect(told.sort(), name).toEqual([...granted].sort());
+      }
+    });
   });
 
   describe('least privilege', () => {

@@ -24,16 +24,16 @@ export const fuzzParameters = <T>(offset: number): fc.Parameters<T> => ({
 // Strings
 
 /** Characters that break naive code: NUL, lone surrogates, RTL and zero-width marks, combining marks, emoji, BOM. */
-export const ODD_CHARACTERS = [
+const ODD_CHARACTERS = [
   '\u0000', '\u0001', '\u001f', '\u007f', '\ud800', '\udfff', '\udc00\ud800', '\u200f', '\u202e', '\u2066', '\u200b',
   '\u200d', '\u0301', 'e\u0301', '\u0338', '😀', '👨‍👩‍👧', '🇫🇷', '\ufeff', '\ufffd', '\uffff', '\u{10ffff}', '\u2028', '\u2029',
   '\u00a0', '\u3000', '\u0085', 'İ', 'ß', 'ﬀ', '\\', '"', "'", '<', '>', '&', '%', '%00', '${', '{{', '\t', '\n', '\r',
 ] as const;
 
-export const oddCharacter = fc.constantFrom(...ODD_CHARACTERS);
+const oddCharacter = fc.constantFrom(...ODD_CHARACTERS);
 
 /** Any string: ordinary text, any code unit (lone surrogates included), or odd characters mixed in. */
-export const oddString = (maxLength = 40) =>
+const oddString = (maxLength = 40) =>
   fc.oneof(
     fc.string({ maxLength }),
     fc.string({ unit: 'binary', maxLength }),
@@ -42,20 +42,20 @@ export const oddString = (maxLength = 40) =>
   );
 
 /** A long string: a few over the 256-character name limit, some over the 16 KiB body limit. */
-export const hugeString = fc
+const hugeString = fc
   .tuple(fc.constantFrom(257, 1_000, 4_000, 17_000, 70_000), fc.constantFrom('x', 'é', '😀', '\u0000', 'e\u0301'))
   .map(([count, unit]) => unit.repeat(count));
 
 /** Secret-looking tokens: API-key-shaped strings a client might send by mistake anywhere. */
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.split('');
-export const secretToken = fc
+const secretToken = fc
   .string({ unit: fc.constantFrom(...BASE64URL), minLength: 43, maxLength: 43 })
   .map((random) => `petstore_${random}`);
 
 // ---------------------------------------------------------------------------------------------
 // JSON, as text: numbers are written as sent, so -0, exponents and digits beyond 2^53 survive.
 
-export const NUMBER_TEXTS = [
+const NUMBER_TEXTS = [
   '0', '-0', '0.0', '-0.0', '1', '1.0', '1e0', '1E0', '1e+0', '10e-1', '1.5', '-1', '2', '100', '101', '1e3', '1E3',
   '9007199254740991', '9007199254740991.0', '9007199254740991.4', '9007199254740992', '9007199254740993',
   '18014398509481984', '-9007199254740991', '1e16', '1e308', '1e309', '-1e309', '5e-324', '1e-7', '0.1',
@@ -64,7 +64,7 @@ export const NUMBER_TEXTS = [
   '01', '+1', '.5', '1.', 'NaN', 'Infinity', '-Infinity', '0x10', '1_000', '١',
 ] as const;
 
-export const numberText = fc.oneof(
+const numberText = fc.oneof(
   fc.constantFrom(...NUMBER_TEXTS),
   fc.integer().map(String),
   fc.maxSafeInteger().map(String),
@@ -72,7 +72,7 @@ export const numberText = fc.oneof(
 );
 
 /** A JSON string literal; `\u` escapes let it carry lone surrogates and NUL through valid UTF-8. */
-export const stringText = (value: fc.Arbitrary<string>) =>
+const stringText = (value: fc.Arbitrary<string>) =>
   fc.tuple(value, fc.boolean()).map(([text, escapeAll]) =>
     escapeAll
       ? `"${[...text].map((char) => [...char].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')).join('')}"`
@@ -80,7 +80,7 @@ export const stringText = (value: fc.Arbitrary<string>) =>
   );
 
 /** Any JSON value as text, nested junk included. */
-export const jsonText: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
+const jsonText: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     numberText,
@@ -338,7 +338,7 @@ export const percentEncode = (text: string, keep: RegExp = UNRESERVED) =>
   [...Buffer.from(text, 'utf8')].map((byte) => (byte < 0x80 && keep.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
 
 /** Text as it might appear in a URL: encoded properly, or raw with '+' for spaces, or with broken percent-escapes. */
-export const urlText = (text: fc.Arbitrary<string>) =>
+const urlText = (text: fc.Arbitrary<string>) =>
   fc.oneof(
     { weight: 6, arbitrary: text.map((value) => percentEncode(value)) },
     { weight: 1, arbitrary: text.map((value) => percentEncode(value, /[A-Za-z0-9\-._~!$'()*,;:@/]/).replace(/%20/g, '+')) },

@@ -1,7 +1,7 @@
 /** The project's commands run as an operator runs them: a child process in the project folder. */
 import { execFile } from 'node:child_process';
 import { expect } from 'vitest';
-import { projectRoot } from '../../infra/project';
+import { projectRoot } from '../../shared/project-root';
 
 export interface CommandResult {
   readonly status: number | null;
@@ -22,7 +22,7 @@ export const npmRun = (script: string, args: readonly string[], env: Record<stri
   runCommand('npm', ['run', '--silent', script, '--', ...args], env);
 
 /** What the command wrote on stderr, line by line, without npm's warnings about this machine's npm configuration. */
-export const stderrLines = (result: CommandResult): string[] =>
+const stderrLines = (result: CommandResult): string[] =>
   result.stderr.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('npm warn'));
 
 /** An operator error: one line on stderr, no stack frame, nothing secret, and the exit status. */

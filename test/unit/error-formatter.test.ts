@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DatabaseUnavailable } from '../../shared/dynamodb';
 import { ApiError } from '../../shared/errors';
-import { classifyError, errorFormatter } from '../../shared/http/error-formatter';
+import { classifyError, errorCodeOf, errorFormatter } from '../../shared/http/error-formatter';
 
 type Request = middy.Request<APIGatewayProxyEvent, APIGatewayProxyResult>;
 
@@ -29,6 +29,10 @@ describe('classifyError with middy errors', () => {
   });
 });
 
+/** An error as middy's HTTP middlewares throw it: createError(status, message, { cause: { package } }). */
+const middyHttpError = (statusCode: number, message: string, thrower: string) =>
+  Object.assign(new Error(message, { cause: { package: thrower } }), { name: 'HttpError', statusCode, status: statusCode, expose: statusCode < 500 });
+
 describe('classifyError with the service\'s own errors', () => {
   it('keeps an ApiError\'s code and message', () => {
     expect(classifyError(new ApiError('not_found', 'No pet has the id 3.'))).toEqual({
@@ -41,8 +45,8 @@ describe('classifyError with the service\'s own errors', () => {
     expect(classifyError(new DatabaseUnavailable('ECONNREFUSED'))).toEqual({ code: 'service_unavailable' });
   });
 
-  it('makes an HTTP error with status 413 a payload_too_large', () => {
-    expect(classifyError(Object.assign(new Error('Payload Too Large'), { statusCode: 413 }))).toEqual({
+  it('makes a 413 from one of middy\'s HTTP middlewares a payload_too_large', () => {
+    expect(classifyError(middyHttpError(413, 'Payload Too Large', '@middy/http-json-body-parser'))).toEqual({
       code: 'payload_too_large',
     });
   });
@@ -57,7 +61,11 @@ describe('classifyError with the service\'s own errors', () => {
     ['a plain Error', new Error('boom')],
     ['a TypeError', new TypeError("Cannot read properties of undefined (reading 'id')")],
     ['a TimeoutError that is not middy\'s', Object.assign(new Error('slow'), { name: 'TimeoutError' })],
-    ['an HTTP error with another status', Object.assign(new Error('Bad Gateway'), { statusCode: 502 })],
+    ['a TimeoutError another package marked', Object.assign(new Error('slow', { cause: { package: 'some-client' } }), { name: 'TimeoutError' })],
+    ['a middy HTTP error with another status', middyHttpError(502, 'Bad Gateway', '@middy/http-json-body-parser')],
+    // Only middy's HTTP middlewares speak of the client's request: an HTTP client's 413, say, does not.
+    ['an error with status 413 that middy did not throw', Object.assign(new Error('Payload Too Large'), { statusCode: 413 })],
+    ['a 413 marked by a package that is not middy\'s', middyHttpError(413, 'Payload Too Large', 'http-errors')],
     ['a string', 'boom'],
     ['undefined', undefined],
   ])('makes %s an internal_error, with no message for the client', (_, error) => {
@@ -84,6 +92,17 @@ describe('errorFormatter', () => {
       status: 500,
     });
     expect(response?.body).not.toContain('pets-prod');
+  });
+
+  it('records the code it answered with, for the access log and the metrics to read', async () => {
+    const onError = errorFormatter().onError;
+    if (!onError) throw new Error('errorFormatter has no onError');
+    const failed = request({});
+    failed.error = new DatabaseUnavailable('ThrottlingException');
+    expect(errorCodeOf(failed)).toBeUndefined();
+    await onError(failed);
+    expect(errorCodeOf(failed)).toBe('service_unavailable');
+    expect(errorCodeOf(request({}))).toBeUndefined();
   });
 
   it('answers a database outage with 503 and Retry-After', async () => {

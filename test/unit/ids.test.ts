@@ -1,8 +1,10 @@
 /** Pet ids: safe integers from 1, increasing with creation time, until 2094. */
 import { describe, expect, it } from 'vitest';
-import { ID_EPOCH_MS, newPetId, petIdTime } from '../../shared/ids';
+import { ID_EPOCH_MS, newPetId } from '../../shared/ids';
 
 const RANDOM_RANGE = 4096;
+/** When an id was minted, read back from its layout: milliseconds since the epoch, then 12 random bits. */
+const mintedAt = (id: number): Date => new Date(Math.floor(id / RANDOM_RANGE) + ID_EPOCH_MS);
 /** The last millisecond whose ids all stay at or below 2^53 − 1. */
 const LAST_MS = ID_EPOCH_MS + 2 ** 41 - 1;
 
@@ -47,20 +49,20 @@ describe('newPetId', () => {
   });
 });
 
-describe('petIdTime', () => {
+describe('the time in an id', () => {
   it.each(['2025-01-01T00:00:00.001Z', '2026-03-14T15:09:26.535Z', '2094-01-01T00:00:00.000Z'])(
     'gives back the millisecond an id was minted (%s)',
     (iso) => {
       const ms = Date.parse(iso);
       for (const random of [0, 1234, RANDOM_RANGE - 1]) {
-        expect(petIdTime(newPetId(ms, random)).toISOString()).toBe(iso);
+        expect(mintedAt(newPetId(ms, random)).toISOString()).toBe(iso);
       }
     },
   );
 
   it('places a fresh id at the current time', () => {
     const before = Date.now();
-    const time = petIdTime(newPetId()).getTime();
+    const time = mintedAt(newPetId()).getTime();
     expect(time).toBeGreaterThanOrEqual(before);
     expect(time).toBeLessThanOrEqual(Date.now());
   });

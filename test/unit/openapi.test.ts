@@ -3,7 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { projectRoot } from '../../infra/project';
+import { projectRoot } from '../../shared/project-root';
 import { ERROR_MESSAGE_MAX_LENGTH, errorCatalogue } from '../../shared/errors';
 import { ListPetsQuery, PET_NAME_MAX_LENGTH } from '../../shared/models';
 import { routeOf, routes } from '../../shared/routes';

@@ -20,7 +20,7 @@ import { promisify } from 'node:util';
 import { FUNCTION_ARCHITECTURE, FUNCTION_BUNDLING, FUNCTION_RUNTIME } from '../../infra/bundling';
 import { AUTHORIZER_ENTRY } from '../../infra/constructs/pet-store-functions';
 import { PetStoreStack } from '../../infra/pet-store-stack';
-import { projectRoot } from '../../infra/project';
+import { projectRoot } from '../../shared/project-root';
 import { stageSettings } from '../../infra/stages';
 import { routes } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
@@ -31,9 +31,9 @@ import { median, round, shuffled } from '../stats';
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
 
-export const SIZE_BUDGET_BYTES = 350 * 1000;
+const SIZE_BUDGET_BYTES = 350 * 1000;
 /** Each bundle imports in at most this fraction of the floor's time, as deployed. */
-export const IMPORT_BUDGET_RATIO = 0.9;
+const IMPORT_BUDGET_RATIO = 0.9;
 const STAGE = 'bench';
 
 export interface ColdOptions {

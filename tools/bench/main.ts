@@ -9,13 +9,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { projectRoot } from '../../infra/project';
+import { PROJECT_NAME } from '../../shared/project';
+import { projectRoot } from '../../shared/project-root';
 import { PART_NAMES, type Machine, type PartName, type PartResult, type Results } from './results';
 import { round } from '../stats';
 
 // The functions log as deployed; the parts send stdout to a sink while they measure.
 process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
-process.env.POWERTOOLS_SERVICE_NAME ??= 'pet-store';
+process.env.POWERTOOLS_SERVICE_NAME ??= PROJECT_NAME;
 
 const USAGE = `Usage: npm run bench [-- [cold|warm|reads|load|scaling]... [--quick]]
 

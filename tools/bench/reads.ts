@@ -14,7 +14,7 @@ import { meterCapacity } from './capacity';
 import { atMost, type Check, type PartResult } from './results';
 import { round } from '../stats';
 
-export const SIZES = [1_000, 20_000] as const;
+const SIZES = [1_000, 20_000] as const;
 const PAGE = 20;
 /** The page a "later page" is: the 5th, reached by following the cursor. */
 const LATER_PAGE = 5;

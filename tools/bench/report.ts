@@ -4,7 +4,7 @@ import { round } from '../stats';
 
 const verdict = (check: Check) => (check.pass === undefined ? '-' : check.pass ? 'PASS' : 'FAIL');
 
-export const allChecks = (results: Results): Check[] =>
+const allChecks = (results: Results): Check[] =>
   PART_NAMES.flatMap((part) => results.parts[part]?.checks ?? []);
 
 const pad = (text: string, width: number) => (text.length >= width ? text : text + ' '.repeat(width - text.length));

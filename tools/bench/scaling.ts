@@ -8,7 +8,7 @@ import type { PartResult } from './results';
 import { round } from '../stats';
 
 /** AWS quotas relied on (defaults; most can be raised on request). Sources in the README. */
-export const AWS_LIMITS = {
+const AWS_LIMITS = {
   /** DynamoDB: per physical partition, table or GSI. */
   partitionWcuPerSecond: 1_000,
   partitionRcuPerSecond: 3_000,
@@ -22,7 +22,7 @@ export const AWS_LIMITS = {
 } as const;
 
 /** Workload assumptions, stated so they can be changed. */
-export const ASSUMPTIONS = {
+const ASSUMPTIONS = {
   /** A stored pet (id, name, categoryId, status, createdAt, writeId) is well under 1 KB: 1 WCU per write. */
   wcuPerPetWrite: 1,
   /** Share of new pets that are `available` (the default status). */

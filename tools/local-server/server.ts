@@ -12,8 +12,8 @@ import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-r
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { randomUUID } from 'node:crypto';
 import { logger, safeErrorFields } from '../../shared/logger';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { apiKeysTableName, idempotencyTableName, petsTableName } from '../../shared/config';
 import type { Clock } from '../../shared/http/http-api';
@@ -23,8 +23,7 @@ import { routes } from '../../shared/routes';
 import { createDocumentation } from './docs';
 import { createGateway, GATEWAY_MAX_BODY_BYTES, withGatewayRequestId, type GatewayOptions, type ProxyHandler } from './gateway';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
-
-const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+import { projectRoot } from '../../shared/project-root';
 
 export interface LocalServerOptions {
   readonly client: DynamoDBDocumentClient;

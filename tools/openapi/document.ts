@@ -12,6 +12,7 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED
 import { IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { BASE_PATH, routes, type OperationId, type Route } from '../../shared/routes';
+import { stackName } from '../../shared/stack';
 
 type Json = Record<string, unknown>;
 
@@ -341,13 +342,13 @@ const document = ({ extraServers = [] }: DocumentOptions) => ({
     ...extraServers.map((server) => ({ ...server, 'x-internal': true })),
     {
       url: `https://{apiHost}${BASE_PATH}`,
-      description: 'Production: the ApiUrl output of the PetStore-prod stack',
+      description: `Production: the ApiUrl output of the ${stackName('prod')} stack`,
       variables: { apiHost: { default: 'api.pet-store.example.com', description: 'The API host of the prod stage' } },
       'x-internal': false,
     },
     {
       url: `https://{apiHost}${BASE_PATH}`,
-      description: 'Staging: the ApiUrl output of the PetStore-staging stack',
+      description: `Staging: the ApiUrl output of the ${stackName('staging')} stack`,
       variables: { apiHost: { default: 'staging.api.pet-store.example.com', description: 'The API host of the staging stage' } },
       'x-internal': false,
     },
