@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../infra/project';
+import { projectRoot } from '../../shared/project-root';
 import { anchorsOf, brokenLinks, relativeLinks, slugOf } from '../support/doc-links';
 
 const documents = ['README.md', 'BENCHMARKS.md', ...readdirSync(join(projectRoot, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
