@@ -8,7 +8,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { projectRoot } from '../../infra/project';
-import { BASE_PATH, matchRoute, pathBelowBase } from '../../shared/routes';
+import { BASE_PATH } from '../../shared/routes';
+import { matchRoute, pathBelowBase } from '../../tools/local-server/route-matcher';
 
 interface HeaderObject {
   readonly required?: boolean;
