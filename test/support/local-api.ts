@@ -7,7 +7,7 @@ import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
 import { startLocalStack, type LocalStackOptions } from '../../tools/local-server/local-stack';
 import { startLocalServer } from '../../tools/local-server/server';
-import type { components, paths } from './openapi-types';
+import type { components, paths } from '../../generated/openapi-types';
 import { freshTableNames } from './tables';
 import { linkOf } from '../../tools/requests';
 
