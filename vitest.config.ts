@@ -5,7 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // One DynamoDB Local for the whole run; every test file makes its own tables in it.
     globalSetup: ['test/support/global-setup.ts'],
-    // Every answer of the local server is checked against openapi.json.
+    // Every answer of the local server is checked against generated/openapi.json.
     setupFiles: ['test/support/contract-setup.ts'],
     env: {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',

@@ -3,7 +3,7 @@
  * reuses it for every route, so the authorizer allows every method of the stage: a policy for
  * just the method at hand would refuse the next route called with the same key.
  */
-import type { APIGatewayAuthorizerResult, PolicyDocument } from 'aws-lambda';
+import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 
 /** The one error message a Lambda authorizer throws for API Gateway to answer 401. */
 export const AUTHORIZER_REFUSAL = 'Unauthorized';
@@ -30,26 +30,3 @@ export const allowEveryMethod = (methodArn: string, context: AuthorizerContext):
   },
   context: { ...context },
 });
-
-/** Each policy resource's pattern, compiled once: a cached policy is checked on every request. */
-const globs = new Map<string, RegExp>();
-const globMatches = (pattern: string, value: string): boolean => {
-  let glob = globs.get(pattern);
-  if (!glob) {
-    glob = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-    globs.set(pattern, glob);
-  }
-  return glob.test(value);
-};
-
-/** Whether a policy lets the caller invoke `methodArn`, as API Gateway decides: an explicit Deny wins. */
-export const policyAllows = (policy: PolicyDocument, methodArn: string): boolean => {
-  let allowed = false;
-  for (const statement of policy.Statement) {
-    const resources = 'Resource' in statement && statement.Resource !== undefined ? [statement.Resource].flat() : [];
-    if (!resources.some((resource) => globMatches(resource, methodArn))) continue;
-    if (statement.Effect === 'Deny') return false;
-    if (statement.Effect === 'Allow') allowed = true;
-  }
-  return allowed;
-};

@@ -65,6 +65,20 @@ export const idempotencyTable = {
   timeToLiveAttribute: 'expiration',
 } as const satisfies TableDefinition;
 
+/** The names the three tables have in one place: deployed, configured, or made up for a test. */
+export interface TableNames {
+  readonly pets: string;
+  readonly apiKeys: string;
+  readonly idempotency: string;
+}
+
+/** Each table's definition under its key in `TableNames`. */
+export const tableDefinitions = {
+  pets: petsTable,
+  apiKeys: apiKeysTable,
+  idempotency: idempotencyTable,
+} as const satisfies Record<keyof TableNames, TableDefinition>;
+
 /** The CreateTable request for a definition: on-demand, every index projecting all attributes. */
 export const createTableInput = (table: TableDefinition, tableName: string): CreateTableCommandInput => {
   const attributes = new Map<string, KeyAttribute>();

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { createDocumentClient } from '../shared/dynamodb';
-import { createTableInput, type TableDefinition } from '../shared/tables';
+import { createTableInput, tableDefinitions, type TableDefinition, type TableNames } from '../shared/tables';
 
 export const DEFAULT_DYNAMODB_LOCAL_PORT = 8000;
 
@@ -188,3 +188,10 @@ export const ensureTables = async (
     await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
   }
 };
+
+/** Creates the API's three tables under these names, where they do not exist yet. */
+export const ensureApiTables = (client: DynamoDBDocumentClient, names: TableNames): Promise<void> =>
+  ensureTables(
+    client,
+    (Object.keys(tableDefinitions) as Array<keyof TableNames>).map((table) => ({ definition: tableDefinitions[table], name: names[table] })),
+  );

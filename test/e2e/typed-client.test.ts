@@ -5,7 +5,7 @@
  */
 import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { components, paths } from '../support/openapi-types';
+import type { components, paths } from '../../generated/openapi-types';
 import { startLocalApi, type LocalApi } from '../support/local-api';
 
 type Pet = components['schemas']['Pet'];

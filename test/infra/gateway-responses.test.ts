@@ -58,8 +58,7 @@ beforeAll(async () => {
   keysDown = await startLocalServer({
     client: createDocumentClient({ endpoint: inject('dynamodbEndpoint') }),
     port: 0,
-    petsTable: api.tables.pets,
-    apiKeysTable: 'no-such-keys-table',
+    tables: { ...api.tables, apiKeys: 'no-such-keys-table' },
   });
 });
 afterAll(async () => {

@@ -8,7 +8,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { projectRoot } from '../../shared/project-root';
-import { BASE_PATH, matchRoute, pathBelowBase } from '../../shared/routes';
+import { BASE_PATH } from '../../shared/routes';
+import { matchRoute, pathBelowBase } from '../../tools/local-server/route-matcher';
+import { OPENAPI_PATH } from '../../tools/openapi/files';
 
 interface HeaderObject {
   readonly required?: boolean;
@@ -24,7 +26,7 @@ interface OpenApiDocument {
 }
 
 const DOCUMENT_ID = 'openapi.json';
-export const openApiDocument = JSON.parse(readFileSync(resolve(projectRoot, DOCUMENT_ID), 'utf8')) as OpenApiDocument;
+export const openApiDocument = JSON.parse(readFileSync(resolve(projectRoot, OPENAPI_PATH), 'utf8')) as OpenApiDocument;
 
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
 ajv.addSchema(openApiDocument as object, DOCUMENT_ID);

@@ -2,12 +2,13 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import createClient, { type Client } from 'openapi-fetch';
 import { expect, inject } from 'vitest';
-import { generateApiKey } from '../../shared/api-keys';
-import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
-import { startLocalServer, type LocalServerOptions } from '../../tools/local-server/server';
-import type { components, paths } from './openapi-types';
-import { createTestTables } from './tables';
+import type { TableNames } from '../../shared/tables';
+import { startLocalStack, type LocalStackOptions } from '../../tools/local-server/local-stack';
+import { startLocalServer } from '../../tools/local-server/server';
+import type { components, paths } from '../../generated/openapi-types';
+import { freshTableNames } from './tables';
 import { linkOf } from '../../tools/requests';
 
 export { inParallel, linkOf } from '../../tools/requests';
@@ -19,7 +20,7 @@ export interface LocalApi {
   readonly url: string;
   readonly key: string;
   readonly keys: ApiKeysRepository;
-  readonly tables: { readonly pets: string; readonly apiKeys: string; readonly idempotency: string };
+  readonly tables: TableNames;
   /** A client typed from openapi.json (openapi-fetch), sending the key. */
   readonly client: Client<paths>;
   /** fetch below the base URL, with the key unless `auth: false` or other headers are given. */
@@ -27,34 +28,30 @@ export interface LocalApi {
   close(): Promise<void>;
 }
 
-export type LocalApiOptions = Omit<LocalServerOptions, 'client' | 'petsTable' | 'apiKeysTable' | 'port'> & {
+export type LocalApiOptions = NonNullable<LocalStackOptions['server']> & {
   /** The DynamoDB the server uses, when not the run's DynamoDB Local directly (e.g. a fault proxy). */
   readonly endpoint?: string;
   /** The client the server uses, when a test needs to watch or break its calls. */
   readonly client?: DynamoDBDocumentClient;
 };
 
-export const startLocalApi = async (options: LocalApiOptions = {}): Promise<LocalApi> => {
-  const tables = await createTestTables();
-  const key = generateApiKey();
-  const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
-  await keys.register(key, 'test');
-  const { endpoint, client: serverClient, ...serverOptions } = options;
-  const server = await startLocalServer({
-    ...serverOptions,
-    client: serverClient ?? (endpoint ? createDocumentClient({ endpoint }) : tables.client),
-    port: 0,
-    petsTable: tables.pets,
-    apiKeysTable: tables.apiKeys,
-    idempotencyTable: tables.idempotency,
+/** The local stack on the run's DynamoDB Local, on fresh tables, with a key of its own. */
+export const startLocalApi = async ({ endpoint, client: serverClient, ...server }: LocalApiOptions = {}): Promise<LocalApi> => {
+  const stack = await startLocalStack({
+    dynamodbEndpoint: inject('dynamodbEndpoint'),
+    tables: freshTableNames(),
+    keyName: 'test',
+    serverClient: serverClient ?? (endpoint ? createDocumentClient({ endpoint }) : undefined),
+    server: { ...server, port: 0 },
   });
+  const { url, key } = stack;
   const call = (path: string, { auth = true, headers, ...init }: RequestInit & { auth?: boolean } = {}) =>
-    fetch(`${server.url}${path}`, {
+    fetch(`${url}${path}`, {
       ...init,
       headers: { ...(auth ? { Authorization: `Bearer ${key}` } : {}), ...(headers as Record<string, string>) },
     });
-  const client = createClient<paths>({ baseUrl: server.url, headers: { Authorization: `Bearer ${key}` } });
-  return { url: server.url, key, keys, tables: { pets: tables.pets, apiKeys: tables.apiKeys, idempotency: tables.idempotency }, client, call, close: server.close };
+  const client = createClient<paths>({ baseUrl: url, headers: { Authorization: `Bearer ${key}` } });
+  return { url, key, keys: stack.keys, tables: stack.tables, client, call, close: stack.stop };
 };
 
 /** A second server with the same keys whose pets table does not exist: every pet operation fails unexpectedly. */
@@ -62,9 +59,7 @@ export const startServerWithMissingPetsTable = (api: LocalApi, petsTable: string
   startLocalServer({
     client: createDocumentClient({ endpoint: inject('dynamodbEndpoint') }),
     port: 0,
-    petsTable,
-    apiKeysTable: api.tables.apiKeys,
-    idempotencyTable: api.tables.idempotency,
+    tables: { ...api.tables, pets: petsTable },
   });
 
 /** POST /pets through the typed client; the test gets the answer unread (the client reads a copy). */

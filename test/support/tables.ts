@@ -3,26 +3,25 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
-import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
-import { ensureTables } from '../../tools/dynamodb-local';
+import type { TableNames } from '../../shared/tables';
+import { ensureApiTables } from '../../tools/dynamodb-local';
 
-export interface TestTables {
+/** The fresh tables' names, with the run's DynamoDB Local and a client on it. */
+export interface TestTables extends TableNames {
   readonly endpoint: string;
   readonly client: DynamoDBDocumentClient;
-  readonly pets: string;
-  readonly apiKeys: string;
-  readonly idempotency: string;
 }
+
+/** Names no other test file uses. */
+export const freshTableNames = (): TableNames => {
+  const suffix = randomUUID().slice(0, 8);
+  return { pets: `pets-${suffix}`, apiKeys: `api-keys-${suffix}`, idempotency: `idempotency-${suffix}` };
+};
 
 export const createTestTables = async (): Promise<TestTables> => {
   const endpoint = inject('dynamodbEndpoint');
   const client = createDocumentClient({ endpoint });
-  const suffix = randomUUID().slice(0, 8);
-  const names = { pets: `pets-${suffix}`, apiKeys: `api-keys-${suffix}`, idempotency: `idempotency-${suffix}` };
-  await ensureTables(client, [
-    { definition: petsTable, name: names.pets },
-    { definition: apiKeysTable, name: names.apiKeys },
-    { definition: idempotencyTable, name: names.idempotency },
-  ]);
+  const names = freshTableNames();
+  await ensureApiTables(client, names);
   return { endpoint, client, ...names };
 };

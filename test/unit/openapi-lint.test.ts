@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../shared/project-root';
+import { OPENAPI_PATH } from '../../tools/openapi/files';
 
 interface Finding {
   readonly code: string;
@@ -16,7 +17,7 @@ interface Finding {
   readonly severity: number;
 }
 
-const DOCUMENT_PATH = resolve(projectRoot, 'openapi.json');
+const DOCUMENT_PATH = resolve(projectRoot, OPENAPI_PATH);
 const SPECTRAL = resolve(projectRoot, 'node_modules/.bin/spectral');
 
 /** Spectral's findings for a document, linted as openapi.json (so the ruleset's per-file exceptions apply). */

@@ -34,9 +34,9 @@ describe('queryOf', () => {
   });
 });
 
-/** An event as API Gateway sends it over HTTPS, for a request that came through `domainName`. */
-const awsEvent = (domainName: string, headers: Record<string, string>) => {
-  const event = apiEvent({ headers: { 'X-Forwarded-Proto': 'https', ...headers } });
+/** An event as API Gateway sends it for a request that came through `domainName`, over HTTPS unless `forwardedProto` says otherwise. */
+const awsEvent = (domainName: string, headers: Record<string, string>, forwardedProto = 'https') => {
+  const event = apiEvent({ headers, forwardedProto });
   return { ...event, requestContext: { ...event.requestContext, domainName } };
 };
 
@@ -50,8 +50,8 @@ describe('publicUrl', () => {
   });
 
   it('is https unless the gateway says http: a stray X-Forwarded-Proto is not a scheme', () => {
-    expect(publicUrl(awsEvent('api.example.com', { 'X-Forwarded-Proto': 'javascript' }), '/pets')).toBe('https://api.example.com/v1/pets');
-    expect(publicUrl(awsEvent('127.0.0.1:3000', { 'X-Forwarded-Proto': 'http' }), '/pets')).toBe('http://127.0.0.1:3000/v1/pets');
+    expect(publicUrl(awsEvent('api.example.com', {}, 'javascript'), '/pets')).toBe('https://api.example.com/v1/pets');
+    expect(publicUrl(awsEvent('127.0.0.1:3000', {}, 'http'), '/pets')).toBe('http://127.0.0.1:3000/v1/pets');
   });
 
   it('without a domain name, is relative to the root rather than take the Host header', () => {

@@ -5,12 +5,8 @@
  * The keys-table reads are counted during the same load.
  */
 import autocannon from 'autocannon';
-import { generateApiKey } from '../../shared/api-keys';
-import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
-import { apiKeysTable } from '../../shared/tables';
-import { startLocalServer } from '../local-server/server';
-import { ensureTables } from '../dynamodb-local';
+import { startLocalStack } from '../local-server/local-stack';
 import { countGets } from './capacity';
 import { startRawServer } from './raw-server';
 import { seededTable } from './reads';
@@ -32,25 +28,21 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
   const started = Date.now();
   const { tableName: petsTableName, client: seedClient } = await seededTable(endpoint, 1_000);
   seedClient.destroy();
-  const apiKeysTableName = `bench-api-keys-${Date.now()}`;
-  const setupClient = createDocumentClient({ endpoint });
-  await ensureTables(setupClient, [{ definition: apiKeysTable, name: apiKeysTableName }]);
-  const key = generateApiKey();
-  await apiKeysRepository({ client: setupClient, tableName: apiKeysTableName }).register(key, 'bench');
-  setupClient.destroy();
-
   const serverClient = createDocumentClient({ endpoint });
-  const keyReads = countGets(serverClient, apiKeysTableName);
-  const api = await startLocalServer({
-    client: serverClient,
-    port: 0,
-    petsTable: petsTableName,
-    apiKeysTable: apiKeysTableName,
-    authCacheTtlSeconds: AUTH_CACHE_TTL_SECONDS,
+  const suffix = Date.now();
+  const tables = { pets: petsTableName, apiKeys: `bench-api-keys-${suffix}`, idempotency: `bench-idempotency-${suffix}` };
+  const keyReads = countGets(serverClient, tables.apiKeys);
+  const api = await startLocalStack({
+    dynamodbEndpoint: endpoint,
+    tables,
+    keyName: 'bench',
+    serverClient,
+    server: { port: 0, authCacheTtlSeconds: AUTH_CACHE_TTL_SECONDS },
   });
+  const { key } = api;
   const raw = await startRawServer(endpoint, petsTableName);
   // The same counting middleware on the baseline's client: instrumentation costs both sides alike.
-  countGets(raw.client, apiKeysTableName);
+  countGets(raw.client, tables.apiKeys);
   const servers = { api: api.url, raw: raw.url };
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
   const scenarios = [
@@ -97,7 +89,7 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
       }
     }
   });
-  await api.close();
+  await api.stop();
   await raw.close();
   serverClient.destroy();
 

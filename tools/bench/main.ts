@@ -1,17 +1,17 @@
 /**
  * `npm run bench [-- <part>...] [--quick]`: runs the benchmark parts (all by default: cold, warm,
- * reads, load, scaling), prints their tables, and merges their results into bench/results.json,
- * then regenerates BENCHMARKS.md and bench/chart.svg from it. Parts run alone keep the other
+ * reads, load, scaling), prints their tables, and merges their results into generated/bench-results.json,
+ * then regenerates BENCHMARKS.md and generated/bench-chart.svg from it. Parts run alone keep the other
  * parts' last figures; --quick runs fewer rounds and writes nothing. Exit code: 1 when any budget of the parts run FAILs (budgets are hard;
  * the files are written first), 2 when the harness itself fails.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_NAME } from '../../shared/project';
 import { projectRoot } from '../../shared/project-root';
-import { PART_NAMES, type Machine, type PartName, type PartResult, type Results } from './results';
+import { CHART_PATH, PART_NAMES, REPORT_PATH, RESULTS_PATH, type Machine, type PartName, type PartResult, type Results } from './results';
 import { round } from '../stats';
 
 // The functions log as deployed; the parts send stdout to a sink while they measure.
@@ -20,8 +20,8 @@ process.env.POWERTOOLS_SERVICE_NAME ??= PROJECT_NAME;
 
 const USAGE = `Usage: npm run bench [-- [cold|warm|reads|load|scaling]... [--quick]]
 
-Runs the named parts (default: all), prints their figures, updates bench/results.json,
-BENCHMARKS.md and bench/chart.svg. --quick: fewer runs, for trying the harness; writes nothing.
+Runs the named parts (default: all), prints their figures, updates ${RESULTS_PATH},
+${REPORT_PATH} and ${CHART_PATH}. --quick: fewer runs, for trying the harness; writes nothing.
 Exit code 1 when a budget fails, 2 when the harness fails.`;
 
 const machine = (): Machine => ({
@@ -44,7 +44,7 @@ const main = async (): Promise<number> => {
   const here = machine();
   console.log(`Benchmark on ${here.nproc} cores, ${here.memoryGiB} GiB (${round(freemem() / 2 ** 30, 1)} free), Node ${here.node}, load ${here.loadAverage.join(' ')}; parts: ${parts.join(', ')}${quick ? ' (quick)' : ''}`);
 
-  const resultsPath = join(projectRoot, 'bench/results.json');
+  const resultsPath = join(projectRoot, RESULTS_PATH);
   const previous: Results = existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Results) : { machine: here, parts: {} };
   const fresh: PartResult[] = [];
   const { consoleReport, markdownReport, svgChart } = await import('./report');
@@ -77,12 +77,12 @@ const main = async (): Promise<number> => {
     machine: here,
     parts: { ...previous.parts, ...Object.fromEntries(fresh.map((result) => [result.part, { ...result, machine: here }])) },
   };
-  mkdirSync(join(projectRoot, 'bench'), { recursive: true });
+  mkdirSync(dirname(resultsPath), { recursive: true });
   writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(join(projectRoot, 'bench/chart.svg'), svgChart(results));
-  writeFileSync(join(projectRoot, 'BENCHMARKS.md'), markdownReport(results, 'bench/chart.svg', 'npm run bench'));
+  writeFileSync(join(projectRoot, CHART_PATH), svgChart(results));
+  writeFileSync(join(projectRoot, REPORT_PATH), markdownReport(results, CHART_PATH, 'npm run bench'));
 
-  console.log(`\nWrote bench/results.json, bench/chart.svg, BENCHMARKS.md. ${verdict}`);
+  console.log(`\nWrote ${RESULTS_PATH}, ${CHART_PATH}, ${REPORT_PATH}. ${verdict}`);
   return failed.length === 0 ? 0 : 1;
 };
 

@@ -5,6 +5,11 @@
 export type PartName = 'cold' | 'warm' | 'reads' | 'load' | 'scaling';
 export const PART_NAMES: readonly PartName[] = ['cold', 'warm', 'reads', 'load', 'scaling'];
 
+/** Where a run writes, relative to the project root: the raw figures and the chart are generated files; the report is read at the top. */
+export const RESULTS_PATH = 'generated/bench-results.json';
+export const CHART_PATH = 'generated/bench-chart.svg';
+export const REPORT_PATH = 'BENCHMARKS.md';
+
 export interface Budget {
   /** Budget as the issue states it, e.g. "<= 350 KB" or ">= 0.8x baseline". */
   readonly text: string;

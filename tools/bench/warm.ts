@@ -15,7 +15,7 @@ import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { petsRepository } from '../../shared/pets-repository';
 import { petsStatusIndex } from '../../shared/tables';
-import { apiEvent, context, tokenEvent } from '../../test/support/events';
+import { lambdaContext, proxyEvent, tokenEvent } from '../local-server/events';
 import { atMost, type Check, type PartResult } from './results';
 import { withStdoutSink } from './sink';
 import { median, quantile, round } from '../stats';
@@ -66,13 +66,14 @@ const candidates = (): Candidate[] => {
   const createPet = createCreatePet({ pets });
   const getPet = createGetPet({ pets });
   const authorizer = createAuthorizer({ keys });
+  const context = lambdaContext('bench', { reused: true });
   const lambda = (handler: unknown) => handler as (event: unknown, context: Context) => Promise<unknown>;
 
   return [
     {
       name: 'listPets (status=available, limit=20)',
       budgetMicros: 50,
-      event: () => apiEvent({ query: { status: 'available', limit: '20' } }),
+      event: () => proxyEvent({ query: { status: 'available', limit: '20' } }),
       handler: (event) => lambda(listPets)(event, context),
       baseline: async (event: APIGatewayProxyEvent) => {
         const query = event.queryStringParameters ?? {};
@@ -93,7 +94,7 @@ const candidates = (): Candidate[] => {
     {
       name: 'createPet',
       budgetMicros: 100,
-      event: () => apiEvent({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) }),
+      event: () => proxyEvent({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) }),
       handler: (event) => lambda(createPet)(event, context),
       baseline: async (event: APIGatewayProxyEvent) => {
         const item = { id: Date.now(), status: 'available', ...(JSON.parse(event.body ?? '{}') as object) };
@@ -105,7 +106,7 @@ const candidates = (): Candidate[] => {
     {
       name: 'getPet',
       budgetMicros: 50,
-      event: () => apiEvent({ resource: '/pets/{petId}', path: '/pets/1000', pathParameters: { petId: '1000' } }),
+      event: () => proxyEvent({ resource: '/pets/{petId}', path: '/pets/1000', pathParameters: { petId: '1000' } }),
       handler: (event) => lambda(getPet)(event, context),
       baseline: async (event: APIGatewayProxyEvent) => {
         const { Item } = await client.send(new GetCommand({ TableName: PETS, Key: { id: Number(event.pathParameters?.petId) } }));

@@ -69,7 +69,9 @@ const main = async (): Promise<number> => {
     await checkTarget(url, values.key);
     target = { url, key: values.key, stop: async () => undefined };
   } else {
-    target = await (await import('./local-target')).startLocalTarget();
+    // A DynamoDB Local of its own, in memory: fresh tables every run.
+    const { startLocalStack } = await import('../local-server/local-stack');
+    target = await startLocalStack({ dynamodbLocal: { port: 0 }, keyName: 'load', server: { port: 0 } });
   }
   try {
     if (!values.json) console.log(`Creating ${count} pets at concurrency ${concurrency} against ${target.url} …`);

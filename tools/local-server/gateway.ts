@@ -15,14 +15,15 @@ import type {
 import middy from '@middy/core';
 import { randomUUID } from 'node:crypto';
 import { BEARER_PATTERN } from '../../shared/api-keys';
-import { AUTHORIZER_REFUSAL, policyAllows } from '../../shared/auth-policy';
+import { AUTHORIZER_REFUSAL } from '../../shared/auth-policy';
 import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER, type GatewayResponseType } from '../../shared/gateway-responses';
 import { cors, corsOrigins } from '../../shared/http/cors';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { logger } from '../../shared/logger';
-import { BASE_PATH, matchRoute, pathBelowBase, STAGE_NAME, type RouteMatch } from '../../shared/routes';
-import { FUNCTION_TIMEOUT_SECONDS } from '../../shared/stack';
 import { createAuthorizerCache } from './authorizer-cache';
+import { lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from './events';
+import { policyAllows } from './policy';
+import { matchRoute, pathBelowBase } from './route-matcher';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
@@ -33,8 +34,6 @@ export const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_AUTH_CACHE_TTL_SECONDS = 300;
 /** API Gateway's default account-level throttle (requests per second, and burst). */
 export const DEFAULT_THROTTLE = { rate: 10_000, burst: 5_000 } as const;
-/** How long a handler may run: the functions' timeout in the stack. */
-export const HANDLER_TIMEOUT_MS = FUNCTION_TIMEOUT_SECONDS * 1000;
 
 export interface GatewayRequest {
   readonly method: string;
@@ -111,7 +110,7 @@ export const createGateway = ({
     let result = policyCache.get(token, at);
     if (!result) {
       try {
-        result = await authorizer({ type: 'TOKEN', authorizationToken: token, methodArn }, lambdaContext('authorizer'));
+        result = await authorizer(tokenEvent(token, methodArn), lambdaContext('authorizer'));
       } catch (error) {
         // As API Gateway: only exactly "Unauthorized" is a 401; anything else the authorizer
         // throws is its AUTHORIZER_CONFIGURATION_ERROR.
@@ -137,12 +136,25 @@ export const createGateway = ({
     if (request.body === undefined) return gatewayResponse('REQUEST_TOO_LARGE', requestId);
 
     const { route } = match;
-    const methodArn = `arn:aws:execute-api:local:000000000000:local/${STAGE_NAME}/${route.method}${subPath}`;
+    const methodArn = methodArnOf(route.method, subPath);
     const token = request.headers.find(([name]) => name.toLowerCase() === 'authorization')?.[1];
     const authorized = await authorize(token, methodArn);
     if (typeof authorized === 'string') return gatewayResponse(authorized, requestId);
 
-    const event = proxyEvent({ request, body: request.body, url, match, subPath, authorized, requestId, domainName: domainName() });
+    const event = proxyEvent({
+      method: request.method,
+      resource: route.path,
+      path: subPath,
+      headers: request.headers,
+      query: url.searchParams.entries(),
+      pathParameters: match.pathParameters,
+      // The stack makes every media type binary, so API Gateway passes a body's bytes as sent.
+      body: request.body,
+      authorized,
+      requestId,
+      domainName: domainName(),
+      sourceIp: request.sourceIp,
+    });
     if (route.notImplemented) {
       const response = withCommonHeaders(await notImplemented(event, lambdaContext(route.operationId)), requestId);
       // The functions log their own answers; this one is the gateway's, so it logs it the same way.
@@ -183,103 +195,4 @@ const parseRequestTarget = (target: string): URL | undefined => {
   } catch {
     return undefined;
   }
-};
-
-const multiValue = (pairs: Iterable<readonly [string, string]>) => {
-  // No prototype: a parameter or header named `constructor` or `__proto__` is just a name.
-  const single: Record<string, string> = Object.create(null) as Record<string, string>;
-  const multi: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
-  for (const [name, value] of pairs) {
-    single[name] = value; // like API Gateway: the last value wins in the single-value map
-    (multi[name] ??= []).push(value);
-  }
-  return { single, multi, empty: Object.keys(single).length === 0 };
-};
-
-interface ProxyEventParts {
-  readonly request: GatewayRequest;
-  readonly body: Buffer;
-  readonly url: URL;
-  readonly match: RouteMatch;
-  /** The path below the base path, as sent. */
-  readonly subPath: string;
-  readonly authorized: APIGatewayAuthorizerResult;
-  readonly requestId: string;
-  readonly domainName: string;
-}
-
-/** The REST API proxy event API Gateway would send for this request. */
-const proxyEvent = ({ request, body, url, match, subPath, authorized, requestId, domainName }: ProxyEventParts): APIGatewayProxyEvent => {
-  const { route, pathParameters } = match;
-  const forwarded: Array<readonly [string, string]> = [
-    ...request.headers.filter(([name]) => !/^x-forwarded-(proto|for)$/i.test(name)),
-    ['X-Forwarded-Proto', 'http'],
-    ['X-Forwarded-For', request.sourceIp],
-  ];
-  const headers = multiValue(forwarded);
-  const query = multiValue(url.searchParams.entries());
-  return {
-    resource: route.path,
-    path: subPath,
-    httpMethod: request.method,
-    headers: headers.single,
-    multiValueHeaders: headers.multi,
-    queryStringParameters: query.empty ? null : query.single,
-    multiValueQueryStringParameters: query.empty ? null : query.multi,
-    pathParameters: Object.keys(pathParameters).length === 0 ? null : pathParameters,
-    stageVariables: null,
-    // The stack makes every media type binary (`binaryMediaTypes: ['*/*']`), so API Gateway
-    // passes a body's bytes as sent, base64-encoded, and the handler decodes them strictly.
-    body: body.length === 0 ? null : body.toString('base64'),
-    isBase64Encoded: body.length > 0,
-    requestContext: {
-      accountId: '000000000000',
-      apiId: 'local',
-      authorizer: { principalId: authorized.principalId, ...authorized.context, integrationLatency: 0 },
-      protocol: 'HTTP/1.1',
-      httpMethod: request.method,
-      identity: {
-        accessKey: null,
-        accountId: null,
-        apiKey: null,
-        apiKeyId: null,
-        caller: null,
-        clientCert: null,
-        cognitoAuthenticationProvider: null,
-        cognitoAuthenticationType: null,
-        cognitoIdentityId: null,
-        cognitoIdentityPoolId: null,
-        principalOrgId: null,
-        sourceIp: request.sourceIp,
-        user: null,
-        userAgent: headers.single['User-Agent'] ?? headers.single['user-agent'] ?? null,
-        userArn: null,
-      },
-      path: `${BASE_PATH}${subPath}`,
-      stage: STAGE_NAME,
-      requestId,
-      requestTimeEpoch: Date.now(),
-      resourceId: 'local',
-      resourcePath: route.path,
-      domainName,
-    },
-  };
-};
-
-const lambdaContext = (functionName: string): Context => {
-  const deadline = Date.now() + HANDLER_TIMEOUT_MS;
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '256',
-    awsRequestId: randomUUID(),
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 };

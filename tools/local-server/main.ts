@@ -4,15 +4,12 @@
  * everything it started.
  */
 import { z } from 'zod';
-import { API_KEY_PATTERN, generateApiKey } from '../../shared/api-keys';
-import { apiKeysRepository } from '../../shared/api-keys-repository';
-import { apiKeysTableName, idempotencyTableName, petsTableName } from '../../shared/config';
-import { createDocumentClient } from '../../shared/dynamodb';
+import { API_KEY_PATTERN } from '../../shared/api-keys';
 import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
 import { parseCommandLine, reportFailure, UsageError } from '../cli';
-import { DEFAULT_DYNAMODB_LOCAL_PORT, ensureTables, startDynamoDBLocal, type DynamoDBLocal } from '../dynamodb-local';
+import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-local';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
-import { startLocalServer } from './server';
+import { RevokedKeyError, startLocalStack, type LocalStack } from './local-stack';
 
 const USAGE = `Usage: npm start [-- --persist DIR]
 
@@ -96,19 +93,14 @@ const main = async () => {
     throw new UsageError('--persist applies to the DynamoDB Local it starts, not to DYNAMODB_ENDPOINT.');
   }
 
-  let database: DynamoDBLocal | undefined;
-  let server: Awaited<ReturnType<typeof startLocalServer>> | undefined;
-  const stopDatabase = async () => {
-    await database?.stop();
-    database = undefined;
-  };
-  // Whatever ends this process, DynamoDB Local goes with it.
+  let starting: Promise<LocalStack> | undefined;
+  // Whatever ends this process, DynamoDB Local goes with it (once it has started, if it is starting).
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping…`);
-    await Promise.allSettled([server?.close(), stopDatabase()]);
+    await starting?.then((stack) => stack.stop(), () => undefined);
     process.exit(0);
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
@@ -117,64 +109,52 @@ const main = async () => {
   const parent = process.ppid;
   setInterval(() => process.ppid !== parent && void shutdown('parent exited'), 1_000).unref();
 
-  try {
-    if (!settings.DYNAMODB_ENDPOINT) {
-      console.log(`Starting DynamoDB Local (${values.persist ? `data in ${values.persist}` : 'in memory'})…`);
-      database = await startDynamoDBLocal({ port: settings.DYNAMODB_LOCAL_PORT, persistDir: values.persist });
-    }
-    const endpoint = settings.DYNAMODB_ENDPOINT ?? database?.endpoint;
-    const client = createDocumentClient({ endpoint });
-    const tableNames = { pets: petsTableName(), apiKeys: apiKeysTableName(), idempotency: idempotencyTableName() };
-    await ensureTables(client, [
-      { definition: petsTable, name: tableNames.pets },
-      { definition: apiKeysTable, name: tableNames.apiKeys },
-      { definition: idempotencyTable, name: tableNames.idempotency },
-    ]);
-    const apiKey = settings.API_KEY ?? generateApiKey();
-    const keys = apiKeysRepository({ client, tableName: tableNames.apiKeys });
-    // The same API_KEY as before finds its record again: it is reused, not registered twice.
-    const record = await keys.register(apiKey, LOCAL_KEY_NAME);
-    if (record.revokedAt) throw new Error('API_KEY names a key that has been revoked in this database: choose another.');
+  if (!settings.DYNAMODB_ENDPOINT) console.log(`Starting DynamoDB Local (${values.persist ? `data in ${values.persist}` : 'in memory'})…`);
+  starting = startLocalStack({
+    dynamodbEndpoint: settings.DYNAMODB_ENDPOINT,
+    dynamodbLocal: { port: settings.DYNAMODB_LOCAL_PORT, persistDir: values.persist },
+    apiKey: settings.API_KEY,
+    keyName: LOCAL_KEY_NAME,
     // One local key works at a time: with --persist (or DYNAMODB_ENDPOINT) the previous start's key is in the table.
-    const replaced = await keys.revokeOthersNamed(LOCAL_KEY_NAME, record.keyId);
-
-    server = await startLocalServer({
-      client,
+    revokeOtherKeysOfItsName: true,
+    server: {
       port: settings.PORT,
-      petsTable: tableNames.pets,
-      apiKeysTable: tableNames.apiKeys,
-      idempotencyTable: tableNames.idempotency,
       authCacheTtlSeconds: settings.AUTH_CACHE_TTL,
       throttle: { rate: settings.THROTTLE_RATE, burst: settings.THROTTLE_BURST },
-    });
-    console.log(
-      [
-        '',
-        `Pet store API: ${server.url}`,
-        ...(database
-          ? [
-              `DynamoDB:      DynamoDB Local (${values.persist ? `data in ${values.persist}` : 'in memory'}) on port ${database.port} of every network interface:`,
-              '               reachable from the network, with no authentication (see "Settings" in README.md)',
-            ]
-          : [`DynamoDB:      ${endpoint}`]),
-        `API key:       ${apiKey}   (id ${record.keyId}; shown once, stored as a hash)`,
-        ...replaced.map((keyId) => `               replaces the local key ${keyId} of an earlier start, now revoked`),
-        `Keys:          ${keysCommand(settings, database, tableNames.apiKeys)}   (create, revoke: npm run keys -- --help)`,
-        `Docs:          ${server.url}/docs   (OpenAPI: ${server.url}/openapi.json)`,
-        '',
-        'Try it:',
-        `  curl -i -H "Authorization: Bearer ${apiKey}" ${server.url}/pets`,
-        `  curl -i -H "Authorization: Bearer ${apiKey}" -H "Content-Type: application/json" \\`,
-        `       -d '{"name":"Rex","categoryId":1}' ${server.url}/pets`,
-        '',
-        'Press Ctrl-C to stop.',
-        '',
-      ].join('\n'),
-    );
+    },
+  });
+  let stack: LocalStack;
+  try {
+    stack = await starting;
   } catch (error) {
-    await Promise.allSettled([server?.close(), stopDatabase()]);
+    if (error instanceof RevokedKeyError) throw new Error('API_KEY names a key that has been revoked in this database: choose another.');
     throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? new Error(`port ${settings.PORT} is in use: set PORT to another port.`) : error;
   }
+  const { url, key, keyId, replacedKeyIds, dynamodbLocal: database, dynamodbEndpoint, tables } = stack;
+  console.log(
+    [
+      '',
+      `Pet store API: ${url}`,
+      ...(database
+        ? [
+            `DynamoDB:      DynamoDB Local (${values.persist ? `data in ${values.persist}` : 'in memory'}) on port ${database.port} of every network interface:`,
+            '               reachable from the network, with no authentication (see "Settings" in README.md)',
+          ]
+        : [`DynamoDB:      ${dynamodbEndpoint}`]),
+      `API key:       ${key}   (id ${keyId}; shown once, stored as a hash)`,
+      ...replacedKeyIds.map((replaced) => `               replaces the local key ${replaced} of an earlier start, now revoked`),
+      `Keys:          ${keysCommand(settings, database, tables.apiKeys)}   (create, revoke: npm run keys -- --help)`,
+      `Docs:          ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
+      '',
+      'Try it:',
+      `  curl -i -H "Authorization: Bearer ${key}" ${url}/pets`,
+      `  curl -i -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
+      `       -d '{"name":"Rex","categoryId":1}' ${url}/pets`,
+      '',
+      'Press Ctrl-C to stop.',
+      '',
+    ].join('\n'),
+  );
 };
 
 try {

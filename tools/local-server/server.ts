@@ -15,11 +15,11 @@ import { logger, safeErrorFields } from '../../shared/logger';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
-import { apiKeysTableName, idempotencyTableName, petsTableName } from '../../shared/config';
 import type { Clock } from '../../shared/http/http-api';
 import type { IdGenerator } from '../../shared/ids';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
 import { routes } from '../../shared/routes';
+import type { TableNames } from '../../shared/tables';
 import { createDocumentation } from './docs';
 import { createGateway, GATEWAY_MAX_BODY_BYTES, withGatewayRequestId, type GatewayOptions, type ProxyHandler } from './gateway';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
@@ -29,9 +29,7 @@ export interface LocalServerOptions {
   readonly client: DynamoDBDocumentClient;
   readonly port?: number;
   readonly host?: string;
-  readonly petsTable?: string;
-  readonly apiKeysTable?: string;
-  readonly idempotencyTable?: string;
+  readonly tables: TableNames;
   readonly authCacheTtlSeconds?: number;
   readonly throttle?: GatewayOptions['throttle'];
   readonly now?: Clock;
@@ -67,9 +65,7 @@ export const startLocalServer = async ({
   client,
   port = 3000,
   host = '127.0.0.1',
-  petsTable = petsTableName(),
-  apiKeysTable = apiKeysTableName(),
-  idempotencyTable = idempotencyTableName(),
+  tables,
   authCacheTtlSeconds,
   throttle,
   now,
@@ -77,15 +73,15 @@ export const startLocalServer = async ({
 }: LocalServerOptions): Promise<LocalServer> => {
   const pets = petsRepository({
     client,
-    tableName: petsTable,
-    idempotencyTableName: idempotencyTable,
+    tableName: tables.pets,
+    idempotencyTableName: tables.idempotency,
     ...(newPetId ? { newId: newPetId } : {}),
   });
   // The server's own address, known once it listens: the host of the URLs the API writes.
   let ownAddress = host;
   const gateway = createGateway({
     handlers: await loadHandlers({ pets, now }),
-    authorizer: createAuthorizer({ keys: apiKeysRepository({ client, tableName: apiKeysTable }) }),
+    authorizer: createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) }),
     authCacheTtlSeconds,
     throttle,
     now,

@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 document, generated: schemas from the shared zod models, paths from the route
  * table, error answers from the error catalogue and the gateway-response table. `npm run openapi`
- * writes it to openapi.json; the local server serves it; a test fails when the file is stale.
+ * writes it to generated/openapi.json; the local server serves it; a test fails when the file is stale.
  */
 import * as z from 'zod/mini';
 import { errorCatalogue, errorHeaders, RETRY_AFTER_SECONDS, WWW_AUTHENTICATE, type ErrorCode } from '../../shared/errors';

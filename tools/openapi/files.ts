@@ -2,8 +2,9 @@
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildOpenApiDocument } from './document';
 
-export const OPENAPI_PATH = 'openapi.json';
-export const CLIENT_TYPES_PATH = 'test/support/openapi-types.ts';
+/** Where `npm run openapi` writes, relative to the project root: with the other generated files. */
+export const OPENAPI_PATH = 'generated/openapi.json';
+export const CLIENT_TYPES_PATH = 'generated/openapi-types.ts';
 
 export const generatedFiles = async (): Promise<Array<{ path: string; contents: string }>> => {
   const document = buildOpenApiDocument();
@@ -13,6 +14,6 @@ export const generatedFiles = async (): Promise<Array<{ path: string; contents: 
   );
   return [
     { path: OPENAPI_PATH, contents: `${JSON.stringify(document, null, 2)}\n` },
-    { path: CLIENT_TYPES_PATH, contents: `// Generated from openapi.json by \`npm run openapi\`. Do not edit.\n${types}` },
+    { path: CLIENT_TYPES_PATH, contents: `// Generated from ${OPENAPI_PATH} by \`npm run openapi\`. Do not edit.\n${types}` },
   ];
 };

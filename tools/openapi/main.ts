@@ -1,5 +1,5 @@
 /**
- * `npm run openapi`: writes openapi.json and the TypeScript types a client is typed with
+ * `npm run openapi`: writes generated/openapi.json and the TypeScript types a client is typed with
  * (openapi-typescript), both generated from the shared definitions. `--check` only compares, and
  * fails when a committed file is stale.
  */

@@ -1,4 +1,4 @@
-// Generated from openapi.json by `npm run openapi`. Do not edit.
+// Generated from generated/openapi.json by `npm run openapi`. Do not edit.
 export interface paths {
     "/pets": {
         parameters: {

@@ -5,9 +5,9 @@
  */
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { logger } from '../../shared/logger';
-import { AUTH_CACHE_MAX_ENTRIES } from '../../tools/local-server/authorizer-cache';
-import { createGateway, type GatewayOptions, type GatewayRequest, type TokenAuthorizer } from '../../tools/local-server/gateway';
+import { logger } from '../../../shared/logger';
+import { AUTH_CACHE_MAX_ENTRIES } from '../../../tools/local-server/authorizer-cache';
+import { createGateway, type GatewayOptions, type GatewayRequest, type TokenAuthorizer } from '../../../tools/local-server/gateway';
 
 const allowAll: TokenAuthorizer = async () => policy('Allow');
 

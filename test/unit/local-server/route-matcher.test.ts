@@ -1,6 +1,7 @@
 /** matchRoute: the local server's routing, as API Gateway routes (404 for an unknown path or method). */
 import { describe, expect, it } from 'vitest';
-import { matchRoute, routes } from '../../shared/routes';
+import { routes } from '../../../shared/routes';
+import { matchRoute } from '../../../tools/local-server/route-matcher';
 
 const operationOf = (method: string, path: string) => matchRoute(method, path)?.route.operationId;
 

@@ -1,0 +1,104 @@
+/**
+ * The API standing up locally, the one way every local tool does it: DynamoDB Local (started
+ * here, unless a DynamoDB is named), the three tables, a registered API key, and the local
+ * server. `npm start`, `npm run load`, the benchmarks and the end-to-end tests all start it here.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { generateApiKey } from '../../shared/api-keys';
+import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { tableNames } from '../../shared/config';
+import { createDocumentClient } from '../../shared/dynamodb';
+import type { TableNames } from '../../shared/tables';
+import { ensureApiTables, startDynamoDBLocal, type DynamoDBLocal, type DynamoDBLocalOptions } from '../dynamodb-local';
+import { startLocalServer, type LocalServer, type LocalServerOptions } from './server';
+
+export interface LocalStackOptions {
+  /** A DynamoDB already running; without it, DynamoDB Local is started here, and stopped with the stack. */
+  readonly dynamodbEndpoint?: string;
+  /** The DynamoDB Local started here: its port (0 picks a free one; default 8000) and where it keeps data. */
+  readonly dynamodbLocal?: Pick<DynamoDBLocalOptions, 'port' | 'persistDir'>;
+  /** The tables, created where they do not exist yet; by default the configured names (PETS_TABLE_NAME, …). */
+  readonly tables?: TableNames;
+  /** The API key to register; by default a new one. */
+  readonly apiKey?: string;
+  /** The name the key is registered under. */
+  readonly keyName: string;
+  /** Revoke every other active key of that name: one such key works at a time (a persistent local database). */
+  readonly revokeOtherKeysOfItsName?: boolean;
+  /** The client the server uses, when not the stack's own: one whose calls are watched or broken. */
+  readonly serverClient?: DynamoDBDocumentClient;
+  /** The local server's settings (port 0 picks a free one). */
+  readonly server?: Omit<LocalServerOptions, 'client' | 'tables'>;
+}
+
+export interface LocalStack {
+  /** Base URL of the API, ending in /v1. */
+  readonly url: string;
+  readonly port: number;
+  readonly key: string;
+  readonly keyId: string;
+  /** Ids of the keys of the same name this start revoked (`revokeOtherKeysOfItsName`). */
+  readonly replacedKeyIds: readonly string[];
+  readonly keys: ApiKeysRepository;
+  readonly tables: TableNames;
+  /** The stack's own client on its DynamoDB. */
+  readonly client: DynamoDBDocumentClient;
+  readonly dynamodbEndpoint: string;
+  /** The DynamoDB Local started here; undefined when `dynamodbEndpoint` was given. */
+  readonly dynamodbLocal: DynamoDBLocal | undefined;
+  /** Stops the server, and the DynamoDB Local started here. */
+  stop(): Promise<void>;
+}
+
+/** The key to register has been revoked in this database: it would never work. */
+export class RevokedKeyError extends Error {
+  constructor() {
+    super('The API key to register has been revoked in this database: choose another.');
+  }
+}
+
+export const startLocalStack = async ({
+  dynamodbEndpoint,
+  dynamodbLocal: localOptions,
+  tables = tableNames(),
+  apiKey = generateApiKey(),
+  keyName,
+  revokeOtherKeysOfItsName = false,
+  serverClient,
+  server: serverOptions = {},
+}: LocalStackOptions): Promise<LocalStack> => {
+  const dynamodbLocal = dynamodbEndpoint === undefined ? await startDynamoDBLocal(localOptions) : undefined;
+  const endpoint = dynamodbEndpoint ?? dynamodbLocal?.endpoint ?? '';
+  const client = createDocumentClient({ endpoint });
+  let server: LocalServer | undefined;
+  const stop = async () => {
+    await server?.close();
+    client.destroy();
+    await dynamodbLocal?.stop();
+  };
+  try {
+    await ensureApiTables(client, tables);
+    const keys = apiKeysRepository({ client, tableName: tables.apiKeys });
+    // A key registered before (a persistent database) finds its record again: reused, not registered twice.
+    const record = await keys.register(apiKey, keyName);
+    if (record.revokedAt) throw new RevokedKeyError();
+    const replacedKeyIds = revokeOtherKeysOfItsName ? await keys.revokeOthersNamed(keyName, record.keyId) : [];
+    server = await startLocalServer({ ...serverOptions, client: serverClient ?? client, tables });
+    return {
+      url: server.url,
+      port: server.port,
+      key: apiKey,
+      keyId: record.keyId,
+      replacedKeyIds,
+      keys,
+      tables,
+      client,
+      dynamodbEndpoint: endpoint,
+      dynamodbLocal,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+};
