@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { projectRoot } from '../../shared/project-root';
 import { BASE_PATH } from '../../shared/routes';
 import { matchRoute, pathBelowBase } from '../../tools/local-server/route-matcher';
-import { OPENAPI_PATH } from '../../tools/openapi/files';
+import { OPENAPI_PATH } from '../../tools/openapi/paths';
 
 interface HeaderObject {
   readonly required?: boolean;

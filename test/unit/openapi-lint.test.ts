@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../shared/project-root';
-import { OPENAPI_PATH } from '../../tools/openapi/files';
+import { OPENAPI_PATH } from '../../tools/openapi/paths';
 
 interface Finding {
   readonly code: string;

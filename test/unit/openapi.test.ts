@@ -8,7 +8,8 @@ import { ERROR_MESSAGE_MAX_LENGTH, errorCatalogue } from '../../shared/errors';
 import { ListPetsQuery, PET_NAME_MAX_LENGTH } from '../../shared/models';
 import { routeOf, routes } from '../../shared/routes';
 import { buildOpenApiDocument } from '../../tools/openapi/document';
-import { generatedFiles, OPENAPI_PATH } from '../../tools/openapi/files';
+import { generatedFiles } from '../../tools/openapi/files';
+import { OPENAPI_PATH } from '../../tools/openapi/paths';
 
 const committed = JSON.parse(readFileSync(resolve(projectRoot, OPENAPI_PATH), 'utf8'));
 type Operation = {

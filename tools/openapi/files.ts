@@ -1,10 +1,7 @@
 /** The generated files and their contents: the document, and the types a typed client uses. */
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildOpenApiDocument } from './document';
-
-/** Where `npm run openapi` writes, relative to the project root: with the other generated files. */
-export const OPENAPI_PATH = 'generated/openapi.json';
-export const CLIENT_TYPES_PATH = 'generated/openapi-types.ts';
+import { CLIENT_TYPES_PATH, OPENAPI_PATH } from './paths';
 
 export const generatedFiles = async (): Promise<Array<{ path: string; contents: string }>> => {
   const document = buildOpenApiDocument();
