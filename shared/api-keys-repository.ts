@@ -2,13 +2,7 @@
  * The API-keys table: records hold a key's hash, id, name and creation time, and a revocation
  * time once revoked. The authorizer reads it; the key tool and the local server write it.
  */
-import {
-  GetCommand,
-  paginateScan,
-  PutCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, paginateScan, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { apiKeysTableName, dynamoDBOptions } from './config';
 import { callDatabase, createDocumentClient, isConditionFailure } from './dynamodb';
 import { hashApiKey, keyIdOf } from './api-keys';
@@ -52,9 +46,7 @@ export const apiKeysRepository = ({
     const record: ApiKeyRecord = { keyHash, keyId: keyIdOf(keyHash), name, createdAt: new Date().toISOString() };
     try {
       await callDatabase(() =>
-        client.send(
-          new PutCommand({ TableName: tableName, Item: record, ConditionExpression: 'attribute_not_exists(keyHash)' }),
-        ),
+        client.send(new PutCommand({ TableName: tableName, Item: record, ConditionExpression: 'attribute_not_exists(keyHash)' })),
       );
       return record;
     } catch (error) {

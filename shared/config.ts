@@ -4,8 +4,7 @@ import { apiKeysTable, idempotencyTable, petsTable, type TableDefinition, type T
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
-export const tableName = (table: TableDefinition, env: Environment = process.env): string =>
-  env[table.nameVariable] || table.defaultName;
+export const tableName = (table: TableDefinition, env: Environment = process.env): string => env[table.nameVariable] || table.defaultName;
 
 export const petsTableName = (env: Environment = process.env): string => tableName(petsTable, env);
 export const apiKeysTableName = (env: Environment = process.env): string => tableName(apiKeysTable, env);

@@ -30,10 +30,7 @@ export const decodeCursor = (cursor: string, status: PetStatus | undefined): num
   const decoded = parsePayload(payload);
   if (!decoded) throw new ApiError('invalid_cursor');
   if (decoded.s !== (status ?? null)) {
-    throw new ApiError(
-      'invalid_cursor',
-      "Invalid query parameter 'cursor': it belongs to a listing with another status filter.",
-    );
+    throw new ApiError('invalid_cursor', "Invalid query parameter 'cursor': it belongs to a listing with another status filter.");
   }
   return decoded.k;
 };

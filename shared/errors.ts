@@ -29,7 +29,7 @@ export const errorCatalogue = {
   validation_failed: { status: 400, message: 'The request is not valid.' },
   invalid_cursor: {
     status: 400,
-    message: "Invalid query parameter 'cursor': use the cursor from a Link rel=\"next\" header of the same listing.",
+    message: 'Invalid query parameter \'cursor\': use the cursor from a Link rel="next" header of the same listing.',
   },
   unauthorized: {
     status: 401,

@@ -12,8 +12,7 @@ export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_N
 const ARN = /arn:aws[\w-]*:[^\s"',]+/g;
 
 /** A name as a word of its own, not as part of a path or a longer name ("/pets" stays). */
-const standalone = (name: string) =>
-  new RegExp(`(?<![\\w/.-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w/.-])`, 'g');
+const standalone = (name: string) => new RegExp(`(?<![\\w/.-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w/.-])`, 'g');
 
 /**
  * What may be logged of an unexpected error: its name and its message with ARNs and table names

@@ -29,22 +29,18 @@ export type PetStatus = z.infer<typeof PetStatus>;
 /** A positive integer that a JSON client can hold exactly. */
 const safeId = (what: string) => {
   const error = `must be an integer from 1 to ${MAX_SAFE_ID}`;
-  return z
-    .number({ error })
-    .check(z.int({ error }), z.minimum(1, { error }), z.maximum(MAX_SAFE_ID, { error }), z.describe(what));
+  return z.number({ error }).check(z.int({ error }), z.minimum(1, { error }), z.maximum(MAX_SAFE_ID, { error }), z.describe(what));
 };
 
 export const PetId = safeId('Unique identifier assigned by the service on creation.');
 const CategoryId = safeId('Identifier of the category the animal belongs to.');
 
 /** A name as stored: 1 to 256 code points, not blank. */
-const storedPetName = z
-  .string({ error: 'must be a string' })
-  .check(
-    z.minLength(1, { error: 'must not be empty' }),
-    z.maxLength(PET_NAME_MAX_LENGTH, { error: `must be at most ${PET_NAME_MAX_LENGTH} characters` }),
-    z.refine((name: string) => name.trim().length > 0, { error: 'must not be blank' }),
-  );
+const storedPetName = z.string({ error: 'must be a string' }).check(
+  z.minLength(1, { error: 'must not be empty' }),
+  z.maxLength(PET_NAME_MAX_LENGTH, { error: `must be at most ${PET_NAME_MAX_LENGTH} characters` }),
+  z.refine((name: string) => name.trim().length > 0, { error: 'must not be blank' }),
+);
 
 /** C0 (U+0000–U+001F, tab and newline included), DEL and C1 (U+0080–U+009F): Unicode's Cc. */
 const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001F\u007F-\u009F]*$/;
@@ -92,8 +88,7 @@ export const ApiErrorBody = z.object({
 export type ApiErrorBody = z.infer<typeof ApiErrorBody>;
 
 /** A decimal integer as it appears in a URL: digits only, no sign, no leading zeros. */
-const decimal = (error: string) =>
-  z.pipe(z.string().check(z.regex(/^[1-9][0-9]{0,15}$/, { error })), z.transform(Number));
+const decimal = (error: string) => z.pipe(z.string().check(z.regex(/^[1-9][0-9]{0,15}$/, { error })), z.transform(Number));
 
 const limitMessage = `must be an integer from ${LIST_LIMIT.min} to ${LIST_LIMIT.max}`;
 

@@ -35,9 +35,7 @@ export interface PetsPage {
 }
 
 /** What a keyed create did: stored its pet, found its own earlier one, or found the key used by another request. */
-export type KeyedCreateOutcome =
-  | { readonly kind: 'created' | 'replayed'; readonly pet: Pet }
-  | { readonly kind: 'reused' };
+export type KeyedCreateOutcome = { readonly kind: 'created' | 'replayed'; readonly pet: Pet } | { readonly kind: 'reused' };
 
 export interface PetsRepository {
   create(newPet: NewPet): Promise<Pet>;

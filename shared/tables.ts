@@ -99,8 +99,7 @@ export const createTableInput = (table: TableDefinition, tableName: string): Cre
   };
 };
 
-const indexKeys = (index: IndexDefinition): KeyAttribute[] =>
-  index.sortKey ? [index.partitionKey, index.sortKey] : [index.partitionKey];
+const indexKeys = (index: IndexDefinition): KeyAttribute[] => (index.sortKey ? [index.partitionKey, index.sortKey] : [index.partitionKey]);
 
 const keySchemaElement = (key: KeyAttribute, position: number) => ({
   AttributeName: key.name,

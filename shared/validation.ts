@@ -12,22 +12,14 @@ const noun: Record<InputLocation, string> = {
 };
 
 /** Parses `input` with any zod schema (mini or classic), or throws a `validation_failed` ApiError whose message names the problem. */
-export const parseInput = <Schema extends z.core.$ZodType>(
-  schema: Schema,
-  input: unknown,
-  location: InputLocation,
-): z.output<Schema> => {
+export const parseInput = <Schema extends z.core.$ZodType>(schema: Schema, input: unknown, location: InputLocation): z.output<Schema> => {
   const result = z.safeParse(schema, input);
   if (result.success) return result.data;
   throw new ApiError('validation_failed', describeIssue(result.error.issues[0], input, location));
 };
 
 /** One sentence for one zod issue, e.g. "Invalid field 'categoryId': must be an integer …". */
-export const describeIssue = (
-  issue: z.core.$ZodIssue | undefined,
-  input: unknown,
-  location: InputLocation,
-): string => {
+export const describeIssue = (issue: z.core.$ZodIssue | undefined, input: unknown, location: InputLocation): string => {
   if (!issue) return `Invalid ${location}.`;
   const name = issue.path.map(String).join('.');
   if (issue.code === 'unrecognized_keys') {

@@ -193,5 +193,8 @@ export const ensureTables = async (
 export const ensureApiTables = (client: DynamoDBDocumentClient, names: TableNames): Promise<void> =>
   ensureTables(
     client,
-    (Object.keys(tableDefinitions) as Array<keyof TableNames>).map((table) => ({ definition: tableDefinitions[table], name: names[table] })),
+    (Object.keys(tableDefinitions) as Array<keyof TableNames>).map((table) => ({
+      definition: tableDefinitions[table],
+      name: names[table],
+    })),
   );

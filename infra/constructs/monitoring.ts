@@ -81,7 +81,7 @@ export class Monitoring extends Construct {
       evaluationPeriods: 1,
     });
     alarm('LatencyP99', {
-      alarmDescription: 'p99 latency above the threshold for 15 minutes: check the functions\' duration and DynamoDB.',
+      alarmDescription: "p99 latency above the threshold for 15 minutes: check the functions' duration and DynamoDB.",
       metric: stage.metricLatency({ statistic: 'p99', period: FIVE_MINUTES }),
       threshold: LATENCY_P99_THRESHOLD_MS,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -132,10 +132,7 @@ export class Monitoring extends Construct {
       new GraphWidget({
         title: '4xx and 5xx answers',
         width: 8,
-        left: [
-          stage.metricClientError({ statistic: 'Sum', label: '4xx' }),
-          stage.metricServerError({ statistic: 'Sum', label: '5xx' }),
-        ],
+        left: [stage.metricClientError({ statistic: 'Sum', label: '4xx' }), stage.metricServerError({ statistic: 'Sum', label: '5xx' })],
       }),
       new GraphWidget({
         title: 'Latency (ms)',
@@ -250,4 +247,3 @@ const throttleEvents = ({ table, indexNames }: MonitoredTable): MathExpression =
     label: 'throttle events',
   });
 };
-

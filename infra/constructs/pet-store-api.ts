@@ -257,7 +257,9 @@ const notImplemented = (resource: IResource, route: Route, origins: readonly str
   const answer = errorResponse('not_implemented');
   const cors = mockCors(origins);
   const headers = [
-    ...Object.entries(answer.headers ?? {}).filter(([name]) => name !== 'Content-Type').map(([name, value]) => [name, quoted(String(value))] as const),
+    ...Object.entries(answer.headers ?? {})
+      .filter(([name]) => name !== 'Content-Type')
+      .map(([name, value]) => [name, quoted(String(value))] as const),
     ...Object.entries(cors.headers),
   ];
   const overridden = [REQUEST_ID_HEADER, ...(origins.length > 0 ? ['Access-Control-Allow-Origin'] : [])];

@@ -30,10 +30,7 @@ export const deprecation = (
   return {
     before: async () => {
       if (now() >= info.sunsetAt) {
-        throw new ApiError(
-          'gone',
-          `This operation was removed on ${info.sunsetAt.toUTCString()}: use GET ${info.successorPath} instead.`,
-        );
+        throw new ApiError('gone', `This operation was removed on ${info.sunsetAt.toUTCString()}: use GET ${info.successorPath} instead.`);
       }
     },
     after: addHeaders,

@@ -18,8 +18,7 @@ const middyPackageOf = (error: unknown): string | undefined => {
 };
 
 /** middy's early timeout (`timeoutEarlyInMillis`): the function ran out of time. */
-const isMiddyTimeout = (error: unknown): boolean =>
-  middyPackageOf(error) === '@middy/core' && (error as Error).name === 'TimeoutError';
+const isMiddyTimeout = (error: unknown): boolean => middyPackageOf(error) === '@middy/core' && (error as Error).name === 'TimeoutError';
 
 /**
  * The status of a refusal by one of middy's HTTP middlewares (`@middy/http-…`), which throw an

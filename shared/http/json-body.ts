@@ -69,7 +69,10 @@ const parseJson = (text: string): unknown => {
   }
   const repeated = repeatedMemberName(text);
   if (repeated !== undefined) {
-    throw new ApiError('invalid_json', `The request body repeats the member name '${shownName(repeated)}' in one object; names must be unique (I-JSON, RFC 7493).`);
+    throw new ApiError(
+      'invalid_json',
+      `The request body repeats the member name '${shownName(repeated)}' in one object; names must be unique (I-JSON, RFC 7493).`,
+    );
   }
   return value;
 };

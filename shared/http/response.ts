@@ -11,11 +11,11 @@ const COMMON_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',
 };
 
-export const json = (
-  statusCode: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): APIGatewayProxyResult => ({ statusCode, headers: { ...COMMON_HEADERS, ...headers }, body: JSON.stringify(body) });
+export const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult => ({
+  statusCode,
+  headers: { ...COMMON_HEADERS, ...headers },
+  body: JSON.stringify(body),
+});
 
 /** An answer in the Error shape, with the catalogue's headers for that code. */
 export const errorResponse = (code: ErrorCode, message?: string): APIGatewayProxyResult => {

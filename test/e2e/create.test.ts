@@ -1,7 +1,16 @@
 /** POST /pets over HTTP: the 201, every way a body can be refused, and concurrent creates. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../shared/http/json-body';
-import { expectCommonHeaders, expectError, inParallel, postJson, postPet, startLocalApi, walkPages, type LocalApi } from '../support/local-api';
+import {
+  expectCommonHeaders,
+  expectError,
+  inParallel,
+  postJson,
+  postPet,
+  startLocalApi,
+  walkPages,
+  type LocalApi,
+} from '../support/local-api';
 
 let api: LocalApi;
 beforeAll(async () => {
@@ -36,12 +45,15 @@ describe('POST /pets', () => {
     expect(((await response.json()) as { status: string }).status).toBe('sold');
   });
 
-  it.each(['Application/JSON', 'application/vnd.petstore+json', 'APPLICATION/JSON; CHARSET=UTF-8', 'application/json ; charset=utf-8', 'application/json;'])(
-    'accepts the JSON media type written %s (any case, spaces around the parameters, RFC 9110)',
-    async (contentType) => {
-      expect((await post(JSON.stringify({ name: 'Tom', categoryId: 2 }), { 'Content-Type': contentType })).status).toBe(201);
-    },
-  );
+  it.each([
+    'Application/JSON',
+    'application/vnd.petstore+json',
+    'APPLICATION/JSON; CHARSET=UTF-8',
+    'application/json ; charset=utf-8',
+    'application/json;',
+  ])('accepts the JSON media type written %s (any case, spaces around the parameters, RFC 9110)', async (contentType) => {
+    expect((await post(JSON.stringify({ name: 'Tom', categoryId: 2 }), { 'Content-Type': contentType })).status).toBe(201);
+  });
 
   it('accepts the largest ids and names there are', async () => {
     const name = 'n'.repeat(256);

@@ -68,7 +68,9 @@ describe('the docs page at /v1/docs', () => {
     await operation.locator('.opblock-summary').click();
 
     const execute = async () => {
-      const answer = page.waitForResponse((response) => response.request().method() === 'POST' && new URL(response.url()).pathname === '/v1/pets');
+      const answer = page.waitForResponse(
+        (response) => response.request().method() === 'POST' && new URL(response.url()).pathname === '/v1/pets',
+      );
       await operation.locator('button.execute').click();
       const response = await answer;
       return { status: response.status(), headers: response.headers(), pet: (await response.json()) as { id: number } };

@@ -140,9 +140,12 @@ describe('the fault matrix', () => {
     }
   };
 
-  it.concurrent.each(operations)('$name: 503 under each persistent fault then recovers; transient faults are invisible', async (operation) => {
-    await Promise.all([persistentFaults(operation), transientFaults(operation)]);
-  });
+  it.concurrent.each(operations)(
+    '$name: 503 under each persistent fault then recovers; transient faults are invisible',
+    async (operation) => {
+      await Promise.all([persistentFaults(operation), transientFaults(operation)]);
+    },
+  );
 
   it.concurrent('answers 503 after exactly 3 attempts when a fault outlives the retry budget, in bounded time', async () => {
     const { proxy, api } = await startFaulted();
@@ -229,7 +232,10 @@ describe('data under faults', () => {
 
     const answers = await inParallel(plan.length, CONCURRENCY, async (index) => {
       const response = await postPet(api, plan[index]!.body);
-      return { status: response.status, pet: response.status === 201 ? ((await response.json()) as { id: number; name: string }) : undefined };
+      return {
+        status: response.status,
+        pet: response.status === 201 ? ((await response.json()) as { id: number; name: string }) : undefined,
+      };
     });
     proxy.recover();
 
@@ -247,7 +253,12 @@ describe('data under faults', () => {
     expect(ambiguous.length).toBeGreaterThan(0);
     // Exactly the acknowledged pets, same ids and fields, plus one pet per ambiguous create; nothing else.
     expect(byId(stored.filter((pet) => !ambiguous.includes(String(pet.name))))).toEqual(byId(acknowledged));
-    expect(stored.filter((pet) => ambiguous.includes(String(pet.name))).map((pet) => pet.name).sort()).toEqual([...ambiguous].sort());
+    expect(
+      stored
+        .filter((pet) => ambiguous.includes(String(pet.name)))
+        .map((pet) => pet.name)
+        .sort(),
+    ).toEqual([...ambiguous].sort());
     expect(new Set(stored.map((pet) => pet.name)).size).toBe(stored.length);
   });
 });

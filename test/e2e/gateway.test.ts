@@ -57,7 +57,10 @@ describe('unknown routes', () => {
 describe('requests that are not quite HTTP', () => {
   it('treats a path starting with // as a path, not a host', async () => {
     const origin = new URL(api.url).origin;
-    const response = await rawRequest(new URL(origin), `GET //evil.example/v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\nConnection: close\r\n\r\n`);
+    const response = await rawRequest(
+      new URL(origin),
+      `GET //evil.example/v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\nConnection: close\r\n\r\n`,
+    );
     expect(response).toMatch(/^HTTP\/1\.1 404 /);
     expect(response).toContain('"code":"not_found"');
   });
@@ -87,7 +90,10 @@ describe('requests that are not quite HTTP', () => {
   });
 
   it('answers CONNECT (a tunnel request, which Node would drop unanswered) with 404 not_found', async () => {
-    const response = await rawRequest(new URL(api.url), `CONNECT ${new URL(api.url).host} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\n\r\n`);
+    const response = await rawRequest(
+      new URL(api.url),
+      `CONNECT ${new URL(api.url).host} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\n\r\n`,
+    );
     expect(response).toMatch(/^HTTP\/1\.1 404 /);
     expect(response).toMatch(/content-type: application\/json/i);
     const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as unknown;
@@ -107,7 +113,7 @@ const withHost = (url: string, host: string, init: { method?: string; headers?: 
   });
 
 describe('the URLs the API writes', () => {
-  it('are on the server\'s own address, whatever Host the client sends', async () => {
+  it("are on the server's own address, whatever Host the client sends", async () => {
     const auth = { Authorization: `Bearer ${api.key}` };
     const created = await withHost(`${api.url}/pets`, 'evil.example', {
       method: 'POST',
@@ -133,7 +139,9 @@ describe('CORS on the 501 the gateway answers itself', () => {
     vi.unstubAllEnvs();
     try {
       for (const path of ['/store/orders', '/pets']) {
-        const response = await withCors.call(path, { headers: { Authorization: `Bearer ${withCors.key}`, Origin: 'https://app.example.com' } });
+        const response = await withCors.call(path, {
+          headers: { Authorization: `Bearer ${withCors.key}`, Origin: 'https://app.example.com' },
+        });
         expect({ path, allowOrigin: response.headers.get('access-control-allow-origin'), vary: response.headers.get('vary') }).toEqual({
           path,
           allowOrigin: 'https://app.example.com',
@@ -141,7 +149,9 @@ describe('CORS on the 501 the gateway answers itself', () => {
         });
         expect(response.headers.get('access-control-expose-headers')).toMatch(/Link.*Location.*Retry-After.*X-Request-Id/);
       }
-      const other = await withCors.call('/store/orders', { headers: { Authorization: `Bearer ${withCors.key}`, Origin: 'https://evil.example' } });
+      const other = await withCors.call('/store/orders', {
+        headers: { Authorization: `Bearer ${withCors.key}`, Origin: 'https://evil.example' },
+      });
       expect(other.status).toBe(501);
       expect(other.headers.get('access-control-allow-origin')).toBeNull();
     } finally {

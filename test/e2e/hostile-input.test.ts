@@ -29,7 +29,15 @@ import {
   type Keys,
   type QueryCase,
 } from '../support/arbitraries';
-import { errorCodeOf, expectSafeAnswer, isParseableHttp, rawClient, type RawAnswer, type RawClient, type RawRequest } from '../support/hostile-http';
+import {
+  errorCodeOf,
+  expectSafeAnswer,
+  isParseableHttp,
+  rawClient,
+  type RawAnswer,
+  type RawClient,
+  type RawRequest,
+} from '../support/hostile-http';
 import { linkOf, postPet, startLocalApi, type LocalApi } from '../support/local-api';
 
 const STATUSES = ['available', 'pending', 'sold'] as const;
@@ -59,7 +67,9 @@ beforeAll(async () => {
   await api.keys.revoke(keyIdOf(hashApiKey(revoked)));
   keys = { valid: api.key, revoked };
   for (let index = 0; index < 12; index += 1) {
-    const pet = (await (await postPet(api, { name: `seed ${index}`, categoryId: index + 1, status: STATUSES[index % 3] })).json()) as StoredPet;
+    const pet = (await (
+      await postPet(api, { name: `seed ${index}`, categoryId: index + 1, status: STATUSES[index % 3] })
+    ).json()) as StoredPet;
     stored.set(pet.id, pet);
   }
   for (const status of ['', ...STATUSES]) {
@@ -87,7 +97,8 @@ const tally = () => {
     /** Each outcome was seen in at least `share` of the runs (a generator that stopped reaching one would leave it untested). */
     expectReached: (outcomes: readonly string[], share = 0.004) => {
       const times = Math.max(1, Math.floor(FUZZ_RUNS * share));
-      for (const outcome of outcomes) expect(seen.get(outcome) ?? 0, `${outcome} in ${JSON.stringify([...seen])}`).toBeGreaterThanOrEqual(times);
+      for (const outcome of outcomes)
+        expect(seen.get(outcome) ?? 0, `${outcome} in ${JSON.stringify([...seen])}`).toBeGreaterThanOrEqual(times);
     },
   };
 };
@@ -118,8 +129,33 @@ const withQuery = (path: string, query: string | undefined, auth: AuthCase) => {
 /** Headers a client may add that the API must ignore or survive. */
 const extraHeaders: fc.Arbitrary<Record<string, string>> = fc.oneof(
   { weight: 6, arbitrary: fc.constant<Record<string, string>>({}) },
-  fc.tuple(fc.constantFrom('X-Custom', 'X-Forwarded-For', 'X-Forwarded-Proto', 'Accept', 'Accept-Encoding', 'User-Agent', 'Origin', 'Cookie', 'constructor', '__proto__', 'X-Amzn-RequestId', 'X-Request-Id'), headerValue).map(([name, value]) => ({ [name]: value })),
-  fc.constantFrom<Record<string, string>>({ Accept: 'text/html' }, { 'Accept-Charset': 'latin1' }, { Expect: '100-continue' }, { Connection: 'close' }, { Connection: 'Upgrade', Upgrade: 'websocket' }, { 'Transfer-Encoding': 'chunked' }),
+  fc
+    .tuple(
+      fc.constantFrom(
+        'X-Custom',
+        'X-Forwarded-For',
+        'X-Forwarded-Proto',
+        'Accept',
+        'Accept-Encoding',
+        'User-Agent',
+        'Origin',
+        'Cookie',
+        'constructor',
+        '__proto__',
+        'X-Amzn-RequestId',
+        'X-Request-Id',
+      ),
+      headerValue,
+    )
+    .map(([name, value]) => ({ [name]: value })),
+  fc.constantFrom<Record<string, string>>(
+    { Accept: 'text/html' },
+    { 'Accept-Charset': 'latin1' },
+    { Expect: '100-continue' },
+    { Connection: 'close' },
+    { Connection: 'Upgrade', Upgrade: 'websocket' },
+    { 'Transfer-Encoding': 'chunked' },
+  ),
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -144,25 +180,29 @@ const expectedListing = (query: string | undefined): Expected => {
 };
 
 describe('listPets (GET /v1/pets) under hostile input', () => {
-  it('answers every query and Authorization safely, and as the README decides', async () => {
-    const outcomes = tally();
-    await fc.assert(
-      fc.asyncProperty(listQuery([...cursors.keys()]), authCase(keys), extraHeaders, async (query, auth, extra) => {
-        const raw = { method: 'GET', target: withQuery('/v1/pets', query.raw, auth), headers: { ...extra, ...auth.headers } };
-        const answer = await sendAndCheck(raw, [...auth.secrets, ...query.secrets], authExpectation(auth, expectedListing(query.raw)));
-        outcomes.add(answer);
-        if (answer.status === 200) {
-          const pets = JSON.parse(answer.text) as StoredPet[];
-          const parameters = new URLSearchParams(query.raw ?? '');
-          expect(pets.length).toBeLessThanOrEqual(Number(parameters.get('limit') ?? 20));
-          const status = parameters.get('status');
-          if (status !== null) expect(pets.every((pet) => pet.status === status)).toBe(true);
-        }
-      }),
-      fuzzParameters(1),
-    );
-    outcomes.expectReached(['200', '400 validation_failed', '400 invalid_cursor', '401 unauthorized']);
-  }, PROPERTY_TIMEOUT_MS);
+  it(
+    'answers every query and Authorization safely, and as the README decides',
+    async () => {
+      const outcomes = tally();
+      await fc.assert(
+        fc.asyncProperty(listQuery([...cursors.keys()]), authCase(keys), extraHeaders, async (query, auth, extra) => {
+          const raw = { method: 'GET', target: withQuery('/v1/pets', query.raw, auth), headers: { ...extra, ...auth.headers } };
+          const answer = await sendAndCheck(raw, [...auth.secrets, ...query.secrets], authExpectation(auth, expectedListing(query.raw)));
+          outcomes.add(answer);
+          if (answer.status === 200) {
+            const pets = JSON.parse(answer.text) as StoredPet[];
+            const parameters = new URLSearchParams(query.raw ?? '');
+            expect(pets.length).toBeLessThanOrEqual(Number(parameters.get('limit') ?? 20));
+            const status = parameters.get('status');
+            if (status !== null) expect(pets.every((pet) => pet.status === status)).toBe(true);
+          }
+        }),
+        fuzzParameters(1),
+      );
+      outcomes.expectReached(['200', '400 validation_failed', '400 invalid_cursor', '401 unauthorized']);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -267,29 +307,50 @@ const expectedCreate = (bytes: Buffer, validUtf8: boolean, json: boolean | undef
 };
 
 describe('createPet (POST /v1/pets) under hostile input', () => {
-  it('answers every body, Content-Type and Authorization safely; valid pets are stored as sent', async () => {
-    const outcomes = tally();
-    await fc.assert(
-      fc.asyncProperty(bodyBytes(bodyText), contentTypeCase, authCase(keys), fc.boolean(), async ({ bytes, validUtf8 }, contentType, auth, sendBody) => {
-        const body = sendBody || bytes.length > 0 ? bytes : undefined;
-        const headers = { ...(contentType.value === undefined ? {} : { [contentType.name]: contentType.value }), ...auth.headers };
-        const raw = { method: 'POST', target: withQuery('/v1/pets', undefined, auth), headers, body };
-        const answer = await sendAndCheck(raw, auth.secrets, authExpectation(auth, expectedCreate(bytes, validUtf8, contentType.json)));
-        outcomes.add(answer);
-        if (answer.status !== 201) return;
-        const pet = JSON.parse(answer.text) as StoredPet;
-        expect(validUtf8).toBe(true);
-        const sent = validNewPet((parsedOrUndefined(bytes.toString('utf8')) as { value: unknown }).value);
-        expect(pet).toEqual({ ...sent, id: pet.id });
-        const readBack = await sendAndCheck({ method: 'GET', target: `/v1/pets/${pet.id}`, headers: { Authorization: `Bearer ${api.key}` } }, [api.key], { status: 200 });
-        expect(JSON.parse(readBack.text)).toEqual(pet);
-        stored.set(pet.id, pet);
-      }),
-      fuzzParameters(2),
-    );
-    outcomes.expectReached(['201', '400 validation_failed', '400 invalid_json', '400 unsupported_media_type', '401 unauthorized', '413 payload_too_large']);
-    outcomes.expectReached(['201'], 0.1);
-  }, PROPERTY_TIMEOUT_MS);
+  it(
+    'answers every body, Content-Type and Authorization safely; valid pets are stored as sent',
+    async () => {
+      const outcomes = tally();
+      await fc.assert(
+        fc.asyncProperty(
+          bodyBytes(bodyText),
+          contentTypeCase,
+          authCase(keys),
+          fc.boolean(),
+          async ({ bytes, validUtf8 }, contentType, auth, sendBody) => {
+            const body = sendBody || bytes.length > 0 ? bytes : undefined;
+            const headers = { ...(contentType.value === undefined ? {} : { [contentType.name]: contentType.value }), ...auth.headers };
+            const raw = { method: 'POST', target: withQuery('/v1/pets', undefined, auth), headers, body };
+            const answer = await sendAndCheck(raw, auth.secrets, authExpectation(auth, expectedCreate(bytes, validUtf8, contentType.json)));
+            outcomes.add(answer);
+            if (answer.status !== 201) return;
+            const pet = JSON.parse(answer.text) as StoredPet;
+            expect(validUtf8).toBe(true);
+            const sent = validNewPet((parsedOrUndefined(bytes.toString('utf8')) as { value: unknown }).value);
+            expect(pet).toEqual({ ...sent, id: pet.id });
+            const readBack = await sendAndCheck(
+              { method: 'GET', target: `/v1/pets/${pet.id}`, headers: { Authorization: `Bearer ${api.key}` } },
+              [api.key],
+              { status: 200 },
+            );
+            expect(JSON.parse(readBack.text)).toEqual(pet);
+            stored.set(pet.id, pet);
+          },
+        ),
+        fuzzParameters(2),
+      );
+      outcomes.expectReached([
+        '201',
+        '400 validation_failed',
+        '400 invalid_json',
+        '400 unsupported_media_type',
+        '401 unauthorized',
+        '413 payload_too_large',
+      ]);
+      outcomes.expectReached(['201'], 0.1);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -312,54 +373,72 @@ const expectedGet = (target: string): Expected => {
 };
 
 describe('getPet (GET /v1/pets/{petId}) under hostile input', () => {
-  it('answers every petId and Authorization safely, and as the README decides', async () => {
-    const outcomes = tally();
-    // Mostly no query; sometimes one, which getPet refuses whatever it holds.
-    const noQuery: QueryCase = { raw: undefined, secrets: [] };
-    const someQuery = fc.oneof({ weight: 4, arbitrary: fc.constant(noQuery) }, listQuery([...cursors.keys()]));
-    await fc.assert(
-      fc.asyncProperty(petIdSegment([...stored.keys()]), someQuery, authCase(keys), extraHeaders, async (segment, query, auth, extra) => {
-        const target = withQuery(`/v1/pets/${segment}`, query.raw, auth);
-        const expected = expectedGet(target);
-        const answer = await sendAndCheck({ method: 'GET', target, headers: { ...extra, ...auth.headers } }, [...auth.secrets, ...query.secrets], authExpectation(auth, expected, expected !== undefined));
-        outcomes.add(answer);
-        if (answer.status === 200) expect(JSON.parse(answer.text)).toEqual(stored.get((JSON.parse(answer.text) as StoredPet).id));
-      }),
-      fuzzParameters(3),
-    );
-    outcomes.expectReached(['200', '400 validation_failed', '404 not_found', '401 unauthorized']);
-  }, PROPERTY_TIMEOUT_MS);
+  it(
+    'answers every petId and Authorization safely, and as the README decides',
+    async () => {
+      const outcomes = tally();
+      // Mostly no query; sometimes one, which getPet refuses whatever it holds.
+      const noQuery: QueryCase = { raw: undefined, secrets: [] };
+      const someQuery = fc.oneof({ weight: 4, arbitrary: fc.constant(noQuery) }, listQuery([...cursors.keys()]));
+      await fc.assert(
+        fc.asyncProperty(petIdSegment([...stored.keys()]), someQuery, authCase(keys), extraHeaders, async (segment, query, auth, extra) => {
+          const target = withQuery(`/v1/pets/${segment}`, query.raw, auth);
+          const expected = expectedGet(target);
+          const answer = await sendAndCheck(
+            { method: 'GET', target, headers: { ...extra, ...auth.headers } },
+            [...auth.secrets, ...query.secrets],
+            authExpectation(auth, expected, expected !== undefined),
+          );
+          outcomes.add(answer);
+          if (answer.status === 200) expect(JSON.parse(answer.text)).toEqual(stored.get((JSON.parse(answer.text) as StoredPet).id));
+        }),
+        fuzzParameters(3),
+      );
+      outcomes.expectReached(['200', '400 validation_failed', '404 not_found', '401 unauthorized']);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
 // GET /v1/store/orders, odd paths and odd methods
 
 describe('listStoreOrders (GET /v1/store/orders) under hostile input', () => {
-  it('answers 501 to every caller with a key and 401 to the others, whatever the query and headers', async () => {
-    const outcomes = tally();
-    await fc.assert(
-      fc.asyncProperty(listQuery([...cursors.keys()]), authCase(keys), extraHeaders, async (query, auth, extra) => {
-        const raw = { method: 'GET', target: withQuery('/v1/store/orders', query.raw, auth), headers: { ...extra, ...auth.headers } };
-        outcomes.add(await sendAndCheck(raw, [...auth.secrets, ...query.secrets], authExpectation(auth, { status: 501, code: 'not_implemented' })));
-      }),
-      fuzzParameters(4),
-    );
-    outcomes.expectReached(['501 not_implemented', '401 unauthorized']);
-  }, PROPERTY_TIMEOUT_MS);
+  it(
+    'answers 501 to every caller with a key and 401 to the others, whatever the query and headers',
+    async () => {
+      const outcomes = tally();
+      await fc.assert(
+        fc.asyncProperty(listQuery([...cursors.keys()]), authCase(keys), extraHeaders, async (query, auth, extra) => {
+          const raw = { method: 'GET', target: withQuery('/v1/store/orders', query.raw, auth), headers: { ...extra, ...auth.headers } };
+          outcomes.add(
+            await sendAndCheck(raw, [...auth.secrets, ...query.secrets], authExpectation(auth, { status: 501, code: 'not_implemented' })),
+          );
+        }),
+        fuzzParameters(4),
+      );
+      outcomes.expectReached(['501 not_implemented', '401 unauthorized']);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 describe('odd paths and methods', () => {
-  it('answers every method and request target safely (404 not_found where there is no route)', async () => {
-    const outcomes = tally();
-    await fc.assert(
-      fc.asyncProperty(anyMethod, oddTarget, authCase(keys), fc.option(bodyText, { freq: 4 }), async (method, target, auth, body) => {
-        const headers = { ...auth.headers, ...(body === null ? {} : { 'Content-Type': 'application/json' }) };
-        outcomes.add(await sendAndCheck({ method, target, headers, ...(body === null ? {} : { body }) }, auth.secrets, undefined));
-      }),
-      fuzzParameters(5),
-    );
-    outcomes.expectReached(['404 not_found', '400 validation_failed']);
-  }, PROPERTY_TIMEOUT_MS);
+  it(
+    'answers every method and request target safely (404 not_found where there is no route)',
+    async () => {
+      const outcomes = tally();
+      await fc.assert(
+        fc.asyncProperty(anyMethod, oddTarget, authCase(keys), fc.option(bodyText, { freq: 4 }), async (method, target, auth, body) => {
+          const headers = { ...auth.headers, ...(body === null ? {} : { 'Content-Type': 'application/json' }) };
+          outcomes.add(await sendAndCheck({ method, target, headers, ...(body === null ? {} : { body }) }, auth.secrets, undefined));
+        }),
+        fuzzParameters(5),
+      );
+      outcomes.expectReached(['404 not_found', '400 validation_failed']);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -367,7 +446,11 @@ describe('odd paths and methods', () => {
 
 describe(`the ${MAX_BODY_BYTES}-byte body limit over HTTP`, () => {
   const post = (body: string, contentType = 'application/json') =>
-    sendAndCheck({ method: 'POST', target: '/v1/pets', headers: { Authorization: `Bearer ${api.key}`, 'Content-Type': contentType }, body }, [api.key], undefined);
+    sendAndCheck(
+      { method: 'POST', target: '/v1/pets', headers: { Authorization: `Bearer ${api.key}`, 'Content-Type': contentType }, body },
+      [api.key],
+      undefined,
+    );
   /** A valid pet, padded with JSON white space to exactly `bytes` bytes. */
   const paddedPet = (bytes: number) => {
     const pet = JSON.stringify({ name: 'Padded', categoryId: 1 });

@@ -169,7 +169,10 @@ describe('Idempotency-Key on POST /pets', () => {
     const [first, second] = [generateApiKey(), generateApiKey()];
     const sharedId = 'c011151011ab';
     const database = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
-    for (const [secret, name] of [[first, 'first'], [second, 'second']] as const) {
+    for (const [secret, name] of [
+      [first, 'first'],
+      [second, 'second'],
+    ] as const) {
       await database.send(
         new PutCommand({
           TableName: api.tables.apiKeys,

@@ -38,7 +38,12 @@ describe('GET /pets', () => {
     const pets = (await response.json()) as unknown[];
     expect(Array.isArray(pets)).toBe(true);
     expect(pets).toHaveLength(20);
-    expect(pets[0]).toEqual({ id: expect.any(Number), name: expect.any(String), categoryId: expect.any(Number), status: expect.any(String) });
+    expect(pets[0]).toEqual({
+      id: expect.any(Number),
+      name: expect.any(String),
+      categoryId: expect.any(Number),
+      status: expect.any(String),
+    });
     const next = new URL(linkOf(response, 'next') ?? '');
     expect(`${next.origin}${next.pathname}`).toBe(`${api.url}/pets`);
     expect(next.searchParams.get('limit')).toBe('20');

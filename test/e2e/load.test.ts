@@ -26,7 +26,12 @@ describe('a load run of 200 creates', () => {
 
   it('finds every acknowledged pet in each walk, exactly once', () => {
     expect(report.walks.map((walk) => walk.filter)).toEqual(WALK_FILTERS);
-    for (const walk of report.walks) expect({ filter: walk.filter, missing: walk.missing, listedTwice: walk.listedTwice }).toEqual({ filter: walk.filter, missing: [], listedTwice: [] });
+    for (const walk of report.walks)
+      expect({ filter: walk.filter, missing: walk.missing, listedTwice: walk.listedTwice }).toEqual({
+        filter: walk.filter,
+        missing: [],
+        listedTwice: [],
+      });
     const [all, ...byStatus] = report.walks;
     expect(all?.listed).toBe(200);
     expect(all?.pages).toBe(2); // 100 per page; no next link after the last

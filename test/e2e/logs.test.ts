@@ -97,7 +97,9 @@ describe('logs', () => {
       const answer = await rawAnswer(raw);
       const requestId = /x-amzn-requestid: ([0-9a-f-]{36})/i.exec(answer)?.[1];
       expect(requestId).toBeDefined();
-      expect(parsed().filter((entry) => entry.requestId === requestId)).toEqual([expect.objectContaining({ status: Number(answer.slice(9, 12)) })]);
+      expect(parsed().filter((entry) => entry.requestId === requestId)).toEqual([
+        expect.objectContaining({ status: Number(answer.slice(9, 12)) }),
+      ]);
     }
   });
 
@@ -106,23 +108,59 @@ describe('logs', () => {
       parsed()
         .filter((entry) => entry._aws !== undefined)
         .map((entry) => {
-          const { _aws, ...rest } = entry as { _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> } };
+          const { _aws, ...rest } = entry as {
+            _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> };
+          };
           const [directive] = _aws.CloudWatchMetrics;
-          return { namespace: directive?.Namespace, dimensions: directive?.Dimensions, names: directive?.Metrics.map((m) => m.Name), values: rest };
+          return {
+            namespace: directive?.Namespace,
+            dimensions: directive?.Dimensions,
+            names: directive?.Metrics.map((m) => m.Name),
+            values: rest,
+          };
         });
     const before = emf().length;
     const body = { 'Content-Type': 'application/json', 'Idempotency-Key': `"${IDEMPOTENCY_KEY}-metrics"` };
-    expect((await api.call('/pets', { method: 'POST', headers: body, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) })).status).toBe(201);
-    expect((await api.call('/pets', { method: 'POST', headers: body, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) })).status).toBe(201);
+    expect((await api.call('/pets', { method: 'POST', headers: body, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) })).status).toBe(
+      201,
+    );
+    expect((await api.call('/pets', { method: 'POST', headers: body, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) })).status).toBe(
+      201,
+    );
     expect((await api.call('/pets?limit=0')).status).toBe(400);
     const written = emf().slice(before);
     expect(written).toEqual([
       // createPet counts what it did as it does it, then the request is counted.
-      { namespace: 'PetStore', dimensions: [['service', 'operation']], names: ['PetsCreated'], values: { service: 'pet-store', operation: 'createPet', PetsCreated: 1 } },
-      { namespace: 'PetStore', dimensions: [['service', 'operation']], names: ['Requests'], values: { service: 'pet-store', operation: 'createPet', Requests: 1 } },
-      { namespace: 'PetStore', dimensions: [['service', 'operation']], names: ['IdempotentReplays'], values: { service: 'pet-store', operation: 'createPet', IdempotentReplays: 1 } },
-      { namespace: 'PetStore', dimensions: [['service', 'operation']], names: ['Requests'], values: { service: 'pet-store', operation: 'createPet', Requests: 1 } },
-      { namespace: 'PetStore', dimensions: [['service', 'operation']], names: ['Requests'], values: { service: 'pet-store', operation: 'listPets', Requests: 1 } },
+      {
+        namespace: 'PetStore',
+        dimensions: [['service', 'operation']],
+        names: ['PetsCreated'],
+        values: { service: 'pet-store', operation: 'createPet', PetsCreated: 1 },
+      },
+      {
+        namespace: 'PetStore',
+        dimensions: [['service', 'operation']],
+        names: ['Requests'],
+        values: { service: 'pet-store', operation: 'createPet', Requests: 1 },
+      },
+      {
+        namespace: 'PetStore',
+        dimensions: [['service', 'operation']],
+        names: ['IdempotentReplays'],
+        values: { service: 'pet-store', operation: 'createPet', IdempotentReplays: 1 },
+      },
+      {
+        namespace: 'PetStore',
+        dimensions: [['service', 'operation']],
+        names: ['Requests'],
+        values: { service: 'pet-store', operation: 'createPet', Requests: 1 },
+      },
+      {
+        namespace: 'PetStore',
+        dimensions: [['service', 'operation']],
+        names: ['Requests'],
+        values: { service: 'pet-store', operation: 'listPets', Requests: 1 },
+      },
       {
         namespace: 'PetStore',
         dimensions: [['service', 'operation', 'errorCode']],

@@ -27,7 +27,8 @@ const expectRefusedCreate = async (body: string | Uint8Array, code: string, mess
 };
 
 describe('a body that repeats a member name (I-JSON, RFC 7493)', () => {
-  const repeats = (name: string) => `The request body repeats the member name '${name}' in one object; names must be unique (I-JSON, RFC 7493).`;
+  const repeats = (name: string) =>
+    `The request body repeats the member name '${name}' in one object; names must be unique (I-JSON, RFC 7493).`;
 
   it('is 400 invalid_json, where JSON.parse would keep the last value', async () => {
     await expectRefusedCreate('{"name":"Rex","name":"Max","categoryId":1}', 'invalid_json', repeats('name'));
@@ -77,7 +78,9 @@ describe('a name with a control character or a lone surrogate', () => {
 
 describe('a query on GET /pets/{petId}', () => {
   it('is 400 validation_failed naming an unknown parameter', async () => {
-    expect((await expectError(await api.call(`/pets/${rex.id}?x=1`), 400, 'validation_failed')).message).toBe("Unknown query parameter 'x'.");
+    expect((await expectError(await api.call(`/pets/${rex.id}?x=1`), 400, 'validation_failed')).message).toBe(
+      "Unknown query parameter 'x'.",
+    );
   });
 
   it('is 400 validation_failed for a repeated parameter', async () => {

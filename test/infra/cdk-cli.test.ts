@@ -111,7 +111,11 @@ describe('npx cdk synth -c stage=staging', () => {
       // A fresh Node process imports the bundle as Lambda would, and finds the handler.
       const { stdout } = await run(
         process.execPath,
-        ['--input-type=module', '-e', `const m = await import(${JSON.stringify(join(bundle, 'index.mjs'))}); console.log(typeof m.handler);`],
+        [
+          '--input-type=module',
+          '-e',
+          `const m = await import(${JSON.stringify(join(bundle, 'index.mjs'))}); console.log(typeof m.handler);`,
+        ],
         { env: { ...process.env, AWS_REGION: 'eu-west-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
       );
       expect(stdout.trim()).toBe('function');
@@ -160,7 +164,11 @@ describe('npx cdk synth -c stage=staging', () => {
     expect(pet).toMatchObject({ name: 'Rex', categoryId: 1, status: 'available' });
     const [listed, got] = await Promise.all([
       invokeBundle('ListPets', apiEvent(), env),
-      invokeBundle('GetPet', apiEvent({ resource: '/pets/{petId}', path: `/pets/${pet.id}`, pathParameters: { petId: String(pet.id) } }), env),
+      invokeBundle(
+        'GetPet',
+        apiEvent({ resource: '/pets/{petId}', path: `/pets/${pet.id}`, pathParameters: { petId: String(pet.id) } }),
+        env,
+      ),
     ]);
     expect(listed).toMatchObject({ statusCode: 200, body: JSON.stringify([pet]) });
     expect(got).toMatchObject({ statusCode: 200, body: JSON.stringify(pet) });

@@ -21,9 +21,7 @@ const { template: stagingTemplate } = synthStage('staging');
 
 /** API Gateway's rendering: static values unquoted, request parameters read from the request. */
 const render = (type: GatewayResponseType, requestHeaders: Record<string, string>, template = stagingTemplate): Rendered => {
-  const resource = resourcesOf(template, 'AWS::ApiGateway::GatewayResponse').find(
-    ({ properties }) => properties.ResponseType === type,
-  );
+  const resource = resourcesOf(template, 'AWS::ApiGateway::GatewayResponse').find(({ properties }) => properties.ResponseType === type);
   if (!resource) throw new Error(`no gateway response for ${type}`);
   const { StatusCode, ResponseParameters, ResponseTemplates } = resource.properties as {
     StatusCode: string;
@@ -40,7 +38,14 @@ const render = (type: GatewayResponseType, requestHeaders: Record<string, string
 };
 
 /** Headers HTTP itself adds, on both sides, and the request id API Gateway adds to every answer. */
-const TRANSPORT = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', GATEWAY_REQUEST_ID_HEADER.toLowerCase()]);
+const TRANSPORT = new Set([
+  'date',
+  'connection',
+  'keep-alive',
+  'content-length',
+  'transfer-encoding',
+  GATEWAY_REQUEST_ID_HEADER.toLowerCase(),
+]);
 
 const received = async (response: Response): Promise<Rendered> => ({
   status: response.status,
@@ -72,7 +77,11 @@ describe('gateway responses: the stack renders what the local server sends', () 
   });
 
   it('UNAUTHORIZED: no key, a malformed key, an unknown key', async () => {
-    const headerSets: Array<Record<string, string>> = [{}, { Authorization: 'Basic dXNlcjpwYXNz' }, { Authorization: 'Bearer petstore_unknownunknownunknown' }];
+    const headerSets: Array<Record<string, string>> = [
+      {},
+      { Authorization: 'Basic dXNlcjpwYXNz' },
+      { Authorization: 'Bearer petstore_unknownunknownunknown' },
+    ];
     for (const headers of headerSets) {
       const response = await api.call('/pets', { auth: false, headers });
       expect(await received(response)).toEqual(render('UNAUTHORIZED', headers));

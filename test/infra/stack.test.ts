@@ -80,8 +80,14 @@ interface RenderedGatewayResponse {
 const gatewayResponsesOf = (template: SynthesizedStage['template']) =>
   new Map(
     resourcesOf(template, 'AWS::ApiGateway::GatewayResponse').map(({ properties }) => {
-      const { ResponseType, ResponseTemplates, ...rest } = properties as { ResponseType: string; ResponseTemplates: Record<string, string> };
-      return [ResponseType, { ...rest, body: JSON.parse(ResponseTemplates['application/json'] ?? '') as Record<string, unknown> } as RenderedGatewayResponse];
+      const { ResponseType, ResponseTemplates, ...rest } = properties as {
+        ResponseType: string;
+        ResponseTemplates: Record<string, string>;
+      };
+      return [
+        ResponseType,
+        { ...rest, body: JSON.parse(ResponseTemplates['application/json'] ?? '') as Record<string, unknown> } as RenderedGatewayResponse,
+      ];
     }),
   );
 
@@ -210,7 +216,11 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       const method = methodsOf(template).find(({ path }) => path === '/store/orders');
       const integration = method?.properties.Integration as {
         Type: string;
-        IntegrationResponses: Array<{ StatusCode: string; ResponseTemplates: Record<string, string>; ResponseParameters: Record<string, string> }>;
+        IntegrationResponses: Array<{
+          StatusCode: string;
+          ResponseTemplates: Record<string, string>;
+          ResponseParameters: Record<string, string>;
+        }>;
       };
       expect(integration.Type).toBe('MOCK');
       expect(integration.IntegrationResponses).toHaveLength(1);
@@ -274,7 +284,11 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         ['INTEGRATION_FAILURE', 'service_unavailable'],
         ['INTEGRATION_TIMEOUT', 'service_unavailable'],
       ] as const) {
-        expect({ type, ...rendered.get(type) }).toMatchObject({ type, body: { code }, ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" } });
+        expect({ type, ...rendered.get(type) }).toMatchObject({
+          type,
+          body: { code },
+          ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
+        });
       }
     });
 
@@ -304,7 +318,11 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       template.hasResource('AWS::ApiGateway::Account', {});
       template.hasResource('AWS::IAM::Role', {
         DeletionPolicy: 'Retain',
-        Properties: { AssumeRolePolicyDocument: Match.objectLike({ Statement: [Match.objectLike({ Principal: { Service: 'apigateway.amazonaws.com' } })] }) },
+        Properties: {
+          AssumeRolePolicyDocument: Match.objectLike({
+            Statement: [Match.objectLike({ Principal: { Service: 'apigateway.amazonaws.com' } })],
+          }),
+        },
       });
     });
   });
@@ -339,15 +357,18 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
 
     it('knows its table by name from the environment, and nothing else', () => {
       const variablesOf = (name: FunctionName) =>
-        (template.toJSON().Resources[logicalIdOf(synthesized, name).function].Properties.Environment as {
-          Variables: Record<string, unknown>;
-        }).Variables;
+        (
+          template.toJSON().Resources[logicalIdOf(synthesized, name).function].Properties.Environment as {
+            Variables: Record<string, unknown>;
+          }
+        ).Variables;
       for (const name of ['listPets', 'createPet', 'getPet'] as const) {
         expect(variablesOf(name)[petsTable.nameVariable]).toEqual({ Ref: expect.stringMatching(/^TablesPetsTable/) });
         expect(variablesOf(name)).not.toHaveProperty(apiKeysTable.nameVariable);
       }
       expect(variablesOf('createPet')[idempotencyTable.nameVariable]).toEqual({ Ref: expect.stringMatching(/^TablesIdempotencyTable/) });
-      for (const name of ['listPets', 'getPet', 'authorizer'] as const) expect(variablesOf(name)).not.toHaveProperty(idempotencyTable.nameVariable);
+      for (const name of ['listPets', 'getPet', 'authorizer'] as const)
+        expect(variablesOf(name)).not.toHaveProperty(idempotencyTable.nameVariable);
       expect(variablesOf('authorizer')[apiKeysTable.nameVariable]).toEqual({ Ref: expect.stringMatching(/^TablesApiKeysTable/) });
       expect(variablesOf('authorizer')).not.toHaveProperty(petsTable.nameVariable);
     });
@@ -356,9 +377,11 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       const definitions = { pets: petsTable, apiKeys: apiKeysTable, idempotency: idempotencyTable };
       const nameVariables: string[] = Object.values(definitions).map((table) => table.nameVariable);
       for (const name of functionNames) {
-        const variables = (template.toJSON().Resources[logicalIdOf(synthesized, name).function].Properties.Environment as {
-          Variables: Record<string, unknown>;
-        }).Variables;
+        const variables = (
+          template.toJSON().Resources[logicalIdOf(synthesized, name).function].Properties.Environment as {
+            Variables: Record<string, unknown>;
+          }
+        ).Variables;
         const told = Object.keys(variables).filter((variable) => nameVariables.includes(variable));
         const granted = new Set(tableAccess[name].map(({ table }) => definitions[table].nameVariable));
         expect(told.sort(), name).toEqual([...granted].sort());
@@ -368,10 +391,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
 
   describe('least privilege', () => {
     const tableArn = (table: 'pets' | 'apiKeys' | 'idempotency') => ({
-      'Fn::GetAtt': [
-        stack.getLogicalId(stack.tables[table].node.defaultChild as CfnFunction),
-        'Arn',
-      ],
+      'Fn::GetAtt': [stack.getLogicalId(stack.tables[table].node.defaultChild as CfnFunction), 'Arn'],
     });
 
     it.each(functionNames)('%s may write its own logs and traces, and use only its own table actions', (name) => {
@@ -383,9 +403,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         ...tableAccess[name].map((access) => ({
           Effect: 'Allow',
           Action: access.actions.length === 1 ? access.actions[0] : access.actions,
-          Resource: access.index
-            ? { 'Fn::Join': ['', [tableArn(access.table), `/index/${access.index}`]] }
-            : tableArn(access.table),
+          Resource: access.index ? { 'Fn::Join': ['', [tableArn(access.table), `/index/${access.index}`]] } : tableArn(access.table),
         })),
       ];
       const sortActions = (list: Array<Record<string, unknown>>) =>
@@ -405,7 +423,9 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         expect(actions.every((action) => !action.includes('*'))).toBe(true);
         expect(statement.Resource).not.toBe('*');
         // Nothing is ever updated or deleted: pets and idempotency records are only put, keys only read.
-        expect(actions).not.toEqual(expect.arrayContaining([expect.stringMatching(/^dynamodb:(UpdateItem|DeleteItem|BatchWriteItem|DeleteTable|PartiQL)/)]));
+        expect(actions).not.toEqual(
+          expect.arrayContaining([expect.stringMatching(/^dynamodb:(UpdateItem|DeleteItem|BatchWriteItem|DeleteTable|PartiQL)/)]),
+        );
       }
       expect(tableAccess.listPets).toContainEqual({ table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] });
     });
@@ -507,12 +527,21 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(body).toContain('Authorizer');
       expect(body).toContain(petsStatusIndex.indexName);
       // The functions' EMF metrics, by operation, and errors by code.
-      for (const metric of ['"PetStore"', '"Requests"', '"PetsCreated"', '"IdempotentReplays"', '"operation"', '"createPet"', 'MetricName=\\"Errors\\"', 'errorCode']) {
+      for (const metric of [
+        '"PetStore"',
+        '"Requests"',
+        '"PetsCreated"',
+        '"IdempotentReplays"',
+        '"operation"',
+        '"createPet"',
+        'MetricName=\\"Errors\\"',
+        'errorCode',
+      ]) {
         expect(body).toContain(metric);
       }
     });
 
-    it('alarms on the 5xx rate, p99 latency, each function\'s errors and DynamoDB throttles, to one SNS topic', () => {
+    it("alarms on the 5xx rate, p99 latency, each function's errors and DynamoDB throttles, to one SNS topic", () => {
       const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(({ properties }) => properties);
       const [topic] = resourcesOf(template, 'AWS::SNS::Topic');
       for (const alarm of alarms) {
@@ -532,7 +561,9 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     it('has no e-mail subscription unless the stage names an address', () => {
       template.resourceCountIs('AWS::SNS::Subscription', 0);
       template.hasResourceProperties('AWS::SNS::TopicPolicy', {
-        PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+        PolicyDocument: {
+          Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+        },
       });
     });
   });
@@ -570,7 +601,11 @@ describe('optional stage settings', () => {
   it('converts each preflight mock to text both ways, as every media type is binary', () => {
     const options = methodsOf(template).filter(({ method }) => method === 'OPTIONS');
     for (const { properties } of options) {
-      const integration = properties.Integration as { Type: string; ContentHandling?: string; IntegrationResponses: Array<{ ContentHandling?: string }> };
+      const integration = properties.Integration as {
+        Type: string;
+        ContentHandling?: string;
+        IntegrationResponses: Array<{ ContentHandling?: string }>;
+      };
       expect(integration.Type).toBe('MOCK');
       expect(integration.ContentHandling).toBe('CONVERT_TO_TEXT');
       expect(integration.IntegrationResponses.map(({ ContentHandling }) => ContentHandling)).toEqual(['CONVERT_TO_TEXT']);

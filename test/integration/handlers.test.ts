@@ -2,11 +2,7 @@
  * The Lambda handlers and the authorizer, invoked as API Gateway invokes them (proxy and TOKEN
  * events), on repositories backed by the real DynamoDB Local.
  */
-import type {
-  APIGatewayProxyEvent,
-  APIGatewayProxyResult,
-  Context,
-} from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
@@ -25,10 +21,8 @@ import { createTestTables, type TestTables } from '../support/tables';
 const SUNSET = new Date('2030-12-05T00:00:00Z');
 
 const jsonHeaders = { 'Content-Type': 'application/json' };
-const postPetEvent = (body: unknown) =>
-  apiEvent({ method: 'POST', headers: jsonHeaders, body: JSON.stringify(body) });
-const getPetEvent = (petId: string) =>
-  apiEvent({ resource: '/pets/{petId}', path: `/pets/${petId}`, pathParameters: { petId } });
+const postPetEvent = (body: unknown) => apiEvent({ method: 'POST', headers: jsonHeaders, body: JSON.stringify(body) });
+const getPetEvent = (petId: string) => apiEvent({ resource: '/pets/{petId}', path: `/pets/${petId}`, pathParameters: { petId } });
 
 const bodyOf = <T = unknown>(response: APIGatewayProxyResult): T => JSON.parse(response.body) as T;
 
@@ -82,7 +76,7 @@ describe('createPet', () => {
     expect(await pets.get(pet.id)).toEqual(pet);
   });
 
-  it('accepts a JSON Content-Type with a charset, whatever the header name\'s case', async () => {
+  it("accepts a JSON Content-Type with a charset, whatever the header name's case", async () => {
     const event = apiEvent({
       method: 'POST',
       headers: { 'content-type': 'application/json; charset=utf-8' },

@@ -183,7 +183,9 @@ describe('usage', () => {
   });
 
   it.each(['abc', '0', '70000'])('refuses DYNAMODB_LOCAL_PORT=%s, naming the setting', async (port) => {
-    await expect(runKeysCommand(['list'], { env: { DYNAMODB_LOCAL_PORT: port }, print: () => undefined })).rejects.toThrow(/^DYNAMODB_LOCAL_PORT must be/);
+    await expect(runKeysCommand(['list'], { env: { DYNAMODB_LOCAL_PORT: port }, print: () => undefined })).rejects.toThrow(
+      /^DYNAMODB_LOCAL_PORT must be/,
+    );
   });
 });
 
@@ -218,7 +220,7 @@ describe('stageKeysTable', () => {
     return { cloudFormation, inputs };
   };
 
-  it('reads the keys table name from the stage stack\'s ApiKeysTableName output', async () => {
+  it("reads the keys table name from the stage stack's ApiKeysTableName output", async () => {
     const { cloudFormation, inputs } = stubCloudFormation({
       Stacks: [
         {
@@ -238,14 +240,36 @@ describe('stageKeysTable', () => {
   });
 
   it.each([
-    ['the output is missing', { Stacks: [{ StackName: 'x', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [{ OutputKey: 'ApiUrl', OutputValue: 'u' }] }] }],
-    ['the output is empty', { Stacks: [{ StackName: 'x', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [{ OutputKey: 'ApiKeysTableName', OutputValue: '' }] }] }],
+    [
+      'the output is missing',
+      {
+        Stacks: [
+          {
+            StackName: 'x',
+            CreationTime: new Date(),
+            StackStatus: 'CREATE_COMPLETE',
+            Outputs: [{ OutputKey: 'ApiUrl', OutputValue: 'u' }],
+          },
+        ],
+      },
+    ],
+    [
+      'the output is empty',
+      {
+        Stacks: [
+          {
+            StackName: 'x',
+            CreationTime: new Date(),
+            StackStatus: 'CREATE_COMPLETE',
+            Outputs: [{ OutputKey: 'ApiKeysTableName', OutputValue: '' }],
+          },
+        ],
+      },
+    ],
     ['the stack has no outputs', { Stacks: [{ StackName: 'x', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE' }] }],
     ['there is no stack', { Stacks: [] }],
   ] satisfies Array<[string, Partial<DescribeStacksCommandOutput>]>)('throws a clear error when %s', async (_, output) => {
     const { cloudFormation } = stubCloudFormation(output);
-    await expect(stageKeysTable('staging', cloudFormation)).rejects.toThrow(
-      'Stack PetStore-staging has no ApiKeysTableName output.',
-    );
+    await expect(stageKeysTable('staging', cloudFormation)).rejects.toThrow('Stack PetStore-staging has no ApiKeysTableName output.');
   });
 });

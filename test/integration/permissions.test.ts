@@ -93,7 +93,9 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
   it('getPet: GetItem on the table, found or not', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
     const handler = createGetPet({ pets: petsRepository({ client, tableName: tables.pets }) });
-    const [first] = await petsRepository({ client: tables.client, tableName: tables.pets }).list({ limit: 1 }).then((page) => page.pets);
+    const [first] = await petsRepository({ client: tables.client, tableName: tables.pets })
+      .list({ limit: 1 })
+      .then((page) => page.pets);
     for (const petId of [String(first?.id), '424242']) {
       const response = await handler(apiEvent({ resource: '/pets/{petId}', path: `/pets/${petId}`, pathParameters: { petId } }), context);
       expect([200, 404]).toContain(response.statusCode);

@@ -174,8 +174,7 @@ describe('id collisions', () => {
     existing = await petsRepository({ client: tables.client, tableName: tables.pets }).create(newPet('Original', 'sold'));
   });
 
-  const count = async () =>
-    (await tables.client.send(new ScanCommand({ TableName: tables.pets, Select: 'COUNT' }))).Count;
+  const count = async () => (await tables.client.send(new ScanCommand({ TableName: tables.pets, Select: 'COUNT' }))).Count;
 
   it('draws again when the id is taken, and leaves the pet that holds it unchanged', async () => {
     const fresh = existing.id + 1;

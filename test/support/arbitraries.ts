@@ -25,9 +25,49 @@ export const fuzzParameters = <T>(offset: number): fc.Parameters<T> => ({
 
 /** Characters that break naive code: NUL, lone surrogates, RTL and zero-width marks, combining marks, emoji, BOM. */
 const ODD_CHARACTERS = [
-  '\u0000', '\u0001', '\u001f', '\u007f', '\ud800', '\udfff', '\udc00\ud800', '\u200f', '\u202e', '\u2066', '\u200b',
-  '\u200d', '\u0301', 'e\u0301', '\u0338', '😀', '👨‍👩‍👧', '🇫🇷', '\ufeff', '\ufffd', '\uffff', '\u{10ffff}', '\u2028', '\u2029',
-  '\u00a0', '\u3000', '\u0085', 'İ', 'ß', 'ﬀ', '\\', '"', "'", '<', '>', '&', '%', '%00', '${', '{{', '\t', '\n', '\r',
+  '\u0000',
+  '\u0001',
+  '\u001f',
+  '\u007f',
+  '\ud800',
+  '\udfff',
+  '\udc00\ud800',
+  '\u200f',
+  '\u202e',
+  '\u2066',
+  '\u200b',
+  '\u200d',
+  '\u0301',
+  'e\u0301',
+  '\u0338',
+  '😀',
+  '👨‍👩‍👧',
+  '🇫🇷',
+  '\ufeff',
+  '\ufffd',
+  '\uffff',
+  '\u{10ffff}',
+  '\u2028',
+  '\u2029',
+  '\u00a0',
+  '\u3000',
+  '\u0085',
+  'İ',
+  'ß',
+  'ﬀ',
+  '\\',
+  '"',
+  "'",
+  '<',
+  '>',
+  '&',
+  '%',
+  '%00',
+  '${',
+  '{{',
+  '\t',
+  '\n',
+  '\r',
 ] as const;
 
 const oddCharacter = fc.constantFrom(...ODD_CHARACTERS);
@@ -48,20 +88,57 @@ const hugeString = fc
 
 /** Secret-looking tokens: API-key-shaped strings a client might send by mistake anywhere. */
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.split('');
-const secretToken = fc
-  .string({ unit: fc.constantFrom(...BASE64URL), minLength: 43, maxLength: 43 })
-  .map((random) => `petstore_${random}`);
+const secretToken = fc.string({ unit: fc.constantFrom(...BASE64URL), minLength: 43, maxLength: 43 }).map((random) => `petstore_${random}`);
 
 // ---------------------------------------------------------------------------------------------
 // JSON, as text: numbers are written as sent, so -0, exponents and digits beyond 2^53 survive.
 
 const NUMBER_TEXTS = [
-  '0', '-0', '0.0', '-0.0', '1', '1.0', '1e0', '1E0', '1e+0', '10e-1', '1.5', '-1', '2', '100', '101', '1e3', '1E3',
-  '9007199254740991', '9007199254740991.0', '9007199254740991.4', '9007199254740992', '9007199254740993',
-  '18014398509481984', '-9007199254740991', '1e16', '1e308', '1e309', '-1e309', '5e-324', '1e-7', '0.1',
-  '123456789012345678901234567890', '0.000000000000000000001', '4.9e-324',
+  '0',
+  '-0',
+  '0.0',
+  '-0.0',
+  '1',
+  '1.0',
+  '1e0',
+  '1E0',
+  '1e+0',
+  '10e-1',
+  '1.5',
+  '-1',
+  '2',
+  '100',
+  '101',
+  '1e3',
+  '1E3',
+  '9007199254740991',
+  '9007199254740991.0',
+  '9007199254740991.4',
+  '9007199254740992',
+  '9007199254740993',
+  '18014398509481984',
+  '-9007199254740991',
+  '1e16',
+  '1e308',
+  '1e309',
+  '-1e309',
+  '5e-324',
+  '1e-7',
+  '0.1',
+  '123456789012345678901234567890',
+  '0.000000000000000000001',
+  '4.9e-324',
   // Not JSON numbers at all: the body is then not JSON.
-  '01', '+1', '.5', '1.', 'NaN', 'Infinity', '-Infinity', '0x10', '1_000', '١',
+  '01',
+  '+1',
+  '.5',
+  '1.',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '0x10',
+  '1_000',
+  '١',
 ] as const;
 
 const numberText = fc.oneof(
@@ -73,11 +150,13 @@ const numberText = fc.oneof(
 
 /** A JSON string literal; `\u` escapes let it carry lone surrogates and NUL through valid UTF-8. */
 const stringText = (value: fc.Arbitrary<string>) =>
-  fc.tuple(value, fc.boolean()).map(([text, escapeAll]) =>
-    escapeAll
-      ? `"${[...text].map((char) => [...char].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')).join('')}"`
-      : JSON.stringify(text),
-  );
+  fc
+    .tuple(value, fc.boolean())
+    .map(([text, escapeAll]) =>
+      escapeAll
+        ? `"${[...text].map((char) => [...char].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')).join('')}"`
+        : JSON.stringify(text),
+    );
 
 /** Any JSON value as text, nested junk included. */
 const jsonText: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
@@ -87,7 +166,9 @@ const jsonText: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
     stringText(oddString()),
     fc.constantFrom('true', 'false', 'null', '{}', '[]'),
     fc.array(tie('value'), { maxLength: 4 }).map((items) => `[${items.join(',')}]`),
-    fc.array(fc.tuple(stringText(oddString(8)), tie('value')), { maxLength: 4 }).map((entries) => `{${entries.map(([key, value]) => `${key}:${value}`).join(',')}}`),
+    fc
+      .array(fc.tuple(stringText(oddString(8)), tie('value')), { maxLength: 4 })
+      .map((entries) => `{${entries.map(([key, value]) => `${key}:${value}`).join(',')}}`),
   ),
 })).value;
 
@@ -98,23 +179,51 @@ const STATUSES = ['available', 'pending', 'sold'] as const;
 
 /** A name as a client might send it: plausible, blank, odd, at and over the limit, or not a string. */
 const nameText = fc.oneof(
-  { weight: 4, arbitrary: stringText(fc.oneof(fc.string({ minLength: 1, maxLength: 30 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }))) },
+  {
+    weight: 4,
+    arbitrary: stringText(
+      fc.oneof(fc.string({ minLength: 1, maxLength: 30 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 })),
+    ),
+  },
   { weight: 3, arbitrary: stringText(oddString()) },
   {
     weight: 2,
     arbitrary: stringText(
-      fc.constantFrom('', ' ', '\t\n', '\u00a0', '\ufeff', '\u3000', 'x'.repeat(256), 'x'.repeat(257), '😀'.repeat(256), '😀'.repeat(257), 'e\u0301'.repeat(128), 'e\u0301'.repeat(129), '\u0000', 'Rex\u0000', '\u202eRex'),
+      fc.constantFrom(
+        '',
+        ' ',
+        '\t\n',
+        '\u00a0',
+        '\ufeff',
+        '\u3000',
+        'x'.repeat(256),
+        'x'.repeat(257),
+        '😀'.repeat(256),
+        '😀'.repeat(257),
+        'e\u0301'.repeat(128),
+        'e\u0301'.repeat(129),
+        '\u0000',
+        'Rex\u0000',
+        '\u202eRex',
+      ),
     ),
   },
   { weight: 1, arbitrary: stringText(hugeString) },
   { weight: 2, arbitrary: jsonText },
 );
 
-const categoryIdText = fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 1_000 }).map(String) }, { weight: 5, arbitrary: numberText }, { weight: 2, arbitrary: jsonText });
+const categoryIdText = fc.oneof(
+  { weight: 3, arbitrary: fc.integer({ min: 1, max: 1_000 }).map(String) },
+  { weight: 5, arbitrary: numberText },
+  { weight: 2, arbitrary: jsonText },
+);
 
 const statusText = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...STATUSES).map((status) => JSON.stringify(status)) },
-  { weight: 2, arbitrary: stringText(fc.constantFrom('Available', 'SOLD', 'available ', ' sold', 'lost', '', 'pending\u0000', 'sold\u200b')) },
+  {
+    weight: 2,
+    arbitrary: stringText(fc.constantFrom('Available', 'SOLD', 'available ', ' sold', 'lost', '', 'pending\u0000', 'sold\u200b')),
+  },
   { weight: 2, arbitrary: jsonText },
 );
 
@@ -128,7 +237,10 @@ const petObjectText = fc
     fc.option(field('status', statusText), { freq: 2 }),
     fc.array(
       fc.oneof(
-        fc.tuple(stringText(fc.oneof(oddString(12), fc.constantFrom('id', 'Name', '__proto__', 'constructor', 'name ', 'categoryid', ''))), jsonText),
+        fc.tuple(
+          stringText(fc.oneof(oddString(12), fc.constantFrom('id', 'Name', '__proto__', 'constructor', 'name ', 'categoryid', ''))),
+          jsonText,
+        ),
         fc.tuple(stringText(secretToken), jsonText),
         // A repeated field: I-JSON forbids it (JSON.parse would keep the last).
         fc.tuple(fc.constantFrom('"name"', '"categoryId"', '"status"'), jsonText),
@@ -152,7 +264,16 @@ const brokenBodyText = fc.oneof(
   petObjectText.map((text) => `${text},`),
   petObjectText.map((text) => `${text}${text}`),
   petObjectText.map((text) => text.replace(/"/g, "'")),
-  fc.constantFrom('', ' ', 'null', 'name=Rex&categoryId=1', '{"name":"Rex","categoryId":1,}', "{name:'Rex',categoryId:1}", '{"name":"Rex" "categoryId":1}', '\u0000'),
+  fc.constantFrom(
+    '',
+    ' ',
+    'null',
+    'name=Rex&categoryId=1',
+    '{"name":"Rex","categoryId":1,}',
+    "{name:'Rex',categoryId:1}",
+    '{"name":"Rex" "categoryId":1}',
+    '\u0000',
+  ),
   oddString(60),
 );
 
@@ -162,19 +283,53 @@ const plausiblePetText = fc
     stringText(
       fc.oneof(
         fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }),
-        fc.constantFrom('Rex', 'x'.repeat(256), '😀'.repeat(256), 'e\u0301'.repeat(128), 'Rex\u00a0', '\u202eRex', '\ufeffRex', ' Rex ', '👨‍👩‍👧', '\u2028', 'ﬀ', '\\"<>&'),
+        fc.constantFrom(
+          'Rex',
+          'x'.repeat(256),
+          '😀'.repeat(256),
+          'e\u0301'.repeat(128),
+          'Rex\u00a0',
+          '\u202eRex',
+          '\ufeffRex',
+          ' Rex ',
+          '👨‍👩‍👧',
+          '\u2028',
+          'ﬀ',
+          '\\"<>&',
+        ),
       ),
     ),
-    fc.oneof(fc.integer({ min: 1, max: 1_000 }).map(String), fc.maxSafeNat().map((id) => String(id + 1 > Number.MAX_SAFE_INTEGER ? id : id + 1)), fc.constantFrom('1', '1.0', '1e0', '1E2', '10e-1', '9007199254740991')),
+    fc.oneof(
+      fc.integer({ min: 1, max: 1_000 }).map(String),
+      fc.maxSafeNat().map((id) => String(id + 1 > Number.MAX_SAFE_INTEGER ? id : id + 1)),
+      fc.constantFrom('1', '1.0', '1e0', '1E2', '10e-1', '9007199254740991'),
+    ),
     fc.option(fc.constantFrom('"available"', '"pending"', '"sold"')),
     fc.constantFrom('', ' ', '\n\t'),
   )
-  .map(([name, categoryId, status, space]) => `{${space}"name":${space}${name},"categoryId":${categoryId}${status === null ? '' : `,${space}"status":${status}`}${space}}`);
+  .map(
+    ([name, categoryId, status, space]) =>
+      `{${space}"name":${space}${name},"categoryId":${categoryId}${status === null ? '' : `,${space}"status":${status}`}${space}}`,
+  );
 
-export const bodyText = fc.oneof({ weight: 5, arbitrary: plausiblePetText }, { weight: 5, arbitrary: petObjectText }, { weight: 3, arbitrary: brokenBodyText });
+export const bodyText = fc.oneof(
+  { weight: 5, arbitrary: plausiblePetText },
+  { weight: 5, arbitrary: petObjectText },
+  { weight: 3, arbitrary: brokenBodyText },
+);
 
 /** Bytes that are not UTF-8: stray continuation bytes, overlong forms, encoded surrogates, truncated sequences. */
-const INVALID_UTF8 = [[0xff], [0xfe], [0x80], [0xc0, 0x80], [0xc1, 0xbf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0xf5, 0x80, 0x80, 0x80]];
+const INVALID_UTF8 = [
+  [0xff],
+  [0xfe],
+  [0x80],
+  [0xc0, 0x80],
+  [0xc1, 0xbf],
+  [0xed, 0xa0, 0x80],
+  [0xe2, 0x82],
+  [0xf0, 0x9f, 0x98],
+  [0xf5, 0x80, 0x80, 0x80],
+];
 
 /** The body's bytes: its UTF-8 encoding, sometimes with invalid bytes spliced in. */
 export const bodyBytes = (text: fc.Arbitrary<string>) =>
@@ -210,14 +365,35 @@ export interface ContentTypeCase {
 }
 
 const JSON_MEDIA_TYPES = [
-  'application/json', 'Application/JSON', 'APPLICATION/JSON', 'application/json; charset=utf-8', 'application/json;charset=UTF-8',
-  'application/json ; charset=utf-8', 'application/json;', 'application/json; charset=latin1', 'application/merge-patch+json',
-  'application/vnd.petstore+json', 'application/problem+json',
+  'application/json',
+  'Application/JSON',
+  'APPLICATION/JSON',
+  'application/json; charset=utf-8',
+  'application/json;charset=UTF-8',
+  'application/json ; charset=utf-8',
+  'application/json;',
+  'application/json; charset=latin1',
+  'application/merge-patch+json',
+  'application/vnd.petstore+json',
+  'application/problem+json',
 ];
 const OTHER_MEDIA_TYPES = [
-  '', 'text/plain', 'text/json', 'json', 'application/', 'application/jsonx', 'application/json-seq', 'application/x-json',
-  'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '*/*', 'application/*',
-  'application/json, text/plain', 'application/+json', 'text/plain; charset=application/json',
+  '',
+  'text/plain',
+  'text/json',
+  'json',
+  'application/',
+  'application/jsonx',
+  'application/json-seq',
+  'application/x-json',
+  'application/xml',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  '*/*',
+  'application/*',
+  'application/json, text/plain',
+  'application/+json',
+  'text/plain; charset=application/json',
 ];
 
 export const contentTypeCase: fc.Arbitrary<ContentTypeCase> = fc.oneof(
@@ -233,7 +409,6 @@ export const contentTypeCase: fc.Arbitrary<ContentTypeCase> = fc.oneof(
   // Arbitrary header text: judged only by the properties every answer has.
   { weight: 1, arbitrary: headerValue.map((value) => ({ name: 'Content-Type', value, json: undefined })) },
 );
-
 
 /** An Authorization setup and whether the README says it authenticates (undefined: not judged). */
 export interface AuthCase {
@@ -272,11 +447,15 @@ export const authCase = ({ valid: key, revoked }: Keys): fc.Arbitrary<AuthCase> 
     fc.constant(header('the key', `Bearer ${key}`, true)),
     fc.constantFrom('bearer', 'BEARER', 'bEaReR').map((scheme) => header('scheme case', `${scheme} ${key}`, true)),
     fc.integer({ min: 2, max: 5 }).map((spaces) => header('spaces after the scheme', `Bearer${' '.repeat(spaces)}${key}`, true)),
-    fc.constantFrom('authorization', 'AUTHORIZATION', 'aUtHoRiZaTiOn').map((name) => header('header name case', `Bearer ${key}`, true, name)),
+    fc
+      .constantFrom('authorization', 'AUTHORIZATION', 'aUtHoRiZaTiOn')
+      .map((name) => header('header name case', `Bearer ${key}`, true, name)),
   );
   const badCases = fc.oneof(
     fc.constant<AuthCase>({ label: 'no header', headers: {}, query: [], valid: false, secrets: [key, key.slice('petstore_'.length)] }),
-    fc.constantFrom('', 'Bearer', 'Bearer ', 'Bearer petstore_', 'Bearer null', 'Bearer undefined', 'Basic', 'Bearer =').map((value) => header('malformed', value, false)),
+    fc
+      .constantFrom('', 'Bearer', 'Bearer ', 'Bearer petstore_', 'Bearer null', 'Bearer undefined', 'Basic', 'Bearer =')
+      .map((value) => header('malformed', value, false)),
     fc
       .constantFrom(
         (k: string) => `Basic ${k}`,
@@ -309,19 +488,38 @@ export const authCase = ({ valid: key, revoked }: Keys): fc.Arbitrary<AuthCase> 
       const changed = changeOneCharacter(key, at, to);
       return header('the key with a character changed', `Bearer ${changed}`, false, 'Authorization', [changed]);
     }),
+    fc.constantFrom('api_key', 'key', 'access_token', 'token', 'Authorization', 'authorization').map((name): AuthCase => ({
+      label: 'the key in the query string',
+      headers: {},
+      query: [[name, key]],
+      valid: false,
+      secrets: [key, key.slice('petstore_'.length)],
+    })),
     fc
-      .constantFrom('api_key', 'key', 'access_token', 'token', 'Authorization', 'authorization')
-      .map((name): AuthCase => ({ label: 'the key in the query string', headers: {}, query: [[name, key]], valid: false, secrets: [key, key.slice('petstore_'.length)] })),
-    fc
-      .constantFrom<Array<[string, string]>>([key, ''], [key, 'Bearer'], ['X-Api-Key', key], ['Api-Key', `Bearer ${key}`], ['Cookie', `api_key=${key}`], ['Proxy-Authorization', `Bearer ${key}`])
+      .constantFrom<Array<[string, string]>>(
+        [key, ''],
+        [key, 'Bearer'],
+        ['X-Api-Key', key],
+        ['Api-Key', `Bearer ${key}`],
+        ['Cookie', `api_key=${key}`],
+        ['Proxy-Authorization', `Bearer ${key}`],
+      )
       .map(([name, value]) => header('the key in another header', value, false, name)),
   );
   const unjudged = fc.oneof(
     // Node drops leading and trailing white space of header values (RFC 9110 OWS); API Gateway's own handling is not documented.
-    fc.constantFrom(`  Bearer ${key}`, `Bearer ${key} `, `Bearer ${key}\t`).map((value) => header('white space around the value', value, undefined)),
-    fc.constantFrom<readonly string[]>([`Bearer ${key}`, 'Basic x'], ['Basic x', `Bearer ${key}`], [`Bearer ${key}`, `Bearer ${key}`]).map(
-      (values): AuthCase => ({ label: 'two Authorization headers', headers: { Authorization: values }, query: [], valid: undefined, secrets: [key, key.slice('petstore_'.length)] }),
-    ),
+    fc
+      .constantFrom(`  Bearer ${key}`, `Bearer ${key} `, `Bearer ${key}\t`)
+      .map((value) => header('white space around the value', value, undefined)),
+    fc
+      .constantFrom<readonly string[]>([`Bearer ${key}`, 'Basic x'], ['Basic x', `Bearer ${key}`], [`Bearer ${key}`, `Bearer ${key}`])
+      .map((values): AuthCase => ({
+        label: 'two Authorization headers',
+        headers: { Authorization: values },
+        query: [],
+        valid: undefined,
+        secrets: [key, key.slice('petstore_'.length)],
+      })),
     headerValue.map((value) => header('random text', value, undefined)),
     headerValue.map((value) => header('Bearer and random text', `Bearer ${value}`, undefined)),
   );
@@ -335,31 +533,87 @@ const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
 /** Percent-encodes every byte of the UTF-8 form that is not unreserved (a lone surrogate becomes U+FFFD). */
 export const percentEncode = (text: string, keep: RegExp = UNRESERVED) =>
-  [...Buffer.from(text, 'utf8')].map((byte) => (byte < 0x80 && keep.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  [...Buffer.from(text, 'utf8')]
+    .map((byte) =>
+      byte < 0x80 && keep.test(String.fromCharCode(byte))
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
 
 /** Text as it might appear in a URL: encoded properly, or raw with '+' for spaces, or with broken percent-escapes. */
 const urlText = (text: fc.Arbitrary<string>) =>
   fc.oneof(
     { weight: 6, arbitrary: text.map((value) => percentEncode(value)) },
     { weight: 1, arbitrary: text.map((value) => percentEncode(value, /[A-Za-z0-9\-._~!$'()*,;:@/]/).replace(/%20/g, '+')) },
-    { weight: 1, arbitrary: fc.tuple(text, fc.constantFrom('%', '%z', '%zz', '%C3', '%E2%82', '%ED%A0%80', '%FF', '%00', '%25', '%2', '\u00e9', '\u00ff')).map(([value, broken]) => `${percentEncode(value)}${broken}`) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(text, fc.constantFrom('%', '%z', '%zz', '%C3', '%E2%82', '%ED%A0%80', '%FF', '%00', '%25', '%2', '\u00e9', '\u00ff'))
+        .map(([value, broken]) => `${percentEncode(value)}${broken}`),
+    },
   );
 
-const LIMIT_TEXTS = ['1', '2', '20', '99', '100', '0', '101', '-1', '+1', '1.5', '1.0', '1e2', '01', '007', 'abc', '', ' 5', '5 ', '\uff15', '\u0661', '9007199254740993', '100000000000000000000', 'null', 'undefined', 'NaN', '0x10', '10,20'];
-const STATUS_TEXTS = ['available', 'pending', 'sold', 'Available', 'SOLD', '', 'sold,pending', 'available ', 'unknown', 'null', 'sold\u0000'];
+const LIMIT_TEXTS = [
+  '1',
+  '2',
+  '20',
+  '99',
+  '100',
+  '0',
+  '101',
+  '-1',
+  '+1',
+  '1.5',
+  '1.0',
+  '1e2',
+  '01',
+  '007',
+  'abc',
+  '',
+  ' 5',
+  '5 ',
+  '\uff15',
+  '\u0661',
+  '9007199254740993',
+  '100000000000000000000',
+  'null',
+  'undefined',
+  'NaN',
+  '0x10',
+  '10,20',
+];
+const STATUS_TEXTS = [
+  'available',
+  'pending',
+  'sold',
+  'Available',
+  'SOLD',
+  '',
+  'sold,pending',
+  'available ',
+  'unknown',
+  'null',
+  'sold\u0000',
+];
 
 /** One query parameter as decoded text, before encoding. */
 const queryParameter = (cursors: readonly string[]) =>
   fc.oneof(
     { weight: 4, arbitrary: fc.tuple(fc.constant('limit'), fc.oneof(fc.constantFrom(...LIMIT_TEXTS), numberText, oddString(6))) },
-    { weight: 4, arbitrary: fc.tuple(fc.constant('status'), fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...STATUS_TEXTS) }, oddString(10))) },
+    {
+      weight: 4,
+      arbitrary: fc.tuple(fc.constant('status'), fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...STATUS_TEXTS) }, oddString(10))),
+    },
     {
       weight: 3,
       arbitrary: fc.tuple(
         fc.constant('cursor'),
         fc.oneof(
           fc.constantFrom(...cursors),
-          fc.tuple(fc.constantFrom(...cursors), fc.nat(), fc.constantFrom('A', 'z', '0', '.', '-', '_', '=')).map(([cursor, at, to]) => `${cursor.slice(0, at % cursor.length)}${to}${cursor.slice((at % cursor.length) + 1)}`),
+          fc
+            .tuple(fc.constantFrom(...cursors), fc.nat(), fc.constantFrom('A', 'z', '0', '.', '-', '_', '='))
+            .map(([cursor, at, to]) => `${cursor.slice(0, at % cursor.length)}${to}${cursor.slice((at % cursor.length) + 1)}`),
           fc.tuple(fc.constantFrom(...cursors), fc.nat()).map(([cursor, at]) => cursor.slice(0, at % cursor.length)),
           fc.constantFrom('', '.', 'a.b', 'e30.e30', 'x'.repeat(600), 'null'),
           oddString(30),
@@ -370,7 +624,11 @@ const queryParameter = (cursors: readonly string[]) =>
     {
       weight: 2,
       arbitrary: fc.tuple(
-        fc.oneof(fc.constantFrom('LIMIT', 'Status', 'limit ', 'limit[]', 'status[0]', 'api_key', '__proto__', 'constructor', 'page', 'offset', ''), oddString(10), secretToken),
+        fc.oneof(
+          fc.constantFrom('LIMIT', 'Status', 'limit ', 'limit[]', 'status[0]', 'api_key', '__proto__', 'constructor', 'page', 'offset', ''),
+          oddString(10),
+          secretToken,
+        ),
         fc.oneof(fc.constantFrom('1', '', 'available'), oddString(10)),
       ),
     },
@@ -393,13 +651,14 @@ export const listQuery = (cursors: readonly string[]) =>
     )
     .chain(([parameters, repeatOne, trailing, equals]) => {
       const list = repeatOne && parameters.length > 0 ? [...parameters, parameters[0] as [string, string]] : parameters;
-      if (list.length === 0) return fc.constantFrom<QueryCase>({ raw: undefined, secrets: [] }, { raw: '', secrets: [] }, { raw: trailing, secrets: [] });
-      return fc.tuple(...list.map(([name, value]) => fc.tuple(urlText(fc.constant(name)), urlText(fc.constant(value))))).map(
-        (encoded): QueryCase => ({
+      if (list.length === 0)
+        return fc.constantFrom<QueryCase>({ raw: undefined, secrets: [] }, { raw: '', secrets: [] }, { raw: trailing, secrets: [] });
+      return fc
+        .tuple(...list.map(([name, value]) => fc.tuple(urlText(fc.constant(name)), urlText(fc.constant(value)))))
+        .map((encoded): QueryCase => ({
           raw: `${encoded.map(([name, value], index) => (equals === '' && index === 0 && value === '' ? name : `${name}=${value}`)).join('&')}${trailing}`,
           secrets: list.flatMap(([name, value]) => [name, value]).filter((text) => text.startsWith('petstore_') && text.length > 20),
-        }),
-      );
+        }));
     });
 
 /** A `{petId}` segment: ids in range and beyond 2^53, and every other kind of text, encoded in several ways. */
@@ -407,7 +666,24 @@ export const petIdSegment = (knownIds: readonly number[]) =>
   fc.oneof(
     { weight: 3, arbitrary: fc.constantFrom(...knownIds.map(String)) },
     { weight: 2, arbitrary: fc.maxSafeNat().map((id) => String(id)) },
-    { weight: 4, arbitrary: fc.constantFrom(...NUMBER_TEXTS.map((text) => percentEncode(text, /[\x21-\x7e]/)), '9007199254740991', '9007199254740992', '00', '1%20', '%201', '%31', '%2B1', '1%00', '%EF%BC%91', '1;x', '1,2', '%D9%A1') },
+    {
+      weight: 4,
+      arbitrary: fc.constantFrom(
+        ...NUMBER_TEXTS.map((text) => percentEncode(text, /[\x21-\x7e]/)),
+        '9007199254740991',
+        '9007199254740992',
+        '00',
+        '1%20',
+        '%201',
+        '%31',
+        '%2B1',
+        '1%00',
+        '%EF%BC%91',
+        '1;x',
+        '1,2',
+        '%D9%A1',
+      ),
+    },
     { weight: 3, arbitrary: urlText(oddString(20)) },
     { weight: 1, arbitrary: urlText(secretToken) },
     { weight: 1, arbitrary: fc.constantFrom('x'.repeat(5_000), '9'.repeat(400), '1'.repeat(17)) },
@@ -416,15 +692,71 @@ export const petIdSegment = (knownIds: readonly number[]) =>
 /** Any HTTP method: the API's, others Node parses, lower case, and tokens it does not know. */
 export const anyMethod = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom('GET', 'POST') },
-  { weight: 3, arbitrary: fc.constantFrom('PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'PURGE', 'QUERY', 'LINK', 'MKCOL', 'SEARCH', 'M-SEARCH') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      'PUT',
+      'DELETE',
+      'PATCH',
+      'HEAD',
+      'OPTIONS',
+      'TRACE',
+      'PROPFIND',
+      'PURGE',
+      'QUERY',
+      'LINK',
+      'MKCOL',
+      'SEARCH',
+      'M-SEARCH',
+    ),
+  },
   // (node:http upper-cases a method before sending it, so lower-case ones cannot be sent this way.)
   { weight: 1, arbitrary: fc.constantFrom('FOO', 'BREW', 'GETS', 'G', 'POST1', 'GET_', 'PROPFIND2') },
 );
 
 const PATH_SEGMENTS = [
-  'v1', 'V1', 'v2', 'v1.0', 'pets', 'Pets', 'PETS', 'pet', 'store', 'orders', 'Orders', 'docs', '.', '..', '', '%2e', '%2E%2E', '.%2e',
-  '%2F', 'pets%2F1', '%2Fpets', '%5C', '\\', '%', '%zz', '%C3', '%00', '%FF', 'pets;x', 'pets.json', 'pets%20', '1', '9007199254740992',
-  '%F0%9F%98%80', '%E2%80%AE', '%EF%BB%BF', '\u00e9', '*', '~', '@', ':', 'x'.repeat(3_000),
+  'v1',
+  'V1',
+  'v2',
+  'v1.0',
+  'pets',
+  'Pets',
+  'PETS',
+  'pet',
+  'store',
+  'orders',
+  'Orders',
+  'docs',
+  '.',
+  '..',
+  '',
+  '%2e',
+  '%2E%2E',
+  '.%2e',
+  '%2F',
+  'pets%2F1',
+  '%2Fpets',
+  '%5C',
+  '\\',
+  '%',
+  '%zz',
+  '%C3',
+  '%00',
+  '%FF',
+  'pets;x',
+  'pets.json',
+  'pets%20',
+  '1',
+  '9007199254740992',
+  '%F0%9F%98%80',
+  '%E2%80%AE',
+  '%EF%BB%BF',
+  '\u00e9',
+  '*',
+  '~',
+  '@',
+  ':',
+  'x'.repeat(3_000),
 ];
 
 /** Odd request targets: encoded slashes, dot segments, double slashes, very long, broken escapes, unicode. */

@@ -10,7 +10,14 @@ import { chromium, type Browser } from 'playwright-core';
 const SYSTEM_CHROMIUM = '/usr/bin/chromium';
 
 /** This machine's network may be closed, and a test has no business calling out: keep Chromium from calling home. */
-const QUIET = ['--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const QUIET = [
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Which Chromium to run, and with which extra arguments. */
 export const chromiumToLaunch = async (
@@ -20,7 +27,9 @@ export const chromiumToLaunch = async (
   const chosen = env.CHROMIUM_PATH || (exists(SYSTEM_CHROMIUM) ? SYSTEM_CHROMIUM : undefined);
   if (chosen !== undefined) return { executablePath: chosen, args: ['--no-sandbox', ...QUIET] };
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`No Chromium for ${process.platform}-${process.arch} in the npm packages: set CHROMIUM_PATH to a Chromium or Chrome executable.`);
+    throw new Error(
+      `No Chromium for ${process.platform}-${process.arch} in the npm packages: set CHROMIUM_PATH to a Chromium or Chrome executable.`,
+    );
   }
   // The packaged build is extracted to the temporary folder on first use; its args are the ones it
   // is built to run with, but for --single-process (made for Lambda), with which closing a page's

@@ -10,7 +10,12 @@ export interface CommandResult {
 }
 
 /** Runs `command args…` with the environment's variables plus `env`, and waits for its end. */
-export const runCommand = (command: string, args: readonly string[], env: Record<string, string> = {}, timeout = 60_000): Promise<CommandResult> =>
+export const runCommand = (
+  command: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+  timeout = 60_000,
+): Promise<CommandResult> =>
   new Promise((resolve) => {
     execFile(command, args, { cwd: projectRoot, env: { ...process.env, ...env }, timeout }, (error, stdout, stderr) =>
       resolve({ status: error ? ((error as { code?: unknown }).code as number | null) : 0, stdout, stderr }),

@@ -43,7 +43,8 @@ const validatorAt = (path: string) => {
 };
 
 /** Paths the local server serves besides the API: the document itself and its reference page. */
-const isDocumentation = (path: string) => path === `${BASE_PATH}/openapi.json` || path === `${BASE_PATH}/docs` || path.startsWith(`${BASE_PATH}/docs/`);
+const isDocumentation = (path: string) =>
+  path === `${BASE_PATH}/openapi.json` || path === `${BASE_PATH}/docs` || path.startsWith(`${BASE_PATH}/docs/`);
 
 const NOT_JSON = Symbol('not JSON');
 const parseJson = (body: string): unknown => {

@@ -22,6 +22,11 @@ export const captureEmf = () => {
       .filter((entry) => entry._aws !== undefined)
       .map(({ _aws, ...values }) => {
         const [directive] = _aws?.CloudWatchMetrics ?? [];
-        return { namespace: directive?.Namespace, dimensions: directive?.Dimensions, names: directive?.Metrics.map((metric) => metric.Name), values };
+        return {
+          namespace: directive?.Namespace,
+          dimensions: directive?.Dimensions,
+          names: directive?.Metrics.map((metric) => metric.Name),
+          values,
+        };
       });
 };

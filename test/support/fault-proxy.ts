@@ -115,7 +115,10 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
       const outgoing = request(
         { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent },
         (answer) => {
-          readAll(answer).then((answerBody) => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: answerBody }), reject);
+          readAll(answer).then(
+            (answerBody) => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: answerBody }),
+            reject,
+          );
         },
       );
       outgoing.on('error', reject);

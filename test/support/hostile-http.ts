@@ -41,21 +41,25 @@ export const rawClient = (baseUrl: string): RawClient => {
   const send = ({ method, target, headers = {}, body }: RawRequest) =>
     new Promise<RawAnswer>((resolve, reject) => {
       // Node frames a GET's body with neither Content-Length nor chunked encoding: say its length.
-      const framed = body === undefined || Object.keys(headers).some((name) => /^(content-length|transfer-encoding)$/i.test(name))
-        ? headers
-        : { ...headers, 'Content-Length': String(Buffer.byteLength(body)) };
-      const outgoing = request({ agent, host: hostname, port, method, path: target, headers: framed as Record<string, string | string[]> }, (incoming) => {
-        const chunks: Buffer[] = [];
-        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-        incoming.on('error', reject);
-        incoming.on('end', () => {
-          const answerHeaders = new Headers();
-          for (const [name, value] of Object.entries(incoming.headers)) {
-            for (const one of Array.isArray(value) ? value : [value ?? '']) answerHeaders.append(name, one);
-          }
-          resolve({ status: incoming.statusCode ?? 0, headers: answerHeaders, text: Buffer.concat(chunks).toString('utf8') });
-        });
-      });
+      const framed =
+        body === undefined || Object.keys(headers).some((name) => /^(content-length|transfer-encoding)$/i.test(name))
+          ? headers
+          : { ...headers, 'Content-Length': String(Buffer.byteLength(body)) };
+      const outgoing = request(
+        { agent, host: hostname, port, method, path: target, headers: framed as Record<string, string | string[]> },
+        (incoming) => {
+          const chunks: Buffer[] = [];
+          incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+          incoming.on('error', reject);
+          incoming.on('end', () => {
+            const answerHeaders = new Headers();
+            for (const [name, value] of Object.entries(incoming.headers)) {
+              for (const one of Array.isArray(value) ? value : [value ?? '']) answerHeaders.append(name, one);
+            }
+            resolve({ status: incoming.statusCode ?? 0, headers: answerHeaders, text: Buffer.concat(chunks).toString('utf8') });
+          });
+        },
+      );
       // No retry, even on a kept-alive connection: an answer that never comes is a failure to report.
       outgoing.on('error', reject);
       outgoing.setTimeout(ANSWER_TIMEOUT_MS, () => outgoing.destroy(new Error(`no answer within ${ANSWER_TIMEOUT_MS} ms`)));
@@ -80,7 +84,8 @@ export const requestLine = ({ method, target }: RawRequest): 'valid' | 'invalid'
 export const isParseableHttp = (raw: RawRequest) => requestLine(raw) === 'valid';
 
 /** The one documented 5xx a caller can provoke: GET /v1/store/orders is 501 not_implemented. */
-const isNotImplementedRoute = ({ method, target }: RawRequest) => method === 'GET' && new URL(`http://localhost${target.startsWith('/') ? '' : '/'}${target}`).pathname === '/v1/store/orders';
+const isNotImplementedRoute = ({ method, target }: RawRequest) =>
+  method === 'GET' && new URL(`http://localhost${target.startsWith('/') ? '' : '/'}${target}`).pathname === '/v1/store/orders';
 
 /**
  * The properties of every answer, whatever was asked: never 5xx; JSON; a non-2xx answer is the
@@ -103,7 +108,9 @@ export const expectSafeAnswer = (raw: RawRequest, answer: RawAnswer, secrets: re
     expect(Object.keys(body).sort(), where).toEqual(['code', 'message', 'status']);
     expect(body.status, where).toBe(answer.status);
     expect(typeof body.message === 'string' && body.message.length > 0, where).toBe(true);
-    const codes = Object.entries(errorCatalogue).filter(([, entry]) => entry.status === answer.status).map(([code]) => code);
+    const codes = Object.entries(errorCatalogue)
+      .filter(([, entry]) => entry.status === answer.status)
+      .map(([code]) => code);
     expect(codes, where).toContain(body.code);
   }
 

@@ -17,7 +17,7 @@ describe('bearerKey', () => {
     expect(bearerKey(authorization)).toBe(key);
   });
 
-  it('keeps the key\'s case: only the scheme is case-insensitive', () => {
+  it("keeps the key's case: only the scheme is case-insensitive", () => {
     expect(bearerKey('bearer AbCdEf')).toBe('AbCdEf');
   });
 
@@ -72,7 +72,11 @@ describe('hashApiKey and keyIdOf', () => {
   });
 
   it('hashes the key as UTF-8', () => {
-    expect(hashApiKey('é')).toBe(createHash('sha256').update(Buffer.from([0xc3, 0xa9])).digest('hex'));
+    expect(hashApiKey('é')).toBe(
+      createHash('sha256')
+        .update(Buffer.from([0xc3, 0xa9]))
+        .digest('hex'),
+    );
   });
 
   it('tells keys that differ only in case apart', () => {

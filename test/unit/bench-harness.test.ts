@@ -31,7 +31,7 @@ describe('status index hot partition', () => {
   });
 });
 
-describe("the esbuild command CDK runs, as the cold-start benchmark rebuilds it", () => {
+describe('the esbuild command CDK runs, as the cold-start benchmark rebuilds it', () => {
   it('follows FUNCTION_BUNDLING: entry, format, minification, main fields, output file', () => {
     const args = cdkEsbuildCommand('functions/get-pet.ts', '/tmp/out');
     expect(args[0]).toBe('--bundle');
@@ -46,7 +46,10 @@ describe("the esbuild command CDK runs, as the cold-start benchmark rebuilds it"
 
 describe('the cold-start benchmark runs each bundle as its function is deployed', () => {
   const template = synthStage('bench').template.toJSON() as Parameters<typeof templateFunctions>[0] & {
-    Resources: Record<string, { Type: string; Properties: { Runtime: string; FunctionName: string; Environment: { Variables: Record<string, unknown> } } }>;
+    Resources: Record<
+      string,
+      { Type: string; Properties: { Runtime: string; FunctionName: string; Environment: { Variables: Record<string, unknown> } } }
+    >;
   };
   const deployed = Object.entries(template.Resources).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function');
   /** Stand-ins for node binaries: scripts that print a version, as `node --version` does. */
@@ -87,9 +90,17 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
       );
       expect(env).toMatchObject(expected);
       expect(env.NODE_OPTIONS).toBe(variables.NODE_OPTIONS);
-      expect(env).toMatchObject({ AWS_REGION: 'eu-west-1', AWS_LAMBDA_FUNCTION_NAME: Properties.FunctionName, AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x' });
+      expect(env).toMatchObject({
+        AWS_REGION: 'eu-west-1',
+        AWS_LAMBDA_FUNCTION_NAME: Properties.FunctionName,
+        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+      });
       // Nothing of this machine's environment leaks in but PATH.
-      expect(Object.keys(env).filter((name) => !(name in expected) && !name.startsWith('AWS_') && !['_HANDLER', 'TZ', 'LANG', 'PATH'].includes(name))).toEqual([]);
+      expect(
+        Object.keys(env).filter(
+          (name) => !(name in expected) && !name.startsWith('AWS_') && !['_HANDLER', 'TZ', 'LANG', 'PATH'].includes(name),
+        ),
+      ).toEqual([]);
     }
   });
 
@@ -104,7 +115,14 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
   });
 
   it('refuses what it cannot stand in for, or a Node.js it does not have, with one line', () => {
-    const withJoin = { Resources: { Fn: { Type: 'AWS::Lambda::Function', Properties: { Runtime: 'nodejs24.x', Environment: { Variables: { URL: { 'Fn::Join': ['', ['a']] } } } } } } };
+    const withJoin = {
+      Resources: {
+        Fn: {
+          Type: 'AWS::Lambda::Function',
+          Properties: { Runtime: 'nodejs24.x', Environment: { Variables: { URL: { 'Fn::Join': ['', ['a']] } } } },
+        },
+      },
+    };
     expect(() => templateFunctions(withJoin)).toThrow(/^Fn: environment variable URL is .* cannot stand in for$/);
     expect(() => nodeForRuntime('nodejs24.x', [])).toThrow(/^no Node\.js 24 for runtime nodejs24\.x/);
     expect(() => nodeForRuntime('python3.13')).toThrow('runtime python3.13 is not a Node.js runtime');

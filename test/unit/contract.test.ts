@@ -26,7 +26,9 @@ describe('contract check', () => {
   });
 
   it('refuses a status the operation does not list', () => {
-    expect(contractViolations(answer('GET', '/v1/pets', 418, {}))).toEqual([expect.stringContaining('status 418 is not documented for listPets')]);
+    expect(contractViolations(answer('GET', '/v1/pets', 418, {}))).toEqual([
+      expect.stringContaining('status 418 is not documented for listPets'),
+    ]);
   });
 
   it('refuses a body that does not match the schema', () => {

@@ -6,7 +6,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../shared/project-root';
 import { anchorsOf, brokenLinks, relativeLinks, slugOf } from '../support/doc-links';
 
-const documents = ['README.md', 'BENCHMARKS.md', ...readdirSync(join(projectRoot, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const documents = [
+  'README.md',
+  'BENCHMARKS.md',
+  ...readdirSync(join(projectRoot, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 describe('the documentation', () => {
   it('has README.md, BENCHMARKS.md and one document per reader in docs/', () => {

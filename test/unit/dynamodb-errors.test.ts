@@ -28,9 +28,7 @@ describe('classifyDatabaseError', () => {
   });
 
   it('makes an HTTP 429 DatabaseUnavailable', () => {
-    expect(classifyDatabaseError(named('Whatever', { $metadata: { httpStatusCode: 429 } }))).toBeInstanceOf(
-      DatabaseUnavailable,
-    );
+    expect(classifyDatabaseError(named('Whatever', { $metadata: { httpStatusCode: 429 } }))).toBeInstanceOf(DatabaseUnavailable);
   });
 
   it('makes an SDK request timeout DatabaseUnavailable', () => {
@@ -45,7 +43,7 @@ describe('classifyDatabaseError', () => {
     expect(classifyDatabaseError(error)).toBe(error);
   });
 
-  it('passes the SDK\'s own ConditionalCheckFailedException through unchanged', () => {
+  it("passes the SDK's own ConditionalCheckFailedException through unchanged", () => {
     const error = new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: { httpStatusCode: 400 } });
     expect(classifyDatabaseError(error)).toBe(error);
   });
@@ -56,7 +54,7 @@ describe('classifyDatabaseError', () => {
 });
 
 describe('callDatabase', () => {
-  it('returns the call\'s result', async () => {
+  it("returns the call's result", async () => {
     await expect(callDatabase(async () => 42)).resolves.toBe(42);
   });
 

@@ -15,7 +15,7 @@ const request = (event: Partial<APIGatewayProxyEvent>): Request =>
   ({ event: event as APIGatewayProxyEvent, context, response: null, error: null, internal: {} }) as Request;
 
 describe('classifyError with middy errors', () => {
-  it('maps middy\'s early timeout to service_unavailable', async () => {
+  it("maps middy's early timeout to service_unavailable", async () => {
     const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>({ timeoutEarlyInMillis: 5 }).handler(
       () => new Promise<APIGatewayProxyResult>(() => {}),
     );
@@ -31,10 +31,15 @@ describe('classifyError with middy errors', () => {
 
 /** An error as middy's HTTP middlewares throw it: createError(status, message, { cause: { package } }). */
 const middyHttpError = (statusCode: number, message: string, thrower: string) =>
-  Object.assign(new Error(message, { cause: { package: thrower } }), { name: 'HttpError', statusCode, status: statusCode, expose: statusCode < 500 });
+  Object.assign(new Error(message, { cause: { package: thrower } }), {
+    name: 'HttpError',
+    statusCode,
+    status: statusCode,
+    expose: statusCode < 500,
+  });
 
-describe('classifyError with the service\'s own errors', () => {
-  it('keeps an ApiError\'s code and message', () => {
+describe("classifyError with the service's own errors", () => {
+  it("keeps an ApiError's code and message", () => {
     expect(classifyError(new ApiError('not_found', 'No pet has the id 3.'))).toEqual({
       code: 'not_found',
       message: 'No pet has the id 3.',
@@ -45,7 +50,7 @@ describe('classifyError with the service\'s own errors', () => {
     expect(classifyError(new DatabaseUnavailable('ECONNREFUSED'))).toEqual({ code: 'service_unavailable' });
   });
 
-  it('makes a 413 from one of middy\'s HTTP middlewares a payload_too_large', () => {
+  it("makes a 413 from one of middy's HTTP middlewares a payload_too_large", () => {
     expect(classifyError(middyHttpError(413, 'Payload Too Large', '@middy/http-json-body-parser'))).toEqual({
       code: 'payload_too_large',
     });
@@ -60,12 +65,15 @@ describe('classifyError with the service\'s own errors', () => {
   it.each([
     ['a plain Error', new Error('boom')],
     ['a TypeError', new TypeError("Cannot read properties of undefined (reading 'id')")],
-    ['a TimeoutError that is not middy\'s', Object.assign(new Error('slow'), { name: 'TimeoutError' })],
-    ['a TimeoutError another package marked', Object.assign(new Error('slow', { cause: { package: 'some-client' } }), { name: 'TimeoutError' })],
+    ["a TimeoutError that is not middy's", Object.assign(new Error('slow'), { name: 'TimeoutError' })],
+    [
+      'a TimeoutError another package marked',
+      Object.assign(new Error('slow', { cause: { package: 'some-client' } }), { name: 'TimeoutError' }),
+    ],
     ['a middy HTTP error with another status', middyHttpError(502, 'Bad Gateway', '@middy/http-json-body-parser')],
     // Only middy's HTTP middlewares speak of the client's request: an HTTP client's 413, say, does not.
     ['an error with status 413 that middy did not throw', Object.assign(new Error('Payload Too Large'), { statusCode: 413 })],
-    ['a 413 marked by a package that is not middy\'s', middyHttpError(413, 'Payload Too Large', 'http-errors')],
+    ["a 413 marked by a package that is not middy's", middyHttpError(413, 'Payload Too Large', 'http-errors')],
     ['a string', 'boom'],
     ['undefined', undefined],
   ])('makes %s an internal_error, with no message for the client', (_, error) => {

@@ -100,12 +100,11 @@ describe('errorHeaders', () => {
     expect(headers['Retry-After']).toMatch(/^[1-9][0-9]*$/);
   });
 
-  it.each(codes.filter((code) => !['unauthorized', 'forbidden', 'service_unavailable', 'too_many_requests', 'quota_exceeded'].includes(code)))(
-    '%s carries no extra header',
-    (code) => {
-      expect(errorHeaders(code)).toEqual({});
-    },
-  );
+  it.each(
+    codes.filter((code) => !['unauthorized', 'forbidden', 'service_unavailable', 'too_many_requests', 'quota_exceeded'].includes(code)),
+  )('%s carries no extra header', (code) => {
+    expect(errorHeaders(code)).toEqual({});
+  });
 
   it('hands out a copy: changing it does not change the catalogue', () => {
     errorHeaders('unauthorized')['WWW-Authenticate'] = 'Basic';

@@ -36,7 +36,12 @@ describe('import borders', () => {
       "import './side-effect';",
       "import { z } from 'zod';",
     ].join('\n');
-    expect(importsOf('tools/bench/warm.ts', source)).toEqual(['test/support/events', 'tools/x', 'tools/bench/y', 'tools/bench/side-effect']);
+    expect(importsOf('tools/bench/warm.ts', source)).toEqual([
+      'test/support/events',
+      'tools/x',
+      'tools/bench/y',
+      'tools/bench/side-effect',
+    ]);
   });
 
   it('tools/ imports nothing from test/', () => {

@@ -29,7 +29,8 @@ const refusal = (code: string, message: string | RegExp) => ({
 });
 
 describe('repeated member names (I-JSON, RFC 7493)', () => {
-  const repeated = (name: string) => refusal('invalid_json', `The request body repeats the member name '${name}' in one object; names must be unique (I-JSON, RFC 7493).`);
+  const repeated = (name: string) =>
+    refusal('invalid_json', `The request body repeats the member name '${name}' in one object; names must be unique (I-JSON, RFC 7493).`);
 
   it('refuses a body that names a member twice, rather than keeping the last value', async () => {
     expect(await sendText('{"name":"Rex","name":"Max","categoryId":1}')).toEqual(repeated('name'));
@@ -72,7 +73,10 @@ describe('bodies that are not UTF-8', () => {
   const pet = (name: Buffer) => Buffer.concat([Buffer.from('{"name":"'), name, Buffer.from('","categoryId":1}')]);
 
   it('decodes a base64 body as UTF-8, whatever the characters', async () => {
-    expect(await sendBytes(pet(Buffer.from('Rüde 🐕', 'utf8')))).toEqual({ status: 200, body: { received: { name: 'Rüde 🐕', categoryId: 1 } } });
+    expect(await sendBytes(pet(Buffer.from('Rüde 🐕', 'utf8')))).toEqual({
+      status: 200,
+      body: { received: { name: 'Rüde 🐕', categoryId: 1 } },
+    });
   });
 
   it.each([
@@ -88,7 +92,9 @@ describe('bodies that are not UTF-8', () => {
   });
 
   it('refuses a byte order mark, as JSON.parse does in text', async () => {
-    expect(await sendBytes(Buffer.from('\ufeff{"name":"Rex","categoryId":1}', 'utf8'))).toEqual(refusal('invalid_json', 'The request body is not valid JSON.'));
+    expect(await sendBytes(Buffer.from('\ufeff{"name":"Rex","categoryId":1}', 'utf8'))).toEqual(
+      refusal('invalid_json', 'The request body is not valid JSON.'),
+    );
   });
 
   it('checks the Content-Type first: bytes that are not UTF-8 sent as text/plain are unsupported_media_type', async () => {
@@ -109,9 +115,12 @@ describe('other bodies jsonBody refuses', () => {
     expect(await sendBytes(Buffer.from(text))).toEqual(refusal('invalid_json', 'The request body is not valid JSON.'));
   });
 
-  it.each(['text/plain', 'application/jsonx', 'application/+json', '*/*'])('refuses the Content-Type %j with 400 unsupported_media_type', async (contentType) => {
-    expect((await sendText('{}', contentType)).body).toMatchObject({ code: 'unsupported_media_type', status: 400 });
-  });
+  it.each(['text/plain', 'application/jsonx', 'application/+json', '*/*'])(
+    'refuses the Content-Type %j with 400 unsupported_media_type',
+    async (contentType) => {
+      expect((await sendText('{}', contentType)).body).toMatchObject({ code: 'unsupported_media_type', status: 400 });
+    },
+  );
 
   it('refuses a missing Content-Type with 400 unsupported_media_type', async () => {
     const response = await echo(apiEvent({ method: 'POST', body: '{}' }), context);
@@ -129,7 +138,11 @@ describe('other bodies jsonBody refuses', () => {
     expect(padded(MAX_BODY_BYTES + 1).length).toBe(MAX_BODY_BYTES + 1);
     expect(await sendBytes(padded(MAX_BODY_BYTES + 1))).toEqual({
       status: 413,
-      body: { code: 'payload_too_large', status: 413, message: `The request body is ${MAX_BODY_BYTES + 1} bytes; the limit is ${MAX_BODY_BYTES} bytes.` },
+      body: {
+        code: 'payload_too_large',
+        status: 413,
+        message: `The request body is ${MAX_BODY_BYTES + 1} bytes; the limit is ${MAX_BODY_BYTES} bytes.`,
+      },
     });
   });
 });
@@ -145,7 +158,10 @@ describe('media types', () => {
     expect(normalizeMediaType(sent)).toBe(seen);
   });
 
-  it.each(['application/json ; charset=utf-8', 'application/json;', 'APPLICATION/JSON', 'application/vnd.petstore+json'])('accepts the JSON Content-Type %j', async (contentType) => {
-    expect((await sendText('{"a":1}', contentType)).status).toBe(200);
-  });
+  it.each(['application/json ; charset=utf-8', 'application/json;', 'APPLICATION/JSON', 'application/vnd.petstore+json'])(
+    'accepts the JSON Content-Type %j',
+    async (contentType) => {
+      expect((await sendText('{"a":1}', contentType)).status).toBe(200);
+    },
+  );
 });

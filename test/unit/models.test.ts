@@ -32,9 +32,7 @@ describe('NewPet (body of POST /pets)', () => {
   });
 
   it.each(['Available', 'SOLD', 'adopted', ''])('refuses the status %j (case-sensitive enum)', (status) => {
-    expect(refusal(NewPet, { ...valid, status }, 'body')).toBe(
-      "Invalid field 'status': must be one of available, pending, sold.",
-    );
+    expect(refusal(NewPet, { ...valid, status }, 'body')).toBe("Invalid field 'status': must be one of available, pending, sold.");
   });
 
   it('refuses a null status rather than defaulting it', () => {
@@ -66,9 +64,7 @@ describe('NewPet (body of POST /pets)', () => {
     expect(PET_NAME_MAX_LENGTH).toBe(256);
     const longest = 'x'.repeat(256);
     expect(parseInput(NewPet, { ...valid, name: longest }, 'body').name).toBe(longest);
-    expect(refusal(NewPet, { ...valid, name: `${longest}x` }, 'body')).toBe(
-      "Invalid field 'name': must be at most 256 characters.",
-    );
+    expect(refusal(NewPet, { ...valid, name: `${longest}x` }, 'body')).toBe("Invalid field 'name': must be at most 256 characters.");
   });
 
   it('refuses an empty name and a blank one', () => {
@@ -156,9 +152,7 @@ describe('ListPetsQuery (query of GET /pets)', () => {
   it.each(['0', '101', 'abc', '1.5', '-1', '007', '', ' 5', '1e2', '99999999999999999'])(
     'refuses limit %j, naming the parameter',
     (limit) => {
-      expect(refusal(ListPetsQuery, { limit }, 'query')).toBe(
-        "Invalid query parameter 'limit': must be an integer from 1 to 100.",
-      );
+      expect(refusal(ListPetsQuery, { limit }, 'query')).toBe("Invalid query parameter 'limit': must be an integer from 1 to 100.");
     },
   );
 
@@ -167,9 +161,7 @@ describe('ListPetsQuery (query of GET /pets)', () => {
   });
 
   it.each(['Available', 'PENDING', 'gone'])('refuses status %s (case-sensitive)', (status) => {
-    expect(refusal(ListPetsQuery, { status }, 'query')).toBe(
-      "Invalid query parameter 'status': must be one of available, pending, sold.",
-    );
+    expect(refusal(ListPetsQuery, { status }, 'query')).toBe("Invalid query parameter 'status': must be one of available, pending, sold.");
   });
 
   it('refuses an unknown parameter, naming it', () => {

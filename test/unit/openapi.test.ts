@@ -18,7 +18,10 @@ type Operation = {
   deprecated?: boolean;
   'x-sunset'?: string;
   parameters?: Array<{ $ref: string }>;
-  responses: Record<string, { headers?: Record<string, { required?: boolean }>; content?: { 'application/json': { schema: unknown; examples?: object } } }>;
+  responses: Record<
+    string,
+    { headers?: Record<string, { required?: boolean }>; content?: { 'application/json': { schema: unknown; examples?: object } } }
+  >;
 };
 const operationOf = (id: string): Operation => {
   for (const methods of Object.values(committed.paths as Record<string, Record<string, Operation>>)) {
@@ -28,8 +31,11 @@ const operationOf = (id: string): Operation => {
 };
 const routeOfGetPet = () => routeOf('getPet') as { deprecated: { sunsetAt: Date } };
 const errorCodes = (operation: Operation, status: number): string[] =>
-  ((operation.responses[String(status)]?.content?.['application/json'].schema as { allOf: Array<{ properties?: { code?: { enum: string[] } } }> })
-    .allOf[1]?.properties?.code?.enum) ?? [];
+  (
+    operation.responses[String(status)]?.content?.['application/json'].schema as {
+      allOf: Array<{ properties?: { code?: { enum: string[] } } }>;
+    }
+  ).allOf[1]?.properties?.code?.enum ?? [];
 
 describe('openapi.json', () => {
   it('is what npm run openapi generates now (the committed files are not stale)', async () => {
@@ -69,9 +75,19 @@ describe('openapi.json', () => {
   it("lists listPets' query parameters, the model's own keys, with their constraints", () => {
     const names = operationOf('listPets').parameters?.map((parameter) => parameter.$ref.split('/').at(-1));
     expect(names).toEqual(Object.keys(ListPetsQuery.shape));
-    expect(committed.components.parameters.limit.schema).toEqual({ type: 'integer', format: 'int32', minimum: 1, maximum: 100, default: 20 });
+    expect(committed.components.parameters.limit.schema).toEqual({
+      type: 'integer',
+      format: 'int32',
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+    });
     expect(committed.components.parameters.cursor.schema).toEqual({ type: 'string', minLength: 1, maxLength: 512 });
-    expect(committed.components.parameters.petId).toMatchObject({ in: 'path', required: true, schema: { minimum: 1, maximum: 9007199254740991 } });
+    expect(committed.components.parameters.petId).toMatchObject({
+      in: 'path',
+      required: true,
+      schema: { minimum: 1, maximum: 9007199254740991 },
+    });
   });
 
   it('documents every status each operation can give, with its decided codes and an example of each', () => {
@@ -113,11 +129,21 @@ describe('openapi.json', () => {
 
   it('gives every integer its width: ids are int64 (a 32-bit int cannot hold them), small numbers int32', () => {
     const { schemas, parameters } = committed.components;
-    for (const id of [schemas.Pet.properties.id, schemas.Pet.properties.categoryId, schemas.NewPet.properties.categoryId, parameters.petId.schema]) {
+    for (const id of [
+      schemas.Pet.properties.id,
+      schemas.Pet.properties.categoryId,
+      schemas.NewPet.properties.categoryId,
+      parameters.petId.schema,
+    ]) {
       expect(id).toMatchObject({ type: 'integer', format: 'int64', maximum: Number.MAX_SAFE_INTEGER });
     }
     const statuses = Object.values(errorCatalogue).map(({ status }) => status);
-    expect(schemas.Error.properties.status).toMatchObject({ type: 'integer', format: 'int32', minimum: Math.min(...statuses), maximum: Math.max(...statuses) });
+    expect(schemas.Error.properties.status).toMatchObject({
+      type: 'integer',
+      format: 'int32',
+      minimum: Math.min(...statuses),
+      maximum: Math.max(...statuses),
+    });
     const integers = JSON.stringify(committed).match(/"type":"integer"(?!,"format":"int(32|64)")/g) ?? [];
     expect(integers, 'an integer without format').toEqual([]);
   });

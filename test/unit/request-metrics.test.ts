@@ -49,7 +49,12 @@ describe('requestMetrics switched on', () => {
     const written = captureEmf();
     expect((await handler(apiEvent({ method: 'POST' }), context)).statusCode).toBe(201);
     expect(written()).toEqual([
-      { namespace: 'PetStore', dimensions: [['service', 'operation']], names: ['Requests'], values: { service: 'pet-store', operation: 'createPet', Requests: 1 } },
+      {
+        namespace: 'PetStore',
+        dimensions: [['service', 'operation']],
+        names: ['Requests'],
+        values: { service: 'pet-store', operation: 'createPet', Requests: 1 },
+      },
     ]);
   });
 
@@ -61,7 +66,12 @@ describe('requestMetrics switched on', () => {
     const response = await handler(apiEvent({ method: 'POST' }), context);
     expect(JSON.parse(response.body)).toMatchObject({ code: 'idempotency_key_reused' });
     expect(written()).toEqual([
-      { namespace: 'PetStore', dimensions: [['service', 'operation']], names: ['Requests'], values: { service: 'pet-store', operation: 'createPet', Requests: 1 } },
+      {
+        namespace: 'PetStore',
+        dimensions: [['service', 'operation']],
+        names: ['Requests'],
+        values: { service: 'pet-store', operation: 'createPet', Requests: 1 },
+      },
       {
         namespace: 'PetStore',
         dimensions: [['service', 'operation', 'errorCode']],

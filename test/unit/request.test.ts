@@ -30,7 +30,9 @@ describe('queryOf', () => {
   it('never repeats an API key sent as a repeated name, nor a page of text', () => {
     const key = 'petstore_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
     expect((refusal({ [key]: ['1', '1'] }) as ApiError).message).toBe("Query parameter 'petstore_…' must not be repeated.");
-    expect((refusal({ ['x'.repeat(5_000)]: ['1', '1'] }) as ApiError).message).toBe(`Query parameter '${'x'.repeat(64)}…' must not be repeated.`);
+    expect((refusal({ ['x'.repeat(5_000)]: ['1', '1'] }) as ApiError).message).toBe(
+      `Query parameter '${'x'.repeat(64)}…' must not be repeated.`,
+    );
   });
 });
 

@@ -24,7 +24,8 @@ export const countGets = (client: DynamoDBDocumentClient, tableName: string) => 
   client.middlewareStack.add(
     (next, { commandName }) =>
       async (args) => {
-        if (/^Get(Item)?Command$/.test(String(commandName)) && (args.input as { TableName?: string }).TableName === tableName) counter.gets += 1;
+        if (/^Get(Item)?Command$/.test(String(commandName)) && (args.input as { TableName?: string }).TableName === tableName)
+          counter.gets += 1;
         return next(args);
       },
     { step: 'initialize', name: 'countGets' },

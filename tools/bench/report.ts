@@ -4,8 +4,7 @@ import { round } from '../stats';
 
 const verdict = (check: Check) => (check.pass === undefined ? '-' : check.pass ? 'PASS' : 'FAIL');
 
-const allChecks = (results: Results): Check[] =>
-  PART_NAMES.flatMap((part) => results.parts[part]?.checks ?? []);
+const allChecks = (results: Results): Check[] => PART_NAMES.flatMap((part) => results.parts[part]?.checks ?? []);
 
 const pad = (text: string, width: number) => (text.length >= width ? text : text + ' '.repeat(width - text.length));
 
@@ -34,7 +33,11 @@ export const consoleReport = (part: PartResult): string =>
   ].join('\n');
 
 const mdTable = (columns: string[], rows: Array<Array<string | number>>) =>
-  [`| ${columns.join(' | ')} |`, `| ${columns.map(() => '---').join(' | ')} |`, ...rows.map((row) => `| ${row.map((cell) => String(cell).replace(/\|/g, '\\|')).join(' | ')} |`)].join('\n');
+  [
+    `| ${columns.join(' | ')} |`,
+    `| ${columns.map(() => '---').join(' | ')} |`,
+    ...rows.map((row) => `| ${row.map((cell) => String(cell).replace(/\|/g, '\\|')).join(' | ')} |`),
+  ].join('\n');
 
 export const markdownReport = (results: Results, chartPath: string, command: string): string => {
   const { machine } = results;
@@ -99,11 +102,14 @@ export const svgChart = (results: Results): string => {
       `<text x="${labelWidth - 8}" y="${y + 15}" text-anchor="end">${escapeXml(check.label)}</text>`,
       `<rect x="${from}" y="${y + 4}" width="${Math.max(2, to - from)}" height="${rowHeight - 8}" fill="${colour}"/>`,
       `<text x="${Math.max(x(1), x(check.ratio)) + 4}" y="${y + 15}">${check.ratio.toFixed(2)} ${check.pass === undefined ? '' : check.pass ? 'PASS' : 'FAIL'}</text>`,
-      budget === undefined ? '' : `<line x1="${x(budget)}" x2="${x(budget)}" y1="${y + 1}" y2="${y + rowHeight - 1}" stroke="#000" stroke-width="2" stroke-dasharray="3,2"/>`,
+      budget === undefined
+        ? ''
+        : `<line x1="${x(budget)}" x2="${x(budget)}" y1="${y + 1}" y2="${y + rowHeight - 1}" stroke="#000" stroke-width="2" stroke-dasharray="3,2"/>`,
     ].join('');
   });
   const axis = ticks.map(
-    (tick) => `<line x1="${x(tick)}" x2="${x(tick)}" y1="${top - 4}" y2="${bottom}" stroke="${tick === 1 ? '#555' : '#ddd'}"/><text x="${x(tick)}" y="${bottom + 16}" text-anchor="middle">${tick}</text>`,
+    (tick) =>
+      `<line x1="${x(tick)}" x2="${x(tick)}" y1="${top - 4}" y2="${bottom}" stroke="${tick === 1 ? '#555' : '#ddd'}"/><text x="${x(tick)}" y="${bottom + 16}" text-anchor="middle">${tick}</text>`,
   );
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + plotWidth + 90}" height="${bottom + 50}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="#fff"/>

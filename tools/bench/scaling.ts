@@ -68,7 +68,13 @@ export const runScaling = (): PartResult => {
   const stageNames = ['dev (default)', ...Object.keys(stages)];
   const gatewayRows = stageNames.map((name) => {
     const settings = stageSettings(name === 'dev (default)' ? 'dev' : name);
-    return [name, settings.throttle.rateLimit, settings.throttle.burstLimit, round((settings.throttle.rateLimit / AWS_LIMITS.apiGatewayRps) * 100, 1), settings.authorizerCacheTtlSeconds];
+    return [
+      name,
+      settings.throttle.rateLimit,
+      settings.throttle.burstLimit,
+      round((settings.throttle.rateLimit / AWS_LIMITS.apiGatewayRps) * 100, 1),
+      settings.authorizerCacheTtlSeconds,
+    ];
   });
   const keyRows = stageNames.flatMap((name) => {
     const settings = stageSettings(name === 'dev (default)' ? 'dev' : name);

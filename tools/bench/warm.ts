@@ -94,7 +94,12 @@ const candidates = (): Candidate[] => {
     {
       name: 'createPet',
       budgetMicros: 100,
-      event: () => proxyEvent({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) }),
+      event: () =>
+        proxyEvent({
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+        }),
       handler: (event) => lambda(createPet)(event, context),
       baseline: async (event: APIGatewayProxyEvent) => {
         const item = { id: Date.now(), status: 'available', ...(JSON.parse(event.body ?? '{}') as object) };

@@ -66,7 +66,9 @@ const keyIdArgument = (argument: string | undefined): string => {
   if (KEY_ID_PATTERN.test(argument)) return argument;
   if (API_KEY_PATTERN.test(argument)) {
     const keyId = keyIdOf(hashApiKey(argument));
-    throw new UsageError(`revoke takes a key id, not the key itself (not shown here): that key's id is ${keyId} (npm run keys -- revoke ${keyId}).`);
+    throw new UsageError(
+      `revoke takes a key id, not the key itself (not shown here): that key's id is ${keyId} (npm run keys -- revoke ${keyId}).`,
+    );
   }
   throw new UsageError(`revoke takes a key id, 12 hexadecimal digits as npm run keys -- list shows them.`);
 };

@@ -64,7 +64,11 @@ export const WALK_FILTERS: readonly WalkFilter[] = ['all', ...PET_STATUSES];
 /** A random valid body; the status is sometimes left out (then `available`). */
 const randomPet = (tag: string, index: number) => {
   const status = randomInt(4) === 0 ? undefined : PET_STATUSES[randomInt(PET_STATUSES.length)];
-  return { name: `${tag}-${index} ${randomBytes(randomInt(1, 12)).toString('base64url')}`, categoryId: randomInt(1, 10_000), ...(status ? { status } : {}) };
+  return {
+    name: `${tag}-${index} ${randomBytes(randomInt(1, 12)).toString('base64url')}`,
+    categoryId: randomInt(1, 10_000),
+    ...(status ? { status } : {}),
+  };
 };
 
 /** What one walk found, judged against the acknowledged pets of its filter. */
@@ -103,11 +107,15 @@ export const checkTarget = async (url: string, key: string): Promise<void> => {
   try {
     response = await fetch(`${url}/pets?limit=1`, { headers: { Authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
   } catch (error) {
-    throw new TargetUnusable(`no answer from ${url} (${noAnswerReason(error)}): is the API running, and is --url its address ending in /v1?`);
+    throw new TargetUnusable(
+      `no answer from ${url} (${noAnswerReason(error)}): is the API running, and is --url its address ending in /v1?`,
+    );
   }
   await response.body?.cancel();
   if (response.status === 401 || response.status === 403) {
-    throw new TargetUnusable(`the API at ${url} refused --key (${response.status}): pass a key it accepts (npm run keys -- list shows which are active).`);
+    throw new TargetUnusable(
+      `the API at ${url} refused --key (${response.status}): pass a key it accepts (npm run keys -- list shows which are active).`,
+    );
   }
   if (response.status !== 200) {
     throw new TargetUnusable(`GET ${url}/pets answered ${response.status}, not 200: is --url the API's address ending in /v1?`);
@@ -162,7 +170,14 @@ export const runLoad = async ({ url, key, count, concurrency, pageLimit = 100 }:
     }
     const judged = judgeWalk(filter, acknowledged, listed);
     for (const id of judged.unacknowledged) unacknowledged.add(id);
-    walks.push({ filter, pages, listed: judged.listed, missing: judged.missing, listedTwice: judged.listedTwice, ms: performance.now() - started });
+    walks.push({
+      filter,
+      pages,
+      listed: judged.listed,
+      missing: judged.missing,
+      listedTwice: judged.listedTwice,
+      ms: performance.now() - started,
+    });
   }
   const walkSeconds = (performance.now() - walkStarted) / 1000;
 
@@ -192,9 +207,10 @@ export const formatReport = (report: LoadReport): string => {
     ['creates', `${report.creates} (${report.acknowledged} acknowledged with 201)`],
     ['creates/s', fixed(report.createsPerSecond)],
     ['create latency p50 / p99', `${fixed(report.p50Ms)} ms / ${fixed(report.p99Ms)} ms`],
-    ...report.walks.map(
-      (walk): [string, string] => [`walk ${walk.filter}`, `${walk.listed} pets in ${walk.pages} pages, ${fixed(walk.ms, 0)} ms, ${walk.missing.length} missing`],
-    ),
+    ...report.walks.map((walk): [string, string] => [
+      `walk ${walk.filter}`,
+      `${walk.listed} pets in ${walk.pages} pages, ${fixed(walk.ms, 0)} ms, ${walk.missing.length} missing`,
+    ]),
     ['walk time (all four)', `${fixed(report.walkSeconds, 2)} s`],
     ['lost pets (must be 0)', String(report.lost)],
     ['duplicated pets (must be 0)', String(report.duplicated)],

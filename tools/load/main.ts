@@ -33,7 +33,8 @@ const positiveInteger = (name: string, value: string) => {
 
 const httpUrl = (value: string): string => {
   const url = URL.canParse(value) ? new URL(value) : undefined;
-  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') throw new UsageError(`--url must be an http or https URL ending in /v1: see ${HELP}`);
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
+    throw new UsageError(`--url must be an http or https URL ending in /v1: see ${HELP}`);
   return value.replace(/\/+$/, '');
 };
 

@@ -101,10 +101,7 @@ export const createGateway = ({
   };
 
   /** Runs the authorizer, or reuses its cached policy for this token. Returns a refusal, or the policy. */
-  const authorize = async (
-    token: string | undefined,
-    methodArn: string,
-  ): Promise<GatewayResponseType | APIGatewayAuthorizerResult> => {
+  const authorize = async (token: string | undefined, methodArn: string): Promise<GatewayResponseType | APIGatewayAuthorizerResult> => {
     if (token === undefined || !bearer.test(token)) return 'UNAUTHORIZED';
     const at = now().getTime();
     let result = policyCache.get(token, at);
@@ -158,7 +155,13 @@ export const createGateway = ({
     if (route.notImplemented) {
       const response = withCommonHeaders(await notImplemented(event, lambdaContext(route.operationId)), requestId);
       // The functions log their own answers; this one is the gateway's, so it logs it the same way.
-      logger.info('request', { requestId, operation: route.operationId, status: response.statusCode, keyId: authorized.principalId, errorCode: 'not_implemented' });
+      logger.info('request', {
+        requestId,
+        operation: route.operationId,
+        status: response.statusCode,
+        keyId: authorized.principalId,
+        errorCode: 'not_implemented',
+      });
       return response;
     }
     const handler = handlers[route.operationId];

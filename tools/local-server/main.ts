@@ -100,7 +100,10 @@ const main = async () => {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping…`);
-    await starting?.then((stack) => stack.stop(), () => undefined);
+    await starting?.then(
+      (stack) => stack.stop(),
+      () => undefined,
+    );
     process.exit(0);
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal));
@@ -128,7 +131,9 @@ const main = async () => {
     stack = await starting;
   } catch (error) {
     if (error instanceof RevokedKeyError) throw new Error('API_KEY names a key that has been revoked in this database: choose another.');
-    throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? new Error(`port ${settings.PORT} is in use: set PORT to another port.`) : error;
+    throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
+      ? new Error(`port ${settings.PORT} is in use: set PORT to another port.`)
+      : error;
   }
   const { url, key, keyId, replacedKeyIds, dynamodbLocal: database, dynamodbEndpoint, tables } = stack;
   console.log(

@@ -9,7 +9,12 @@ const globs = new Map<string, RegExp>();
 const globMatches = (pattern: string, value: string): boolean => {
   let glob = globs.get(pattern);
   if (!glob) {
-    glob = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    glob = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
     globs.set(pattern, glob);
   }
   return glob.test(value);

@@ -112,7 +112,10 @@ export const startLocalServer = async ({
       logger.error('local server', { requestId, status: 500, ...safeErrorFields(error) });
       result = withGatewayRequestId(withCommonHeaders(errorResponse('internal_error'), requestId), requestId);
     }
-    res.writeHead(result.statusCode, Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name, String(value)])));
+    res.writeHead(
+      result.statusCode,
+      Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name, String(value)])),
+    );
     res.end(result.body);
   });
   // Requests Node cannot parse as HTTP still get an answer in the Error shape.

@@ -85,7 +85,9 @@ const longestNextLink = link(
   'next',
 );
 const longestSuccessorLink = Math.max(
-  ...routes.flatMap((route: Route) => (route.deprecated ? [link(longestUrl(route.deprecated.successorPath), 'successor-version').length] : [])),
+  ...routes.flatMap((route: Route) =>
+    route.deprecated ? [link(longestUrl(route.deprecated.successorPath), 'successor-version').length] : [],
+  ),
 );
 /** A link to an absolute URL with one relation type (RFC 8288). */
 const linkPattern = (rel: string) => `^<https?://[^<>\\s]+>; rel="${rel}"$`;
@@ -176,14 +178,9 @@ const errorResponse = (route: Route, status: number, codes: readonly ErrorCode[]
     content: {
       'application/json': {
         schema: {
-          allOf: [
-            ref('schemas', 'Error'),
-            { properties: { code: { enum: [...codes] }, status: { const: status } } },
-          ],
+          allOf: [ref('schemas', 'Error'), { properties: { code: { enum: [...codes] }, status: { const: status } } }],
         },
-        examples: Object.fromEntries(
-          codes.map((code) => [code, { value: { code, message: errorCatalogue[code].message, status } }]),
-        ),
+        examples: Object.fromEntries(codes.map((code) => [code, { value: { code, message: errorCatalogue[code].message, status } }])),
       },
     },
   };
@@ -206,7 +203,12 @@ const successResponses: Record<OperationId, Json> = {
     201: {
       description: 'The pet as stored, with its new id; for a repeated `Idempotency-Key`, the first answer again.',
       headers: headerRefs([...ALWAYS, 'FunctionRequestId', 'Location'], ['IdempotentReplayed']),
-      content: { 'application/json': { schema: ref('schemas', 'Pet'), example: { id: 244383887647238, name: 'Rex', categoryId: 1, status: 'available' } } },
+      content: {
+        'application/json': {
+          schema: ref('schemas', 'Pet'),
+          example: { id: 244383887647238, name: 'Rex', categoryId: 1, status: 'available' },
+        },
+      },
     },
   },
   getPet: {

@@ -14,7 +14,10 @@ const allowAll: TokenAuthorizer = async () => policy('Allow');
 function policy(effect: 'Allow' | 'Deny'): APIGatewayAuthorizerResult {
   return {
     principalId: '0123456789ab',
-    policyDocument: { Version: '2012-10-17', Statement: [{ Effect: effect, Action: 'execute-api:Invoke', Resource: 'arn:aws:execute-api:*' }] },
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [{ Effect: effect, Action: 'execute-api:Invoke', Resource: 'arn:aws:execute-api:*' }],
+    },
     context: { keyId: '0123456789ab', keyHash: '0123456789ab'.padEnd(64, '0') },
   };
 }
@@ -58,7 +61,9 @@ describe('the local gateway and the authorizer', () => {
     expect(response.statusCode).toBe(503);
     expect(bodyOf(response)).toMatchObject({ code: 'service_unavailable', status: 503 });
     expect(response.headers).toMatchObject({ 'Retry-After': '1' });
-    expect(lines).toContainEqual(expect.objectContaining({ message: 'gateway', gatewayResponse: 'AUTHORIZER_CONFIGURATION_ERROR', status: 503 }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ message: 'gateway', gatewayResponse: 'AUTHORIZER_CONFIGURATION_ERROR', status: 503 }),
+    );
   });
 
   it('answers 401 when the authorizer refuses with exactly "Unauthorized"', async () => {
@@ -92,7 +97,13 @@ describe('the event the local gateway hands a function', () => {
         },
       },
     });
-    await gateway(request('/pets', [['Host', 'evil.example'], ['Authorization', 'Bearer petstore_key'], ['X-Forwarded-Proto', 'https']]));
+    await gateway(
+      request('/pets', [
+        ['Host', 'evil.example'],
+        ['Authorization', 'Bearer petstore_key'],
+        ['X-Forwarded-Proto', 'https'],
+      ]),
+    );
     expect(seen?.requestContext.domainName).toBe('127.0.0.1:3000');
     expect(seen?.headers['X-Forwarded-Proto']).toBe('http');
   });
@@ -101,14 +112,24 @@ describe('the event the local gateway hands a function', () => {
 describe('the 501 the local gateway answers itself', () => {
   it('carries the CORS headers of the functions for a listed origin, and none for another', async () => {
     const gateway = gatewayWith({ corsAllowedOrigins: ['https://app.example.com', 'https://admin.example.com'] });
-    const listed = await gateway(request('/store/orders', [['Authorization', 'Bearer petstore_key'], ['Origin', 'https://admin.example.com']]));
+    const listed = await gateway(
+      request('/store/orders', [
+        ['Authorization', 'Bearer petstore_key'],
+        ['Origin', 'https://admin.example.com'],
+      ]),
+    );
     expect(listed.statusCode).toBe(501);
     expect(listed.headers).toMatchObject({
       'Access-Control-Allow-Origin': 'https://admin.example.com',
       'Access-Control-Expose-Headers': expect.stringContaining('Retry-After'),
       Vary: 'Origin',
     });
-    const other = await gateway(request('/store/orders', [['Authorization', 'Bearer petstore_key'], ['Origin', 'https://evil.example']]));
+    const other = await gateway(
+      request('/store/orders', [
+        ['Authorization', 'Bearer petstore_key'],
+        ['Origin', 'https://evil.example'],
+      ]),
+    );
     expect(other.headers).not.toHaveProperty('Access-Control-Allow-Origin');
   });
 
@@ -116,7 +137,13 @@ describe('the 501 the local gateway answers itself', () => {
     const response = await gatewayWith()(request('/store/orders'));
     const requestId = response.headers?.['x-amzn-RequestId'];
     expect(lines.filter((line) => line.requestId === requestId)).toEqual([
-      expect.objectContaining({ message: 'request', operation: 'listStoreOrders', status: 501, errorCode: 'not_implemented', keyId: '0123456789ab' }),
+      expect.objectContaining({
+        message: 'request',
+        operation: 'listStoreOrders',
+        status: 501,
+        errorCode: 'not_implemented',
+        keyId: '0123456789ab',
+      }),
     ]);
   });
 });
@@ -142,7 +169,8 @@ describe('the authorizer cache of the local gateway', () => {
   it('drops the entries whose TTL has passed', async () => {
     let clock = new Date('2026-01-01T00:00:00Z').getTime();
     const gateway = gatewayWith({ authCacheTtlSeconds: 60, now: () => new Date(clock) });
-    for (const scheme of ['Bearer', 'bearer', 'BEARER', 'BeArEr']) await gateway(request('/pets', [['Authorization', `${scheme} petstore_key`]]));
+    for (const scheme of ['Bearer', 'bearer', 'BEARER', 'BeArEr'])
+      await gateway(request('/pets', [['Authorization', `${scheme} petstore_key`]]));
     expect(gateway.authCacheSize()).toBe(4);
     clock += 61_000;
     await gateway(request('/pets', [['Authorization', 'Bearer petstore_other']]));

@@ -40,7 +40,7 @@ describe('policyAllows', () => {
     expect(policyAllows(policy, arn('GET', '/store/orders'))).toBe(false);
   });
 
-  it('reads the ARN\'s dots and other characters literally, not as patterns', () => {
+  it("reads the ARN's dots and other characters literally, not as patterns", () => {
     const policy: PolicyDocument = { Version: '2012-10-17', Statement: [{ ...allowAll, Resource: `${API}/v1.0/GET/pets` }] };
     expect(policyAllows(policy, arn('GET', '/pets', API, 'v1x0'))).toBe(false);
     expect(policyAllows(policy, arn('GET', '/pets', API, 'v1.0'))).toBe(true);
