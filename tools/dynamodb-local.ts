@@ -91,7 +91,8 @@ class PortTaken extends Error {}
 
 const portTaken = (port: number): PortTaken =>
   new PortTaken(
-    `DynamoDB Local could not listen on port ${port}: it is in use. Set DYNAMODB_LOCAL_PORT to a free port, or DYNAMODB_ENDPOINT to use the DynamoDB already there.`,
+    `DynamoDB Local could not listen on port ${port}: it is in use. ` +
+      'Set DYNAMODB_LOCAL_PORT to a free port, or DYNAMODB_ENDPOINT to use the DynamoDB already there.',
   );
 
 /** Whether something listens on the loopback port. */

@@ -167,7 +167,8 @@ export class PetStoreApi extends Construct {
       Validations.of(this.api).acknowledge({
         id: 'AwsSolutions-APIG3',
         reason:
-          'No web ACL configured for this stage (StageSettings.webAclArn): every method needs a bearer key checked by the authorizer before any function runs, and the stage is throttled.',
+          'No web ACL configured for this stage (StageSettings.webAclArn): every method needs a bearer key checked by the authorizer ' +
+          'before any function runs, and the stage is throttled.',
       });
     }
     this.acknowledgeDesignChoices();
@@ -182,7 +183,8 @@ export class PetStoreApi extends Construct {
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG2',
       reason:
-        'The functions validate every parameter and body with the shared zod models and name the offending field, as the API decisions require; a gateway validator would answer first with a generic message.',
+        'The functions validate every parameter and body with the shared zod models and name the offending field, ' +
+        'as the API decisions require; a gateway validator would answer first with a generic message.',
     });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-COG4',
@@ -191,7 +193,8 @@ export class PetStoreApi extends Construct {
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
       reason:
-        "API Gateway's account-wide CloudWatch role, which execution logging requires; this AWS managed policy is the one AWS documents for it and grants only CloudWatch Logs writes.",
+        "API Gateway's account-wide CloudWatch role, which execution logging requires; " +
+        'this AWS managed policy is the one AWS documents for it and grants only CloudWatch Logs writes.',
     });
   }
 
@@ -288,7 +291,8 @@ const notImplemented = (resource: IResource, route: Route, origins: readonly str
           responseParameters: Object.fromEntries(headers.map(([name, value]) => [`method.response.header.${name}`, value])),
           responseTemplates: {
             // A mapping template can set a header from the request context; parameters cannot.
-            'application/json': `${cors.template}#set($context.responseOverride.header.${REQUEST_ID_HEADER} = $context.requestId)\n${answer.body}`,
+            'application/json':
+              `${cors.template}#set($context.responseOverride.header.${REQUEST_ID_HEADER} = $context.requestId)\n` + `${answer.body}`,
           },
         },
       ],

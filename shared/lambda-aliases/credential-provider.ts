@@ -14,7 +14,9 @@ import type { AwsCredentialIdentity } from '@smithy/types';
 
 /** What a function without credentials logs: the variables it read, never their values. */
 export const MISSING_CREDENTIALS_MESSAGE =
-  "No AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set. Lambda sets them, and AWS_SESSION_TOKEN, from the function's role; this bundle reads no other source (shared/lambda-aliases/credential-provider.ts).";
+  'No AWS credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not both set. ' +
+  "Lambda sets them, and AWS_SESSION_TOKEN, from the function's role; " +
+  'this bundle reads no other source (shared/lambda-aliases/credential-provider.ts).';
 
 /** Same name and signature as the chain it replaces, so the SDK's clients call it unchanged. */
 export const defaultProvider: typeof chainDefaultProvider = (init) => {

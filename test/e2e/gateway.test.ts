@@ -82,7 +82,9 @@ describe('requests that are not quite HTTP', () => {
   });
 
   it('closes a connection that asked for an Upgrade after answering, so nothing sent after it waits unanswered', async () => {
-    const upgrade = `GET /v1/store/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`;
+    const upgrade =
+      `GET /v1/store/orders HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\n` +
+      'Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n';
     const response = await rawRequest(new URL(api.url), `${upgrade}GET /v1/pets?\u00ff HTTP/1.1\r\nHost: x\r\n\r\n`);
     expect(response).toMatch(/^HTTP\/1\.1 501 /);
     expect(response).toMatch(/connection: close/i);

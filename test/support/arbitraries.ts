@@ -148,14 +148,15 @@ const numberText = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }).map((value) => JSON.stringify(value)),
 );
 
+/** `\uXXXX`: the first UTF-16 code unit of `unit` as a JSON escape. */
+const unicodeEscape = (unit: string) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
 /** A JSON string literal; `\u` escapes let it carry lone surrogates and NUL through valid UTF-8. */
 const stringText = (value: fc.Arbitrary<string>) =>
   fc
     .tuple(value, fc.boolean())
     .map(([text, escapeAll]) =>
-      escapeAll
-        ? `"${[...text].map((char) => [...char].map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')).join('')}"`
-        : JSON.stringify(text),
+      escapeAll ? `"${[...text].map((char) => [...char].map(unicodeEscape).join('')).join('')}"` : JSON.stringify(text),
     );
 
 /** Any JSON value as text, nested junk included. */
@@ -656,7 +657,9 @@ export const listQuery = (cursors: readonly string[]) =>
       return fc
         .tuple(...list.map(([name, value]) => fc.tuple(urlText(fc.constant(name)), urlText(fc.constant(value)))))
         .map((encoded): QueryCase => ({
-          raw: `${encoded.map(([name, value], index) => (equals === '' && index === 0 && value === '' ? name : `${name}=${value}`)).join('&')}${trailing}`,
+          raw:
+            encoded.map(([name, value], index) => (equals === '' && index === 0 && value === '' ? name : `${name}=${value}`)).join('&') +
+            trailing,
           secrets: list.flatMap(([name, value]) => [name, value]).filter((text) => text.startsWith('petstore_') && text.length > 20),
         }));
     });

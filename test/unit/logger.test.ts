@@ -27,7 +27,8 @@ describe('safeErrorFields', () => {
   it('redacts ARNs', () => {
     const { errorMessage } = safeErrorFields(
       new Error(
-        'User: arn:aws:sts::123456789012:assumed-role/pets-fn/x is not authorized on arn:aws:dynamodb:eu-west-1:123456789012:table/Pets-ABC, retry',
+        'User: arn:aws:sts::123456789012:assumed-role/pets-fn/x is not authorized on ' +
+          'arn:aws:dynamodb:eu-west-1:123456789012:table/Pets-ABC, retry',
       ),
     );
     expect(errorMessage).toBe('User: <arn> is not authorized on <arn>, retry');
@@ -43,7 +44,8 @@ describe('safeErrorFields', () => {
     vi.stubEnv('API_KEYS_TABLE_NAME', 'PetStore-v1-ApiKeysTable-9Z8Y7X');
     const { errorMessage } = safeErrorFields(
       new Error(
-        'Requested resource not found: Table: PetStore-v1-PetsTable-1A2B3C not found; PetStore-v1-ApiKeysTable-9Z8Y7X neither; PetStore-v1-PetsTable-1A2B3C again',
+        'Requested resource not found: Table: PetStore-v1-PetsTable-1A2B3C not found; ' +
+          'PetStore-v1-ApiKeysTable-9Z8Y7X neither; PetStore-v1-PetsTable-1A2B3C again',
       ),
     );
     expect(errorMessage).toBe('Requested resource not found: Table: <table> not found; <table> neither; <table> again');

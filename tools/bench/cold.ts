@@ -343,22 +343,29 @@ export const runCold = async ({ runs }: ColdOptions): Promise<PartResult> => {
     ]);
     const listPets = candidates[0];
     notes.push(
-      `Import time: median of ${runs} fresh \`node\` processes per bundle, measured inside the process around \`await import()\` (Node start-up excluded), bundles interleaved in a new random order each round after one warm-up import each; the spread is min–max. The budget holds the wall time; the CPU time beside it (\`process.cpuUsage()\`, all threads of the process) is less disturbed by other work on the machine.`,
-      `As deployed: each bundle runs under Node ${nodeVersion} (the major of the template's ${runtime}) with its function's Environment.Variables from the synthesized template (table names stand in as their logical ids), plus stand-ins for the variables the Lambda runtime sets (AWS_REGION, AWS_LAMBDA_FUNCTION_NAME, AWS_EXECUTION_ENV, credentials, ...). ${
-        listPets
-          ? `listPets, for instance: ${Object.entries(listPets.fn.variables)
-              .map(([name, value]) => `${name}=${value}`)
-              .join(' ')}.`
-          : ''
-      } The floor runs as a function with no variables of its own: only the runtime's.`,
-      `The source-map variant is the deployed bundle built and run ${sourceMapLabel}; its size counts every file of the asset (bundle and map).`,
-      `Bundles: a real in-process synth of stack ${stackName(STAGE)} (NodejsFunction, local esbuild); references built with the esbuild command CDK's Bundling class derives from FUNCTION_BUNDLING at run time. KB = 1,000 bytes.`,
+      `Import time: median of ${runs} fresh \`node\` processes per bundle, measured inside the process around \`await import()\` ` +
+        '(Node start-up excluded), bundles interleaved in a new random order each round after one warm-up import each; ' +
+        'the spread is min–max. The budget holds the wall time; the CPU time beside it ' +
+        '(`process.cpuUsage()`, all threads of the process) is less disturbed by other work on the machine.',
+      `As deployed: each bundle runs under Node ${nodeVersion} (the major of the template's ${runtime}) ` +
+        "with its function's Environment.Variables from the synthesized template (table names stand in as their logical ids), " +
+        'plus stand-ins for the variables the Lambda runtime sets ' +
+        `(AWS_REGION, AWS_LAMBDA_FUNCTION_NAME, AWS_EXECUTION_ENV, credentials, ...). ${
+          listPets
+            ? `listPets, for instance: ${Object.entries(listPets.fn.variables)
+                .map(([name, value]) => `${name}=${value}`)
+                .join(' ')}.`
+            : ''
+        } The floor runs as a function with no variables of its own: only the runtime's.`,
+      `The source-map variant is the deployed bundle built and run ${sourceMapLabel}; ` +
+        'its size counts every file of the asset (bundle and map).',
+      `Bundles: a real in-process synth of stack ${stackName(STAGE)} (NodejsFunction, local esbuild); ` +
+        "references built with the esbuild command CDK's Bundling class derives from FUNCTION_BUNDLING at run time. KB = 1,000 bytes.",
       `CDK's esbuild command, e.g. for listPets: \`esbuild ${cdkEsbuildCommand(listPets?.entry ?? '', '<out>')
         .join(' ')
-        .replaceAll(
-          `${projectRoot}/`,
-          '',
-        )}\` (the floor swaps the entry and drops the \`--alias\` arguments, the SDK-external variant adds \`--external:@aws-sdk/*\`, the metafile rebuild adds \`--metafile\`).`,
+        .replaceAll(`${projectRoot}/`, '')}\` ` +
+        '(the floor swaps the entry and drops the `--alias` arguments, the SDK-external variant adds `--external:@aws-sdk/*`, ' +
+        'the metafile rebuild adds `--metafile`).',
     );
     return {
       part: 'cold',
@@ -367,7 +374,9 @@ export const runCold = async ({ runs }: ColdOptions): Promise<PartResult> => {
       checks,
       tables: [
         {
-          title: `Cold start proxy: bundle size and import time in a fresh Node ${nodeVersion} process, with the function's environment from the template`,
+          title:
+            `Cold start proxy: bundle size and import time in a fresh Node ${nodeVersion} process, ` +
+            "with the function's environment from the template",
           columns: [
             'bundle',
             'size KB',

@@ -150,7 +150,9 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
     checks,
     tables: [
       {
-        title: `Through the local server vs a raw node:http baseline (autocannon, ${connections} connections, ${seconds} s a run, median of ${rounds} rounds)`,
+        title:
+          `Through the local server vs a raw node:http baseline (autocannon, ${connections} connections, ` +
+          `${seconds} s a run, median of ${rounds} rounds)`,
         columns: ['request', 'API req/s', 'API p50 ms', 'API p99 ms', 'raw req/s', 'raw p50 ms', 'raw p99 ms', 'API / raw'],
         rows,
       },
@@ -170,10 +172,17 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
       },
     ],
     notes: [
-      `Both servers run in the benchmark's process, beside autocannon, on the same DynamoDB Local (Java); the machine's cores are shared with other work, so only the ratio means anything. Runs alternate API/raw (order flipped each round, scenarios shuffled).`,
-      `The local server logs as deployed (Powertools, INFO) into a sink: ${lines} log lines. Non-2xx answers, errors or timeouts in all runs: ${bad}.`,
-      'The raw baseline sends the same DynamoDB commands with the same client settings (createDocumentClient) and the same keys-read counter on its client, without auth, validation, middleware or logs.',
-      `Keys-table reads are GetItem calls on the keys table counted by a client middleware. The budget counts the measured rounds, when the key is inside the TTL; the warm-up starts on an empty cache, where the first requests of ${connections} connections miss together before the first answer is cached (API Gateway's cache starts the same way), so it reads more than once.`,
+      `Both servers run in the benchmark's process, beside autocannon, on the same DynamoDB Local (Java); ` +
+        `the machine's cores are shared with other work, so only the ratio means anything. ` +
+        `Runs alternate API/raw (order flipped each round, scenarios shuffled).`,
+      `The local server logs as deployed (Powertools, INFO) into a sink: ${lines} log lines. ` +
+        `Non-2xx answers, errors or timeouts in all runs: ${bad}.`,
+      'The raw baseline sends the same DynamoDB commands with the same client settings (createDocumentClient) ' +
+        'and the same keys-read counter on its client, without auth, validation, middleware or logs.',
+      `Keys-table reads are GetItem calls on the keys table counted by a client middleware. ` +
+        `The budget counts the measured rounds, when the key is inside the TTL; the warm-up starts on an empty cache, ` +
+        `where the first requests of ${connections} connections miss together before the first answer is cached ` +
+        `(API Gateway's cache starts the same way), so it reads more than once.`,
     ],
   };
 };

@@ -43,7 +43,8 @@ const main = async (): Promise<number> => {
   const quick = values.quick === true;
   const here = machine();
   console.log(
-    `Benchmark on ${here.nproc} cores, ${here.memoryGiB} GiB (${round(freemem() / 2 ** 30, 1)} free), Node ${here.node}, load ${here.loadAverage.join(' ')}; parts: ${parts.join(', ')}${quick ? ' (quick)' : ''}`,
+    `Benchmark on ${here.nproc} cores, ${here.memoryGiB} GiB (${round(freemem() / 2 ** 30, 1)} free), ` +
+      `Node ${here.node}, load ${here.loadAverage.join(' ')}; parts: ${parts.join(', ')}${quick ? ' (quick)' : ''}`,
   );
 
   const resultsPath = join(projectRoot, RESULTS_PATH);

@@ -115,8 +115,10 @@ export const runReads = async ({ endpoint }: { endpoint: string }): Promise<Part
       },
     ],
     notes: [
-      `Pets spread evenly over the three statuses; seeded by BatchWrite in ${seedSeconds.map((s) => `${round(s, 1)} s`).join(' and ')}. Capacity is deterministic (item sizes, not time): one run suffices, the median of one.`,
-      "A client middleware sets ReturnConsumedCapacity on the repository's own calls and sums ConsumedCapacity.CapacityUnits, so the real listing code runs, cursor and all.",
+      `Pets spread evenly over the three statuses; seeded by BatchWrite in ${seedSeconds.map((s) => `${round(s, 1)} s`).join(' and ')}. ` +
+        'Capacity is deterministic (item sizes, not time): one run suffices, the median of one.',
+      "A client middleware sets ReturnConsumedCapacity on the repository's own calls and sums ConsumedCapacity.CapacityUnits, " +
+        'so the real listing code runs, cursor and all.',
     ],
   };
 };

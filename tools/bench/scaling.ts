@@ -92,7 +92,9 @@ export const runScaling = (): PartResult => {
     checks: [],
     tables: [
       {
-        title: `Status index hot partition: one second of creates, all of one status, index key sharded n ways (${AWS_LIMITS.partitionWcuPerSecond} WCU/s per partition, ${ASSUMPTIONS.wcuPerPetWrite} WCU a pet)`,
+        title:
+          'Status index hot partition: one second of creates, all of one status, index key sharded n ways ' +
+          `(${AWS_LIMITS.partitionWcuPerSecond} WCU/s per partition, ${ASSUMPTIONS.wcuPerPetWrite} WCU a pet)`,
         columns: ['creates/s offered', 'shards n', 'accepted/s', 'throttled/s', 'index ceiling WCU/s', 'Queries per page'],
         rows: hotRows,
       },
@@ -102,7 +104,9 @@ export const runScaling = (): PartResult => {
         rows: lambdaRows,
       },
       {
-        title: `API Gateway: stage throttles vs the account's ${AWS_LIMITS.apiGatewayRps} req/s (burst ${AWS_LIMITS.apiGatewayBurst}), shared by every API of the account in the region`,
+        title:
+          `API Gateway: stage throttles vs the account's ${AWS_LIMITS.apiGatewayRps} req/s (burst ${AWS_LIMITS.apiGatewayBurst}), ` +
+          'shared by every API of the account in the region',
         columns: ['stage', 'rate req/s', 'burst', '% of account rate', 'authorizer cache TTL s'],
         rows: gatewayRows,
       },
@@ -113,8 +117,10 @@ export const runScaling = (): PartResult => {
       },
     ],
     notes: [
-      `Reads on the hot status: one partition serves ${AWS_LIMITS.partitionRcuPerSecond} RCU/s = ${pageRate} listing pages/s of one status before sharding (${ASSUMPTIONS.rcuPerPage} RCU a page, measured by \`npm run bench -- reads\`).`,
-      `Lambda scaling: from the first burst, each function adds ${AWS_LIMITS.lambdaScalingPer10s} concurrent executions every 10 s up to the account's ${AWS_LIMITS.lambdaAccountConcurrency}; the authorizer only runs on cache misses.`,
+      `Reads on the hot status: one partition serves ${AWS_LIMITS.partitionRcuPerSecond} RCU/s = ${pageRate} listing pages/s ` +
+        `of one status before sharding (${ASSUMPTIONS.rcuPerPage} RCU a page, measured by \`npm run bench -- reads\`).`,
+      `Lambda scaling: from the first burst, each function adds ${AWS_LIMITS.lambdaScalingPer10s} concurrent executions every 10 s ` +
+        `up to the account's ${AWS_LIMITS.lambdaAccountConcurrency}; the authorizer only runs on cache misses.`,
       'Ids in the simulation follow newPetId (milliseconds then 12 random bits), so `id % n` spreads writes evenly over the shards.',
     ],
   };

@@ -206,15 +206,20 @@ export const runWarm = async ({ iterations }: WarmOptions): Promise<PartResult> 
     checks,
     tables: [
       {
-        title: `Warm overhead: µs per invocation in-process, DynamoDB stubbed at send (${iterations} measured calls each after ${warmUp} warm-up calls)`,
+        title:
+          'Warm overhead: µs per invocation in-process, DynamoDB stubbed at send ' +
+          `(${iterations} measured calls each after ${warmUp} warm-up calls)`,
         columns: ['handler', 'handler p50', 'handler p99', 'bare p50', 'bare p99', 'overhead p50', 'overhead p99', 'budget µs'],
         rows: tableRows,
       },
     ],
     notes: [
-      `Logging as deployed: Powertools Logger at POWERTOOLS_LOG_LEVEL=INFO, stdout replaced by a sink while measuring (${lines} log lines for ${invocations} invocations, bare handlers included, which log nothing).`,
-      'Handler and bare handler alternate in blocks of 250 calls; each call gets a fresh API Gateway event (the body parser replaces the body in place), built outside the timed region.',
-      'The bare handlers: the same command (its parameters read from the same event) to the same stubbed DocumentClient, JSON.stringify of the result; no middleware, no validation, no logging.',
+      'Logging as deployed: Powertools Logger at POWERTOOLS_LOG_LEVEL=INFO, stdout replaced by a sink while measuring ' +
+        `(${lines} log lines for ${invocations} invocations, bare handlers included, which log nothing).`,
+      'Handler and bare handler alternate in blocks of 250 calls; each call gets a fresh API Gateway event ' +
+        '(the body parser replaces the body in place), built outside the timed region.',
+      'The bare handlers: the same command (its parameters read from the same event) to the same stubbed DocumentClient, ' +
+        'JSON.stringify of the result; no middleware, no validation, no logging.',
     ],
   };
 };

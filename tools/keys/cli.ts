@@ -147,7 +147,8 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
     throw new Error(
       endpoint === undefined
         ? `DynamoDB did not answer (${error.reason}): check your AWS credentials, region and network.`
-        : `No DynamoDB answers at ${endpoint} (${error.reason}): is the local server running (npm start)? Its banner prints the keys command that reaches its DynamoDB.`,
+        : `No DynamoDB answers at ${endpoint} (${error.reason}): is the local server running (npm start)? ` +
+            'Its banner prints the keys command that reaches its DynamoDB.',
     );
   } finally {
     client.destroy();

@@ -88,7 +88,10 @@ export const judgeWalk = (
   };
 };
 
-/** Why a load run cannot start against an API: no answer at its URL, or its key refused. Bad usage, so that exit status 1 keeps meaning "pets lost". */
+/**
+ * Why a load run cannot start against an API: no answer at its URL, or its key refused. Bad usage,
+ * so that exit status 1 keeps meaning "pets lost".
+ */
 class TargetUnusable extends UsageError {}
 
 /** Why fetch got no answer, in a word or two (ECONNREFUSED, ENOTFOUND, a timeout). */

@@ -11,6 +11,8 @@ import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-loc
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
 import { RevokedKeyError, startLocalStack, type LocalStack } from './local-stack';
 
+const TABLE_DEFAULTS = `${petsTable.defaultName}, ${apiKeysTable.defaultName}, ${idempotencyTable.defaultName}`;
+
 const USAGE = `Usage: npm start [-- --persist DIR]
 
 Serves the pet store API on http://127.0.0.1:$PORT/v1 with DynamoDB Local.
@@ -29,7 +31,7 @@ Environment:
   THROTTLE_RATE         requests per second before 429 (default ${DEFAULT_THROTTLE.rate})
   THROTTLE_BURST        burst size before 429 (default ${DEFAULT_THROTTLE.burst})
   PETS_TABLE_NAME, API_KEYS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME
-                                        table names (default ${petsTable.defaultName}, ${apiKeysTable.defaultName}, ${idempotencyTable.defaultName})
+                                        table names (default ${TABLE_DEFAULTS})
 `;
 
 const HELP = 'npm start -- --help';
@@ -112,7 +114,9 @@ const main = async () => {
   const parent = process.ppid;
   setInterval(() => process.ppid !== parent && void shutdown('parent exited'), 1_000).unref();
 
-  if (!settings.DYNAMODB_ENDPOINT) console.log(`Starting DynamoDB Local (${values.persist ? `data in ${values.persist}` : 'in memory'})…`);
+  if (!settings.DYNAMODB_ENDPOINT) {
+    console.log(`Starting DynamoDB Local (${values.persist ? `data in ${values.persist}` : 'in memory'})…`);
+  }
   starting = startLocalStack({
     dynamodbEndpoint: settings.DYNAMODB_ENDPOINT,
     dynamodbLocal: { port: settings.DYNAMODB_LOCAL_PORT, persistDir: values.persist },
@@ -142,7 +146,8 @@ const main = async () => {
       `Pet store API: ${url}`,
       ...(database
         ? [
-            `DynamoDB:      DynamoDB Local (${values.persist ? `data in ${values.persist}` : 'in memory'}) on port ${database.port} of every network interface:`,
+            `DynamoDB:      DynamoDB Local (${values.persist ? `data in ${values.persist}` : 'in memory'}) ` +
+              `on port ${database.port} of every network interface:`,
             '               reachable from the network, with no authentication (see "Settings" in README.md)',
           ]
         : [`DynamoDB:      ${dynamodbEndpoint}`]),

@@ -50,7 +50,8 @@ const errorWhen: Record<ErrorCode, string> = {
   invalid_json: 'the body is empty, not UTF-8, not valid JSON, or repeats a member name in one object (I-JSON, RFC 7493)',
   unsupported_media_type: "the body is not sent as JSON ('Content-Type: application/json')",
   validation_failed:
-    'a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, or a `name` holds a control character or a lone surrogate',
+    'a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, ' +
+    'or a `name` holds a control character or a lone surrogate',
   invalid_cursor: 'the cursor is malformed, edited, or from a listing with another status',
   unauthorized: 'no Authorization header, not the Bearer scheme, or an unknown or revoked key',
   forbidden: 'the API key has no permission for this request, or the gateway blocked it',
@@ -129,7 +130,8 @@ const headers = {
   RetryAfter: header('Seconds to wait before retrying.', { type: 'string', const: String(RETRY_AFTER_SECONDS) }),
   WwwAuthenticate: header('The scheme the API expects.', { type: 'string', const: WWW_AUTHENTICATE }),
   IdempotentReplayed: header(
-    `\`true\` when this is the stored answer of an earlier request with the same \`${IDEMPOTENCY_KEY_HEADER}\` (nothing new was created); absent otherwise.`,
+    `\`true\` when this is the stored answer of an earlier request with the same \`${IDEMPOTENCY_KEY_HEADER}\` ` +
+      '(nothing new was created); absent otherwise.',
     { type: 'string', const: 'true' },
   ),
 };
@@ -231,9 +233,11 @@ const parameters: Record<OperationId, Json[]> = {
 /** What each operation does, beyond its summary (getPet's says when it stops working). */
 const descriptions: Record<OperationId, string | undefined> = {
   listPets:
-    'One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. While more remain, the `Link rel="next"` header holds the next page\'s URL.',
+    'One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. ' +
+    'While more remain, the `Link rel="next"` header holds the next page\'s URL.',
   createPet:
-    'Stores a new pet and answers it, with its id and its `Location`. With an `Idempotency-Key`, a retry answers the first result and creates nothing.',
+    'Stores a new pet and answers it, with its id and its `Location`. ' +
+    'With an `Idempotency-Key`, a retry answers the first result and creates nothing.',
   getPet: undefined,
   listStoreOrders: 'Named by the interface, never specified: answers 501 `not_implemented` after authentication.',
 };
@@ -254,7 +258,9 @@ const operation = (route: Route) => {
     ...(deprecated
       ? {
           deprecated: true,
-          description: `Deprecated since ${deprecated.deprecatedAt.toISOString().slice(0, 10)}; use \`GET ${deprecated.successorPath}\`. From ${deprecated.sunsetAt.toUTCString()} (the sunset) it answers 410 \`gone\`.`,
+          description:
+            `Deprecated since ${deprecated.deprecatedAt.toISOString().slice(0, 10)}; use \`GET ${deprecated.successorPath}\`. ` +
+            `From ${deprecated.sunsetAt.toUTCString()} (the sunset) it answers 410 \`gone\`.`,
           'x-sunset': deprecated.sunsetAt.toISOString(),
         }
       : {}),
@@ -396,8 +402,8 @@ const document = ({ extraServers = [] }: DocumentOptions) => ({
         description: [
           'Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string',
           '(`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to',
-          `${IDEMPOTENCY_KEY_MAX_LENGTH} characters. For ${IDEMPOTENCY_WINDOW_SECONDS / 3600} hours, the same key from the same API key with the same body`,
-          'answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422',
+          `${IDEMPOTENCY_KEY_MAX_LENGTH} characters. For ${IDEMPOTENCY_WINDOW_SECONDS / 3600} hours, the same key from the same API key`,
+          'with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422',
           '`idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored',
           'together, so no request is ever told to wait. Malformed or repeated: 400.',
         ].join(' '),

@@ -51,20 +51,24 @@ afterEach(() => {
 });
 
 describe('the local gateway and the authorizer', () => {
-  it('answers an authorizer that throws anything but "Unauthorized" as API Gateway does: AUTHORIZER_CONFIGURATION_ERROR, a 503 to retry', async () => {
-    const gateway = gatewayWith({
-      authorizer: async () => {
-        throw new Error('Requested resource not found');
-      },
-    });
-    const response = await gateway(request('/pets'));
-    expect(response.statusCode).toBe(503);
-    expect(bodyOf(response)).toMatchObject({ code: 'service_unavailable', status: 503 });
-    expect(response.headers).toMatchObject({ 'Retry-After': '1' });
-    expect(lines).toContainEqual(
-      expect.objectContaining({ message: 'gateway', gatewayResponse: 'AUTHORIZER_CONFIGURATION_ERROR', status: 503 }),
-    );
-  });
+  it(
+    'answers an authorizer that throws anything but "Unauthorized" as API Gateway does: ' +
+      'AUTHORIZER_CONFIGURATION_ERROR, a 503 to retry',
+    async () => {
+      const gateway = gatewayWith({
+        authorizer: async () => {
+          throw new Error('Requested resource not found');
+        },
+      });
+      const response = await gateway(request('/pets'));
+      expect(response.statusCode).toBe(503);
+      expect(bodyOf(response)).toMatchObject({ code: 'service_unavailable', status: 503 });
+      expect(response.headers).toMatchObject({ 'Retry-After': '1' });
+      expect(lines).toContainEqual(
+        expect.objectContaining({ message: 'gateway', gatewayResponse: 'AUTHORIZER_CONFIGURATION_ERROR', status: 503 }),
+      );
+    },
+  );
 
   it('answers 401 when the authorizer refuses with exactly "Unauthorized"', async () => {
     const gateway = gatewayWith({
