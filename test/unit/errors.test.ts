@@ -4,7 +4,7 @@ import * as z from 'zod/mini';
 import { ApiError, ERROR_MESSAGE_MAX_LENGTH, errorBody, errorCatalogue, errorHeaders, type ErrorCode } from '../../shared/errors';
 import { ApiErrorBody } from '../../shared/models';
 
-/** The table of api-decisions.md, written out by hand. */
+/** The product's decided status of every error code, written out by hand. */
 const decidedStatus: Record<ErrorCode, number> = {
   invalid_json: 400,
   unsupported_media_type: 400,
