@@ -2,11 +2,12 @@
  * AWS's CloudFormation linter (cfn-lint) over the synthesized staging and prod templates: no
  * error. Skipped, and named so, where cfn-lint is not installed (it is a Python tool).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand } from '../support/command';
 import { synthStage } from './synth';
 
 const CFN_LINT = 'cfn-lint';
@@ -21,20 +22,17 @@ interface Match {
 }
 
 /** cfn-lint's findings for some templates, in one run. */
-const cfnLint = (files: readonly string[], regions: readonly string[]): Promise<Match[]> =>
-  new Promise((resolvePromise, reject) => {
-    const child = spawn(CFN_LINT, ['--format', 'json', '--regions', ...regions, '--', ...files]);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      // The exit code is a bit mask of what was found (2 errors, 4 warnings, 8 informational); 1 is a crash.
-      if (code === null || (code & 1) === 1) return reject(new Error(`cfn-lint failed (${code}): ${stderr.slice(0, 1000)}`));
-      resolvePromise(JSON.parse(stdout) as Match[]);
-    });
-  });
+const cfnLint = async (files: readonly string[], regions: readonly string[]): Promise<Match[]> => {
+  const { status, stdout, stderr } = await runCommand(
+    CFN_LINT,
+    ['--format', 'json', '--regions', ...regions, '--', ...files],
+    {},
+    { timeout: 120_000 },
+  );
+  // The exit code is a bit mask of what was found (2 errors, 4 warnings, 8 informational); 1 is a crash.
+  if (status === null || (status & 1) === 1) throw new Error(`cfn-lint failed (${status}): ${stderr.slice(0, 1000)}`);
+  return JSON.parse(stdout) as Match[];
+};
 
 const shown = (matches: readonly Match[]) =>
   matches.map((match) => `${match.Rule.Id} ${match.Location.Path.join('/')}: ${match.Message}`).join('\n');

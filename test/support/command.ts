@@ -9,17 +9,28 @@ export interface CommandResult {
   readonly stderr: string;
 }
 
-/** Runs `command args…` with the environment's variables plus `env`, and waits for its end. */
+/**
+ * Runs `command args…` with the environment's variables plus `env`, `input` on its standard input,
+ * and waits for its end. A command that cannot be started at all rejects.
+ */
 export const runCommand = (
   command: string,
   args: readonly string[],
   env: Record<string, string> = {},
-  timeout = 60_000,
+  { timeout = 60_000, input }: { timeout?: number; input?: string } = {},
 ): Promise<CommandResult> =>
-  new Promise((resolve) => {
-    execFile(command, args, { cwd: projectRoot, env: { ...process.env, ...env }, timeout }, (error, stdout, stderr) =>
-      resolve({ status: error ? ((error as { code?: unknown }).code as number | null) : 0, stdout, stderr }),
+  new Promise((resolve, reject) => {
+    const child = execFile(
+      command,
+      args,
+      { cwd: projectRoot, env: { ...process.env, ...env }, timeout, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = (error as { code?: unknown } | null)?.code;
+        if (typeof code === 'string') return reject(error ?? new Error(`${command}: ${code}`)); // e.g. ENOENT
+        resolve({ status: error ? ((code as number | undefined) ?? null) : 0, stdout, stderr });
+      },
     );
+    child.stdin?.end(input);
   });
 
 /** `npm run <script> -- args…`, quiet as to npm's own lines, as a user's terminal shows the tool's. */

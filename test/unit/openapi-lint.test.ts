@@ -2,12 +2,12 @@
  * openapi.json through Stoplight Spectral, with the OpenAPI rules and the OWASP API Security
  * rules (.spectral.yaml): no error, apart from the exceptions the ruleset lists with their reasons.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../shared/project-root';
 import { OPENAPI_PATH } from '../../tools/openapi/paths';
+import { runCommand } from '../support/command';
 
 interface Finding {
   readonly code: string;
@@ -21,25 +21,21 @@ const DOCUMENT_PATH = resolve(projectRoot, OPENAPI_PATH);
 const SPECTRAL = resolve(projectRoot, 'node_modules/.bin/spectral');
 
 /** Spectral's findings for a document, linted as openapi.json (so the ruleset's per-file exceptions apply). */
-const lint = (document: string): Promise<Finding[]> =>
-  new Promise((resolvePromise, reject) => {
-    const child = spawn(SPECTRAL, ['lint', '--quiet', '--format', 'json', '--stdin-filepath', DOCUMENT_PATH], { cwd: projectRoot });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      // Exit 1 means "errors found"; anything else but 0 means Spectral itself failed.
-      if (code !== 0 && code !== 1) return reject(new Error(`spectral exited with ${code}: ${stderr}`));
-      try {
-        resolvePromise(JSON.parse(stdout) as Finding[]);
-      } catch {
-        reject(new Error(`spectral printed no JSON: ${stdout.slice(0, 500)} ${stderr.slice(0, 500)}`));
-      }
-    });
-    child.stdin.end(document);
-  });
+const lint = async (document: string): Promise<Finding[]> => {
+  const { status, stdout, stderr } = await runCommand(
+    SPECTRAL,
+    ['lint', '--quiet', '--format', 'json', '--stdin-filepath', DOCUMENT_PATH],
+    {},
+    { input: document },
+  );
+  // Exit 1 means "errors found"; anything else but 0 means Spectral itself failed.
+  if (status !== 0 && status !== 1) throw new Error(`spectral exited with ${status}: ${stderr}`);
+  try {
+    return JSON.parse(stdout) as Finding[];
+  } catch {
+    throw new Error(`spectral printed no JSON: ${stdout.slice(0, 500)} ${stderr.slice(0, 500)}`);
+  }
+};
 
 const errorsIn = (findings: readonly Finding[]) => findings.filter((finding) => finding.severity === 0);
 const shown = (findings: readonly Finding[]) =>
