@@ -29,7 +29,7 @@ export const FUNCTION_BUNDLING = {
   format: OutputFormat.ESM,
   minify: true,
   // No source maps: no handler logs a stack trace (shared/logger.ts), and Node reading a map at
-  // start-up (--enable-source-maps) adds a fifth to two fifths to a bundle's import time on
+  // start-up (--enable-source-maps) adds to a bundle's import time on
   // Node 24 (BENCHMARKS.md's source-map columns). So none is emitted: nothing would read it.
   sourceMap: false,
   // The deployed runtime is Node 24; the syntax stays loadable by Node 20, where the tests run.

@@ -45,7 +45,7 @@ afterAll(async () => {
   for (const close of closers) await close();
 });
 
-/** Measured answer times, printed with FAULT_TIMES=1 (the README's fault matrix). */
+/** Measured answer times, printed with FAULT_TIMES=1 (the fault matrix of docs/reliability.md). */
 const measured: Array<{ operation: string; fault: string; status: number; ms: number }> = [];
 afterAll(() => {
   if (process.env.FAULT_TIMES) console.table(measured.map((row) => ({ ...row, ms: Math.round(row.ms) })));

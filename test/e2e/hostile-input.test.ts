@@ -2,8 +2,8 @@
  * Hostile input, property-based (fast-check): at least 1,000 generated requests per operation
  * over real HTTP to the local server. Every answer must be safe (test/support/hostile-http.ts:
  * never 5xx, JSON, the Error shape with a catalogue code for its status, described by
- * openapi.json, no secret the request carried); where the README decides the answer, an oracle
- * written from the README says which it must be, and valid creates are read back.
+ * openapi.json, no secret the request carried); where docs/api.md decides the answer, an oracle
+ * written from docs/api.md says which it must be, and valid creates are read back.
  *
  * Runs are reproducible: each property has a fixed seed (FUZZ_SEED, FUZZ_RUNS override it, see
  * test/support/arbitraries.ts), and fast-check prints the seed and counterexample on failure.
@@ -114,7 +114,7 @@ const sendAndCheck = async (raw: RawRequest, secrets: readonly string[], expecte
   return answer;
 };
 
-/** The README's authentication rule: on a route, a judged Authorization case that does not authenticate is 401. */
+/** The authentication rule of docs/api.md: on a route, a judged Authorization case that does not authenticate is 401. */
 const authExpectation = (auth: AuthCase, otherwise: Expected, routed = true): Expected => {
   if (auth.valid === undefined || !routed) return undefined;
   return auth.valid ? otherwise : { status: 401, code: 'unauthorized' };
@@ -161,7 +161,7 @@ const extraHeaders: fc.Arbitrary<Record<string, string>> = fc.oneof(
 // ---------------------------------------------------------------------------------------------
 // listPets
 
-/** What the README says GET /pets answers for this query, given a key that authenticates. */
+/** What docs/api.md says GET /pets answers for this query, given a key that authenticates. */
 const expectedListing = (query: string | undefined): Expected => {
   const pairs = [...new URLSearchParams(query ?? '')];
   const names = pairs.map(([name]) => name);
@@ -181,7 +181,7 @@ const expectedListing = (query: string | undefined): Expected => {
 
 describe('listPets (GET /v1/pets) under hostile input', () => {
   it(
-    'answers every query and Authorization safely, and as the README decides',
+    'answers every query and Authorization safely, and as docs/api.md decides',
     async () => {
       const outcomes = tally();
       await fc.assert(
@@ -208,7 +208,7 @@ describe('listPets (GET /v1/pets) under hostile input', () => {
 // ---------------------------------------------------------------------------------------------
 // createPet
 
-/** The README's control characters: C0 (tab and newline included), DEL and C1. */
+/** The control characters docs/api.md names: C0 (tab and newline included), DEL and C1. */
 const isControl = (character: string) => {
   const code = character.codePointAt(0) ?? 0;
   return code <= 0x1f || (code >= 0x7f && code <= 0x9f);
@@ -223,7 +223,7 @@ const isWellFormed = (text: string) => {
   }
 };
 
-/** The README's rules for a NewPet, written out (not zod's): the pet to store, or undefined when refused. */
+/** The rules for a NewPet in docs/api.md, written out (not zod's): the pet to store, or undefined when refused. */
 const validNewPet = (value: unknown): StoredPet | undefined => {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const body = value as Record<string, unknown>;
@@ -294,7 +294,7 @@ const repeatsMemberName = (text: string): boolean => {
   return value();
 };
 
-/** What the README says POST /pets answers, given a key that authenticates. */
+/** What docs/api.md says POST /pets answers, given a key that authenticates. */
 const expectedCreate = (bytes: Buffer, validUtf8: boolean, json: boolean | undefined): Expected => {
   if (bytes.length > MAX_BODY_BYTES) return { status: 413, code: 'payload_too_large' };
   if (json === undefined) return undefined;
@@ -356,7 +356,7 @@ describe('createPet (POST /v1/pets) under hostile input', () => {
 // ---------------------------------------------------------------------------------------------
 // getPet
 
-/** What the README says GET /pets/{petId} answers for this target, or undefined when it is not that route. */
+/** What docs/api.md says GET /pets/{petId} answers for this target, or undefined when it is not that route. */
 const expectedGet = (target: string): Expected => {
   const { pathname, searchParams } = new URL(`http://localhost${target}`);
   const segment = /^\/v1\/pets\/([^/]+)$/.exec(pathname)?.[1];
@@ -374,7 +374,7 @@ const expectedGet = (target: string): Expected => {
 
 describe('getPet (GET /v1/pets/{petId}) under hostile input', () => {
   it(
-    'answers every petId and Authorization safely, and as the README decides',
+    'answers every petId and Authorization safely, and as docs/api.md decides',
     async () => {
       const outcomes = tally();
       // Mostly no query; sometimes one, which getPet refuses whatever it holds.

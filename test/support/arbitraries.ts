@@ -2,7 +2,7 @@
  * fast-check arbitraries for hostile input: JSON that is almost a pet, odd numbers and strings,
  * query strings, path segments, Authorization headers, Content-Types and secret-looking tokens.
  * Each generator that the tests judge by an oracle carries what it meant (e.g. whether a
- * Content-Type is a JSON one); the oracles themselves read the README, not the code under test.
+ * Content-Type is a JSON one); the oracles themselves follow docs/api.md, not the code under test.
  */
 import fc from 'fast-check';
 
@@ -278,7 +278,7 @@ const brokenBodyText = fc.oneof(
   oddString(60),
 );
 
-/** A pet the README accepts, written in odd but valid ways: unicode names, exponents, white space, any field order. */
+/** A pet docs/api.md accepts, written in odd but valid ways: unicode names, exponents, white space, any field order. */
 const plausiblePetText = fc
   .tuple(
     stringText(
@@ -358,7 +358,7 @@ export const headerValue = fc.string({
   maxLength: 60,
 });
 
-/** A Content-Type and whether the README calls it JSON (undefined: the tests do not judge it). */
+/** A Content-Type and whether docs/api.md calls it JSON (undefined: the tests do not judge it). */
 export interface ContentTypeCase {
   readonly name: string;
   readonly value: string | undefined;
@@ -411,7 +411,7 @@ export const contentTypeCase: fc.Arbitrary<ContentTypeCase> = fc.oneof(
   { weight: 1, arbitrary: headerValue.map((value) => ({ name: 'Content-Type', value, json: undefined })) },
 );
 
-/** An Authorization setup and whether the README says it authenticates (undefined: not judged). */
+/** An Authorization setup and whether docs/api.md says it authenticates (undefined: not judged). */
 export interface AuthCase {
   readonly label: string;
   readonly headers: Readonly<Record<string, string | readonly string[]>>;

@@ -1,6 +1,6 @@
 /**
  * The benchmark harness's own logic, without running a benchmark: the statistics, the hot
- * partition arithmetic the README's Scaling section quotes, the esbuild command taken from
+ * partition arithmetic docs/architecture.md's Scaling section quotes, the esbuild command taken from
  * CDK (a private CDK API: an upgrade that changes it must fail here, not in `npm run bench`), and
  * that the cold start is measured as deployed (the template's Node.js major and environment).
  */

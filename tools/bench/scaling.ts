@@ -7,7 +7,7 @@ import { stages, stageSettings } from '../../infra/stages';
 import type { PartResult } from './results';
 import { round } from '../stats';
 
-/** AWS quotas relied on (defaults; most can be raised on request). Sources in the README. */
+/** AWS quotas relied on (defaults; most can be raised on request). Sources in docs/architecture.md (Scaling). */
 const AWS_LIMITS = {
   /** DynamoDB: per physical partition, table or GSI. */
   partitionWcuPerSecond: 1_000,
