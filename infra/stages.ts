@@ -32,7 +32,7 @@ export interface StageSettings {
    * None by default: bearer keys, checked before any function runs, and stage throttling bound abuse.
    */
   readonly webAclArn?: string;
-  /** Serve the API at `https://<domainName>/v1` as well as at its execute-api URL. */
+  /** Serve the API at `https://<domainName>/v1` only: its execute-api URL is then turned off. */
   readonly customDomain?: CustomDomain;
   /**
    * What `cdk destroy` does to the tables and logs. RETAIN also turns on the tables' deletion

@@ -4,7 +4,7 @@
  * the local server runs many requests at once in one process.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { apiKeysTableName, petsTableName } from './config';
+import { tableNames } from './config';
 import { PROJECT_NAME } from './project';
 
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? PROJECT_NAME });
@@ -21,6 +21,6 @@ const standalone = (name: string) => new RegExp(`(?<![\\w/.-])${name.replace(/[.
 export const safeErrorFields = (error: unknown): { errorName: string; errorMessage: string } => {
   if (!(error instanceof Error)) return { errorName: typeof error, errorMessage: 'non-Error value thrown' };
   let message = error.message.replace(ARN, '<arn>');
-  for (const table of [petsTableName(), apiKeysTableName()]) message = message.replace(standalone(table), '<table>');
+  for (const table of Object.values(tableNames())) message = message.replace(standalone(table), '<table>');
   return { errorName: error.name, errorMessage: message.slice(0, 300) };
 };

@@ -51,4 +51,15 @@ describe('idempotencyKeyOf', () => {
   it("scopes keys to the full hash of the caller's API key, as the authorizer passes it", () => {
     expect(callerOf(apiEvent())).toBe('0123456789ab'.padEnd(64, '0'));
   });
+
+  it('never lets callers share one scope when the authorizer context has no key hash (an answer cached before it passed one)', () => {
+    const withContext = (authorizer: Record<string, unknown> | null) => {
+      const event = apiEvent();
+      return { ...event, requestContext: { ...event.requestContext, authorizer } };
+    };
+    const fromOldCache = (keyId: string) => callerOf(withContext({ principalId: keyId, keyId }));
+    expect(fromOldCache('aaaaaaaaaaaa')).not.toBe(fromOldCache('bbbbbbbbbbbb'));
+    expect(() => callerOf(withContext(null))).toThrow();
+    expect(() => callerOf(withContext({ keyHash: '' }))).toThrow();
+  });
 });

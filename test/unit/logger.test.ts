@@ -51,6 +51,14 @@ describe('safeErrorFields', () => {
     expect(errorMessage).toBe('Requested resource not found: Table: <table> not found; <table> neither; <table> again');
   });
 
+  it('redacts the idempotency table, which createPet writes in the same transaction as its pet', () => {
+    vi.stubEnv('IDEMPOTENCY_TABLE_NAME', 'PetStore-v1-IdempotencyTable-4D5E6F');
+    const { errorMessage } = safeErrorFields(
+      new Error('Requested resource not found: Table: PetStore-v1-IdempotencyTable-4D5E6F not found'),
+    );
+    expect(errorMessage).toBe('Requested resource not found: Table: <table> not found');
+  });
+
   it('redacts the default table names when none is configured', () => {
     vi.stubEnv('PETS_TABLE_NAME', '');
     vi.stubEnv('API_KEYS_TABLE_NAME', '');
