@@ -244,6 +244,9 @@ const mockCors = (origins: readonly string[]) => {
   if (origins.length > 1) headers.Vary = "'Origin'";
   const listed = origins.map((origin) => `$origin == ${JSON.stringify(origin)}`).join(' || ');
   const template = [
+    // Velocity leaves a variable as it was when #set is given null: start from "" so that the
+    // lower-case lookup runs when the first finds nothing.
+    '#set($origin = "")',
     '#set($origin = $input.params().header.get("Origin"))',
     '#if($origin == "")#set($origin = $input.params().header.get("origin"))#end',
     `#if(${listed})#set($context.responseOverride.header.Access-Control-Allow-Origin = $origin)#end`,
