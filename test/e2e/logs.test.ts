@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../shared/logger';
 import { postPet, startLocalApi, startServerWithMissingPetsTable, type LocalApi } from '../support/local-api';
+import { countLine, errorLine } from '../support/emf';
 
 let api: LocalApi;
 let lines: string[];
@@ -131,42 +132,12 @@ describe('logs', () => {
     const written = emf().slice(before);
     expect(written).toEqual([
       // createPet counts what it did as it does it, then the request is counted.
-      {
-        namespace: 'PetStore',
-        dimensions: [['service', 'operation']],
-        names: ['PetsCreated'],
-        values: { service: 'pet-store', operation: 'createPet', PetsCreated: 1 },
-      },
-      {
-        namespace: 'PetStore',
-        dimensions: [['service', 'operation']],
-        names: ['Requests'],
-        values: { service: 'pet-store', operation: 'createPet', Requests: 1 },
-      },
-      {
-        namespace: 'PetStore',
-        dimensions: [['service', 'operation']],
-        names: ['IdempotentReplays'],
-        values: { service: 'pet-store', operation: 'createPet', IdempotentReplays: 1 },
-      },
-      {
-        namespace: 'PetStore',
-        dimensions: [['service', 'operation']],
-        names: ['Requests'],
-        values: { service: 'pet-store', operation: 'createPet', Requests: 1 },
-      },
-      {
-        namespace: 'PetStore',
-        dimensions: [['service', 'operation']],
-        names: ['Requests'],
-        values: { service: 'pet-store', operation: 'listPets', Requests: 1 },
-      },
-      {
-        namespace: 'PetStore',
-        dimensions: [['service', 'operation', 'errorCode']],
-        names: ['Errors'],
-        values: { service: 'pet-store', operation: 'listPets', errorCode: 'validation_failed', Errors: 1 },
-      },
+      countLine('createPet', 'PetsCreated'),
+      countLine('createPet', 'Requests'),
+      countLine('createPet', 'IdempotentReplays'),
+      countLine('createPet', 'Requests'),
+      countLine('listPets', 'Requests'),
+      errorLine('listPets', 'validation_failed'),
     ]);
   });
 
