@@ -1,5 +1,6 @@
 /**
- * The TOKEN authorizer: allows a request whose bearer key is registered and not revoked.
+ * The TOKEN authorizer: allows a request whose bearer key is registered and not revoked, on
+ * the routes its scopes cover (a valid key without the scope is answered 403, not 401).
  * It refuses by throwing exactly "Unauthorized", which API Gateway answers with 401; anything
  * else it throws (its database is down) is to API Gateway an AUTHORIZER_CONFIGURATION_ERROR, whose
  * gateway response is a 503 with Retry-After.
@@ -8,7 +9,7 @@ import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { apiKeysRepository, type ApiKeysRepository } from '../shared/api-keys-repository';
 import { bearerKey } from '../shared/api-keys';
-import { allowEveryMethod, AUTHORIZER_REFUSAL } from '../shared/auth-policy';
+import { allowScopedMethods, AUTHORIZER_REFUSAL } from '../shared/auth-policy';
 import { authorizerLog } from '../shared/http/authorizer-log';
 
 export interface AuthorizerDependencies {
@@ -24,7 +25,7 @@ export const createHandler = ({ keys = apiKeysRepository() }: AuthorizerDependen
       const record = key === undefined ? undefined : await keys.findActive(key);
 
       if (!record) throw new Error(AUTHORIZER_REFUSAL);
-      return allowEveryMethod(event.methodArn, { keyId: record.keyId, keyHash: record.keyHash });
+      return allowScopedMethods(event.methodArn, { keyId: record.keyId, keyHash: record.keyHash }, record.scopes);
     });
 
 export const handler = createHandler();

@@ -1,23 +1,37 @@
 /**
- * The API-keys table: records hold a key's hash, id, name and creation time, and a revocation
- * time once revoked. The authorizer reads it; the key tool and the local server write it.
+ * The API-keys table: records hold a key's hash, id, name, scopes and creation time, and a
+ * revocation time once revoked. The authorizer reads it; the key tool and the local server write it.
+ * Scopes are stored as a String Set, so an operator can read and narrow them in the DynamoDB console.
  */
 import { GetCommand, paginateScan, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { apiKeysTableName, dynamoDBOptions } from './config';
 import { callDatabase, createDocumentClient, isConditionFailure } from './dynamodb';
 import { hashApiKey, keyIdOf } from './api-keys';
+import { grantedScopes, SCOPES, type Scope } from './scopes';
 
 export interface ApiKeyRecord {
   readonly keyHash: string;
   readonly keyId: string;
   readonly name: string;
+  /** The scopes the key grants (all of them for a key stored without a `scopes` attribute). */
+  readonly scopes: readonly Scope[];
   readonly createdAt: string;
   readonly revokedAt?: string;
 }
 
+/** An item as stored: `scopes` a String Set, read back as a Set; absent on keys from before scopes. */
+interface ApiKeyItem extends Omit<ApiKeyRecord, 'scopes'> {
+  readonly scopes?: unknown;
+}
+
+const recordOf = (item: ApiKeyItem): ApiKeyRecord => ({ ...item, scopes: grantedScopes(item.scopes) });
+
 export interface ApiKeysRepository {
-  /** Stores a key's hash under a name. Registering a key that exists leaves it as it is. */
-  register(key: string, name: string): Promise<ApiKeyRecord>;
+  /**
+   * Stores a key's hash under a name, with its scopes (by default all of them; at least one, as a
+   * String Set cannot be empty). Registering a key that exists leaves it as it is.
+   */
+  register(key: string, name: string, scopes?: readonly Scope[]): Promise<ApiKeyRecord>;
   /** The key's record when it exists and is not revoked. */
   findActive(key: string): Promise<ApiKeyRecord | undefined>;
   list(): Promise<ApiKeyRecord[]>;
@@ -38,15 +52,23 @@ export const apiKeysRepository = ({
 }: ApiKeysRepositoryOptions = {}): ApiKeysRepository => {
   const get = async (keyHash: string): Promise<ApiKeyRecord | undefined> => {
     const { Item } = await callDatabase(() => client.send(new GetCommand({ TableName: tableName, Key: { keyHash } })));
-    return Item as ApiKeyRecord | undefined;
+    return Item && recordOf(Item as ApiKeyItem);
   };
 
-  const register = async (key: string, name: string): Promise<ApiKeyRecord> => {
+  const register = async (key: string, name: string, scopes: readonly Scope[] = SCOPES): Promise<ApiKeyRecord> => {
+    if (scopes.length === 0) throw new Error('A key needs at least one scope.');
     const keyHash = hashApiKey(key);
-    const record: ApiKeyRecord = { keyHash, keyId: keyIdOf(keyHash), name, createdAt: new Date().toISOString() };
+    const record: ApiKeyRecord = {
+      keyHash,
+      keyId: keyIdOf(keyHash),
+      name,
+      scopes: grantedScopes(scopes),
+      createdAt: new Date().toISOString(),
+    };
+    const item = { ...record, scopes: new Set(record.scopes) };
     try {
       await callDatabase(() =>
-        client.send(new PutCommand({ TableName: tableName, Item: record, ConditionExpression: 'attribute_not_exists(keyHash)' })),
+        client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(keyHash)' })),
       );
       return record;
     } catch (error) {
@@ -65,7 +87,7 @@ export const apiKeysRepository = ({
     const records: ApiKeyRecord[] = [];
     await callDatabase(async () => {
       for await (const page of paginateScan({ client }, { TableName: tableName })) {
-        records.push(...((page.Items ?? []) as ApiKeyRecord[]));
+        records.push(...((page.Items ?? []) as ApiKeyItem[]).map(recordOf));
       }
     });
     return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));

@@ -1,9 +1,12 @@
 /**
  * The IAM policies a TOKEN authorizer returns. API Gateway caches the policy per token and
- * reuses it for every route, so the authorizer allows every method of the stage: a policy for
- * just the method at hand would refuse the next route called with the same key.
+ * reuses it for every route, so the policy covers every route the key's scopes allow, whichever
+ * route was called: a policy for just the method at hand would refuse the next route called with
+ * the same key.
  */
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
+import { routes } from './routes';
+import type { Scope } from './scopes';
 
 /** The one error message a Lambda authorizer throws for API Gateway to answer 401. */
 export const AUTHORIZER_REFUSAL = 'Unauthorized';
@@ -22,11 +25,31 @@ export const stageWildcardArn = (methodArn: string): string => {
   return `${apiArn}/${stage}/*`;
 };
 
-export const allowEveryMethod = (methodArn: string, context: AuthorizerContext): APIGatewayAuthorizerResult => ({
-  principalId: context.keyId,
-  policyDocument: {
-    Version: '2012-10-17',
-    Statement: [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: stageWildcardArn(methodArn) }],
-  },
-  context: { ...context },
-});
+/** The resource ARN of every route a scope covers: `arn:…:apiId/stage/METHOD/path`, `*` for each path parameter. */
+const routeArns = (methodArn: string, scopes: readonly Scope[]): string[] => {
+  const [apiArn, stage] = methodArn.split('/');
+  return routes
+    .filter((route) => scopes.includes(route.scope))
+    .map((route) => `${apiArn}/${stage}/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}`);
+};
+
+/**
+ * Allows exactly the routes the key's scopes cover, across the stage. A key whose scopes cover no
+ * route is still a valid key: its policy denies the stage, which API Gateway answers with 403
+ * (ACCESS_DENIED), not 401.
+ */
+export const allowScopedMethods = (methodArn: string, context: AuthorizerContext, scopes: readonly Scope[]): APIGatewayAuthorizerResult => {
+  const resources = routeArns(methodArn, scopes);
+  return {
+    principalId: context.keyId,
+    policyDocument: {
+      Version: '2012-10-17',
+      Statement: [
+        resources.length > 0
+          ? { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: resources }
+          : { Effect: 'Deny', Action: 'execute-api:Invoke', Resource: stageWildcardArn(methodArn) },
+      ],
+    },
+    context: { ...context },
+  };
+};

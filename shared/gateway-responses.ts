@@ -13,6 +13,26 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { ErrorCode } from './errors';
 import { errorResponse } from './http/response';
+import { routes } from './routes';
+import { SCOPES } from './scopes';
+
+/**
+ * A gateway response is static, so the 403 cannot name the one scope missing: it names, for
+ * every scope, the operations that need it (a route with no operation of the interface by its
+ * method and path), e.g. "listPets and getPet need pets:read, createPet pets:write, …".
+ */
+const scopeRequirements = (): string =>
+  SCOPES.map((scope) => {
+    const names = routes
+      .filter((route) => route.scope === scope)
+      .map((route) => ('notImplemented' in route ? `${route.method} ${route.path}` : route.operationId));
+    return { scope, names };
+  })
+    .filter(({ names }) => names.length > 0)
+    .map(({ scope, names }, index) => `${names.join(' and ')}${index === 0 ? ' need ' : ' '}${scope}`)
+    .join(', ');
+
+const INSUFFICIENT_SCOPE_MESSAGE = `This API key's scopes do not allow this operation (${scopeRequirements()}).`;
 
 interface GatewayResponseEntry {
   readonly code: ErrorCode;
@@ -23,8 +43,8 @@ interface GatewayResponseEntry {
 
 export const gatewayResponses = {
   UNAUTHORIZED: { code: 'unauthorized' },
-  // The authorizer's policy does not cover the method (its default is 403, as here).
-  ACCESS_DENIED: { code: 'forbidden' },
+  // The authorizer's policy does not cover the method: the key lacks its scope (API Gateway's default is 403, as here).
+  ACCESS_DENIED: { code: 'forbidden', message: INSUFFICIENT_SCOPE_MESSAGE },
   // IAM authorization and API keys, which this API does not use; and the web ACL's blocks.
   INVALID_SIGNATURE: { code: 'forbidden' },
   EXPIRED_TOKEN: { code: 'forbidden' },

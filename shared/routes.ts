@@ -3,6 +3,7 @@
  * (tools/local-server/route-matcher.ts), the CDK stack builds its resources and methods from it,
  * and the OpenAPI document lists it.
  */
+import type { Scope } from './scopes';
 
 /** Every route lives under this prefix: the deployed stage is named after it. */
 export const BASE_PATH = '/v1';
@@ -25,6 +26,8 @@ export interface Route {
   /** Path template below the base path, with `{name}` parameters. */
   readonly path: string;
   readonly summary: string;
+  /** The API key scope the operation needs: the authorizer's policy allows it only with this scope. */
+  readonly scope: Scope;
   /** The Lambda handler module, relative to the project root; absent for routes with no Lambda. */
   readonly handler?: string;
   /** Listed by the interface but never specified: answered with 501, after authentication. */
@@ -40,6 +43,7 @@ export const routes = [
     method: 'GET',
     path: '/pets',
     summary: 'List all animals',
+    scope: 'pets:read',
     handler: 'functions/list-pets.ts',
   },
   {
@@ -47,6 +51,7 @@ export const routes = [
     method: 'POST',
     path: '/pets',
     summary: 'Add an animal',
+    scope: 'pets:write',
     handler: 'functions/create-pet.ts',
     jsonBody: true,
   },
@@ -55,6 +60,7 @@ export const routes = [
     method: 'GET',
     path: '/pets/{petId}',
     summary: 'Get an animal (deprecated: use GET /pets with a status filter)',
+    scope: 'pets:read',
     handler: 'functions/get-pet.ts',
     deprecated: {
       deprecatedAt: new Date('2026-01-01T00:00:00Z'),
@@ -67,6 +73,7 @@ export const routes = [
     method: 'GET',
     path: '/store/orders',
     summary: 'List store orders (not implemented)',
+    scope: 'orders:read',
     notImplemented: true,
   },
 ] as const satisfies readonly Route[];

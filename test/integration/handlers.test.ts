@@ -4,13 +4,14 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
+import { PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { createHandler as createCreatePet } from '../../functions/create-pet';
 import { createHandler as createGetPet } from '../../functions/get-pet';
 import { createHandler as createListPets } from '../../functions/list-pets';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
-import { generateApiKey, hashApiKey } from '../../shared/api-keys';
+import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { Pet } from '../../shared/models';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
@@ -307,16 +308,65 @@ describe('authorizer', () => {
     keyId = (await keys.register(key, 'handlers-test')).keyId;
   });
 
-  it('allows a registered key on the whole stage and hands its id and hash to the handlers', async () => {
+  const API = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5';
+  const resourcesOf = (result: { policyDocument: { Statement: unknown[] } }) =>
+    result.policyDocument.Statement.map((statement) => statement as { Effect: string; Resource: string | string[] });
+
+  it('allows a new key every route of the stage and hands its id and hash to the handlers', async () => {
     const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${key}`), context);
     expect(result.principalId).toBe(keyId);
     expect(result.context).toEqual({ keyId, keyHash: hashApiKey(key) });
-    expect(result.policyDocument.Statement).toHaveLength(1);
-    const [statement] = result.policyDocument.Statement;
-    expect(statement).toMatchObject({ Effect: 'Allow', Action: 'execute-api:Invoke' });
-    const resource = statement && 'Resource' in statement ? statement.Resource : undefined;
-    expect(resource).toBe('arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/v1/*');
-    expect(String(resource).endsWith('/v1/*')).toBe(true);
+    expect(resourcesOf(result)).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'execute-api:Invoke',
+        Resource: [`${API}/v1/GET/pets`, `${API}/v1/POST/pets`, `${API}/v1/GET/pets/*`, `${API}/v1/GET/store/orders`],
+      },
+    ]);
+  });
+
+  /** A key item written in raw DynamoDB types, as an operator writes it in the DynamoDB console. */
+  const putRawKey = async (extra: Record<string, AttributeValue>): Promise<string> => {
+    const raw = generateApiKey();
+    const keyHash = hashApiKey(raw);
+    await tables.client.send(
+      new PutItemCommand({
+        TableName: tables.apiKeys,
+        Item: {
+          keyHash: { S: keyHash },
+          keyId: { S: keyIdOf(keyHash) },
+          name: { S: 'console' },
+          createdAt: { S: new Date().toISOString() },
+          ...extra,
+        },
+      }),
+    );
+    return raw;
+  };
+
+  it.each([
+    ['pets:read', { scopes: { SS: ['pets:read'] } }, [`${API}/v1/GET/pets`, `${API}/v1/GET/pets/*`]],
+    ['pets:write', { scopes: { SS: ['pets:write'] } }, [`${API}/v1/POST/pets`]],
+    ['orders:read and a scope that does not exist', { scopes: { SS: ['orders:read', 'pets:admin'] } }, [`${API}/v1/GET/store/orders`]],
+    [
+      'no scopes attribute (a key from before scopes): every scope',
+      {},
+      [`${API}/v1/GET/pets`, `${API}/v1/POST/pets`, `${API}/v1/GET/pets/*`, `${API}/v1/GET/store/orders`],
+    ],
+  ] satisfies Array<[string, Record<string, AttributeValue>, string[]]>)(
+    'allows a console-written item with %s exactly its routes',
+    async (_, extra, resources) => {
+      const raw = await putRawKey(extra);
+      const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${raw}`, `${API}/v1/POST/pets`), context);
+      expect(resourcesOf(result)).toEqual([{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: resources }]);
+    },
+  );
+
+  it('denies the stage, rather than refusing the key, for an item whose scopes are all unknown', async () => {
+    const raw = await putRawKey({ scopes: { SS: ['none'] } });
+    const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${raw}`), context);
+    expect(result.principalId).toBe(keyIdOf(hashApiKey(raw)));
+    expect(resourcesOf(result)).toEqual([{ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${API}/v1/*` }]);
   });
 
   it('reads the scheme case-insensitively', async () => {

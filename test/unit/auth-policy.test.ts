@@ -1,40 +1,77 @@
-/** The authorizer's IAM policy: one cached policy must allow every route of the stage, and nothing else. */
+/** The authorizer's IAM policy: one cached policy must allow every route the key's scopes cover, and nothing else. */
 import { describe, expect, it } from 'vitest';
-import { allowEveryMethod, stageWildcardArn } from '../../shared/auth-policy';
+import { allowScopedMethods, stageWildcardArn } from '../../shared/auth-policy';
+import { grantedScopes, SCOPES, type Scope } from '../../shared/scopes';
 import { policyAllows } from '../../tools/local-server/policy';
 
 const API = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5';
 const arn = (method: string, path: string, api = API, stage = 'v1') => `${api}/${stage}/${method}${path}`;
 
-describe('allowEveryMethod', () => {
+/** One request to each route of the API, with a concrete path parameter. */
+const requests = {
+  listPets: ['GET', '/pets'],
+  createPet: ['POST', '/pets'],
+  getPet: ['GET', '/pets/42'],
+  listStoreOrders: ['GET', '/store/orders'],
+} as const;
+type Operation = keyof typeof requests;
+
+const allowed = (scopes: readonly Scope[], calledFirst = arn('GET', '/pets')): Operation[] => {
+  const { policyDocument } = allowScopedMethods(calledFirst, { keyId: 'k', keyHash: 'h' }, scopes);
+  return (Object.keys(requests) as Operation[]).filter((operation) =>
+    policyAllows(policyDocument, arn(requests[operation][0], requests[operation][1])),
+  );
+};
+
+describe('allowScopedMethods', () => {
   const keyHash = '0123456789ab'.padEnd(64, 'f');
-  const result = allowEveryMethod(arn('GET', '/pets'), { keyId: '0123456789ab', keyHash });
+  const result = allowScopedMethods(arn('GET', '/pets'), { keyId: '0123456789ab', keyHash }, SCOPES);
 
   it('names the key as the principal and hands its id and hash to the handlers', () => {
     expect(result.principalId).toBe('0123456789ab');
     expect(result.context).toEqual({ keyId: '0123456789ab', keyHash });
   });
 
-  it('allows execute-api:Invoke on the whole stage', () => {
+  it('allows execute-api:Invoke on each route of every scope, in one statement, with * for path parameters', () => {
     expect(result.policyDocument).toEqual({
       Version: '2012-10-17',
-      Statement: [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: `${API}/v1/*` }],
+      Statement: [
+        {
+          Effect: 'Allow',
+          Action: 'execute-api:Invoke',
+          Resource: [`${API}/v1/GET/pets`, `${API}/v1/POST/pets`, `${API}/v1/GET/pets/*`, `${API}/v1/GET/store/orders`],
+        },
+      ],
     });
   });
 
   it.each([
-    ['GET', '/pets'],
-    ['POST', '/pets'],
-    ['GET', '/pets/1'],
-    ['GET', '/store/orders'],
-  ])('lets the same cached policy through to %s %s', (method, path) => {
-    expect(policyAllows(result.policyDocument, arn(method, path))).toBe(true);
+    [['pets:read'], ['listPets', 'getPet']],
+    [['pets:write'], ['createPet']],
+    [['orders:read'], ['listStoreOrders']],
+    [
+      ['pets:read', 'pets:write'],
+      ['listPets', 'createPet', 'getPet'],
+    ],
+    [[...SCOPES], ['listPets', 'createPet', 'getPet', 'listStoreOrders']],
+  ] satisfies Array<[Scope[], Operation[]]>)('with scopes %j allows exactly %j', (scopes, operations) => {
+    expect(allowed(scopes)).toEqual(operations);
   });
 
-  it('is the same whichever route was called first', () => {
-    expect(allowEveryMethod(arn('POST', '/pets'), { keyId: 'k', keyHash: 'h' }).policyDocument).toEqual(
-      allowEveryMethod(arn('GET', '/store/orders'), { keyId: 'k', keyHash: 'h' }).policyDocument,
-    );
+  it('is the same whichever route was called first, so that API Gateway may cache it per token', () => {
+    for (const scopes of [['pets:read'], ['pets:write'], [...SCOPES]] satisfies Scope[][]) {
+      expect(allowed(scopes, arn('POST', '/pets'))).toEqual(allowed(scopes, arn('GET', '/store/orders')));
+      expect(allowScopedMethods(arn('POST', '/pets'), { keyId: 'k', keyHash: 'h' }, scopes).policyDocument).toEqual(
+        allowScopedMethods(arn('GET', '/pets/7'), { keyId: 'k', keyHash: 'h' }, scopes).policyDocument,
+      );
+    }
+  });
+
+  it('allows nothing for a key with no scope, by an explicit Deny on the stage (a 403, not a 401)', () => {
+    const { policyDocument, principalId } = allowScopedMethods(arn('GET', '/pets'), { keyId: 'k', keyHash: 'h' }, []);
+    expect(principalId).toBe('k');
+    expect(policyDocument.Statement).toEqual([{ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${API}/v1/*` }]);
+    expect(allowed([])).toEqual([]);
   });
 
   it.each([
@@ -44,8 +81,34 @@ describe('allowEveryMethod', () => {
     ['a stage whose name starts with this one', arn('GET', '/pets', API, 'v10')],
     ['another account', arn('GET', '/pets', 'arn:aws:execute-api:eu-west-1:999999999999:a1b2c3d4e5')],
     ['another region', arn('GET', '/pets', 'arn:aws:execute-api:us-east-1:123456789012:a1b2c3d4e5')],
+    ['a method no route has', arn('DELETE', '/pets')],
   ])('does not reach %s', (_, other) => {
     expect(policyAllows(result.policyDocument, other)).toBe(false);
+  });
+});
+
+describe('grantedScopes', () => {
+  it('grants every scope to a key stored without a scopes attribute (keys from before scopes)', () => {
+    expect(grantedScopes(undefined)).toEqual([...SCOPES]);
+    expect(allowed(grantedScopes(undefined))).toEqual(['listPets', 'createPet', 'getPet', 'listStoreOrders']);
+  });
+
+  it('grants the scopes of a String Set as DynamoDB reads it back, in a stable order', () => {
+    expect(grantedScopes(new Set(['pets:write', 'pets:read']))).toEqual(['pets:read', 'pets:write']);
+  });
+
+  it('ignores strings that are no scope: they grant nothing', () => {
+    expect(grantedScopes(new Set(['pets:read', 'pets:admin', 'PETS:WRITE', '*']))).toEqual(['pets:read']);
+    expect(grantedScopes(new Set(['none']))).toEqual([]);
+  });
+
+  it.each([
+    ['a string', 'pets:read pets:write'],
+    ['a number', 1],
+    ['null', null],
+    ['a map', { 'pets:read': true }],
+  ])('grants nothing for a scopes attribute of another type (%s)', (_, stored) => {
+    expect(grantedScopes(stored)).toEqual([]);
   });
 });
 
