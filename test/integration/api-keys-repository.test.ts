@@ -18,7 +18,20 @@ beforeEach(async () => {
 const rawItems = async () => (await tables.client.send(new ScanCommand({ TableName: tables.apiKeys }))).Items ?? [];
 
 describe('register', () => {
-  it('stores only the hash, the id, the name and the creation time: never the key', async () => {
+  it('stores the scopes it is given as a String Set, and reads them back', async () => {
+    const key = generateApiKey();
+    const record = await keys.register(key, 'reader', ['orders:read', 'pets:read']);
+    expect(record.scopes).toEqual(['pets:read', 'orders:read']);
+    expect((await rawItems())[0]?.scopes).toEqual(new Set(['pets:read', 'orders:read']));
+    expect((await keys.findActive(key))?.scopes).toEqual(['pets:read', 'orders:read']);
+  });
+
+  it('refuses a key with no scope, which a String Set cannot hold, and stores nothing', async () => {
+    await expect(keys.register(generateApiKey(), 'none', [])).rejects.toThrow(/at least one scope/);
+    expect(await rawItems()).toEqual([]);
+  });
+
+  it('stores only the hash, the id, the name, the scopes and the creation time: never the key', async () => {
     const key = generateApiKey();
     const record = await keys.register(key, 'ci');
 
@@ -28,10 +41,11 @@ describe('register', () => {
         keyHash: hashApiKey(key),
         keyId: keyIdOf(hashApiKey(key)),
         name: 'ci',
+        scopes: new Set(['pets:read', 'pets:write', 'orders:read']),
         createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/),
       },
     ]);
-    expect(record).toEqual(items[0]);
+    expect(record).toEqual({ ...items[0], scopes: ['pets:read', 'pets:write', 'orders:read'] });
     const stored = JSON.stringify(items);
     expect(stored).not.toContain(key);
     expect(stored).not.toContain(key.slice('petstore_'.length));
@@ -43,7 +57,7 @@ describe('register', () => {
     const second = await keys.register(key, 'another name');
 
     expect(second).toEqual(first);
-    expect(await rawItems()).toEqual([first]);
+    expect(await rawItems()).toEqual([{ ...first, scopes: new Set(first.scopes) }]);
   });
 
   it('does not bring a revoked key back to life', async () => {

@@ -1,7 +1,9 @@
 /** The key tool (`npm run keys`), against the real DynamoDB Local; a stage's table from a stubbed CloudFormation. */
 import type { DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { runKeysCommand, stageKeysTable, USAGE } from '../../tools/keys/cli';
 import { expectOneLineFailure, npmRun } from '../support/command';
 import { createTestTables, type TestTables } from '../support/tables';
@@ -44,7 +46,50 @@ describe('keys create', () => {
     expect(key).toMatch(/^petstore_[A-Za-z0-9_-]{43,}$/);
     const record = await keys.findActive(key);
     expect(record).toMatchObject({ name: 'ci' });
-    expect(lines).toEqual([`Created key ${record?.keyId} (ci). It is shown only this once:`, key]);
+    expect(lines).toEqual([`Created key ${record?.keyId} (ci, scopes pets:read,pets:write,orders:read). It is shown only this once:`, key]);
+  });
+
+  it('gives a new key every scope unless --scopes narrows them', async () => {
+    expect((await createKey('full')).record.scopes).toEqual(['pets:read', 'pets:write', 'orders:read']);
+    expect(await run('create', '--name', 'reader', '--scopes', 'pets:read, orders:read')).toBe(0);
+    const key = lines[1] ?? '';
+    expect(lines[0]).toContain('(reader, scopes pets:read,orders:read)');
+    expect((await keys.findActive(key))?.scopes).toEqual(['pets:read', 'orders:read']);
+  });
+
+  it('stores the scopes as a String Set, as the DynamoDB console shows and edits them', async () => {
+    expect(await run('create', '--name', 'writer', '--scopes', 'pets:write')).toBe(0);
+    const [item] = (await keys.list()).map((record) => record.keyHash);
+    const { Item } = await tables.client.send(new GetItemCommand({ TableName: tables.apiKeys, Key: { keyHash: { S: item ?? '' } } }));
+    expect(Item?.scopes).toEqual({ SS: ['pets:write'] });
+  });
+
+  it.each([
+    [
+      'an unknown scope',
+      'pets:read,pets:admin',
+      /^unknown scope 'pets:admin' in --scopes: the scopes are pets:read, pets:write, orders:read\.$/,
+    ],
+    ['an empty list', '', /^--scopes needs one or more scopes separated by commas: the scopes are pets:read, pets:write, orders:read\.$/],
+    ['an empty entry', 'pets:read,,pets:write', /^--scopes needs one or more scopes/],
+  ])('refuses %s in --scopes in one line naming the valid scopes, and registers nothing', async (_, scopes, message) => {
+    await expect(run('create', '--name', 'x', '--scopes', scopes)).rejects.toThrow(message);
+    expect(await keys.list()).toEqual([]);
+  });
+
+  it('prints the new key as one JSON object with --json, the key included', async () => {
+    expect(await run('create', '--name', 'ci', '--scopes', 'pets:read', '--json')).toBe(0);
+    expect(lines).toHaveLength(1);
+    const printed = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
+    const record = await keys.findActive(String(printed.key));
+    expect(printed).toEqual({
+      id: record?.keyId,
+      name: 'ci',
+      scopes: ['pets:read'],
+      createdAt: record?.createdAt,
+      revokedAt: null,
+      key: printed.key,
+    });
   });
 
   it('makes a different key each time', async () => {
@@ -70,12 +115,61 @@ describe('keys create', () => {
 });
 
 describe('keys list', () => {
-  it('prints a header and one line per key: id, name, creation time, state', async () => {
+  it('prints a header and one line per key: id, name, scopes, creation time, state', async () => {
     const { record } = await createKey('ci');
 
     expect(await run('list')).toBe(0);
 
-    expect(lines).toEqual(['id\tname\tcreated\tstate', `${record.keyId}\tci\t${record.createdAt}\tactive`]);
+    expect(lines).toEqual([
+      'id\tname\tscopes\tcreated\tstate',
+      `${record.keyId}\tci\tpets:read,pets:write,orders:read\t${record.createdAt}\tactive`,
+    ]);
+  });
+
+  it("shows each key's scopes: narrowed ones, all of them for a key stored without scopes, none when only unknown ones", async () => {
+    expect(await run('create', '--name', 'reader', '--scopes', 'pets:read')).toBe(0);
+    for (const [name, scopes] of [
+      ['legacy', undefined],
+      ['typo', ['pets:admin']],
+    ] as const) {
+      const keyHash = hashApiKey(generateApiKey());
+      await tables.client.send(
+        new PutItemCommand({
+          TableName: tables.apiKeys,
+          Item: {
+            keyHash: { S: keyHash },
+            keyId: { S: keyIdOf(keyHash) },
+            name: { S: name },
+            createdAt: { S: new Date().toISOString() },
+            ...(scopes ? { scopes: { SS: [...scopes] } } : {}),
+          },
+        }),
+      );
+    }
+    lines = [];
+
+    expect(await run('list')).toBe(0);
+
+    const scopesByName = Object.fromEntries(lines.slice(1).map((line) => [line.split('\t')[1], line.split('\t')[2]]));
+    expect(scopesByName).toEqual({ reader: 'pets:read', legacy: 'pets:read,pets:write,orders:read', typo: '(none)' });
+  });
+
+  it('prints one JSON object per key with --json, never a key', async () => {
+    const { key, record } = await createKey('ci');
+    await keys.revoke(record.keyId);
+
+    expect(await run('list', '--json')).toBe(0);
+
+    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([
+      {
+        id: record.keyId,
+        name: 'ci',
+        scopes: ['pets:read', 'pets:write', 'orders:read'],
+        createdAt: record.createdAt,
+        revokedAt: expect.any(String),
+      },
+    ]);
+    expect(lines.join('\n')).not.toContain(key);
   });
 
   it('never prints a key', async () => {
@@ -86,7 +180,7 @@ describe('keys list', () => {
 
   it('prints only the header when there are no keys', async () => {
     expect(await run('list')).toBe(0);
-    expect(lines).toEqual(['id\tname\tcreated\tstate']);
+    expect(lines).toEqual(['id\tname\tscopes\tcreated\tstate']);
   });
 });
 
@@ -103,8 +197,8 @@ describe('keys revoke', () => {
     expect(await keys.findActive(other.key)).toBeDefined();
     lines = [];
     await run('list');
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${record.keyId}\\tci\\t[^\\t]+\\trevoked \\d{4}-`)));
-    expect(lines).toContainEqual(`${other.record.keyId}\tother\t${other.record.createdAt}\tactive`);
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${record.keyId}\\tci\\t[^\\t]+\\t[^\\t]+\\trevoked \\d{4}-`)));
+    expect(lines).toContainEqual(`${other.record.keyId}\tother\tpets:read,pets:write,orders:read\t${other.record.createdAt}\tactive`);
   });
 
   it('returns 1 and says so for an id no key has', async () => {
@@ -179,7 +273,7 @@ describe('usage', () => {
       print: (line) => lines.push(line),
     });
     expect(code).toBe(0);
-    expect(lines).toContain(`${record.keyId}\tci\t${record.createdAt}\tactive`);
+    expect(lines).toContain(`${record.keyId}\tci\tpets:read,pets:write,orders:read\t${record.createdAt}\tactive`);
   });
 
   it.each(['abc', '0', '70000'])('refuses DYNAMODB_LOCAL_PORT=%s, naming the setting', async (port) => {
@@ -190,6 +284,17 @@ describe('usage', () => {
 });
 
 describe('npm run keys, as an operator meets its errors', () => {
+  it('names an unknown scope and the valid ones in one line, and exits 2', async () => {
+    const result = await npmRun('keys', ['create', '--name', 'x', '--scopes', 'pets:delete'], {
+      DYNAMODB_ENDPOINT: tables.endpoint,
+      API_KEYS_TABLE_NAME: tables.apiKeys,
+    });
+    expect(expectOneLineFailure(result, { status: 2 })).toBe(
+      "npm run keys: unknown scope 'pets:delete' in --scopes: the scopes are pets:read, pets:write, orders:read.",
+    );
+    expect(await keys.list()).toEqual([]);
+  });
+
   it('names an unknown option in one line, points at --help, and exits 2', async () => {
     const result = await npmRun('keys', ['list', '--verbose']);
     expect(expectOneLineFailure(result, { status: 2 })).toBe("npm run keys: unknown option '--verbose': see npm run keys -- --help");

@@ -1,21 +1,28 @@
 /**
  * `npm run keys -- create|list|revoke`: API key management, against the local server's DynamoDB
  * (the default), another DynamoDB endpoint, a deployed keys table by name, or a deployed stage.
- * A new key is printed once; only its hash, id, name and creation time are stored.
+ * A new key is printed once; only its hash, id, name, scopes and creation time are stored.
  */
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeyRecord } from '../../shared/api-keys-repository';
 import { apiKeysTableName } from '../../shared/config';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
+import { isScope, SCOPES, type Scope } from '../../shared/scopes';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { parseCommandLine, UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, dynamoDBLocalEndpoint } from '../dynamodb-local';
 
 export const USAGE = `Usage:
-  npm run keys -- create --name NAME [TARGET]   create a key; it is printed once
-  npm run keys -- list [TARGET]                 list keys (id, name, created, revoked)
+  npm run keys -- create --name NAME [--scopes S,…] [--json] [TARGET]
+                                                create a key; it is printed once
+  npm run keys -- list [--json] [TARGET]        list keys (id, name, scopes, created, revoked)
   npm run keys -- revoke KEY_ID [TARGET]        revoke a key by its id
+
+  --scopes S,…      what the new key may do, comma-separated (default: all of them):
+                    ${SCOPES.join(', ')}
+  --json            one JSON object per key (id, name, scopes, createdAt, revokedAt;
+                    for create also key, shown only that once)
 
 TARGET (default: the local server's DynamoDB: $DYNAMODB_ENDPOINT, else DynamoDB Local on
 $DYNAMODB_LOCAL_PORT, else on port ${DEFAULT_DYNAMODB_LOCAL_PORT}, as npm start uses them):
@@ -73,8 +80,35 @@ const keyIdArgument = (argument: string | undefined): string => {
   throw new UsageError(`revoke takes a key id, 12 hexadecimal digits as npm run keys -- list shows them.`);
 };
 
+/** The scopes of --scopes: at least one, each a scope the API knows. */
+const scopesArgument = (value: string): Scope[] => {
+  const names = value.split(',').map((name) => name.trim());
+  const valid = `the scopes are ${SCOPES.join(', ')}`;
+  if (names.some((name) => name === '')) throw new UsageError(`--scopes needs one or more scopes separated by commas: ${valid}.`);
+  const unknown = names.find((name) => !isScope(name));
+  if (unknown !== undefined) throw new UsageError(`unknown scope '${unknown}' in --scopes: ${valid}.`);
+  return names.filter(isScope);
+};
+
 const describe = (record: ApiKeyRecord): string =>
-  [record.keyId, record.name, record.createdAt, record.revokedAt ? `revoked ${record.revokedAt}` : 'active'].join('\t');
+  [
+    record.keyId,
+    record.name,
+    record.scopes.join(',') || '(none)',
+    record.createdAt,
+    record.revokedAt ? `revoked ${record.revokedAt}` : 'active',
+  ].join('\t');
+
+/** A key as --json prints it: one object a line. */
+const json = (record: ApiKeyRecord, key?: string): string =>
+  JSON.stringify({
+    id: record.keyId,
+    name: record.name,
+    scopes: record.scopes,
+    createdAt: record.createdAt,
+    revokedAt: record.revokedAt ?? null,
+    ...(key === undefined ? {} : { key }),
+  });
 
 /** Runs one key command; returns the process exit code. */
 export const runKeysCommand = async (argv: string[], options: KeysCommandOptions = {}): Promise<number> => {
@@ -86,6 +120,8 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
       allowPositionals: true,
       options: {
         name: { type: 'string' },
+        scopes: { type: 'string' },
+        json: { type: 'boolean' },
         endpoint: { type: 'string' },
         stage: { type: 'string' },
         table: { type: 'string' },
@@ -101,6 +137,10 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
     return values.help ? 0 : 2;
   }
   if (!COMMANDS.includes(command)) throw new UsageError(`unknown command '${command}': use ${COMMANDS.join(', ')} (see ${HELP}).`);
+  if (values.scopes !== undefined && command !== 'create') throw new UsageError(`--scopes is for create only (see ${HELP}).`);
+  if (values.json && command === 'revoke') throw new UsageError(`--json is for create and list only (see ${HELP}).`);
+  // Checked before any database is reached: a wrong scope registers nothing.
+  const scopes = values.scopes === undefined ? [...SCOPES] : scopesArgument(values.scopes);
   if (values.stage !== undefined && (values.endpoint !== undefined || values.table !== undefined)) {
     throw new UsageError('--stage finds its own table on AWS: it cannot be combined with --endpoint or --table.');
   }
@@ -119,14 +159,22 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
       case 'create': {
         if (!values.name) throw new UsageError('create needs --name NAME (who or what the key is for).');
         const key = generateApiKey();
-        const record = await keys.register(key, values.name);
-        print(`Created key ${record.keyId} (${record.name}). It is shown only this once:`);
+        const record = await keys.register(key, values.name, scopes);
+        if (values.json) {
+          print(json(record, key));
+          return 0;
+        }
+        print(`Created key ${record.keyId} (${record.name}, scopes ${record.scopes.join(',')}). It is shown only this once:`);
         print(key);
         return 0;
       }
       case 'list': {
         const records = await keys.list();
-        print(['id', 'name', 'created', 'state'].join('\t'));
+        if (values.json) {
+          for (const record of records) print(json(record));
+          return 0;
+        }
+        print(['id', 'name', 'scopes', 'created', 'state'].join('\t'));
         for (const record of records) print(describe(record));
         return 0;
       }
