@@ -9,13 +9,13 @@ export interface paths {
         };
         /**
          * List all animals
-         * @description One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. While more remain, the `Link rel="next"` header holds the next page's URL.
+         * @description One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. While more remain, the `Link rel="next"` header holds the next page's URL. Needs an API key with the `pets:read` scope.
          */
         get: operations["listPets"];
         put?: never;
         /**
          * Add an animal
-         * @description Stores a new pet and answers it, with its id and its `Location`. With an `Idempotency-Key`, a retry answers the first result and creates nothing.
+         * @description Stores a new pet and answers it, with its id and its `Location`. With an `Idempotency-Key`, a retry answers the first result and creates nothing. Needs an API key with the `pets:write` scope.
          */
         post: operations["createPet"];
         delete?: never;
@@ -34,7 +34,7 @@ export interface paths {
         /**
          * Get an animal (deprecated: use GET /pets with a status filter)
          * @deprecated
-         * @description Deprecated since 2026-01-01; use `GET /pets`. From Thu, 05 Dec 2030 00:00:00 GMT (the sunset) it answers 410 `gone`.
+         * @description Needs an API key with the `pets:read` scope. Deprecated since 2026-01-01; use `GET /pets`. From Thu, 05 Dec 2030 00:00:00 GMT (the sunset) it answers 410 `gone`.
          */
         get: operations["getPet"];
         put?: never;
@@ -54,7 +54,7 @@ export interface paths {
         };
         /**
          * List store orders (not implemented)
-         * @description Named by the interface, never specified: answers 501 `not_implemented` after authentication.
+         * @description Named by the interface, never specified: answers 501 `not_implemented` after authentication. Needs an API key with the `orders:read` scope.
          */
         get: operations["listStoreOrders"];
         put?: never;
@@ -153,6 +153,8 @@ export interface components {
         RetryAfter: "1";
         /** @description The scheme the API expects. */
         WwwAuthenticate: "Bearer realm=\"pet-store\"";
+        /** @description RFC 6750: the key is valid, but its scopes do not cover the operation. */
+        WwwAuthenticateInsufficientScope: "Bearer realm=\"pet-store\", error=\"insufficient_scope\"";
         /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key` (nothing new was created); absent otherwise. */
         IdempotentReplayed: "true";
     };
@@ -237,13 +239,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description `forbidden`: the API key has no permission for this request, or the gateway blocked it. */
+            /** @description `forbidden`: the API key's scopes do not cover this operation, or the gateway blocked the request (it needs the `pets:read` scope). */
             403: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
-                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticateInsufficientScope"];
                     "X-Request-Id": components["headers"]["FunctionRequestId"];
                     [name: string]: unknown;
                 };
@@ -415,13 +417,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description `forbidden`: the API key has no permission for this request, or the gateway blocked it. */
+            /** @description `forbidden`: the API key's scopes do not cover this operation, or the gateway blocked the request (it needs the `pets:write` scope). */
             403: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
-                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticateInsufficientScope"];
                     "X-Request-Id": components["headers"]["FunctionRequestId"];
                     [name: string]: unknown;
                 };
@@ -599,13 +601,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description `forbidden`: the API key has no permission for this request, or the gateway blocked it. */
+            /** @description `forbidden`: the API key's scopes do not cover this operation, or the gateway blocked the request (it needs the `pets:read` scope). */
             403: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
-                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticateInsufficientScope"];
                     "X-Request-Id": components["headers"]["FunctionRequestId"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
@@ -797,13 +799,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description `forbidden`: the API key has no permission for this request, or the gateway blocked it. */
+            /** @description `forbidden`: the API key's scopes do not cover this operation, or the gateway blocked the request (it needs the `orders:read` scope). */
             403: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
-                    "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticateInsufficientScope"];
                     "X-Request-Id": components["headers"]["FunctionRequestId"];
                     [name: string]: unknown;
                 };

@@ -10,7 +10,7 @@ import { PROJECT_NAME } from './project';
 export const RETRY_AFTER_SECONDS = 1;
 export const WWW_AUTHENTICATE = `Bearer realm="${PROJECT_NAME}"`;
 /** RFC 6750: the credentials are valid, but do not allow this request. */
-const WWW_AUTHENTICATE_INSUFFICIENT_SCOPE = `${WWW_AUTHENTICATE}, error="insufficient_scope"`;
+export const WWW_AUTHENTICATE_INSUFFICIENT_SCOPE = `${WWW_AUTHENTICATE}, error="insufficient_scope"`;
 /** The longest `message` an error answer carries (openapi.json says so): longer ones are cut. */
 export const ERROR_MESSAGE_MAX_LENGTH = 512;
 

@@ -17,6 +17,8 @@ type Operation = {
   tags: string[];
   deprecated?: boolean;
   'x-sunset'?: string;
+  description?: string;
+  security?: Array<Record<string, string[]>>;
   parameters?: Array<{ $ref: string }>;
   responses: Record<
     string,
@@ -62,6 +64,22 @@ describe('openapi.json', () => {
     for (const server of committed.servers) expect(server.url).toMatch(/\/v1$/);
     expect(committed.components.securitySchemes.bearerKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(committed.security).toEqual([{ bearerKey: [] }]);
+  });
+
+  it.each([
+    ['listPets', 'pets:read'],
+    ['getPet', 'pets:read'],
+    ['createPet', 'pets:write'],
+    ['listStoreOrders', 'orders:read'],
+  ])('says that %s needs the %s scope: in its bearer requirement, its description and its 403', (id, scope) => {
+    const operation = operationOf(id);
+    expect(operation.security).toEqual([{ bearerKey: [scope] }]);
+    expect(operation.description).toContain(`Needs an API key with the \`${scope}\` scope.`);
+    expect(operation.responses['403']?.headers?.['WWW-Authenticate']).toEqual({
+      $ref: '#/components/headers/WwwAuthenticateInsufficientScope',
+      required: true,
+    });
+    expect((operation.responses['403'] as { description?: string }).description).toContain(`needs the \`${scope}\` scope`);
   });
 
   it('has every route of the route table, by operationId, with the animals tag', () => {

@@ -4,7 +4,15 @@
  * writes it to generated/openapi.json; the local server serves it; a test fails when the file is stale.
  */
 import * as z from 'zod/mini';
-import { errorCatalogue, errorHeaders, RETRY_AFTER_SECONDS, WWW_AUTHENTICATE, type ErrorCode } from '../../shared/errors';
+import { SCOPES } from '../../shared/scopes';
+import {
+  errorCatalogue,
+  errorHeaders,
+  RETRY_AFTER_SECONDS,
+  WWW_AUTHENTICATE,
+  WWW_AUTHENTICATE_INSUFFICIENT_SCOPE,
+  type ErrorCode,
+} from '../../shared/errors';
 import { ApiErrorBody, CURSOR_MAX_LENGTH, LIST_LIMIT, MAX_SAFE_ID, NewPet, Pet, PetStatus } from '../../shared/models';
 import { MAX_BODY_BYTES } from '../../shared/http/json-body';
 import { link, REQUEST_ID_HEADER } from '../../shared/http/response';
@@ -54,7 +62,7 @@ const errorWhen: Record<ErrorCode, string> = {
     'or a `name` holds a control character or a lone surrogate',
   invalid_cursor: 'the cursor is malformed, edited, or from a listing with another status',
   unauthorized: 'no Authorization header, not the Bearer scheme, or an unknown or revoked key',
-  forbidden: 'the API key has no permission for this request, or the gateway blocked it',
+  forbidden: "the API key's scopes do not cover this operation, or the gateway blocked the request",
   not_found: 'no pet with that id',
   gone: 'the operation is past its sunset',
   idempotency_key_reused: 'this `Idempotency-Key` was already used with a different body',
@@ -129,6 +137,10 @@ const headers = {
   }),
   RetryAfter: header('Seconds to wait before retrying.', { type: 'string', const: String(RETRY_AFTER_SECONDS) }),
   WwwAuthenticate: header('The scheme the API expects.', { type: 'string', const: WWW_AUTHENTICATE }),
+  WwwAuthenticateInsufficientScope: header('RFC 6750: the key is valid, but its scopes do not cover the operation.', {
+    type: 'string',
+    const: WWW_AUTHENTICATE_INSUFFICIENT_SCOPE,
+  }),
   IdempotentReplayed: header(
     `\`true\` when this is the stored answer of an earlier request with the same \`${IDEMPOTENCY_KEY_HEADER}\` ` +
       '(nothing new was created); absent otherwise.',
@@ -150,6 +162,7 @@ const headerRefs = (required: readonly HeaderName[], optional: readonly HeaderNa
     Sunset: 'Sunset',
     RetryAfter: 'Retry-After',
     WwwAuthenticate: 'WWW-Authenticate',
+    WwwAuthenticateInsufficientScope: 'WWW-Authenticate',
     IdempotentReplayed: IDEMPOTENT_REPLAYED_HEADER,
   };
   return Object.fromEntries([
@@ -166,11 +179,16 @@ const errorResponse = (route: Route, status: number, codes: readonly ErrorCode[]
   const extra = new Set<HeaderName>();
   for (const code of codes) {
     const catalogueHeaders = errorHeaders(code);
-    if ('WWW-Authenticate' in catalogueHeaders) extra.add('WwwAuthenticate');
+    const challenge = catalogueHeaders['WWW-Authenticate'];
+    if (challenge !== undefined) extra.add(challenge === WWW_AUTHENTICATE ? 'WwwAuthenticate' : 'WwwAuthenticateInsufficientScope');
     if ('Retry-After' in catalogueHeaders) extra.add('RetryAfter');
   }
   return {
-    description: codes.map((code) => `\`${code}\`: ${errorWhen[code]}.`).join(' '),
+    description: codes
+      .map(
+        (code) => `\`${code}\`: ${code === 'forbidden' ? `${errorWhen[code]} (it needs the \`${route.scope}\` scope)` : errorWhen[code]}.`,
+      )
+      .join(' '),
     // Answers from the function carry the request id and deprecation headers; the gateway's own
     // refusals (401, 429, …) cannot. A 410 always comes from the function.
     headers: headerRefs(
@@ -242,6 +260,8 @@ const descriptions: Record<OperationId, string | undefined> = {
   listStoreOrders: 'Named by the interface, never specified: answers 501 `not_implemented` after authentication.',
 };
 
+const needsScope = (route: Route): string => `Needs an API key with the \`${route.scope}\` scope.`;
+
 const operation = (route: Route) => {
   const codes = operationErrors[route.operationId as OperationId];
   const byStatus = new Map<number, ErrorCode[]>();
@@ -254,12 +274,14 @@ const operation = (route: Route) => {
     operationId: route.operationId,
     summary: route.summary,
     tags: [route.notImplemented ? 'store' : 'animals'],
-    ...(descriptions[route.operationId as OperationId] ? { description: descriptions[route.operationId as OperationId] } : {}),
+    description: [descriptions[route.operationId as OperationId], needsScope(route)].filter(Boolean).join(' '),
+    // OpenAPI 3.1 lets a bearer requirement list the roles it needs: here the key's scope.
+    security: [{ bearerKey: [route.scope] }],
     ...(deprecated
       ? {
           deprecated: true,
           description:
-            `Deprecated since ${deprecated.deprecatedAt.toISOString().slice(0, 10)}; use \`GET ${deprecated.successorPath}\`. ` +
+            `${needsScope(route)} Deprecated since ${deprecated.deprecatedAt.toISOString().slice(0, 10)}; use \`GET ${deprecated.successorPath}\`. ` +
             `From ${deprecated.sunsetAt.toUTCString()} (the sunset) it answers 410 \`gone\`.`,
           'x-sunset': deprecated.sunsetAt.toISOString(),
         }
@@ -341,6 +363,8 @@ const document = ({ extraServers = [] }: DocumentOptions) => ({
     version: '1.0.0',
     description: [
       'List, add and get animals. Every operation needs a bearer API key (`Authorization: Bearer <key>`).',
+      `A key carries scopes (${SCOPES.map((scope) => `\`${scope}\``).join(', ')}); each operation needs one of them, as its security ` +
+        'requirement lists it. A valid key without that scope is answered `403` with code `forbidden`.',
       'Every answer that is not 2xx has the Error shape, with `status` equal to the HTTP status.',
       'A path or method the API does not have is answered `404` with code `not_found`.',
     ].join('\n\n'),
@@ -373,7 +397,9 @@ const document = ({ extraServers = [] }: DocumentOptions) => ({
       bearerKey: {
         type: 'http',
         scheme: 'bearer',
-        description: 'An API key such as `petstore_…`, created with `npm run keys -- create`. Never in the query string.',
+        description:
+          'An API key such as `petstore_…`, created with `npm run keys -- create [--scopes …]`. Never in the query string. ' +
+          `Its scopes: ${SCOPES.map((scope) => `\`${scope}\``).join(', ')} (by default all of them).`,
       },
     },
     schemas: {

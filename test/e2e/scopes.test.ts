@@ -1,0 +1,120 @@
+/**
+ * API key scopes over HTTP: a key reaches exactly the operations its scopes cover, whichever it
+ * calls first (the gateway caches one policy per key); without the scope it gets 403, not 401.
+ */
+import { PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
+import { createDocumentClient } from '../../shared/dynamodb';
+import type { Scope } from '../../shared/scopes';
+import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '../support/local-api';
+
+let api: LocalApi;
+beforeAll(async () => {
+  api = await startLocalApi();
+});
+afterAll(() => api.close());
+
+const as = (key: string, path: string, init: RequestInit = {}) =>
+  api.call(path, { ...init, auth: false, headers: { Authorization: `Bearer ${key}`, ...(init.headers as Record<string, string>) } });
+
+const createPet = (key: string) =>
+  as(key, '/pets', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+  });
+
+const keyWith = async (scopes: Scope[]): Promise<string> => {
+  const key = generateApiKey();
+  await api.keys.register(key, `scopes ${scopes.join(',')}`, scopes);
+  return key;
+};
+
+/** A key item in raw DynamoDB types, as an operator writes it in the DynamoDB console. */
+const consoleKey = async (extra: Record<string, AttributeValue>): Promise<string> => {
+  const key = generateApiKey();
+  const keyHash = hashApiKey(key);
+  const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+  try {
+    await client.send(
+      new PutItemCommand({
+        TableName: api.tables.apiKeys,
+        Item: {
+          keyHash: { S: keyHash },
+          keyId: { S: keyIdOf(keyHash) },
+          name: { S: 'console' },
+          createdAt: { S: new Date().toISOString() },
+          ...extra,
+        },
+      }),
+    );
+  } finally {
+    client.destroy();
+  }
+  return key;
+};
+
+const expectInsufficientScope = async (response: Response) => {
+  expectCommonHeaders(response);
+  expect(response.headers.get('www-authenticate')).toBe('Bearer realm="pet-store", error="insufficient_scope"');
+  const { message } = await expectError(response, 403, 'forbidden');
+  expect(message).toBe(
+    "This API key's scopes do not allow this operation (listPets and getPet need pets:read, createPet pets:write, GET /store/orders orders:read).",
+  );
+};
+
+describe('scopes', () => {
+  it('lets a pets:read key list and get pets, and refuses it a create with 403 insufficient_scope, writing nothing', async () => {
+    const reader = await keyWith(['pets:read']);
+    const before = (await (await api.call('/pets?limit=100')).json()) as unknown[];
+
+    expect((await as(reader, '/pets')).status).toBe(200);
+    await expectInsufficientScope(await createPet(reader));
+    await expectInsufficientScope(await as(reader, '/store/orders'));
+
+    expect((await (await api.call('/pets?limit=100')).json()) as unknown[]).toHaveLength(before.length);
+  });
+
+  it('refuses a pets:read key a create even when the create is its first call, and still lets it read after', async () => {
+    const reader = await keyWith(['pets:read']);
+    await expectInsufficientScope(await createPet(reader));
+    expect((await as(reader, '/pets')).status).toBe(200);
+    expect((await as(reader, '/pets/999999')).status).toBe(404);
+  });
+
+  it('lets a pets:write key create but not list', async () => {
+    const writer = await keyWith(['pets:write']);
+    expect((await createPet(writer)).status).toBe(201);
+    await expectInsufficientScope(await as(writer, '/pets'));
+  });
+
+  it('lets a key with every scope do everything', async () => {
+    const full = await keyWith(['pets:read', 'pets:write', 'orders:read']);
+    const created = await createPet(full);
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: number };
+    expect((await as(full, `/pets/${id}`)).status).toBe(200);
+    expect((await as(full, '/pets')).status).toBe(200);
+    await expectError(await as(full, '/store/orders'), 501, 'not_implemented');
+  });
+
+  it('lets a key stored without a scopes attribute (from before scopes) do everything', async () => {
+    const legacy = await consoleKey({});
+    expect((await createPet(legacy)).status).toBe(201);
+    expect((await as(legacy, '/pets')).status).toBe(200);
+    await expectError(await as(legacy, '/store/orders'), 501, 'not_implemented');
+  });
+
+  it('follows a String Set written in the console, ignoring scopes that do not exist', async () => {
+    const key = await consoleKey({ scopes: { SS: ['pets:read', 'pets:delete'] } });
+    expect((await as(key, '/pets')).status).toBe(200);
+    await expectInsufficientScope(await createPet(key));
+  });
+
+  it('answers a valid key whose scopes cover nothing with 403, not 401', async () => {
+    const key = await consoleKey({ scopes: { SS: ['none'] } });
+    await expectInsufficientScope(await as(key, '/pets'));
+    await expectInsufficientScope(await createPet(key));
+  });
+});
