@@ -133,7 +133,9 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(keysCommand).toBe(`DYNAMODB_LOCAL_PORT=${dynamoPort} npm run keys -- list`);
     const keysListed = await runKeysLine(keysCommand);
     expect(keysListed.status).toBe(0);
-    expect(keysListed.stdout).toMatch(new RegExp(`^${keyIdLine(started.output())}\\tlocal\\t\\S+\\tactive$`, 'm'));
+    expect(keysListed.stdout).toMatch(
+      new RegExp(`^${keyIdLine(started.output())}\\tlocal\\tpets:read,pets:write,orders:read\\t\\S+\\tactive$`, 'm'),
+    );
 
     expect(await stop(started)).toBe(true);
     expect(await isListening(dynamoPort)).toBe(false);
@@ -202,7 +204,7 @@ describe('npm start', { timeout: 90_000 }, () => {
       expect((await fetch(newest.url, { headers: { Authorization: `Bearer ${newest.key}` } })).status).toBe(200);
       expect(third.output()).toContain(`replaces the local key ${keyIdLine(first.output())} of an earlier start, now revoked`);
       const keysListed = await runKeysLine(keysLine(third.output()));
-      expect(keysListed.stdout.split('\n').filter((line) => /\tlocal\t\S+\tactive$/.test(line))).toEqual([
+      expect(keysListed.stdout.split('\n').filter((line) => /\tlocal\tpets:read,pets:write,orders:read\t\S+\tactive$/.test(line))).toEqual([
         expect.stringMatching(new RegExp(`^${keyIdLine(third.output())}\t`)),
       ]);
       expect(await stop(third)).toBe(true);
@@ -226,12 +228,13 @@ describe('npm start', { timeout: 90_000 }, () => {
 
     const create = run('npm', ['run', 'keys', '--silent', '--', 'create', '--name', 'partner'], env);
     expect(await create.exit).toBe(0);
-    const [, keyId, newKey] = /Created key ([0-9a-f]{12}) \(partner\)[^\n]*\n(petstore_\S+)/.exec(create.output()) ?? [];
+    const [, keyId, newKey] =
+      /Created key ([0-9a-f]{12}) \(partner, scopes pets:read,pets:write,orders:read\)[^\n]*\n(petstore_\S+)/.exec(create.output()) ?? [];
     expect((await fetch(url, { headers: { Authorization: `Bearer ${newKey}` } })).status).toBe(200);
 
     const list = run('npm', ['run', 'keys', '--silent', '--', 'list'], env);
     expect(await list.exit).toBe(0);
-    expect(list.output()).toMatch(new RegExp(`${keyId}\\tpartner\\t\\S+\\tactive`));
+    expect(list.output()).toMatch(new RegExp(`${keyId}\\tpartner\\tpets:read,pets:write,orders:read\\t\\S+\\tactive`));
     expect(list.output()).not.toContain(newKey);
 
     const revoke = run('npm', ['run', 'keys', '--silent', '--', 'revoke', keyId ?? ''], env);
