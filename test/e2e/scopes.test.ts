@@ -2,11 +2,12 @@
  * API key scopes over HTTP: a key reaches exactly the operations its scopes cover, whichever it
  * calls first (the gateway caches one policy per key); without the scope it gets 403, not 401.
  */
-import { PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
+import { generateApiKey } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { Scope } from '../../shared/scopes';
+import { putConsoleKey } from '../support/console-keys';
 import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '../support/local-api';
 
 let api: LocalApi;
@@ -33,26 +34,12 @@ const keyWith = async (scopes: Scope[]): Promise<string> => {
 
 /** A key item in raw DynamoDB types, as an operator writes it in the DynamoDB console. */
 const consoleKey = async (extra: Record<string, AttributeValue>): Promise<string> => {
-  const key = generateApiKey();
-  const keyHash = hashApiKey(key);
   const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
   try {
-    await client.send(
-      new PutItemCommand({
-        TableName: api.tables.apiKeys,
-        Item: {
-          keyHash: { S: keyHash },
-          keyId: { S: keyIdOf(keyHash) },
-          name: { S: 'console' },
-          createdAt: { S: new Date().toISOString() },
-          ...extra,
-        },
-      }),
-    );
+    return await putConsoleKey(client, api.tables.apiKeys, { extra });
   } finally {
     client.destroy();
   }
-  return key;
 };
 
 const expectInsufficientScope = async (response: Response) => {

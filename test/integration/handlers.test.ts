@@ -4,7 +4,7 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { createHandler as createCreatePet } from '../../functions/create-pet';
@@ -17,6 +17,7 @@ import type { Pet } from '../../shared/models';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
 import { freePort } from '../../tools/dynamodb-local';
 import { apiEvent, BASE_URL, context, HOST, tokenEvent } from '../support/events';
+import { putConsoleKey } from '../support/console-keys';
 import { createTestTables, type TestTables } from '../support/tables';
 
 const SUNSET = new Date('2030-12-05T00:00:00Z');
@@ -326,23 +327,7 @@ describe('authorizer', () => {
   });
 
   /** A key item written in raw DynamoDB types, as an operator writes it in the DynamoDB console. */
-  const putRawKey = async (extra: Record<string, AttributeValue>): Promise<string> => {
-    const raw = generateApiKey();
-    const keyHash = hashApiKey(raw);
-    await tables.client.send(
-      new PutItemCommand({
-        TableName: tables.apiKeys,
-        Item: {
-          keyHash: { S: keyHash },
-          keyId: { S: keyIdOf(keyHash) },
-          name: { S: 'console' },
-          createdAt: { S: new Date().toISOString() },
-          ...extra,
-        },
-      }),
-    );
-    return raw;
-  };
+  const putRawKey = (extra: Record<string, AttributeValue>): Promise<string> => putConsoleKey(tables.client, tables.apiKeys, { extra });
 
   it.each([
     ['pets:read', { scopes: { SS: ['pets:read'] } }, [`${API}/v1/GET/pets`, `${API}/v1/GET/pets/*`]],

@@ -1,11 +1,11 @@
 /** The key tool (`npm run keys`), against the real DynamoDB Local; a stage's table from a stubbed CloudFormation. */
 import type { DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
-import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { runKeysCommand, stageKeysTable, USAGE } from '../../tools/keys/cli';
 import { expectOneLineFailure, npmRun } from '../support/command';
+import { putConsoleKey } from '../support/console-keys';
 import { createTestTables, type TestTables } from '../support/tables';
 import { freePort } from '../../tools/dynamodb-local';
 
@@ -132,19 +132,7 @@ describe('keys list', () => {
       ['legacy', undefined],
       ['typo', ['pets:admin']],
     ] as const) {
-      const keyHash = hashApiKey(generateApiKey());
-      await tables.client.send(
-        new PutItemCommand({
-          TableName: tables.apiKeys,
-          Item: {
-            keyHash: { S: keyHash },
-            keyId: { S: keyIdOf(keyHash) },
-            name: { S: name },
-            createdAt: { S: new Date().toISOString() },
-            ...(scopes ? { scopes: { SS: [...scopes] } } : {}),
-          },
-        }),
-      );
+      await putConsoleKey(tables.client, tables.apiKeys, { name, extra: scopes ? { scopes: { SS: [...scopes] } } : {} });
     }
     lines = [];
 
