@@ -1,9 +1,27 @@
 /**
- * The API-keys table: records hold a key's hash, id, name, scopes and creation time, and a
- * revocation time once revoked. The authorizer reads it; the key tool and the local server write it.
- * Scopes are stored as a String Set, so an operator can read and narrow them in the DynamoDB console.
+ * The API-keys table. One item per key, found by the key's SHA-256 hash; every attribute is a
+ * plain type an operator can read and edit in the DynamoDB console:
+ *
+ * - `keyHash` (S, the partition key), `keyId` (S, the hash's first 12 digits), `name` (S);
+ * - `scopes` (SS): what the key may do; absent on keys from before scopes, which keep them all;
+ * - `createdAt`, `expiresAt`, `revokedAt`, `lastUsedAt` (S, ISO 8601 UTC): a key is refused from
+ *   its `expiresAt` on, and once it has any `revokedAt`;
+ * - `replaces` / `replacedBy` (S, key ids): the two ends of a roll;
+ * - `changedBy`, `changedAt` (S): who made the latest change through the key tool, and when; a
+ *   change that leaves `changedAt` as it was was made by someone else (the console);
+ * - `expiredAt` (S): the `expiresAt` the expiry sweep has recorded as reached.
+ *
+ * The authorizer reads it and writes `lastUsedAt`; the key tool, the local server and the expiry
+ * sweep write the rest.
  */
-import { GetCommand, paginateScan, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  paginateScan,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { apiKeysTableName, dynamoDBOptions } from './config';
 import { callDatabase, createDocumentClient, isConditionFailure } from './dynamodb';
 import { hashApiKey, keyIdOf } from './api-keys';
@@ -16,35 +34,120 @@ export interface ApiKeyRecord {
   /** The scopes the key grants (all of them for a key stored without a `scopes` attribute). */
   readonly scopes: readonly Scope[];
   readonly createdAt: string;
+  readonly expiresAt?: string;
   readonly revokedAt?: string;
+  readonly lastUsedAt?: string;
+  /** The id of the key this one was rolled from. */
+  readonly replaces?: string;
+  /** The id of the key this one was rolled to. */
+  readonly replacedBy?: string;
+  readonly changedBy?: string;
+  readonly changedAt?: string;
+  readonly expiredAt?: string;
 }
 
-/** An item as stored: `scopes` a String Set, read back as a Set; absent on keys from before scopes. */
-interface ApiKeyItem extends Omit<ApiKeyRecord, 'scopes'> {
-  readonly scopes?: unknown;
+/** What a key is at a moment: usable, past its expiry, or revoked. */
+export type KeyState = 'active' | 'expired' | 'revoked';
+
+/**
+ * A key's state at `now`. An `expiresAt` that is not a timestamp (a slip in the console) counts
+ * as expired: a key fails closed.
+ */
+export const keyState = (record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: Date): KeyState => {
+  if (record.revokedAt !== undefined) return 'revoked';
+  if (record.expiresAt === undefined) return 'active';
+  const expiresAt = typeof record.expiresAt === 'string' ? Date.parse(record.expiresAt) : Number.NaN;
+  return Number.isNaN(expiresAt) || expiresAt <= now.getTime() ? 'expired' : 'active';
+};
+
+/** `lastUsedAt` is written at most once per key per this many milliseconds. */
+export const LAST_USE_RESOLUTION_MS = 60 * 60 * 1000;
+
+/** Who makes a change, as `changedBy` records it: an AWS identity's ARN, or `local:<user>`. */
+export type Actor = string;
+
+export interface RegisterOptions {
+  /** By default all of them; at least one, as a String Set cannot be empty. */
+  readonly scopes?: readonly Scope[];
+  /** ISO 8601; none by default. */
+  readonly expiresAt?: string;
+  readonly changedBy?: Actor;
 }
 
-const recordOf = (item: ApiKeyItem): ApiKeyRecord => ({ ...item, scopes: grantedScopes(item.scopes) });
+export interface RollOptions {
+  /** How long the old key keeps working, in milliseconds: 0 ends it now. An earlier expiry it has stays. */
+  readonly graceMs: number;
+  /** The new key's expiry (ISO 8601); none by default. */
+  readonly expiresAt?: string;
+  readonly changedBy?: Actor;
+  readonly now?: Date;
+}
+
+export interface RolledKeys {
+  /** The old key, with the expiry the roll gave it. */
+  readonly previous: ApiKeyRecord;
+  readonly next: ApiKeyRecord;
+}
+
+/** A change the key's state does not allow: no such key, or one revoked or expired already. */
+export class KeyStateError extends Error {
+  override readonly name = 'KeyStateError';
+
+  constructor(
+    readonly keyId: string,
+    readonly state: KeyState | 'missing',
+  ) {
+    super(state === 'missing' ? `No key has the id ${keyId}.` : `Key ${keyId} is ${state}.`);
+  }
+}
 
 export interface ApiKeysRepository {
-  /**
-   * Stores a key's hash under a name, with its scopes (by default all of them; at least one, as a
-   * String Set cannot be empty). Registering a key that exists leaves it as it is.
-   */
-  register(key: string, name: string, scopes?: readonly Scope[]): Promise<ApiKeyRecord>;
-  /** The key's record when it exists and is not revoked. */
-  findActive(key: string): Promise<ApiKeyRecord | undefined>;
+  /** Stores a key's hash under a name. Registering a key that exists leaves it as it is. */
+  register(key: string, name: string, options?: RegisterOptions): Promise<ApiKeyRecord>;
+  /** The key's record when it exists and is active at `now` (neither revoked nor expired). */
+  findActive(key: string, now?: Date): Promise<ApiKeyRecord | undefined>;
+  /** The record with this id, whatever its state. */
+  findById(keyId: string): Promise<ApiKeyRecord | undefined>;
   list(): Promise<ApiKeyRecord[]>;
-  /** Revokes the key with this id; false when there is no such key. */
-  revoke(keyId: string): Promise<boolean>;
+  /**
+   * Records that the key was used at `now`, unless the `lastUsedAt` just read is less than an
+   * hour old. The update is conditional on that value, so of concurrent callers one writes.
+   * Returns whether it wrote.
+   */
+  recordUse(record: ApiKeyRecord, now?: Date): Promise<boolean>;
+  /** Revokes the key with this id; undefined when there is no such key. Revoking twice keeps the first time. */
+  revoke(keyId: string, changedBy?: Actor): Promise<ApiKeyRecord | undefined>;
   /** Revokes every active key of this name but the one with the id `keep`; returns the ids revoked. */
-  revokeOthersNamed(name: string, keep: string): Promise<string[]>;
+  revokeOthersNamed(name: string, keep: string, changedBy?: Actor): Promise<string[]>;
+  /**
+   * Replaces an active key by `newKey`, in one transaction: the new key gets the old one's name
+   * and scopes, and the old one expires `graceMs` from now. Throws KeyStateError otherwise.
+   */
+  roll(keyId: string, newKey: string, options: RollOptions): Promise<RolledKeys>;
+  /**
+   * Marks each key whose expiry has passed by `now` with `expiredAt` (once per expiry, and never a
+   * revoked key), so that the audit trail records it. Returns the records marked.
+   */
+  markExpired(now?: Date, changedBy?: Actor): Promise<ApiKeyRecord[]>;
 }
 
 export interface ApiKeysRepositoryOptions {
   readonly client?: DynamoDBDocumentClient;
   readonly tableName?: string;
 }
+
+/** An item as stored: `scopes` a String Set, read back as a Set; absent on keys from before scopes. */
+type ApiKeyItem = Omit<ApiKeyRecord, 'scopes'> & { readonly scopes?: unknown };
+
+const recordOf = (item: ApiKeyItem): ApiKeyRecord => ({ ...item, scopes: grantedScopes(item.scopes) });
+
+/** The record as an item: scopes as a String Set. */
+const itemOf = (record: ApiKeyRecord) => ({ ...record, scopes: new Set(record.scopes) });
+
+const changeValues = (changedBy: Actor | undefined, at: string) =>
+  changedBy === undefined
+    ? { set: '', values: {} }
+    : { set: ', changedBy = :changedBy, changedAt = :changedAt', values: { ':changedBy': changedBy, ':changedAt': at } };
 
 export const apiKeysRepository = ({
   client = createDocumentClient(dynamoDBOptions()),
@@ -55,31 +158,39 @@ export const apiKeysRepository = ({
     return Item && recordOf(Item as ApiKeyItem);
   };
 
-  const register = async (key: string, name: string, scopes: readonly Scope[] = SCOPES): Promise<ApiKeyRecord> => {
+  const newRecord = (key: string, name: string, options: RegisterOptions, now: Date, extra: Partial<ApiKeyRecord> = {}): ApiKeyRecord => {
+    const scopes = options.scopes ?? SCOPES;
     if (scopes.length === 0) throw new Error('A key needs at least one scope.');
     const keyHash = hashApiKey(key);
-    const record: ApiKeyRecord = {
+    const createdAt = now.toISOString();
+    return {
       keyHash,
       keyId: keyIdOf(keyHash),
       name,
       scopes: grantedScopes(scopes),
-      createdAt: new Date().toISOString(),
+      createdAt,
+      ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
+      ...(options.changedBy === undefined ? {} : { changedBy: options.changedBy, changedAt: createdAt }),
+      ...extra,
     };
-    const item = { ...record, scopes: new Set(record.scopes) };
+  };
+
+  const register = async (key: string, name: string, options: RegisterOptions = {}): Promise<ApiKeyRecord> => {
+    const record = newRecord(key, name, options, new Date());
     try {
       await callDatabase(() =>
-        client.send(new PutCommand({ TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(keyHash)' })),
+        client.send(new PutCommand({ TableName: tableName, Item: itemOf(record), ConditionExpression: 'attribute_not_exists(keyHash)' })),
       );
       return record;
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      return (await get(keyHash)) ?? record;
+      return (await get(record.keyHash)) ?? record;
     }
   };
 
-  const findActive = async (key: string): Promise<ApiKeyRecord | undefined> => {
+  const findActive = async (key: string, now = new Date()): Promise<ApiKeyRecord | undefined> => {
     const record = await get(hashApiKey(key));
-    return record && record.revokedAt === undefined ? record : undefined;
+    return record && keyState(record, now) === 'active' ? record : undefined;
   };
 
   // The keys table holds a handful of records: an operator's listing may read it whole.
@@ -93,30 +204,149 @@ export const apiKeysRepository = ({
     return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   };
 
-  const revokeRecord = (record: ApiKeyRecord) =>
-    callDatabase(() =>
+  const findById = async (keyId: string): Promise<ApiKeyRecord | undefined> => (await list()).find((record) => record.keyId === keyId);
+
+  const recordUse = async (record: ApiKeyRecord, now = new Date()): Promise<boolean> => {
+    const seen = record.lastUsedAt === undefined ? Number.NaN : Date.parse(record.lastUsedAt);
+    if (now.getTime() - seen < LAST_USE_RESOLUTION_MS) return false;
+    const seenAsRead =
+      record.lastUsedAt === undefined
+        ? { condition: 'attribute_not_exists(lastUsedAt)', values: {} }
+        : { condition: 'lastUsedAt = :seen', values: { ':seen': record.lastUsedAt } };
+    try {
+      await callDatabase(() =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { keyHash: record.keyHash },
+            UpdateExpression: 'SET lastUsedAt = :now',
+            ConditionExpression: `attribute_exists(keyHash) AND ${seenAsRead.condition}`,
+            ExpressionAttributeValues: { ':now': now.toISOString(), ...seenAsRead.values },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false; // another caller wrote it first, or the key is gone
+      throw error;
+    }
+  };
+
+  const revokeRecord = async (record: ApiKeyRecord, changedBy: Actor | undefined): Promise<ApiKeyRecord> => {
+    const at = new Date().toISOString();
+    const change = changeValues(changedBy, at);
+    const { Attributes } = await callDatabase(() =>
       client.send(
         new UpdateCommand({
           TableName: tableName,
           Key: { keyHash: record.keyHash },
-          UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
-          ExpressionAttributeValues: { ':now': new Date().toISOString() },
+          // Revoking twice keeps the first time, and the first revoker.
+          UpdateExpression: `SET revokedAt = :now${change.set}`,
+          ConditionExpression: 'attribute_exists(keyHash) AND attribute_not_exists(revokedAt)',
+          ExpressionAttributeValues: { ':now': at, ...change.values },
+          ReturnValues: 'ALL_NEW',
         }),
       ),
-    );
-
-  const revoke = async (keyId: string): Promise<boolean> => {
-    const record = (await list()).find((candidate) => candidate.keyId === keyId);
-    if (!record) return false;
-    await revokeRecord(record);
-    return true;
+    ).catch(async (error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+      return { Attributes: await get(record.keyHash) };
+    });
+    return Attributes ? recordOf(Attributes as ApiKeyItem) : record;
   };
 
-  const revokeOthersNamed = async (name: string, keep: string): Promise<string[]> => {
+  const revoke = async (keyId: string, changedBy?: Actor): Promise<ApiKeyRecord | undefined> => {
+    const record = await findById(keyId);
+    return record && revokeRecord(record, changedBy);
+  };
+
+  const revokeOthersNamed = async (name: string, keep: string, changedBy?: Actor): Promise<string[]> => {
     const others = (await list()).filter((record) => record.name === name && record.revokedAt === undefined && record.keyId !== keep);
-    for (const record of others) await revokeRecord(record);
+    for (const record of others) await revokeRecord(record, changedBy);
     return others.map((record) => record.keyId);
   };
 
-  return { register, findActive, list, revoke, revokeOthersNamed };
+  const roll = async (
+    keyId: string,
+    newKey: string,
+    { graceMs, expiresAt, changedBy, now = new Date() }: RollOptions,
+  ): Promise<RolledKeys> => {
+    const previous = await findById(keyId);
+    if (!previous) throw new KeyStateError(keyId, 'missing');
+    const state = keyState(previous, now);
+    if (state !== 'active') throw new KeyStateError(keyId, state);
+
+    const graceEnd = new Date(now.getTime() + Math.max(0, graceMs)).toISOString();
+    // An earlier expiry the old key already has stays: a roll never lengthens a key's life.
+    const end = previous.expiresAt !== undefined && previous.expiresAt < graceEnd ? previous.expiresAt : graceEnd;
+    const next = newRecord(newKey, previous.name, { scopes: previous.scopes, expiresAt, changedBy }, now, { replaces: previous.keyId });
+    const change = changeValues(changedBy, now.toISOString());
+    const expiresAsRead =
+      previous.expiresAt === undefined
+        ? { condition: 'attribute_not_exists(expiresAt)', values: {} }
+        : { condition: 'expiresAt = :expiresAsRead', values: { ':expiresAsRead': previous.expiresAt } };
+    try {
+      await callDatabase(() =>
+        client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Put: { TableName: tableName, Item: itemOf(next), ConditionExpression: 'attribute_not_exists(keyHash)' } },
+              {
+                Update: {
+                  TableName: tableName,
+                  Key: { keyHash: previous.keyHash },
+                  UpdateExpression: `SET expiresAt = :end, replacedBy = :next${change.set}`,
+                  // Still as read: not revoked, expired or rolled meanwhile.
+                  ConditionExpression: `attribute_exists(keyHash) AND attribute_not_exists(revokedAt) AND ${expiresAsRead.condition}`,
+                  ExpressionAttributeValues: { ':end': end, ':next': next.keyId, ...expiresAsRead.values, ...change.values },
+                },
+              },
+            ],
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const current = await get(previous.keyHash);
+      throw new KeyStateError(keyId, current ? keyState(current, now) : 'missing');
+    }
+    return {
+      previous: {
+        ...previous,
+        expiresAt: end,
+        replacedBy: next.keyId,
+        ...(changedBy === undefined ? {} : { changedBy, changedAt: now.toISOString() }),
+      },
+      next,
+    };
+  };
+
+  const markExpired = async (now = new Date(), changedBy?: Actor): Promise<ApiKeyRecord[]> => {
+    const due = (await list()).filter(
+      (record) => keyState(record, now) === 'expired' && record.expiresAt !== undefined && record.expiredAt !== record.expiresAt,
+    );
+    const marked: ApiKeyRecord[] = [];
+    const change = changeValues(changedBy, now.toISOString());
+    for (const record of due) {
+      try {
+        await callDatabase(() =>
+          client.send(
+            new UpdateCommand({
+              TableName: tableName,
+              Key: { keyHash: record.keyHash },
+              UpdateExpression: `SET expiredAt = :expiresAt${change.set}`,
+              ConditionExpression:
+                'expiresAt = :expiresAt AND attribute_not_exists(revokedAt) AND (attribute_not_exists(expiredAt) OR expiredAt <> :expiresAt)',
+              ExpressionAttributeValues: { ':expiresAt': record.expiresAt, ...change.values },
+            }),
+          ),
+        );
+        marked.push({ ...record, expiredAt: record.expiresAt });
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error; // changed meanwhile: the next sweep sees it as it is
+      }
+    }
+    return marked;
+  };
+
+  return { register, findActive, findById, list, recordUse, revoke, revokeOthersNamed, roll, markExpired };
 };

@@ -28,7 +28,7 @@ const createPet = (key: string) =>
 
 const keyWith = async (scopes: Scope[]): Promise<string> => {
   const key = generateApiKey();
-  await api.keys.register(key, `scopes ${scopes.join(',')}`, scopes);
+  await api.keys.register(key, `scopes ${scopes.join(',')}`, { scopes });
   return key;
 };
 

@@ -20,14 +20,14 @@ const rawItems = async () => (await tables.client.send(new ScanCommand({ TableNa
 describe('register', () => {
   it('stores the scopes it is given as a String Set, and reads them back', async () => {
     const key = generateApiKey();
-    const record = await keys.register(key, 'reader', ['orders:read', 'pets:read']);
+    const record = await keys.register(key, 'reader', { scopes: ['orders:read', 'pets:read'] });
     expect(record.scopes).toEqual(['pets:read', 'orders:read']);
     expect((await rawItems())[0]?.scopes).toEqual(new Set(['pets:read', 'orders:read']));
     expect((await keys.findActive(key))?.scopes).toEqual(['pets:read', 'orders:read']);
   });
 
   it('refuses a key with no scope, which a String Set cannot hold, and stores nothing', async () => {
-    await expect(keys.register(generateApiKey(), 'none', [])).rejects.toThrow(/at least one scope/);
+    await expect(keys.register(generateApiKey(), 'none', { scopes: [] })).rejects.toThrow(/at least one scope/);
     expect(await rawItems()).toEqual([]);
   });
 
@@ -109,7 +109,7 @@ describe('list and revoke', () => {
     const record = await keys.register(key, 'ci');
     await keys.register(other, 'other');
 
-    expect(await keys.revoke(record.keyId)).toBe(true);
+    expect((await keys.revoke(record.keyId))?.revokedAt).toMatch(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/);
 
     expect(await keys.findActive(key)).toBeUndefined();
     expect(await keys.findActive(other)).toBeDefined();
@@ -123,16 +123,16 @@ describe('list and revoke', () => {
     const [first] = await keys.list();
     await new Promise((resolve) => setTimeout(resolve, 5));
 
-    expect(await keys.revoke(record.keyId)).toBe(true);
+    expect((await keys.revoke(record.keyId))?.revokedAt).toBe(first?.revokedAt);
 
     const [second] = await keys.list();
     expect(second?.revokedAt).toBe(first?.revokedAt);
   });
 
-  it('answers false for a key id that does not exist, and changes nothing', async () => {
+  it('answers undefined for a key id that does not exist, and changes nothing', async () => {
     const record = await keys.register(generateApiKey(), 'ci');
-    expect(await keys.revoke('000000000000')).toBe(false);
-    expect(await keys.revoke('')).toBe(false);
+    expect(await keys.revoke('000000000000')).toBeUndefined();
+    expect(await keys.revoke('')).toBeUndefined();
     expect(await keys.list()).toEqual([record]);
   });
 });

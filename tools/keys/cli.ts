@@ -159,7 +159,7 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
       case 'create': {
         if (!values.name) throw new UsageError('create needs --name NAME (who or what the key is for).');
         const key = generateApiKey();
-        const record = await keys.register(key, values.name, scopes);
+        const record = await keys.register(key, values.name, { scopes });
         if (values.json) {
           print(json(record, key));
           return 0;
