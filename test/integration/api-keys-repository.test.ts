@@ -1,10 +1,17 @@
 /** The API-keys repository against the real DynamoDB Local: only hashes are stored; keys can be revoked. */
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import {
+  apiKeysRepository,
+  KeyStateError,
+  keyState,
+  LAST_USE_RESOLUTION_MS,
+  type ApiKeysRepository,
+} from '../../shared/api-keys-repository';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import { freePort } from '../../tools/dynamodb-local';
+import { putConsoleKey } from '../support/console-keys';
 import { createTestTables, type TestTables } from '../support/tables';
 
 let tables: TestTables;
@@ -152,6 +159,167 @@ describe('revokeOthersNamed', () => {
     expect(await keys.findActive(kept)).toBeDefined();
     expect(await keys.findActive(other)).toBeDefined();
     expect(await keys.revokeOthersNamed('local', keptRecord.keyId)).toEqual([]);
+  });
+});
+
+const HOUR = 3_600_000;
+const at = (offsetMs: number, from = Date.now()) => new Date(from + offsetMs);
+const itemOfId = async (keyId: string) => (await rawItems()).find((item) => item.keyId === keyId);
+
+describe('expiry', () => {
+  it('stores an expiry as given, and findActive refuses the key from that moment on', async () => {
+    const key = generateApiKey();
+    const now = Date.now();
+    const expiresAt = at(HOUR, now).toISOString();
+    const record = await keys.register(key, 'ci', { expiresAt });
+
+    expect((await itemOfId(record.keyId))?.expiresAt).toBe(expiresAt);
+    expect(await keys.findActive(key, at(HOUR - 1, now))).toBeDefined();
+    expect(await keys.findActive(key, at(HOUR, now))).toBeUndefined();
+  });
+
+  it('reads a key state as active, expired or revoked; an expiry that is no timestamp fails closed', () => {
+    const now = new Date();
+    expect(keyState({}, now)).toBe('active');
+    expect(keyState({ expiresAt: at(1, now.getTime()).toISOString() }, now)).toBe('active');
+    expect(keyState({ expiresAt: now.toISOString() }, now)).toBe('expired');
+    expect(keyState({ expiresAt: 'next tuesday' }, now)).toBe('expired');
+    expect(keyState({ expiresAt: at(HOUR, now.getTime()).toISOString(), revokedAt: '' }, now)).toBe('revoked');
+  });
+});
+
+describe('recordUse', () => {
+  it('writes lastUsedAt on first use, then not again within the hour, then again after it', async () => {
+    const key = generateApiKey();
+    await keys.register(key, 'ci');
+    const first = new Date();
+
+    expect(await keys.recordUse((await keys.findActive(key))!, first)).toBe(true);
+    const used = (await keys.findActive(key))!;
+    expect(used.lastUsedAt).toBe(first.toISOString());
+
+    expect(await keys.recordUse(used, at(LAST_USE_RESOLUTION_MS - 1, first.getTime()))).toBe(false);
+    expect((await keys.findActive(key))?.lastUsedAt).toBe(first.toISOString());
+
+    const later = at(LAST_USE_RESOLUTION_MS, first.getTime());
+    expect(await keys.recordUse(used, later)).toBe(true);
+    expect((await keys.findActive(key, later))?.lastUsedAt).toBe(later.toISOString());
+  });
+
+  it('lets one of two callers that read the same lastUsedAt write it', async () => {
+    const key = generateApiKey();
+    await keys.register(key, 'ci');
+    const read = (await keys.findActive(key))!;
+
+    const results = await Promise.all([keys.recordUse(read, at(0)), keys.recordUse(read, at(1))]);
+
+    expect(results.filter(Boolean)).toHaveLength(1);
+  });
+
+  it('never brings a deleted key back as an item holding only lastUsedAt', async () => {
+    const record = await keys.register(generateApiKey(), 'ci');
+    await tables.client.send(new DeleteCommand({ TableName: tables.apiKeys, Key: { keyHash: record.keyHash } }));
+
+    expect(await keys.recordUse(record)).toBe(false);
+    expect(await rawItems()).toEqual([]);
+  });
+});
+
+describe('roll', () => {
+  it('makes a new key with the same name and scopes, and gives the old one an expiry a grace from now', async () => {
+    const [oldKey, newKey] = [generateApiKey(), generateApiKey()];
+    const old = await keys.register(oldKey, 'partner', { scopes: ['pets:read'] });
+    const now = new Date();
+
+    const { previous, next } = await keys.roll(old.keyId, newKey, { graceMs: HOUR, changedBy: 'local:alice', now });
+
+    expect(next).toMatchObject({ keyId: keyIdOf(hashApiKey(newKey)), name: 'partner', scopes: ['pets:read'], replaces: old.keyId });
+    expect(next.expiresAt).toBeUndefined();
+    expect(previous).toMatchObject({ keyId: old.keyId, expiresAt: at(HOUR, now.getTime()).toISOString(), replacedBy: next.keyId });
+    expect(await itemOfId(old.keyId)).toMatchObject({
+      expiresAt: previous.expiresAt,
+      replacedBy: next.keyId,
+      changedBy: 'local:alice',
+      changedAt: now.toISOString(),
+    });
+    expect(await keys.findActive(oldKey, at(HOUR - 1, now.getTime()))).toBeDefined();
+    expect(await keys.findActive(oldKey, at(HOUR, now.getTime()))).toBeUndefined();
+    expect(await keys.findActive(newKey, at(HOUR, now.getTime()))).toBeDefined();
+  });
+
+  it('with no grace ends the old key at once', async () => {
+    const oldKey = generateApiKey();
+    const old = await keys.register(oldKey, 'leaked');
+    await keys.roll(old.keyId, generateApiKey(), { graceMs: 0 });
+    expect(await keys.findActive(oldKey)).toBeUndefined();
+  });
+
+  it('keeps an earlier expiry the old key already had', async () => {
+    const expiresAt = at(HOUR).toISOString();
+    const old = await keys.register(generateApiKey(), 'ci', { expiresAt });
+    const { previous } = await keys.roll(old.keyId, generateApiKey(), { graceMs: 24 * HOUR });
+    expect(previous.expiresAt).toBe(expiresAt);
+    expect((await itemOfId(old.keyId))?.expiresAt).toBe(expiresAt);
+  });
+
+  it('refuses an unknown, revoked or expired key, and writes nothing', async () => {
+    const revoked = await keys.register(generateApiKey(), 'revoked');
+    await keys.revoke(revoked.keyId);
+    const expired = await keys.register(generateApiKey(), 'expired', { expiresAt: at(-1).toISOString() });
+    const before = await rawItems();
+
+    for (const [keyId, state] of [
+      ['000000000000', 'missing'],
+      [revoked.keyId, 'revoked'],
+      [expired.keyId, 'expired'],
+    ] as const) {
+      const refusal = keys.roll(keyId, generateApiKey(), { graceMs: HOUR });
+      await expect(refusal).rejects.toBeInstanceOf(KeyStateError);
+      await expect(refusal).rejects.toMatchObject({ keyId, state });
+    }
+    expect(await rawItems()).toHaveLength(before.length);
+  });
+
+  it('is one transaction: of two rolls of the same key at once, one succeeds and one new key exists', async () => {
+    const old = await keys.register(generateApiKey(), 'ci');
+
+    const results = await Promise.allSettled([
+      keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR }),
+      keys.roll(old.keyId, generateApiKey(), { graceMs: 2 * HOUR }),
+    ]);
+
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    expect((await rawItems()).filter((item) => item.replaces === old.keyId)).toHaveLength(1);
+  });
+});
+
+describe('revoke', () => {
+  it('records who revoked the key, and keeps the first revoker when revoked twice', async () => {
+    const record = await keys.register(generateApiKey(), 'ci');
+    await keys.revoke(record.keyId, 'local:alice');
+    await keys.revoke(record.keyId, 'local:bob');
+    expect(await itemOfId(record.keyId)).toMatchObject({ changedBy: 'local:alice', revokedAt: expect.any(String) });
+  });
+});
+
+describe('markExpired', () => {
+  it('marks each expiry reached once, leaving active and revoked keys alone', async () => {
+    const now = new Date();
+    const expired = await keys.register(generateApiKey(), 'expired', { expiresAt: at(-1, now.getTime()).toISOString() });
+    await keys.register(generateApiKey(), 'active', { expiresAt: at(HOUR, now.getTime()).toISOString() });
+    const revoked = await keys.register(generateApiKey(), 'revoked', { expiresAt: at(-1, now.getTime()).toISOString() });
+    await keys.revoke(revoked.keyId);
+
+    expect((await keys.markExpired(now, 'system:key-expiry')).map((record) => record.keyId)).toEqual([expired.keyId]);
+    expect(await itemOfId(expired.keyId)).toMatchObject({ expiredAt: expired.expiresAt, changedBy: 'system:key-expiry' });
+    expect(await keys.markExpired(now)).toEqual([]);
+  });
+
+  it('marks an expiry written in the console, as a plain string', async () => {
+    const expiresAt = at(-HOUR).toISOString();
+    await putConsoleKey(tables.client, tables.apiKeys, { extra: { expiresAt: { S: expiresAt } } });
+    const marked = await keys.markExpired();
+    expect(marked.map((record) => record.expiredAt)).toEqual([expiresAt]);
   });
 });
 
