@@ -1,0 +1,55 @@
+/** The local gateway's usage-plan meter: per-key token buckets and quotas, as API Gateway meters them. */
+import { describe, expect, it } from 'vitest';
+import type { Plan } from '../../../shared/plans';
+import { createUsageMeter, quotaPeriodStart } from '../../../tools/local-server/usage-plans';
+
+const T0 = Date.parse('2026-11-25T10:00:00.000Z'); // a Wednesday
+
+const takeMany = (meter: ReturnType<typeof createUsageMeter>, key: string, plan: Plan, count: number, at: number) =>
+  Array.from({ length: count }, () => meter.take(key, plan, at));
+
+describe('the token bucket of a key', () => {
+  const plan: Plan = { rateLimit: 2, burstLimit: 3 };
+
+  it('lets a burst through, refuses the next as THROTTLED, and refills at the rate', () => {
+    const meter = createUsageMeter();
+    expect(takeMany(meter, 'a', plan, 4, T0)).toEqual(['allowed', 'allowed', 'allowed', 'THROTTLED']);
+    expect(meter.take('a', plan, T0 + 499)).toBe('THROTTLED');
+    expect(meter.take('a', plan, T0 + 500)).toBe('allowed');
+    expect(takeMany(meter, 'a', plan, 4, T0 + 10_000)).toEqual(['allowed', 'allowed', 'allowed', 'THROTTLED']);
+  });
+
+  it('meters each key apart: one key over its rate leaves another untouched', () => {
+    const meter = createUsageMeter();
+    takeMany(meter, 'noisy', plan, 50, T0);
+    expect(takeMany(meter, 'quiet', plan, 3, T0)).toEqual(['allowed', 'allowed', 'allowed']);
+  });
+});
+
+describe('the quota of a key', () => {
+  const plan: Plan = { rateLimit: 1_000, burstLimit: 1_000, quota: { limit: 2, period: 'DAY' } };
+
+  it('refuses as QUOTA_EXCEEDED past the limit, until the next period', () => {
+    const meter = createUsageMeter();
+    expect(takeMany(meter, 'a', plan, 3, T0)).toEqual(['allowed', 'allowed', 'QUOTA_EXCEEDED']);
+    expect(meter.take('a', plan, Date.parse('2026-11-25T23:59:59.999Z'))).toBe('QUOTA_EXCEEDED');
+    expect(meter.take('a', plan, Date.parse('2026-11-26T00:00:00.000Z'))).toBe('allowed');
+  });
+
+  it('does not count throttled requests against the quota', () => {
+    const meter = createUsageMeter();
+    const tight: Plan = { rateLimit: 1, burstLimit: 1, quota: { limit: 2, period: 'DAY' } };
+    expect(takeMany(meter, 'a', tight, 5, T0)).toEqual(['allowed', 'THROTTLED', 'THROTTLED', 'THROTTLED', 'THROTTLED']);
+    expect(meter.take('a', tight, T0 + 1_000)).toBe('allowed');
+    expect(meter.take('a', tight, T0 + 2_000)).toBe('QUOTA_EXCEEDED');
+  });
+});
+
+describe('quotaPeriodStart', () => {
+  it('starts a DAY at 00:00 UTC, a WEEK on Sunday and a MONTH on its first day', () => {
+    expect(new Date(quotaPeriodStart('DAY', T0)).toISOString()).toBe('2026-11-25T00:00:00.000Z');
+    expect(new Date(quotaPeriodStart('WEEK', T0)).toISOString()).toBe('2026-11-22T00:00:00.000Z');
+    expect(new Date(quotaPeriodStart('MONTH', T0)).toISOString()).toBe('2026-11-01T00:00:00.000Z');
+    expect(new Date(quotaPeriodStart('WEEK', Date.parse('2026-11-22T00:00:00.000Z'))).toISOString()).toBe('2026-11-22T00:00:00.000Z');
+  });
+});

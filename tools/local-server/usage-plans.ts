@@ -1,0 +1,57 @@
+/**
+ * The local gateway's usage plans, as API Gateway meters a usage plan's API key: a token bucket per
+ * key at its plan's rate and burst, then a quota counter per key and period. Quota periods start as
+ * API Gateway's do with no offset: a DAY at 00:00 UTC, a WEEK on Sunday, a MONTH on its first day.
+ */
+import type { Plan, QuotaPeriod } from '../../shared/plans';
+
+/** What the meter says of one request: let it through, or which refusal (the gateway response type). */
+export type Metered = 'allowed' | 'THROTTLED' | 'QUOTA_EXCEEDED';
+
+export interface UsageMeter {
+  /** Meters one request of the key `usageKey` on `plan` at `at` (epoch milliseconds). */
+  take(usageKey: string, plan: Plan, at: number): Metered;
+}
+
+/** The start of the quota period that `at` falls in, in epoch milliseconds (UTC). */
+export const quotaPeriodStart = (period: QuotaPeriod, at: number): number => {
+  const day = new Date(at);
+  day.setUTCHours(0, 0, 0, 0);
+  if (period === 'WEEK') day.setUTCDate(day.getUTCDate() - day.getUTCDay());
+  if (period === 'MONTH') day.setUTCDate(1);
+  return day.getTime();
+};
+
+interface KeyUsage {
+  tokens: number;
+  refilledAt: number;
+  periodStart: number;
+  used: number;
+}
+
+export const createUsageMeter = (): UsageMeter => {
+  const usage = new Map<string, KeyUsage>();
+
+  return {
+    take(usageKey, plan, at) {
+      const periodStart = plan.quota ? quotaPeriodStart(plan.quota.period, at) : 0;
+      const current = usage.get(usageKey) ?? { tokens: plan.burstLimit, refilledAt: at, periodStart, used: 0 };
+      usage.set(usageKey, current);
+
+      const elapsed = Math.max(0, at - current.refilledAt); // a clock may step back
+      current.tokens = Math.min(plan.burstLimit, current.tokens + (elapsed / 1000) * plan.rateLimit);
+      current.refilledAt = at;
+      if (current.tokens < 1) return 'THROTTLED';
+
+      if (current.periodStart !== periodStart) {
+        current.periodStart = periodStart;
+        current.used = 0;
+      }
+      if (plan.quota && current.used >= plan.quota.limit) return 'QUOTA_EXCEEDED';
+
+      current.tokens -= 1;
+      current.used += 1;
+      return 'allowed';
+    },
+  };
+};
