@@ -5,6 +5,7 @@
  */
 import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
+import { SHARED_USAGE_KEY_VARIABLE } from '../shared/plans';
 import { PROJECT_NAME } from '../shared/project';
 import { stackOutputs } from '../shared/stack';
 import { petsStatusIndex } from '../shared/tables';
@@ -52,12 +53,15 @@ export class PetStoreStack extends Stack {
       operations,
       authorizer: this.functions.authorizer.function,
       throttle: settings.throttle,
+      plans: settings.plans,
       authorizerCacheTtlSeconds: settings.authorizerCacheTtlSeconds,
       corsAllowedOrigins: settings.corsAllowedOrigins,
       customDomain: settings.customDomain,
       webAclArn: settings.webAclArn,
       ...kept,
     });
+    // Keys without an API key of their own are metered on the default plan's shared one.
+    this.functions.authorizer.function.addEnvironment(SHARED_USAGE_KEY_VARIABLE, this.api.usagePlans.sharedUsageKeyValue);
     this.monitoring = new Monitoring(this, 'Monitoring', {
       dashboardName: resourceName,
       apiStage: this.api.api.deploymentStage,
@@ -78,6 +82,10 @@ export class PetStoreStack extends Stack {
       description: 'Where `npm run keys -- create --stage <stage>` registers keys',
     });
     new CfnOutput(this, stackOutputs.dashboardUrl, { value: this.monitoring.dashboardUrl });
+    new CfnOutput(this, stackOutputs.usagePlanIds, {
+      value: this.toJsonString(Object.fromEntries([...this.api.usagePlans.plans].map(([name, plan]) => [name, plan.usagePlanId]))),
+      description: "Each plan's usage plan id, by plan name: where `npm run keys -- set-plan` puts a key",
+    });
     const domain = this.api.api.domainName;
     if (domain) {
       new CfnOutput(this, 'CustomDomainTarget', {

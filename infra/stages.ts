@@ -5,6 +5,7 @@
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { plans, Plans, type Plan } from '../shared/plans';
 
 export interface CustomDomain {
   /** The API's host name, e.g. `api.example.com`. Point a DNS alias at the stack's `CustomDomainTarget`. */
@@ -14,8 +15,13 @@ export interface CustomDomain {
 }
 
 export interface StageSettings {
-  /** Steady requests per second the stage accepts, and the burst above it; beyond, 429. */
+  /**
+   * Steady requests per second the stage accepts from all clients together, and the burst above
+   * it; beyond, 429. The ceiling over every plan: no plan lets a key past it.
+   */
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** The usage plans: each key's own rate, burst and quota (shared/plans.ts, which a stage may override plan by plan). */
+  readonly plans: Plans;
   /**
    * How long API Gateway reuses the authorizer's answer for one key: a revoked key keeps
    * working for at most this long. 0 turns the cache off (one keys-table read per request).
@@ -46,6 +52,7 @@ export interface StageSettings {
 /** Any stage not named below: a developer's or a feature branch's, cheap to run and to throw away. */
 export const defaultSettings: StageSettings = {
   throttle: { rateLimit: 50, burstLimit: 100 },
+  plans,
   authorizerCacheTtlSeconds: 60,
   logRetention: RetentionDays.ONE_WEEK,
   corsAllowedOrigins: [],
@@ -53,7 +60,10 @@ export const defaultSettings: StageSettings = {
   terminationProtection: false,
 };
 
-export const stages: Readonly<Record<string, Partial<StageSettings>>> = {
+/** What a stage changes: any setting, and any plan by its name (the others stay as shared/plans.ts defines them). */
+export type StageOverrides = Partial<Omit<StageSettings, 'plans'>> & { readonly plans?: Readonly<Record<string, Plan>> };
+
+export const stages: Readonly<Record<string, StageOverrides>> = {
   staging: {
     throttle: { rateLimit: 100, burstLimit: 200 },
     logRetention: RetentionDays.ONE_MONTH,
@@ -84,8 +94,14 @@ export const parseStageName = (value: unknown): string => {
   return stage;
 };
 
-export const stageSettings = (stage: string): StageSettings => {
-  const settings = { ...defaultSettings, ...stages[stage] };
+export const stageSettings = (stage: string, overridesByStage: Readonly<Record<string, StageOverrides>> = stages): StageSettings => {
+  const overrides = overridesByStage[stage] ?? {};
+  const settings = { ...defaultSettings, ...overrides, plans: { ...defaultSettings.plans, ...overrides.plans } };
+  const checked = Plans.safeParse(settings.plans);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    throw new Error(`Stage '${stage}': plans.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}.`);
+  }
   if (settings.authorizerCacheTtlSeconds < 0 || settings.authorizerCacheTtlSeconds > 3600) {
     throw new Error(`Stage '${stage}': authorizerCacheTtlSeconds must be 0–3600 (API Gateway's limit).`);
   }

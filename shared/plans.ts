@@ -36,6 +36,12 @@ export const plans: Plans = {
   partner: { rateLimit: 100, burstLimit: 200, quota: { limit: 5_000_000, period: 'MONTH' } },
 };
 
+/**
+ * The variable that gives the authorizer the value of the `default` plan's shared usage key, which
+ * meters the keys that have no API Gateway API key of their own.
+ */
+export const SHARED_USAGE_KEY_VARIABLE = 'SHARED_USAGE_KEY';
+
 /** The variable naming a JSON file of plans that replaces these, for trying things out and for tests. */
 export const PLANS_FILE_VARIABLE = 'PLANS_FILE';
 

@@ -5,6 +5,7 @@
  */
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
+  ApiKeySourceType,
   AccessLogFormat,
   AuthorizationType,
   CfnMethod,
@@ -35,6 +36,7 @@ import { errorResponse, REQUEST_ID_HEADER } from '../../shared/http/response';
 import { gatewayResponses, type GatewayResponseType } from '../../shared/gateway-responses';
 import { routes, STAGE_NAME, type Route } from '../../shared/routes';
 import { gatewayResponseTemplate, quoted } from '../gateway-response-templates';
+import { UsagePlans } from './usage-plans';
 import type { CustomDomain, StageSettings } from '../stages';
 
 /** The fields of an access log line: who called what, and how it ended. Never a header or a body. */
@@ -69,6 +71,7 @@ export interface PetStoreApiProps {
   readonly authorizer: IFunction;
   /** The stage's settings (infra/stages.ts) say what each of these is. */
   readonly throttle: StageSettings['throttle'];
+  readonly plans: StageSettings['plans'];
   readonly authorizerCacheTtlSeconds: number;
   /** None: no CORS headers, no preflight. */
   readonly corsAllowedOrigins: readonly string[];
@@ -81,6 +84,7 @@ export interface PetStoreApiProps {
 
 export class PetStoreApi extends Construct {
   readonly api: RestApi;
+  readonly usagePlans: UsagePlans;
   readonly accessLogs: LogGroup;
   /** The base URL clients use, ending in `/v1`: the custom domain's when there is one. */
   readonly url: string;
@@ -127,7 +131,9 @@ export class PetStoreApi extends Construct {
         accessLogDestination: new LogGroupLogDestination(this.accessLogs),
         accessLogFormat: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
       },
-      defaultMethodOptions: { authorizationType: AuthorizationType.CUSTOM, authorizer },
+      // Usage plans meter the API key the authorizer names (usageIdentifierKey): no client sends one.
+      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
+      defaultMethodOptions: { authorizationType: AuthorizationType.CUSTOM, authorizer, apiKeyRequired: true },
       ...(origins.length > 0 ? { defaultCorsPreflightOptions: corsPreflight(origins) } : {}),
       ...(props.customDomain
         ? {
@@ -147,6 +153,7 @@ export class PetStoreApi extends Construct {
     this.api.node.tryRemoveChild('Endpoint');
 
     for (const route of routes) this.addRoute(route, props.operations, origins);
+    this.usagePlans = new UsagePlans(this, 'UsagePlans', { api: this.api, namePrefix: props.apiName, plans: props.plans });
     // The CORS preflights CDK adds (when origins are configured) are mock integrations too.
     for (const method of this.api.methods) {
       if (method.httpMethod === 'OPTIONS') mockAsText(method.node.defaultChild as CfnMethod);
