@@ -20,10 +20,12 @@ import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER, type GatewayResponseType } fr
 import { cors, corsOrigins } from '../../shared/http/cors';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { logger } from '../../shared/logger';
+import { DEFAULT_PLAN, plansInForce, type Plans } from '../../shared/plans';
 import { createAuthorizerCache } from './authorizer-cache';
 import { lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from './events';
 import { policyAllows } from './policy';
 import { matchRoute, pathBelowBase } from './route-matcher';
+import { createUsageMeter } from './usage-plans';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
@@ -51,7 +53,10 @@ export interface GatewayOptions {
   readonly handlers: Readonly<Record<string, ProxyHandler>>;
   readonly authorizer: TokenAuthorizer;
   readonly authCacheTtlSeconds?: number;
+  /** The stage throttle: the ceiling over all keys together, applied after each key's plan. */
   readonly throttle?: { readonly rate: number; readonly burst: number };
+  /** The usage plans each key is metered on (by default those of PLANS_FILE, else shared/plans.ts). */
+  readonly plans?: Plans;
   readonly now?: () => Date;
   /**
    * The API's own host (and port), as API Gateway sets `requestContext.domainName`: the URLs the
@@ -76,6 +81,7 @@ export const createGateway = ({
   authorizer,
   authCacheTtlSeconds = DEFAULT_AUTH_CACHE_TTL_SECONDS,
   throttle = DEFAULT_THROTTLE,
+  plans = plansInForce(),
   now = () => new Date(),
   domainName = () => 'localhost',
   corsAllowedOrigins = corsOrigins(),
@@ -83,6 +89,7 @@ export const createGateway = ({
   const policyCache = createAuthorizerCache(authCacheTtlSeconds);
   const notImplemented = mockNotImplemented(corsAllowedOrigins);
   const bucket = { tokens: throttle.burst, refilledAt: now().getTime() };
+  const usageMeter = createUsageMeter();
 
   const takeToken = (): boolean => {
     const at = now().getTime();
@@ -98,6 +105,20 @@ export const createGateway = ({
     const response = gatewayAnswer(type);
     logger.info('gateway', { requestId, gatewayResponse: type, status: response.statusCode });
     return response;
+  };
+
+  /**
+   * Meters the request on the usage plan of the API key the authorizer named, as API Gateway does
+   * with the API key source AUTHORIZER: no usage key, or one of no plan, is INVALID_API_KEY.
+   * The plan is the one the authorizer's context names (the key's), `default` when it names none.
+   */
+  const meterUsage = (authorized: APIGatewayAuthorizerResult): GatewayResponseType | undefined => {
+    const usageKey = authorized.usageIdentifierKey;
+    const planName = authorized.context?.plan;
+    const plan = plans[typeof planName === 'string' ? planName : DEFAULT_PLAN];
+    if (!usageKey || !plan) return 'INVALID_API_KEY';
+    const metered = usageMeter.take(usageKey, plan, now().getTime());
+    return metered === 'allowed' ? undefined : metered;
   };
 
   /** Runs the authorizer, or reuses its cached policy for this token. Returns a refusal, or the policy. */
@@ -129,7 +150,6 @@ export const createGateway = ({
     const subPath = url === undefined ? undefined : pathBelowBase(url.pathname);
     const match = subPath === undefined ? undefined : matchRoute(request.method, subPath);
     if (!url || !match || subPath === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId);
-    if (!takeToken()) return gatewayResponse('THROTTLED', requestId);
     if (request.body === undefined) return gatewayResponse('REQUEST_TOO_LARGE', requestId);
 
     const { route } = match;
@@ -137,6 +157,9 @@ export const createGateway = ({
     const token = request.headers.find(([name]) => name.toLowerCase() === 'authorization')?.[1];
     const authorized = await authorize(token, methodArn);
     if (typeof authorized === 'string') return gatewayResponse(authorized, requestId);
+    // Each key's plan first, then the stage throttle over all keys together.
+    const refusal = meterUsage(authorized) ?? (takeToken() ? undefined : 'THROTTLED');
+    if (refusal) return gatewayResponse(refusal, requestId);
 
     const event = proxyEvent({
       method: request.method,

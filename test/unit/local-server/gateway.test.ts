@@ -6,19 +6,24 @@
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../../shared/logger';
+import type { Plans } from '../../../shared/plans';
 import { AUTH_CACHE_MAX_ENTRIES } from '../../../tools/local-server/authorizer-cache';
 import { createGateway, type GatewayOptions, type GatewayRequest, type TokenAuthorizer } from '../../../tools/local-server/gateway';
 
 const allowAll: TokenAuthorizer = async () => policy('Allow');
 
-function policy(effect: 'Allow' | 'Deny'): APIGatewayAuthorizerResult {
+function policy(
+  effect: 'Allow' | 'Deny',
+  usage: { usageIdentifierKey?: string; plan?: string } = { usageIdentifierKey: 'usage-key' },
+): APIGatewayAuthorizerResult {
   return {
     principalId: '0123456789ab',
+    ...(usage.usageIdentifierKey === undefined ? {} : { usageIdentifierKey: usage.usageIdentifierKey }),
     policyDocument: {
       Version: '2012-10-17',
       Statement: [{ Effect: effect, Action: 'execute-api:Invoke', Resource: 'arn:aws:execute-api:*' }],
     },
-    context: { keyId: '0123456789ab', keyHash: '0123456789ab'.padEnd(64, '0') },
+    context: { keyId: '0123456789ab', keyHash: '0123456789ab'.padEnd(64, '0'), ...(usage.plan ? { plan: usage.plan } : {}) },
   };
 }
 
@@ -30,10 +35,14 @@ const request = (path: string, headers: Array<readonly [string, string]> = [['Au
   sourceIp: '203.0.113.7',
 });
 
+/** Plans no test here meets unless it means to. */
+const ROOMY_PLANS: Plans = { default: { rateLimit: 10_000, burstLimit: 5_000 } };
+
 const gatewayWith = (options: Partial<GatewayOptions> = {}) =>
   createGateway({
     handlers: { listPets: async () => ({ statusCode: 200, headers: {}, body: '[]' }) },
     authorizer: allowAll,
+    plans: ROOMY_PLANS,
     ...options,
   });
 
@@ -185,5 +194,67 @@ describe('the authorizer cache of the local gateway', () => {
     const gateway = gatewayWith({ authCacheTtlSeconds: 0 });
     await gateway(request('/pets'));
     expect(gateway.authCacheSize()).toBe(0);
+  });
+});
+
+describe('the local gateway and the usage plans', () => {
+  const PLANS: Plans = {
+    default: { rateLimit: 1_000, burstLimit: 1_000 },
+    small: { rateLimit: 0.001, burstLimit: 2, quota: { limit: 1_000, period: 'DAY' } },
+    quota: { rateLimit: 1_000, burstLimit: 1_000, quota: { limit: 2, period: 'DAY' } },
+  };
+  /** An authorizer that gives each token its own usage key, and the plan the token names (`Bearer <plan>-<n>`). */
+  const perToken: TokenAuthorizer = async (event) => {
+    const token = event.authorizationToken.slice('Bearer '.length);
+    return policy('Allow', { usageIdentifierKey: `usage-${token}`, plan: token.split('-')[0] });
+  };
+  const as = (token: string) => request('/pets', [['Authorization', `Bearer ${token}`]]);
+  const statuses = async (gateway: ReturnType<typeof gatewayWith>, token: string, count: number) => {
+    const answers: Array<{ status: number; code?: string }> = [];
+    for (let index = 0; index < count; index += 1) {
+      const response = await gateway(as(token));
+      answers.push({ status: response.statusCode, ...(response.statusCode === 200 ? {} : { code: bodyOf(response).code }) });
+    }
+    return answers;
+  };
+
+  it('throttles a key over its plan with 429 too_many_requests and Retry-After, and not another key', async () => {
+    const gateway = gatewayWith({ authorizer: perToken, plans: PLANS });
+    expect(await statuses(gateway, 'small-1', 3)).toEqual([{ status: 200 }, { status: 200 }, { status: 429, code: 'too_many_requests' }]);
+    const refused = await gateway(as('small-1'));
+    expect(refused.headers).toMatchObject({ 'Retry-After': expect.stringMatching(/^\d+$/) });
+    expect(await statuses(gateway, 'small-2', 2)).toEqual([{ status: 200 }, { status: 200 }]);
+    expect(await statuses(gateway, 'default-1', 5)).toEqual(Array.from({ length: 5 }, () => ({ status: 200 })));
+  });
+
+  it('answers a key over its quota with 429 quota_exceeded and Retry-After', async () => {
+    const gateway = gatewayWith({ authorizer: perToken, plans: PLANS });
+    expect(await statuses(gateway, 'quota-1', 3)).toEqual([{ status: 200 }, { status: 200 }, { status: 429, code: 'quota_exceeded' }]);
+    expect((await gateway(as('quota-1'))).headers).toMatchObject({ 'Retry-After': expect.stringMatching(/^\d+$/) });
+    expect(lines).toContainEqual(expect.objectContaining({ message: 'gateway', gatewayResponse: 'QUOTA_EXCEEDED', status: 429 }));
+  });
+
+  it('meters a key whose authorizer names no plan on the default plan', async () => {
+    const gateway = gatewayWith({
+      authorizer: async () => policy('Allow', { usageIdentifierKey: 'shared' }),
+      plans: { default: { rateLimit: 0.001, burstLimit: 1 } },
+    });
+    expect((await gateway(request('/pets'))).statusCode).toBe(200);
+    expect(bodyOf(await gateway(request('/pets')))).toMatchObject({ code: 'too_many_requests', status: 429 });
+  });
+
+  it('refuses with INVALID_API_KEY (403) when the authorizer names no usage key, or a plan that does not exist', async () => {
+    for (const authorizer of [async () => policy('Allow', {}), async () => policy('Allow', { usageIdentifierKey: 'k', plan: 'gold' })]) {
+      const response = await gatewayWith({ authorizer, plans: PLANS })(request('/pets'));
+      expect(response.statusCode).toBe(403);
+      expect(bodyOf(response)).toMatchObject({ code: 'forbidden', status: 403 });
+    }
+    expect(lines).toContainEqual(expect.objectContaining({ gatewayResponse: 'INVALID_API_KEY' }));
+  });
+
+  it('applies the stage throttle over all keys after their plans', async () => {
+    const gateway = gatewayWith({ authorizer: perToken, plans: PLANS, throttle: { rate: 0.001, burst: 3 } });
+    const answers = [...(await statuses(gateway, 'default-1', 2)), ...(await statuses(gateway, 'default-2', 2))];
+    expect(answers).toEqual([{ status: 200 }, { status: 200 }, { status: 200 }, { status: 429, code: 'too_many_requests' }]);
   });
 });
