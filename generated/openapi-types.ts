@@ -149,8 +149,8 @@ export interface components {
         Deprecation: string;
         /** @description RFC 8594: when the operation stops working (then 410). */
         Sunset: string;
-        /** @description Seconds to wait before retrying. */
-        RetryAfter: "1";
+        /** @description Seconds to wait before retrying: 1 when throttled or when the service is unavailable; 3600 when the quota is used up (a fixed hint: the quota starts again with its period). */
+        RetryAfter: "1" | "3600";
         /** @description The scheme the API expects. */
         WwwAuthenticate: "Bearer realm=\"pet-store\"";
         /** @description RFC 6750: the key is valid, but its scopes do not cover the operation. */
@@ -276,7 +276,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the usage quota is used up: retry after Retry-After seconds. */
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -472,7 +472,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the usage quota is used up: retry after Retry-After seconds. */
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -686,7 +686,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the usage quota is used up: retry after Retry-After seconds. */
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -836,7 +836,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the usage quota is used up: retry after Retry-After seconds. */
+            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];

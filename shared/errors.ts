@@ -6,8 +6,13 @@
 import type { ApiErrorBody } from './models';
 import { PROJECT_NAME } from './project';
 
-/** Seconds a client should wait before retrying after a 503 or 429. */
+/** Seconds a client should wait before retrying after a 503, or a 429 for going too fast. */
 export const RETRY_AFTER_SECONDS = 1;
+/**
+ * Seconds a client should wait after using up its quota. A fixed hint: API Gateway's answer is a
+ * static gateway response, which cannot compute when the quota's period starts again.
+ */
+export const QUOTA_RETRY_AFTER_SECONDS = 3_600;
 export const WWW_AUTHENTICATE = `Bearer realm="${PROJECT_NAME}"`;
 /** RFC 6750: the credentials are valid, but do not allow this request. */
 export const WWW_AUTHENTICATE_INSUFFICIENT_SCOPE = `${WWW_AUTHENTICATE}, error="insufficient_scope"`;
@@ -57,8 +62,9 @@ export const errorCatalogue = {
   },
   quota_exceeded: {
     status: 429,
-    message: 'The usage quota is used up: retry later.',
-    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    message:
+      "This API key's usage quota is used up until its period starts again (a day at 00:00 UTC, a week on Sunday, a month on the 1st).",
+    headers: { 'Retry-After': String(QUOTA_RETRY_AFTER_SECONDS) },
   },
   // The gateway's catch-all for a 4xx it has no answer of its own for (see gateway-responses.ts):
   // honest that it is generic, and that the HTTP status, not this body, says which 4xx it is.

@@ -8,6 +8,7 @@ import { SCOPES } from '../../shared/scopes';
 import {
   errorCatalogue,
   errorHeaders,
+  QUOTA_RETRY_AFTER_SECONDS,
   RETRY_AFTER_SECONDS,
   WWW_AUTHENTICATE,
   WWW_AUTHENTICATE_INSUFFICIENT_SCOPE,
@@ -68,7 +69,7 @@ const errorWhen: Record<ErrorCode, string> = {
   idempotency_key_reused: 'this `Idempotency-Key` was already used with a different body',
   payload_too_large: `the body is over ${MAX_BODY_BYTES} bytes`,
   too_many_requests: 'throttled: retry after Retry-After seconds',
-  quota_exceeded: 'the usage quota is used up: retry after Retry-After seconds',
+  quota_exceeded: "the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint",
   request_refused: 'the gateway refused the request for a reason it has no code for: the HTTP status says which',
   internal_error: 'an unexpected error; details are logged, not sent',
   not_implemented: 'the operation is listed by the interface but not specified',
@@ -135,7 +136,15 @@ const headers = {
     pattern: '^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \\d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$',
     maxLength: 29,
   }),
-  RetryAfter: header('Seconds to wait before retrying.', { type: 'string', const: String(RETRY_AFTER_SECONDS) }),
+  RetryAfter: header(
+    `Seconds to wait before retrying: ${RETRY_AFTER_SECONDS} when throttled or when the service is unavailable; ` +
+      `${QUOTA_RETRY_AFTER_SECONDS} when the quota is used up (a fixed hint: the quota starts again with its period).`,
+    {
+      type: 'string',
+      enum: [String(RETRY_AFTER_SECONDS), String(QUOTA_RETRY_AFTER_SECONDS)],
+      maxLength: Math.max(String(RETRY_AFTER_SECONDS).length, String(QUOTA_RETRY_AFTER_SECONDS).length),
+    },
+  ),
   WwwAuthenticate: header('The scheme the API expects.', { type: 'string', const: WWW_AUTHENTICATE }),
   WwwAuthenticateInsufficientScope: header('RFC 6750: the key is valid, but its scopes do not cover the operation.', {
     type: 'string',
