@@ -45,10 +45,11 @@ export const gatewayResponses = {
   UNAUTHORIZED: { code: 'unauthorized' },
   // The authorizer's policy does not cover the method: the key lacks its scope (API Gateway's default is 403, as here).
   ACCESS_DENIED: { code: 'forbidden', message: INSUFFICIENT_SCOPE_MESSAGE },
-  // IAM authorization and API keys, which this API does not use; and the web ACL's blocks.
+  // IAM authorization, which this API does not use; and the web ACL's blocks.
   INVALID_SIGNATURE: { code: 'forbidden' },
   EXPIRED_TOKEN: { code: 'forbidden' },
-  INVALID_API_KEY: { code: 'forbidden' },
+  // The usage key the authorizer named is on no usage plan of the stage, or disabled (a revoked key's).
+  INVALID_API_KEY: { code: 'forbidden', message: 'This API key is not on a usage plan of this stage: ask the operators of the API.' },
   WAF_FILTERED: { code: 'forbidden' },
   // API Gateway's answer for a path or method it does not have (its default is a 403).
   MISSING_AUTHENTICATION_TOKEN: { code: 'not_found', message: 'No such route: check the method and the path.' },
