@@ -276,18 +276,19 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(rendered.get('WAF_FILTERED')?.body.code).toBe('forbidden');
       expect(rendered.get('MISSING_AUTHENTICATION_TOKEN')?.body.code).toBe('not_found');
       expect(rendered.get('UNSUPPORTED_MEDIA_TYPE')?.body.code).toBe('unsupported_media_type');
-      for (const [type, code] of [
-        ['THROTTLED', 'too_many_requests'],
-        ['QUOTA_EXCEEDED', 'quota_exceeded'],
-        ['AUTHORIZER_FAILURE', 'service_unavailable'],
-        ['AUTHORIZER_CONFIGURATION_ERROR', 'service_unavailable'],
-        ['INTEGRATION_FAILURE', 'service_unavailable'],
-        ['INTEGRATION_TIMEOUT', 'service_unavailable'],
+      for (const [type, code, retryAfter] of [
+        ['THROTTLED', 'too_many_requests', '1'],
+        // A fixed hint: a gateway response cannot compute when the quota's period starts again.
+        ['QUOTA_EXCEEDED', 'quota_exceeded', '3600'],
+        ['AUTHORIZER_FAILURE', 'service_unavailable', '1'],
+        ['AUTHORIZER_CONFIGURATION_ERROR', 'service_unavailable', '1'],
+        ['INTEGRATION_FAILURE', 'service_unavailable', '1'],
+        ['INTEGRATION_TIMEOUT', 'service_unavailable', '1'],
       ] as const) {
         expect({ type, ...rendered.get(type) }).toMatchObject({
           type,
           body: { code },
-          ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
+          ResponseParameters: { 'gatewayresponse.header.Retry-After': `'${retryAfter}'` },
         });
       }
     });
