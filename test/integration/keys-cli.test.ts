@@ -474,6 +474,24 @@ describe('keys roll', () => {
     expect(lines[0]).toMatch(/\(partner, scopes pets:read,pets:write,orders:read, expires \d{4}-/);
   });
 
+  it('keeps an earlier expiry the console wrote with a time zone, and never lengthens one to the grace', async () => {
+    const inZone = (at: number, zone: string, offsetMs: number) => new Date(at + offsetMs).toISOString().replace('Z', zone);
+    const now = Date.now();
+    // 3 hours from now, written as New York's wall time: its text sorts before the grace's end, its instant after.
+    const later = inZone(now + 3 * HOUR, '-05:00', -5 * HOUR);
+    const sooner = inZone(now + 30 * 60_000, '+02:00', 2 * HOUR);
+    await putConsoleKey(tables.client, tables.apiKeys, { name: 'later', extra: { expiresAt: { S: later } } });
+    await putConsoleKey(tables.client, tables.apiKeys, { name: 'sooner', extra: { expiresAt: { S: sooner } } });
+    const byName = async (name: string) => (await keys.list()).find((record) => record.name === name && record.replacedBy !== undefined);
+
+    const { from, to } = await timed(async () => {
+      for (const record of await keys.list()) expect(await run('roll', record.keyId, '--grace', '1h')).toBe(0);
+    });
+
+    expectAfter((await byName('later'))?.expiresAt, HOUR, from, to);
+    expect((await byName('sooner'))?.expiresAt).toBe(sooner);
+  });
+
   it('prints with --json the new key (its key included), then the old one with its new expiry', async () => {
     const old = await createKey('partner');
 
