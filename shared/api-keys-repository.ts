@@ -276,8 +276,9 @@ export const apiKeysRepository = ({
     if (state !== 'active') throw new KeyStateError(keyId, state);
 
     const graceEnd = new Date(now.getTime() + Math.max(0, graceMs)).toISOString();
-    // An earlier expiry the old key already has stays: a roll never lengthens a key's life.
-    const end = previous.expiresAt !== undefined && previous.expiresAt < graceEnd ? previous.expiresAt : graceEnd;
+    // An earlier expiry the old key already has stays: a roll never lengthens a key's life. Compared
+    // as instants: the console may write one in another zone, whose text sorts otherwise.
+    const end = previous.expiresAt !== undefined && Date.parse(previous.expiresAt) < Date.parse(graceEnd) ? previous.expiresAt : graceEnd;
     const next = newRecord(newKey, previous.name, { scopes: previous.scopes, expiresAt, changedBy }, now, { replaces: previous.keyId });
     const change = changeValues(changedBy, now.toISOString());
     const expiresAsRead =

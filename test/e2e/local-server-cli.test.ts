@@ -234,7 +234,8 @@ describe('npm start', { timeout: 90_000 }, () => {
 
     const list = run('npm', ['run', 'keys', '--silent', '--', 'list'], env);
     expect(await list.exit).toBe(0);
-    expect(list.output()).toMatch(new RegExp(`${keyId}\\tpartner\\tpets:read,pets:write,orders:read\\t\\S+\\tactive`));
+    // id, name, scopes, created, expires (none), last used (by then, perhaps), state
+    expect(list.output()).toMatch(new RegExp(`${keyId}\\tpartner\\tpets:read,pets:write,orders:read\\t\\S+\\t-\\t\\S+\\tactive`));
     expect(list.output()).not.toContain(newKey);
 
     const revoke = run('npm', ['run', 'keys', '--silent', '--', 'revoke', keyId ?? ''], env);
