@@ -530,11 +530,16 @@ describe('keys roll', () => {
       async (keyId: string) => void (await run('roll', keyId, '--grace', '0')),
       'is expired: only an active key can be rolled.',
     ],
+    [
+      'rolled already (and still in its grace)',
+      async (keyId: string) => void (await run('roll', keyId)),
+      `has been rolled already: roll its successor (npm run keys -- show <id> names it).`,
+    ],
   ])('refuses to roll a key that is %s in one line, exit status 2, writing nothing', async (_, spoil, message) => {
     const { record } = await createKey('ci');
     await spoil(record.keyId);
 
-    expect(await refusal('roll', record.keyId)).toBe(`Key ${record.keyId} ${message}`);
+    expect(await refusal('roll', record.keyId)).toBe(`Key ${record.keyId} ${message.replace('<id>', record.keyId)}`);
   });
 
   it('refuses an id no key has in one line, exit status 2, writing nothing', async () => {

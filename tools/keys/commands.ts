@@ -82,9 +82,12 @@ export const rollKey = async ({ keys, print, json, caller }: CommandContext, key
   const key = generateApiKey();
   const { previous, next } = await keys.roll(keyId, key, { ...input, changedBy }).catch((error: unknown) => {
     if (!(error instanceof KeyStateError)) throw error;
-    throw error.state === 'missing'
-      ? noSuchKey(keyId)
-      : new UsageError(`Key ${keyId} is ${error.state}: only an active key can be rolled.`);
+    if (error.state === 'missing') throw noSuchKey(keyId);
+    throw new UsageError(
+      error.state === 'rolled'
+        ? `Key ${keyId} has been rolled already: roll its successor (npm run keys -- show ${keyId} names it).`
+        : `Key ${keyId} is ${error.state}: only an active key can be rolled.`,
+    );
   });
   if (json) {
     print(keyJson(next, key));
