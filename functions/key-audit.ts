@@ -10,8 +10,15 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import { auditEntryOf, type KeyAuditEntry } from '../shared/key-audit';
 import { logger, safeErrorFields } from '../shared/logger';
 
-/** Writes one audit line; `eventId` is the stream record's, the same each time the record is handed again. */
-export type AuditWriter = (entry: KeyAuditEntry, record: { readonly eventId: string }) => Promise<void> | void;
+/** The stream record a line comes from: the same each time the record is handed again. */
+export interface AuditSource {
+  readonly eventId: string;
+  /** The record's place in its shard: a key's records are in this order. */
+  readonly sequenceNumber: string;
+}
+
+/** Writes one audit line. */
+export type AuditWriter = (entry: KeyAuditEntry, source: AuditSource) => Promise<void> | void;
 
 /** The line as CloudWatch Logs keeps it: the entry's fields at the top, so a filter pattern can name them. */
 export const logAuditEntry: AuditWriter = (entry) => logger.info('key change', { ...entry });
@@ -27,7 +34,7 @@ export const createHandler = ({ write = logAuditEntry }: KeyAuditDependencies = 
     for (const record of event.Records) {
       try {
         const entry = auditEntryOf(record);
-        if (entry) await write(entry, { eventId: record.eventID ?? sequenceNumberOf(record) });
+        if (entry) await write(entry, { eventId: record.eventID ?? sequenceNumberOf(record), sequenceNumber: sequenceNumberOf(record) });
       } catch (error) {
         logger.error('audit line not written: the stream hands the record again', {
           sequenceNumber: sequenceNumberOf(record),

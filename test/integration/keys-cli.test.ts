@@ -216,7 +216,7 @@ describe('keys revoke', () => {
 
 describe('usage', () => {
   it('refuses an unknown command in one line naming it', async () => {
-    await expect(run('rotate')).rejects.toThrow("unknown command 'rotate': use create, list, revoke (see npm run keys -- --help).");
+    await expect(run('rotate')).rejects.toThrow("unknown command 'rotate': use create, list, revoke, audit (see npm run keys -- --help).");
   });
 
   it('returns 2 and prints the usage without a command', async () => {

@@ -27,8 +27,8 @@ const batch = (...records: DynamoDBRecord[]): DynamoDBStreamEvent => ({ Records:
 
 describe('the key-audit function', () => {
   it('writes one line per change, in stream order, and none for a lastUsedAt update', async () => {
-    const written: Array<{ entry: KeyAuditEntry; eventId: string }> = [];
-    const handler = createHandler({ write: (entry, { eventId }) => void written.push({ entry, eventId }) });
+    const written: Array<{ entry: KeyAuditEntry; eventId: string; sequenceNumber: string }> = [];
+    const handler = createHandler({ write: (entry, source) => void written.push({ entry, ...source }) });
 
     const result = await handler(
       batch(
@@ -40,9 +40,9 @@ describe('the key-audit function', () => {
     );
 
     expect(result).toEqual({ batchItemFailures: [] });
-    expect(written.map(({ entry, eventId }) => [eventId, entry.action])).toEqual([
-      ['event-1', 'renamed'],
-      ['event-3', 'revoked'],
+    expect(written.map(({ entry, eventId, sequenceNumber }) => [eventId, sequenceNumber, entry.action])).toEqual([
+      ['event-1', '1', 'renamed'],
+      ['event-3', '3', 'revoked'],
     ]);
   });
 

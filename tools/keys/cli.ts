@@ -12,12 +12,14 @@ import { isScope, SCOPES, type Scope } from '../../shared/scopes';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { parseCommandLine, UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, dynamoDBLocalEndpoint } from '../dynamodb-local';
+import { AUDIT_USAGE, runAuditCommand } from './audit';
 
 export const USAGE = `Usage:
   npm run keys -- create --name NAME [--scopes S,…] [--json] [TARGET]
                                                 create a key; it is printed once
   npm run keys -- list [--json] [TARGET]        list keys (id, name, scopes, created, revoked)
   npm run keys -- revoke KEY_ID [TARGET]        revoke a key by its id
+${AUDIT_USAGE}
 
   --scopes S,…      what the new key may do, comma-separated (default: all of them):
                     ${SCOPES.join(', ')}
@@ -51,7 +53,7 @@ export const stageKeysTable = async (stage: string, cloudFormation: Lookup): Pro
 };
 
 const HELP = 'npm run keys -- --help';
-const COMMANDS: readonly string[] = ['create', 'list', 'revoke'];
+const COMMANDS: readonly string[] = ['create', 'list', 'revoke', 'audit'];
 
 /** What a key id looks like (see keyIdOf): anything else is not echoed, since it may be a key. */
 const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
@@ -138,7 +140,7 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
   }
   if (!COMMANDS.includes(command)) throw new UsageError(`unknown command '${command}': use ${COMMANDS.join(', ')} (see ${HELP}).`);
   if (values.scopes !== undefined && command !== 'create') throw new UsageError(`--scopes is for create only (see ${HELP}).`);
-  if (values.json && command === 'revoke') throw new UsageError(`--json is for create and list only (see ${HELP}).`);
+  if (values.json && command === 'revoke') throw new UsageError(`--json is for create, list and audit only (see ${HELP}).`);
   // Checked before any database is reached: a wrong scope registers nothing.
   const scopes = values.scopes === undefined ? [...SCOPES] : scopesArgument(values.scopes);
   if (values.stage !== undefined && (values.endpoint !== undefined || values.table !== undefined)) {
@@ -187,6 +189,8 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
         print(`Revoked key ${keyId}. Callers using it are refused within the authorizer cache TTL.`);
         return 0;
       }
+      case 'audit':
+        return await runAuditCommand(argument, { json: values.json === true, tableName, endpoint, region: values.region, client, print });
       default:
         throw new UsageError(`unknown command '${command}' (see ${HELP}).`);
     }
