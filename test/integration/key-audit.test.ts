@@ -4,7 +4,13 @@
  * local audit log. Changes are made as each writer makes them: the repository with an actor (the
  * key tool's path), raw attribute values without one (the DynamoDB console), the authorizer's use.
  */
-import { CreateTableCommand, UpdateItemCommand, waitUntilTableExists, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  UpdateItemCommand,
+  waitUntilTableExists,
+  type AttributeValue,
+} from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
@@ -15,7 +21,7 @@ import { apiKeysTable, createTableInput } from '../../shared/tables';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { startLocalStack } from '../../tools/local-server/local-stack';
 import { startLocalApi, type LocalApi } from '../support/local-api';
-import { freshTableNames } from '../support/tables';
+import { createTestTables, freshTableNames } from '../support/tables';
 
 const ACTOR = 'local:auditor';
 
@@ -199,6 +205,18 @@ describe('the local audit trail', () => {
         .toBe(2);
     } finally {
       await polled.close();
+    }
+  });
+});
+
+describe('the keys table in DynamoDB Local', () => {
+  it('is created with its stream, from the shared definition, before any audit runs', async () => {
+    const tables = await createTestTables();
+    try {
+      const { Table } = await tables.client.send(new DescribeTableCommand({ TableName: tables.apiKeys }));
+      expect(Table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' });
+    } finally {
+      tables.client.destroy();
     }
   });
 });
