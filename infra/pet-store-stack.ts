@@ -8,6 +8,7 @@ import { Construct } from 'constructs';
 import { PROJECT_NAME } from '../shared/project';
 import { stackOutputs } from '../shared/stack';
 import { petsStatusIndex } from '../shared/tables';
+import { KeyAuditTrail } from './constructs/key-audit';
 import { Monitoring } from './constructs/monitoring';
 import { PetStoreApi } from './constructs/pet-store-api';
 import { PetStoreFunctions } from './constructs/pet-store-functions';
@@ -23,6 +24,7 @@ export class PetStoreStack extends Stack {
   readonly tables: PetStoreTables;
   readonly functions: PetStoreFunctions;
   readonly api: PetStoreApi;
+  readonly keyAudit: KeyAuditTrail;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, { stage, settings, ...stackProps }: PetStoreStackProps) {
@@ -58,6 +60,7 @@ export class PetStoreStack extends Stack {
       webAclArn: settings.webAclArn,
       ...kept,
     });
+    this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', { namePrefix: resourceName, apiKeys: this.tables.apiKeys, ...kept });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       dashboardName: resourceName,
       apiStage: this.api.api.deploymentStage,
@@ -68,6 +71,13 @@ export class PetStoreStack extends Stack {
         { table: this.tables.apiKeys, indexNames: [] },
         { table: this.tables.idempotency, indexNames: [] },
       ],
+      keyAudit: {
+        functions: new Map([
+          ['keyAudit', this.keyAudit.writer.function],
+          ['keyExpiry', this.keyAudit.expirySweep.function],
+        ]),
+        failedBatches: this.keyAudit.failedBatches,
+      },
       alarmEmail: settings.alarmEmail,
     });
 
@@ -78,6 +88,10 @@ export class PetStoreStack extends Stack {
       description: 'Where `npm run keys -- create --stage <stage>` registers keys',
     });
     new CfnOutput(this, stackOutputs.dashboardUrl, { value: this.monitoring.dashboardUrl });
+    new CfnOutput(this, stackOutputs.keyAuditLogGroupName, {
+      value: this.keyAudit.writer.logGroup.logGroupName,
+      description: 'The audit trail of API-key changes (`npm run keys -- audit --stage <stage>` reads it)',
+    });
     const domain = this.api.api.domainName;
     if (domain) {
       new CfnOutput(this, 'CustomDomainTarget', {

@@ -8,6 +8,7 @@ export const stackOutputs = {
   petsTableName: 'PetsTableName',
   apiKeysTableName: 'ApiKeysTableName',
   dashboardUrl: 'DashboardUrl',
+  keyAuditLogGroupName: 'KeyAuditLogGroupName',
 } as const;
 
 /**

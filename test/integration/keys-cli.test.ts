@@ -724,7 +724,9 @@ describe('the caller on AWS, from AWS STS (mocked with aws-sdk-client-mock)', ()
 
 describe('usage', () => {
   it('refuses an unknown command in one line naming it', async () => {
-    expect(await refusal('rotate')).toBe("unknown command 'rotate': use create, list, show, roll, revoke (see npm run keys -- --help).");
+    expect(await refusal('rotate')).toBe(
+      "unknown command 'rotate': use create, list, show, roll, revoke, audit (see npm run keys -- --help).",
+    );
   });
 
   it.each([

@@ -1,5 +1,5 @@
 /**
- * `npm run keys -- create|list|show|roll|revoke`: API key management, against the local server's
+ * `npm run keys -- create|list|show|roll|revoke|audit`: API key management, against the local server's
  * DynamoDB (the default), another DynamoDB endpoint, a deployed keys table by name, or a deployed
  * stage (tools/keys/target.ts). A new key is printed once; only its hash is stored. Every input is
  * checked before any database is reached: a refused command writes nothing.
@@ -9,6 +9,7 @@ import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { DatabaseUnavailable } from '../../shared/dynamodb';
 import { isScope, SCOPES, type Scope } from '../../shared/scopes';
 import { parseCommandLine, UsageError } from '../cli';
+import { AUDIT_USAGE, runAuditCommand } from './audit';
 import { callerOf, type CallerLookup } from './caller';
 import { createKey, listKeys, revokeKey, rollKey, showKey, type CommandContext } from './commands';
 import { expiryOption, parseDuration } from './durations';
@@ -29,6 +30,7 @@ export const USAGE = `Usage:
                                             once; the old one works on for the grace
   npm run keys -- revoke KEY_ID [--json] [TARGET]
                                             revoke a key by its id
+${AUDIT_USAGE}
 
   --scopes S,…          what the new key may do, comma-separated (default: all of them):
                         ${SCOPES.join(', ')}
@@ -65,13 +67,15 @@ const COMMAND_OPTIONS = {
   show: ['json'],
   roll: ['grace', 'expires-in', 'expires-at', 'json'],
   revoke: ['json'],
+  audit: ['json'],
 } as const;
 type Command = keyof typeof COMMAND_OPTIONS;
 const COMMANDS = Object.keys(COMMAND_OPTIONS) as Command[];
 const isCommand = (name: string): name is Command => Object.hasOwn(COMMAND_OPTIONS, name);
 
-/** The commands that take a key id. */
+/** The commands that take a key id; `audit` takes one or none. */
 const WITH_ID: ReadonlySet<Command> = new Set(['show', 'roll', 'revoke']);
+const WITH_OPTIONAL_ID: ReadonlySet<Command> = new Set(['audit']);
 
 /** What a key id looks like (see keyIdOf): anything else is not echoed, since it may be a key. */
 const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
@@ -109,9 +113,10 @@ const checkCommandLine = (command: Command, given: Record<string, unknown>, posi
     const options = own.map((option) => `--${option}`).join(', ');
     throw new UsageError(`${command} does not take --${foreign}: its options are ${options} and the target's (see ${KEYS_HELP}).`);
   }
-  const expected = WITH_ID.has(command) ? 1 : 0;
+  const expected = WITH_ID.has(command) || WITH_OPTIONAL_ID.has(command) ? 1 : 0;
   if (positionals.length > expected) {
-    throw new UsageError(`${command} takes ${expected === 1 ? 'one key id' : 'no argument'} besides its options (see ${KEYS_HELP}).`);
+    const takes = WITH_OPTIONAL_ID.has(command) ? 'at most one key id' : expected === 1 ? 'one key id' : 'no argument';
+    throw new UsageError(`${command} takes ${takes} besides its options (see ${KEYS_HELP}).`);
   }
 };
 
@@ -174,6 +179,15 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
         return await rollKey(context, keyId, { graceMs, expiresAt });
       case 'revoke':
         return await revokeKey(context, keyId);
+      case 'audit':
+        return await runAuditCommand(argument, {
+          json: context.json,
+          tableName: target.tableName,
+          endpoint: target.onAws ? undefined : target.endpoint,
+          region: target.region,
+          client: target.client,
+          print,
+        });
     }
   } catch (error) {
     throw error instanceof DatabaseUnavailable ? unreachableTarget(target, error) : error;
