@@ -1,31 +1,53 @@
 /**
- * The TOKEN authorizer: allows a request whose bearer key is registered and not revoked, on
- * the routes its scopes cover (a valid key without the scope is answered 403, not 401).
+ * The TOKEN authorizer: allows a request whose bearer key is registered, not revoked and not past
+ * its expiry, on the routes its scopes cover (a valid key without the scope is answered 403, not
+ * 401), and records the key's last use at most once an hour.
  * It refuses by throwing exactly "Unauthorized", which API Gateway answers with 401; anything
  * else it throws (its database is down) is to API Gateway an AUTHORIZER_CONFIGURATION_ERROR, whose
  * gateway response is a 503 with Retry-After.
  */
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { apiKeysRepository, type ApiKeysRepository } from '../shared/api-keys-repository';
+import { apiKeysRepository, type ApiKeyRecord, type ApiKeysRepository } from '../shared/api-keys-repository';
 import { bearerKey } from '../shared/api-keys';
 import { allowScopedMethods, AUTHORIZER_REFUSAL } from '../shared/auth-policy';
+import { DatabaseUnavailable } from '../shared/dynamodb';
 import { authorizerLog } from '../shared/http/authorizer-log';
+import type { Clock } from '../shared/http/deprecation';
+import { logger } from '../shared/logger';
 
 export interface AuthorizerDependencies {
   readonly keys?: ApiKeysRepository;
+  /** The time a key's expiry and last use are read against; injectable so tests can stand past an expiry. */
+  readonly now?: Clock;
 }
 
-export const createHandler = ({ keys = apiKeysRepository() }: AuthorizerDependencies = {}) =>
+export const createHandler = ({ keys = apiKeysRepository(), now = () => new Date() }: AuthorizerDependencies = {}) =>
   middy<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult>()
     .use(authorizerLog())
     .handler(async (event) => {
       const key = bearerKey(event.authorizationToken);
+      const at = now();
 
-      const record = key === undefined ? undefined : await keys.findActive(key);
+      const record = key === undefined ? undefined : await keys.findActive(key, at);
 
       if (!record) throw new Error(AUTHORIZER_REFUSAL);
+      await recordUse(keys, record, at);
       return allowScopedMethods(event.methodArn, { keyId: record.keyId, keyHash: record.keyHash }, record.scopes);
     });
+
+/**
+ * Last use is bookkeeping, so a failed write is one warning and never a refusal. Awaited all the
+ * same: Lambda may freeze the process as soon as the handler returns.
+ */
+const recordUse = async (keys: ApiKeysRepository, record: ApiKeyRecord, at: Date) => {
+  try {
+    await keys.recordUse(record, at);
+  } catch (error) {
+    // The key's id and the kind of failure only: an SDK message may quote the item's key or the table.
+    const reason = error instanceof DatabaseUnavailable ? error.reason : error instanceof Error ? error.name : typeof error;
+    logger.warn('last use not recorded', { keyId: record.keyId, reason });
+  }
+};
 
 export const handler = createHandler();

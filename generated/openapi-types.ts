@@ -220,7 +220,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown or revoked key. */
+            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown, revoked or expired key. */
             401: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -398,7 +398,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown or revoked key. */
+            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown, revoked or expired key. */
             401: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -579,7 +579,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown or revoked key. */
+            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown, revoked or expired key. */
             401: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -780,7 +780,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown or revoked key. */
+            /** @description `unauthorized`: no Authorization header, not the Bearer scheme, or an unknown, revoked or expired key. */
             401: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];

@@ -9,6 +9,7 @@ import { SHARED_USAGE_KEY_VARIABLE } from '../shared/plans';
 import { PROJECT_NAME } from '../shared/project';
 import { stackOutputs } from '../shared/stack';
 import { petsStatusIndex } from '../shared/tables';
+import { KeyAuditTrail } from './constructs/key-audit';
 import { Monitoring } from './constructs/monitoring';
 import { PetStoreApi } from './constructs/pet-store-api';
 import { PetStoreFunctions } from './constructs/pet-store-functions';
@@ -24,6 +25,7 @@ export class PetStoreStack extends Stack {
   readonly tables: PetStoreTables;
   readonly functions: PetStoreFunctions;
   readonly api: PetStoreApi;
+  readonly keyAudit: KeyAuditTrail;
   readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, { stage, settings, ...stackProps }: PetStoreStackProps) {
@@ -62,6 +64,7 @@ export class PetStoreStack extends Stack {
     });
     // Keys without an API key of their own are metered on the default plan's shared one.
     this.functions.authorizer.function.addEnvironment(SHARED_USAGE_KEY_VARIABLE, this.api.usagePlans.sharedUsageKeyValue);
+    this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', { namePrefix: resourceName, apiKeys: this.tables.apiKeys, ...kept });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       dashboardName: resourceName,
       apiStage: this.api.api.deploymentStage,
@@ -72,6 +75,13 @@ export class PetStoreStack extends Stack {
         { table: this.tables.apiKeys, indexNames: [] },
         { table: this.tables.idempotency, indexNames: [] },
       ],
+      keyAudit: {
+        functions: new Map([
+          ['keyAudit', this.keyAudit.writer.function],
+          ['keyExpiry', this.keyAudit.expirySweep.function],
+        ]),
+        failedBatches: this.keyAudit.failedBatches,
+      },
       alarmEmail: settings.alarmEmail,
     });
 
@@ -85,6 +95,10 @@ export class PetStoreStack extends Stack {
     new CfnOutput(this, stackOutputs.usagePlanIds, {
       value: this.toJsonString(Object.fromEntries([...this.api.usagePlans.plans].map(([name, plan]) => [name, plan.usagePlanId]))),
       description: "Each plan's usage plan id, by plan name: where `npm run keys -- set-plan` puts a key",
+    });
+    new CfnOutput(this, stackOutputs.keyAuditLogGroupName, {
+      value: this.keyAudit.writer.logGroup.logGroupName,
+      description: 'The audit trail of API-key changes (`npm run keys -- audit --stage <stage>` reads it)',
     });
     const domain = this.api.api.domainName;
     if (domain) {

@@ -23,7 +23,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { apiKeysTableName, dynamoDBOptions } from './config';
-import { callDatabase, createDocumentClient, isConditionFailure } from './dynamodb';
+import { callDatabase, cancellationReasons, createDocumentClient, DatabaseUnavailable, isConditionFailure } from './dynamodb';
 import { hashApiKey, keyIdOf } from './api-keys';
 import { grantedScopes, SCOPES, type Scope } from './scopes';
 
@@ -89,17 +89,29 @@ export interface RolledKeys {
   readonly next: ApiKeyRecord;
 }
 
-/** A change the key's state does not allow: no such key, or one revoked or expired already. */
+/** What stands in the way of a roll: no such key, or one revoked, expired or rolled already. */
+export type KeyStateRefusal = Exclude<KeyState, 'active'> | 'rolled' | 'missing';
+
+/** A change the key's state does not allow. */
 export class KeyStateError extends Error {
   override readonly name = 'KeyStateError';
 
   constructor(
     readonly keyId: string,
-    readonly state: KeyState | 'missing',
+    readonly state: KeyStateRefusal,
   ) {
     super(state === 'missing' ? `No key has the id ${keyId}.` : `Key ${keyId} is ${state}.`);
   }
 }
+
+/** Whether a key can be rolled: it must be active, and not rolled already (its successor is the one to roll). */
+const rollState = (record: ApiKeyRecord, now: Date): KeyState | 'rolled' => {
+  const state = keyState(record, now);
+  return state === 'active' && record.replacedBy !== undefined ? 'rolled' : state;
+};
+
+/** Attempts at a roll that meets concurrent changes to the same key. */
+const MAX_ROLL_ATTEMPTS = 3;
 
 export interface ApiKeysRepository {
   /** Stores a key's hash under a name. Registering a key that exists leaves it as it is. */
@@ -265,59 +277,68 @@ export const apiKeysRepository = ({
     return others.map((record) => record.keyId);
   };
 
-  const roll = async (
-    keyId: string,
-    newKey: string,
-    { graceMs, expiresAt, changedBy, now = new Date() }: RollOptions,
-  ): Promise<RolledKeys> => {
+  /** One attempt at a roll: the new key and the old key's expiry, in one transaction. */
+  const rollOnce = async (keyId: string, newKey: string, { graceMs, expiresAt, changedBy, now = new Date() }: RollOptions) => {
     const previous = await findById(keyId);
     if (!previous) throw new KeyStateError(keyId, 'missing');
-    const state = keyState(previous, now);
+    const state = rollState(previous, now);
     if (state !== 'active') throw new KeyStateError(keyId, state);
 
     const graceEnd = new Date(now.getTime() + Math.max(0, graceMs)).toISOString();
-    // An earlier expiry the old key already has stays: a roll never lengthens a key's life.
-    const end = previous.expiresAt !== undefined && previous.expiresAt < graceEnd ? previous.expiresAt : graceEnd;
+    // An earlier expiry the old key already has stays: a roll never lengthens a key's life. Compared
+    // as instants: the console may write one in another zone, whose text sorts otherwise.
+    const end = previous.expiresAt !== undefined && Date.parse(previous.expiresAt) < Date.parse(graceEnd) ? previous.expiresAt : graceEnd;
     const next = newRecord(newKey, previous.name, { scopes: previous.scopes, expiresAt, changedBy }, now, { replaces: previous.keyId });
     const change = changeValues(changedBy, now.toISOString());
     const expiresAsRead =
       previous.expiresAt === undefined
         ? { condition: 'attribute_not_exists(expiresAt)', values: {} }
         : { condition: 'expiresAt = :expiresAsRead', values: { ':expiresAsRead': previous.expiresAt } };
-    try {
-      await callDatabase(() =>
-        client.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              { Put: { TableName: tableName, Item: itemOf(next), ConditionExpression: 'attribute_not_exists(keyHash)' } },
-              {
-                Update: {
-                  TableName: tableName,
-                  Key: { keyHash: previous.keyHash },
-                  UpdateExpression: `SET expiresAt = :end, replacedBy = :next${change.set}`,
-                  // Still as read: not revoked, expired or rolled meanwhile.
-                  ConditionExpression: `attribute_exists(keyHash) AND attribute_not_exists(revokedAt) AND ${expiresAsRead.condition}`,
-                  ExpressionAttributeValues: { ':end': end, ':next': next.keyId, ...expiresAsRead.values, ...change.values },
-                },
-              },
-            ],
-          }),
-        ),
-      );
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      const current = await get(previous.keyHash);
-      throw new KeyStateError(keyId, current ? keyState(current, now) : 'missing');
-    }
-    return {
-      previous: {
-        ...previous,
-        expiresAt: end,
-        replacedBy: next.keyId,
-        ...(changedBy === undefined ? {} : { changedBy, changedAt: now.toISOString() }),
-      },
-      next,
+    await client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: tableName, Item: itemOf(next), ConditionExpression: 'attribute_not_exists(keyHash)' } },
+          {
+            Update: {
+              TableName: tableName,
+              Key: { keyHash: previous.keyHash },
+              UpdateExpression: `SET expiresAt = :end, replacedBy = :next${change.set}`,
+              // Still as read: not revoked, rolled, or given another expiry meanwhile.
+              ConditionExpression: `attribute_exists(keyHash) AND attribute_not_exists(revokedAt) AND attribute_not_exists(replacedBy) AND ${expiresAsRead.condition}`,
+              ExpressionAttributeValues: { ':end': end, ':next': next.keyId, ...expiresAsRead.values, ...change.values },
+            },
+          },
+        ],
+      }),
+    );
+    const previousNow: ApiKeyRecord = {
+      ...previous,
+      expiresAt: end,
+      replacedBy: next.keyId,
+      ...(changedBy === undefined ? {} : { changedBy, changedAt: now.toISOString() }),
     };
+    return { previous: previousNow, next };
+  };
+
+  const roll = async (keyId: string, newKey: string, options: RollOptions): Promise<RolledKeys> => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await callDatabase(() => rollOnce(keyId, newKey, options));
+      } catch (error) {
+        const reasons = cancellationReasons(error);
+        // Another change to the same key at the same moment: read it again and decide anew.
+        if (reasons.some((reason) => reason?.Code === 'TransactionConflict') && attempt < MAX_ROLL_ATTEMPTS) {
+          await new Promise((resolve) => setTimeout(resolve, 20 * attempt * Math.random()));
+          continue;
+        }
+        if (!reasons.some((reason) => reason?.Code === 'ConditionalCheckFailed')) throw error;
+        // Changed since it was read: roll it as it is now, or say why not.
+        const current = await findById(keyId);
+        const state = current ? rollState(current, options.now ?? new Date()) : 'missing';
+        if (state !== 'active') throw new KeyStateError(keyId, state);
+        if (attempt >= MAX_ROLL_ATTEMPTS) throw new DatabaseUnavailable('the key kept changing during the roll');
+      }
+    }
   };
 
   const markExpired = async (now = new Date(), changedBy?: Actor): Promise<ApiKeyRecord[]> => {

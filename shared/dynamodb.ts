@@ -72,6 +72,18 @@ export const classifyDatabaseError = (error: unknown): unknown => {
 export const isConditionFailure = <Item = Record<string, unknown>>(error: unknown): error is Error & { Item?: Item } =>
   error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
+/** Why DynamoDB cancelled a transaction: one reason per item, in order (`Code` such as ConditionalCheckFailed). */
+export interface CancellationReason<Item = Record<string, unknown>> {
+  readonly Code?: string;
+  readonly Item?: Item;
+}
+
+/** The reasons of a cancelled transaction; none for any other error. */
+export const cancellationReasons = <Item = Record<string, unknown>>(error: unknown): Array<CancellationReason<Item> | undefined> =>
+  error instanceof Error && error.name === 'TransactionCanceledException'
+    ? ((error as { CancellationReasons?: Array<CancellationReason<Item>> }).CancellationReasons ?? [])
+    : [];
+
 /** Runs one DynamoDB call, classifying its failure. */
 export const callDatabase = async <T>(call: () => Promise<T>): Promise<T> => {
   try {

@@ -15,7 +15,14 @@ import {
   type DynamoDBDocumentPaginationConfiguration,
 } from '@aws-sdk/lib-dynamodb';
 import { dynamoDBOptions, idempotencyTableName as defaultIdempotencyTableName, petsTableName } from './config';
-import { callDatabase, createDocumentClient, DatabaseUnavailable, isConditionFailure } from './dynamodb';
+import {
+  callDatabase,
+  cancellationReasons,
+  createDocumentClient,
+  DatabaseUnavailable,
+  isConditionFailure,
+  type CancellationReason as SharedCancellationReason,
+} from './dynamodb';
 import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotentRequest } from './idempotency';
 import { newPetId, type IdGenerator } from './ids';
 import type { NewPet, Pet, PetStatus } from './models';
@@ -88,16 +95,7 @@ const petOf = (id: number, newPet: NewPet): Pet => ({
 const CONFLICT_BACKOFF_MS = 25;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-interface CancellationReason {
-  readonly Code?: string;
-  readonly Item?: StoredItem;
-}
-
-/** Why DynamoDB cancelled a transaction, one reason per item in order; none for other errors. */
-const cancellationReasons = (error: unknown): Array<CancellationReason | undefined> =>
-  error instanceof Error && error.name === 'TransactionCanceledException'
-    ? ((error as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [])
-    : [];
+type CancellationReason = SharedCancellationReason<StoredItem>;
 
 /** A transaction cancelled by throttling is the database being unavailable, like a throttled write. */
 const classifyCancellation = (error: unknown, reasons: Array<CancellationReason | undefined>): unknown =>
@@ -186,7 +184,7 @@ export const petsRepository = ({
         );
         return { kind: 'created', pet };
       } catch (error) {
-        const [petWrite, recordWrite] = cancellationReasons(error);
+        const [petWrite, recordWrite] = cancellationReasons<StoredItem>(error);
         if (recordWrite?.Code === 'ConditionalCheckFailed') {
           // Pets never change, so the same request's pet is this one under the recorded id.
           const record = recordWrite.Item ?? {};

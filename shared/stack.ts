@@ -9,6 +9,7 @@ export const stackOutputs = {
   apiKeysTableName: 'ApiKeysTableName',
   dashboardUrl: 'DashboardUrl',
   usagePlanIds: 'UsagePlanIds',
+  keyAuditLogGroupName: 'KeyAuditLogGroupName',
 } as const;
 
 /**

@@ -26,6 +26,8 @@ export interface TableDefinition {
   readonly globalSecondaryIndexes: readonly IndexDefinition[];
   /** Attribute holding the epoch second after which DynamoDB may delete the item (TTL). */
   readonly timeToLiveAttribute?: string;
+  /** The table's DynamoDB stream: each write with the item before and after it. */
+  readonly stream?: 'NEW_AND_OLD_IMAGES';
 }
 
 /** The status index lists one status in creation order: ids increase with creation time. */
@@ -43,13 +45,17 @@ export const petsTable = {
   globalSecondaryIndexes: [petsStatusIndex],
 } as const satisfies TableDefinition;
 
-/** API keys, found by the SHA-256 hash of the key: the key itself is never stored. */
+/**
+ * API keys, found by the SHA-256 hash of the key: the key itself is never stored. Its stream
+ * feeds the audit trail of key changes (shared/key-audit.ts).
+ */
 export const apiKeysTable = {
   id: 'ApiKeysTable',
   defaultName: 'api-keys',
   nameVariable: 'API_KEYS_TABLE_NAME',
   partitionKey: { name: 'keyHash', type: 'S' },
   globalSecondaryIndexes: [],
+  stream: 'NEW_AND_OLD_IMAGES',
 } as const satisfies TableDefinition;
 
 /**
@@ -79,7 +85,7 @@ export const tableDefinitions = {
   idempotency: idempotencyTable,
 } as const satisfies Record<keyof TableNames, TableDefinition>;
 
-/** The CreateTable request for a definition: on-demand, every index projecting all attributes. */
+/** The CreateTable request for a definition: on-demand, every index projecting all attributes, its stream on. */
 export const createTableInput = (table: TableDefinition, tableName: string): CreateTableCommandInput => {
   const attributes = new Map<string, KeyAttribute>();
   for (const key of [table.partitionKey, ...table.globalSecondaryIndexes.flatMap(indexKeys)]) {
@@ -96,6 +102,7 @@ export const createTableInput = (table: TableDefinition, tableName: string): Cre
     AttributeDefinitions: [...attributes.values()].map((key) => ({ AttributeName: key.name, AttributeType: key.type })),
     KeySchema: [keySchemaElement(table.partitionKey, 0)],
     ...(indexes.length > 0 ? { GlobalSecondaryIndexes: indexes } : {}),
+    ...(table.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: table.stream } } : {}),
   };
 };
 

@@ -16,9 +16,11 @@ const describeArgsError = (error: ArgsError, help: string): string => {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
       return `unknown option '${option}': see ${help}`;
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
-      return error.message.includes('argument missing')
-        ? `option '${option}' needs a value: see ${help}`
-        : `option '${option}' takes no value: see ${help}`;
+      if (error.message.includes('argument missing')) return `option '${option}' needs a value: see ${help}`;
+      // A value that starts with '-' reads as another option unless it is attached with '='.
+      if (error.message.includes('ambiguous'))
+        return `option '${option}' needs a value; one starting with '-' is written ${option}=-…: see ${help}`;
+      return `option '${option}' takes no value: see ${help}`;
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
       // The argument itself is not repeated: it may be a key pasted in the wrong place.
       return `this command takes only options, no other arguments: see ${help}`;

@@ -5,7 +5,7 @@
  */
 import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { LoggingFormat, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { ApplicationLogLevel, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -18,8 +18,12 @@ import { projectRoot } from '../../shared/project-root';
 export interface ApiFunctionProps {
   /** The handler module, relative to the project root (as in the route table). */
   readonly entry: string;
-  /** The function's name, which also names its log group (`/aws/lambda/<name>`). */
+  /** The function's name, which also names its log group (`/aws/lambda/<name>`) unless `logGroupName` is given. */
   readonly functionName: string;
+  /** A log group name of its own, for a function whose lines are a record (the key audit trail). */
+  readonly logGroupName?: string;
+  /** Only the function's own lines in its log group: Lambda's START, END and REPORT lines are left out. */
+  readonly withoutPlatformLines?: boolean;
   readonly description: string;
   readonly environment: Record<string, string>;
   readonly logRetention: RetentionDays;
@@ -36,7 +40,7 @@ export class ApiFunction extends Construct {
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     super(scope, id);
     this.logGroup = new LogGroup(this, 'Logs', {
-      logGroupName: `/aws/lambda/${props.functionName}`,
+      logGroupName: props.logGroupName ?? `/aws/lambda/${props.functionName}`,
       retention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
@@ -60,6 +64,8 @@ export class ApiFunction extends Construct {
       logGroup: this.logGroup,
       // Powertools already writes JSON lines; the platform's own lines become JSON too.
       loggingFormat: LoggingFormat.JSON,
+      // Lambda's platform lines are INFO; its warnings (a timeout, a crash) are still written.
+      ...(props.withoutPlatformLines ? { systemLogLevelV2: SystemLogLevel.WARN, applicationLogLevelV2: ApplicationLogLevel.INFO } : {}),
       tracing: Tracing.ACTIVE,
       bundling: FUNCTION_BUNDLING,
       projectRoot,

@@ -20,6 +20,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/metrics';
@@ -39,6 +40,8 @@ export interface MonitoringProps {
   readonly functions: ReadonlyMap<string, IFunction>;
   readonly authorizer: IFunction;
   readonly tables: readonly MonitoredTable[];
+  /** The key audit trail: its functions (alarmed on their errors) and the queue of batches it could not write. */
+  readonly keyAudit?: { readonly functions: ReadonlyMap<string, IFunction>; readonly failedBatches: IQueue };
   /** Where alarms are e-mailed. @default none: the topic only */
   readonly alarmEmail?: string;
 }
@@ -91,6 +94,25 @@ export class Monitoring extends Construct {
       alarm(`${pascalCase(name)}Errors`, {
         alarmDescription: `The ${name} function failed (crashed or timed out) at least once in 5 minutes.`,
         metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+    }
+    for (const [name, fn] of props.keyAudit?.functions ?? []) {
+      alarm(`${pascalCase(name)}Errors`, {
+        alarmDescription: `The ${name} function failed at least once in 5 minutes: key changes may be missing from the audit trail until it succeeds.`,
+        metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+    }
+    if (props.keyAudit) {
+      alarm('KeyAuditFailedBatches', {
+        alarmDescription:
+          'Key changes the audit function could not write after its retries: their records are in the queue (docs/operations.md, Audit trail).',
+        metric: props.keyAudit.failedBatches.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: FIVE_MINUTES }),
         threshold: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,

@@ -12,8 +12,8 @@ import { routes } from '../../shared/routes';
 import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from '../../shared/tables';
 import { ApiFunction } from './api-function';
 
-/** The operations that run a function, and the authorizer. */
-export type FunctionName = Extract<(typeof routes)[number], { handler: string }>['operationId'] | 'authorizer';
+/** The operations that run a function, the authorizer, and the key audit trail's two (infra/constructs/key-audit.ts). */
+export type FunctionName = Extract<(typeof routes)[number], { handler: string }>['operationId'] | 'authorizer' | 'keyAudit' | 'keyExpiry';
 
 export interface TableAccess {
   readonly table: 'pets' | 'apiKeys' | 'idempotency';
@@ -23,9 +23,10 @@ export interface TableAccess {
 }
 
 /**
- * What each function may do, and nothing more: no function may update or delete a pet, and only
- * the authorizer reads the keys. A test runs every handler against DynamoDB Local and checks that
- * the commands it sends are exactly these.
+ * What each function may do, and nothing more: no function may update or delete a pet, only the
+ * authorizer and the expiry sweep read the keys, and only they change one (the authorizer its
+ * `lastUsedAt`, the sweep its `expiredAt`). A test runs every handler against DynamoDB Local and
+ * checks that the commands it sends are exactly these.
  */
 export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>> = {
   listPets: [
@@ -39,7 +40,12 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
     { table: 'idempotency', actions: ['dynamodb:PutItem'] },
   ],
   getPet: [{ table: 'pets', actions: ['dynamodb:GetItem'] }],
-  authorizer: [{ table: 'apiKeys', actions: ['dynamodb:GetItem'] }],
+  // The authorizer reads a key, and writes its lastUsedAt (a conditional update, at most once an hour).
+  authorizer: [{ table: 'apiKeys', actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] }],
+  // The keys table's stream reaches it through its event source mapping, which grants the stream read.
+  keyAudit: [],
+  // Reads the keys table whole (a handful of keys), then marks each expired one.
+  keyExpiry: [{ table: 'apiKeys', actions: ['dynamodb:Scan', 'dynamodb:UpdateItem'] }],
 };
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
@@ -72,7 +78,7 @@ export class PetStoreFunctions extends Construct {
     // which tables its code uses, so the two cannot drift apart.
     const build = (name: FunctionName, entry: string, description: string, environment: Record<string, string> = {}) => {
       const grants = tableAccess[name];
-      const tableNames = Object.fromEntries(grants.map(({ table }) => [tableDefinitions[table].nameVariable, tables[table].tableName]));
+      const tableNames = tableNameVariables(grants, tables);
       const fn = new ApiFunction(this, pascalCase(name), {
         entry,
         functionName: `${props.namePrefix}-${name}`,
@@ -81,11 +87,7 @@ export class PetStoreFunctions extends Construct {
         logRetention: props.logRetention,
         removalPolicy: props.removalPolicy,
       });
-      for (const access of grants) {
-        const table = tables[access.table];
-        const arn = access.index ? `${table.tableArn}/index/${access.index}` : table.tableArn;
-        fn.function.addToRolePolicy(policyStatement(access.actions, arn));
-      }
+      grantTableAccess(fn, grants, tables);
       return fn;
     };
 
@@ -100,6 +102,24 @@ export class PetStoreFunctions extends Construct {
     this.authorizer = build('authorizer', AUTHORIZER_ENTRY, 'pet store: bearer API key authorizer');
   }
 }
+
+/** Grants a function its table access, action by action, on exactly the table or index named. */
+export const grantTableAccess = (
+  fn: ApiFunction,
+  grants: readonly TableAccess[],
+  tables: Readonly<Partial<Record<TableAccess['table'], Table>>>,
+) => {
+  for (const access of grants) {
+    const table = tables[access.table];
+    if (!table) throw new Error(`No ${access.table} table to grant ${access.actions.join(', ')} on.`);
+    const arn = access.index ? `${table.tableArn}/index/${access.index}` : table.tableArn;
+    fn.function.addToRolePolicy(policyStatement(access.actions, arn));
+  }
+};
+
+/** The environment that tells a function the names of the tables it is granted, and of no other. */
+export const tableNameVariables = (grants: readonly TableAccess[], tables: Readonly<Partial<Record<TableAccess['table'], Table>>>) =>
+  Object.fromEntries(grants.map(({ table }) => [tableDefinitions[table].nameVariable, tables[table]?.tableName ?? '']));
 
 /** `listPets` → `ListPets`, for construct ids. */
 export const pascalCase = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);

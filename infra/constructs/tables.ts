@@ -3,7 +3,15 @@
  * local server and the tests also use, so the deployed key schema and indexes cannot drift.
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+  type Attribute,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { apiKeysTable, idempotencyTable, petsTable, type KeyAttribute, type TableDefinition } from '../../shared/tables';
 
@@ -39,6 +47,7 @@ const tableFrom = (scope: Construct, definition: TableDefinition, removalPolicy:
     deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
     removalPolicy,
     ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
+    ...(definition.stream ? { stream: StreamViewType[definition.stream] } : {}),
   });
   for (const index of definition.globalSecondaryIndexes) {
     table.addGlobalSecondaryIndex({

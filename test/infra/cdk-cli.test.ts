@@ -76,7 +76,7 @@ const ROLE_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'ASIAROLEKEY', AWS_SECRET_ACCESS_K
 
 /** Runs a bundle's handler once in a fresh Node process, as Lambda would, and returns its answer. */
 const invokeBundle = async (fn: string, event: unknown, env: NodeJS.ProcessEnv): Promise<unknown> => {
-  const bundle = functionBundles().find(({ name }) => name === `Functions/${fn}/Function/Code`);
+  const bundle = functionBundles().find(({ name }) => name === `Functions/${fn}/Function/Code` || name === `KeyAudit/${fn}/Function/Code`);
   if (!bundle) throw new Error(`no bundle for ${fn}`);
   const script = `
     const { handler } = await import(${JSON.stringify(join(bundle.path, 'index.mjs'))});
@@ -95,13 +95,13 @@ describe('npx cdk synth -c stage=staging', () => {
       Resources: Record<string, { Type: string }>;
     };
     const functions = Object.values(template.Resources).filter((resource) => resource.Type === 'AWS::Lambda::Function');
-    expect(functions).toHaveLength(4);
+    expect(functions).toHaveLength(6); // four of the API, and the key audit's writer and expiry sweep
     expect(synth.stderr).not.toMatch(/Unable to resolve AWS account|credentials/i);
   });
 
   it('bundles each function as one minified ESM file and nothing beside it, and each bundle loads', async () => {
     const bundles = functionBundles().map(({ path }) => path);
-    expect(bundles).toHaveLength(4);
+    expect(bundles).toHaveLength(6);
     for (const bundle of bundles) {
       const code = readFileSync(join(bundle, 'index.mjs'), 'utf8');
       // No source map: nothing reads one (no NODE_OPTIONS=--enable-source-maps), so none ships.
@@ -124,12 +124,18 @@ describe('npx cdk synth -c stage=staging', () => {
 
   it('keeps each bundle within 350 KB, with the environment credentials in place of the default chain', () => {
     const bundles = functionBundles();
-    expect(bundles.map(({ name }) => name).sort()).toEqual(
-      ['Authorizer', 'CreatePet', 'GetPet', 'ListPets'].map((fn) => `Functions/${fn}/Function/Code`),
-    );
+    expect(bundles.map(({ name }) => name).sort()).toEqual([
+      ...['Authorizer', 'CreatePet', 'GetPet', 'ListPets'].map((fn) => `Functions/${fn}/Function/Code`),
+      ...['ExpirySweep', 'Writer'].map((fn) => `KeyAudit/${fn}/Function/Code`),
+    ]);
     for (const { name, path } of bundles) {
       const code = readFileSync(join(path, 'index.mjs'), 'utf8');
       expect(Buffer.byteLength(code), name).toBeLessThanOrEqual(MAX_BUNDLE_BYTES);
+      // The audit writer calls no AWS service (it logs): no SDK client, so no credential chain to replace.
+      if (name === 'KeyAudit/Writer/Function/Code') {
+        expect(code.includes('AWS_ACCESS_KEY_ID'), name).toBe(false);
+        continue;
+      }
       expect(code, name).toContain(MISSING_CREDENTIALS_MESSAGE);
       for (const marker of UNUSED_CREDENTIAL_PROVIDERS) expect(code.includes(marker), `${name}: ${marker}`).toBe(false);
       expect(code, name).toContain(EVENT_STREAMS_MISSING_MESSAGE);
@@ -172,6 +178,28 @@ describe('npx cdk synth -c stage=staging', () => {
     ]);
     expect(listed).toMatchObject({ statusCode: 200, body: JSON.stringify([pet]) });
     expect(got).toMatchObject({ statusCode: 200, body: JSON.stringify(pet) });
+
+    // The key audit trail's two: the sweep marks a key past its expiry; the writer takes a stream batch.
+    const expired = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(generateApiKey(), 'expired', {
+      expiresAt: new Date(Date.now() - 1_000).toISOString(),
+    });
+    const streamEvent = {
+      Records: [
+        {
+          eventID: '1',
+          eventName: 'INSERT',
+          eventSource: 'aws:dynamodb',
+          dynamodb: {
+            ApproximateCreationDateTime: 1_893_553_445,
+            NewImage: { keyId: { S: keyId }, name: { S: 'x' } },
+            SequenceNumber: '1',
+          },
+        },
+      ],
+    };
+    const [swept, written] = await Promise.all([invokeBundle('ExpirySweep', {}, env), invokeBundle('Writer', streamEvent, env)]);
+    expect(swept).toEqual({ marked: [expired.keyId] });
+    expect(written).toEqual({ batchItemFailures: [] });
   });
 });
 

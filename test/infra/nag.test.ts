@@ -56,6 +56,7 @@ describe.each(Object.entries(shapes))('cdk-nag on %s', (name, synthesize) => {
         'AwsSolutions-IAM5[Resource::*]',
         'AwsSolutions-APIG2',
         'AwsSolutions-COG4',
+        'AwsSolutions-SQS3',
         'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         // With a web ACL the WAF rule is met, not acknowledged.
         ...(name === 'a stage with every option set' ? [] : ['AwsSolutions-APIG3']),

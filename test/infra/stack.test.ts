@@ -414,7 +414,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(template.toJSON().Resources[ids.role].Properties.ManagedPolicyArns).toBeUndefined();
     });
 
-    it('grants no wildcard DynamoDB action, no data access on "*", and nothing that updates or deletes an item', () => {
+    it('grants no wildcard DynamoDB action, no data access on "*", nothing that deletes an item, and updates on the keys table only', () => {
       const statements = resourcesOf(template, 'AWS::IAM::Policy').flatMap(
         ({ properties }) => (properties.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: unknown }> }).Statement,
       );
@@ -422,12 +422,23 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         const actions = [statement.Action].flat();
         if (!actions.some((action) => action.startsWith('dynamodb:'))) continue;
         expect(actions.every((action) => !action.includes('*'))).toBe(true);
-        expect(statement.Resource).not.toBe('*');
-        // Nothing is ever updated or deleted: pets and idempotency records are only put, keys only read.
+        // Listing a table's stream ARNs (the audit's stream mapping) has no resource-level permission; it reads no data.
+        if (statement.Resource === '*') expect(actions).toEqual(['dynamodb:ListStreams']);
+        // Nothing is ever deleted, and pets and idempotency records are only put: only a key's item is updated.
         expect(actions).not.toEqual(
-          expect.arrayContaining([expect.stringMatching(/^dynamodb:(UpdateItem|DeleteItem|BatchWriteItem|DeleteTable|PartiQL)/)]),
+          expect.arrayContaining([expect.stringMatching(/^dynamodb:(DeleteItem|BatchWriteItem|DeleteTable|PartiQL)/)]),
         );
+        if (actions.includes('dynamodb:UpdateItem')) expect(statement.Resource).toEqual(tableArn('apiKeys'));
       }
+      const updates = statements.filter((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
+      // The authorizer (a key's lastUsedAt) and the expiry sweep (its expiredAt), on the keys table only.
+      expect(updates).toHaveLength(2);
+      expect(updates).toEqual(
+        expect.arrayContaining([
+          { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Resource: tableArn('apiKeys') },
+          { Effect: 'Allow', Action: ['dynamodb:Scan', 'dynamodb:UpdateItem'], Resource: tableArn('apiKeys') },
+        ]),
+      );
       expect(tableAccess.listPets).toContainEqual({ table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] });
     });
   });
@@ -495,6 +506,129 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     );
   });
 
+  describe('key audit trail', () => {
+    const keysTableId = () => stack.getLogicalId(stack.tables.apiKeys.node.defaultChild as CfnFunction);
+    const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnFunction);
+    const writer = () => stack.keyAudit.writer;
+    const sweep = () => stack.keyAudit.expirySweep;
+    const resource = (logicalId: string) =>
+      template.toJSON().Resources[logicalId] as { Properties: Record<string, unknown>; DeletionPolicy?: string };
+
+    it('streams the keys table with the item before and after each write', () => {
+      expect(resource(keysTableId()).Properties.StreamSpecification).toEqual({ StreamViewType: 'NEW_AND_OLD_IMAGES' });
+      for (const other of ['pets', 'idempotency'] as const) {
+        expect(resource(idOf(stack.tables[other])).Properties.StreamSpecification).toBeUndefined();
+      }
+    });
+
+    it(`writes the trail to /pet-store/key-audit/<keys table>, kept ten years${isProd ? ' and retained with the stack' : ''}`, () => {
+      const logGroup = resource(idOf(writer().logGroup));
+      expect(logGroup.Properties).toMatchObject({
+        LogGroupName: { 'Fn::Join': ['', ['/pet-store/key-audit/', { Ref: keysTableId() }]] },
+        RetentionInDays: 3653,
+      });
+      expect(logGroup.DeletionPolicy).toBe(isProd ? 'Retain' : 'Delete');
+      const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+      expect(outputs[stackOutputs.keyAuditLogGroupName]?.Value).toEqual({ Ref: idOf(writer().logGroup) });
+    });
+
+    it("is the key-audit function's own log group, with only the function's lines in it", () => {
+      expect(resource(idOf(writer().function)).Properties).toMatchObject({
+        FunctionName: `pet-store-${stage}-keyAudit`,
+        LoggingConfig: {
+          LogFormat: 'JSON',
+          LogGroup: { Ref: idOf(writer().logGroup) },
+          SystemLogLevel: 'WARN',
+          ApplicationLogLevel: 'INFO',
+        },
+      });
+    });
+
+    it('reads the stream from its oldest record, bisecting and retrying a failing batch, then parking it in an encrypted queue', () => {
+      const [mapping, ...others] = resourcesOf(template, 'AWS::Lambda::EventSourceMapping');
+      expect(others).toEqual([]);
+      const queueId = idOf(stack.keyAudit.failedBatches);
+      expect(mapping?.properties).toMatchObject({
+        EventSourceArn: { 'Fn::GetAtt': [keysTableId(), 'StreamArn'] },
+        FunctionName: { Ref: idOf(writer().function) },
+        StartingPosition: 'TRIM_HORIZON',
+        BisectBatchOnFunctionError: true,
+        MaximumRetryAttempts: 10,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
+      });
+      expect(resource(queueId).Properties).toMatchObject({ SqsManagedSseEnabled: true });
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: queueId }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+        },
+      });
+    });
+
+    it('alarms when the queue holds a batch, and on either function failing', () => {
+      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(({ properties }) => properties);
+      expect(alarms).toContainEqual(
+        expect.objectContaining({
+          Namespace: 'AWS/SQS',
+          MetricName: 'ApproximateNumberOfMessagesVisible',
+          Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [idOf(stack.keyAudit.failedBatches), 'QueueName'] } }],
+          Threshold: 1,
+        }),
+      );
+      for (const fn of [writer(), sweep()]) {
+        expect(alarms).toContainEqual(
+          expect.objectContaining({ MetricName: 'Errors', Dimensions: [{ Name: 'FunctionName', Value: { Ref: idOf(fn.function) } }] }),
+        );
+      }
+    });
+
+    it('lets the writer read the stream and park failures, and nothing of any table', () => {
+      const statements = policyStatementsOf(template, idOf(writer().function.role as unknown as { node: { defaultChild?: unknown } }));
+      const sortActions = (list: Array<Record<string, unknown>>) =>
+        list.map((statement) => ({ ...statement, Action: [statement.Action].flat().sort() }));
+      expect(sortActions(statements)).toEqual(
+        sortActions([
+          {
+            Effect: 'Allow',
+            Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+            Resource: { 'Fn::GetAtt': [idOf(writer().logGroup), 'Arn'] },
+          },
+          { Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' },
+          {
+            Effect: 'Allow',
+            Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+            Resource: { 'Fn::GetAtt': [idOf(stack.keyAudit.failedBatches), 'Arn'] },
+          },
+          { Effect: 'Allow', Action: 'dynamodb:ListStreams', Resource: '*' },
+          {
+            Effect: 'Allow',
+            Action: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+            Resource: { 'Fn::GetAtt': [keysTableId(), 'StreamArn'] },
+          },
+        ]),
+      );
+      const variables = (resource(idOf(writer().function)).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables).not.toHaveProperty(apiKeysTable.nameVariable);
+    });
+
+    it('runs the expiry sweep every 15 minutes, allowed to scan and update the keys table only', () => {
+      const sweepId = idOf(sweep().function);
+      template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: 'rate(15 minutes)',
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [sweepId, 'Arn'] } })],
+      });
+      expect(resource(sweepId).Properties).toMatchObject({
+        FunctionName: `pet-store-${stage}-keyExpiry`,
+        Environment: { Variables: { [apiKeysTable.nameVariable]: { Ref: keysTableId() } } },
+      });
+      const statements = policyStatementsOf(template, idOf(sweep().function.role as unknown as { node: { defaultChild?: unknown } }));
+      expect(statements.filter((statement) => JSON.stringify(statement.Action).includes('dynamodb:'))).toEqual([
+        { Effect: 'Allow', Action: ['dynamodb:Scan', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [keysTableId(), 'Arn'] } },
+      ]);
+    });
+  });
+
   describe('monitoring', () => {
     /** The dashboard's JSON with each CloudFormation reference replaced by its logical id. */
     const dashboardBody = () => {
@@ -553,7 +687,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(alarms).toContainEqual(expect.objectContaining({ MetricName: '5XXError', Statistic: 'Average', Threshold: 0.01 }));
       expect(alarms).toContainEqual(expect.objectContaining({ MetricName: 'Latency', ExtendedStatistic: 'p99', Threshold: 1000 }));
       const functionErrorAlarms = alarms.filter((alarm) => alarm.MetricName === 'Errors' && alarm.Namespace === 'AWS/Lambda');
-      expect(functionErrorAlarms).toHaveLength(functionNames.length);
+      expect(functionErrorAlarms).toHaveLength(functionNames.length + 2); // and the key audit's writer and expiry sweep
       const throttleAlarms = alarms.filter((alarm) => JSON.stringify(alarm.Metrics ?? '').includes('ThrottleEvents'));
       expect(throttleAlarms).toHaveLength(3); // one per table
       expect(JSON.stringify(throttleAlarms)).toContain(petsStatusIndex.indexName);

@@ -1,6 +1,6 @@
 /** The API-keys repository against the real DynamoDB Local: only hashes are stored; keys can be revoked. */
 import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, inject, it } from 'vitest';
 import {
   apiKeysRepository,
   KeyStateError,
@@ -280,16 +280,58 @@ describe('roll', () => {
     expect(await rawItems()).toHaveLength(before.length);
   });
 
-  it('is one transaction: of two rolls of the same key at once, one succeeds and one new key exists', async () => {
+  it('tries again when DynamoDB cancels the transaction for a conflict with another change of the key', async () => {
+    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    let conflicts = 1;
+    // DynamoDB answers TransactionConflict when another transaction holds the item; DynamoDB Local
+    // serializes instead, so the first transaction here is answered as DynamoDB would.
+    client.middlewareStack.add(
+      (next, { commandName }) =>
+        async (args) => {
+          if (commandName === 'TransactWriteItemsCommand' && conflicts-- > 0) {
+            throw Object.assign(new Error('Transaction cancelled'), {
+              name: 'TransactionCanceledException',
+              CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
+            });
+          }
+          return next(args);
+        },
+      { step: 'initialize' },
+    );
+    const conflicted = apiKeysRepository({ client, tableName: tables.apiKeys });
     const old = await keys.register(generateApiKey(), 'ci');
 
-    const results = await Promise.allSettled([
-      keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR }),
-      keys.roll(old.keyId, generateApiKey(), { graceMs: 2 * HOUR }),
-    ]);
+    const { next } = await conflicted.roll(old.keyId, generateApiKey(), { graceMs: HOUR });
 
-    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
-    expect((await rawItems()).filter((item) => item.replaces === old.keyId)).toHaveLength(1);
+    expect(conflicts).toBe(-1);
+    expect(await itemOfId(old.keyId)).toMatchObject({ replacedBy: next.keyId });
+    client.destroy();
+  });
+
+  it('refuses to roll a key rolled already: its successor is the one to roll', async () => {
+    const old = await keys.register(generateApiKey(), 'ci');
+    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR });
+
+    await expect(keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR })).rejects.toMatchObject({ keyId: old.keyId, state: 'rolled' });
+    await expect(keys.roll(next.keyId, generateApiKey(), { graceMs: HOUR })).resolves.toMatchObject({ previous: { keyId: next.keyId } });
+  });
+
+  it('is one transaction: of rolls of the same key at once, one succeeds, the others are told it was rolled', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const old = await keys.register(generateApiKey(), `ci ${round}`);
+
+      const results = await Promise.allSettled([
+        keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR }),
+        keys.roll(old.keyId, generateApiKey(), { graceMs: 2 * HOUR }),
+        keys.roll(old.keyId, generateApiKey(), { graceMs: 3 * HOUR }),
+      ]);
+
+      expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+      for (const result of results) {
+        if (result.status === 'rejected') expect(result.reason).toMatchObject({ name: 'KeyStateError', state: 'rolled' });
+      }
+      expect((await rawItems()).filter((item) => item.replaces === old.keyId)).toHaveLength(1);
+    }
   });
 });
 

@@ -5,7 +5,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { createHandler as createCreatePet } from '../../functions/create-pet';
 import { createHandler as createGetPet } from '../../functions/get-pet';
@@ -13,11 +13,13 @@ import { createHandler as createListPets } from '../../functions/list-pets';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
+import { logger } from '../../shared/logger';
 import type { Pet } from '../../shared/models';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
 import { freePort } from '../../tools/dynamodb-local';
 import { apiEvent, BASE_URL, context, HOST, tokenEvent } from '../support/events';
 import { putConsoleKey } from '../support/console-keys';
+import { recordingClient } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
 
 const SUNSET = new Date('2030-12-05T00:00:00Z');
@@ -377,6 +379,126 @@ describe('authorizer', () => {
     });
     await keys.revoke(record.keyId);
     await expect(createAuthorizer({ keys })(tokenEvent(`Bearer ${revoked}`), context)).rejects.toThrowError(/^Unauthorized$/);
+  });
+
+  describe('expiry, as the console writes it', () => {
+    // The authorizer judges expiry by its own clock (the local server injects one): here a day ahead of the machine's.
+    const at = new Date(Date.now() + 24 * 60 * 60_000);
+    const minutes = (count: number) => new Date(at.getTime() + count * 60_000).toISOString();
+    const authorize = (raw: string) => createAuthorizer({ keys, now: () => at })(tokenEvent(`Bearer ${raw}`), context);
+
+    it.each([
+      ['an expiresAt a minute past', { expiresAt: { S: minutes(-1) } }],
+      ['an expiresAt of this very moment', { expiresAt: { S: minutes(0) } }],
+      ['an expiresAt that is not a timestamp (fails closed)', { expiresAt: { S: 'next Tuesday' } }],
+      ['an expiresAt of the wrong type (fails closed)', { expiresAt: { N: '4102444800' } }],
+      ['a revokedAt', { revokedAt: { S: minutes(-1) } }],
+      ['a revokedAt and an expiry to come', { revokedAt: { S: minutes(-1) }, expiresAt: { S: minutes(60) } }],
+    ] satisfies Array<[string, Record<string, AttributeValue>]>)('refuses a key with %s with exactly "Unauthorized"', async (_, extra) => {
+      await expect(authorize(await putRawKey(extra))).rejects.toThrowError(/^Unauthorized$/);
+    });
+
+    it('allows a key until its expiresAt, with its scopes', async () => {
+      const raw = await putRawKey({ expiresAt: { S: minutes(1) }, scopes: { SS: ['pets:read'] } });
+      const result = await authorize(raw);
+      expect(result.principalId).toBe(keyIdOf(hashApiKey(raw)));
+      expect(resourcesOf(result)).toEqual([
+        { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${API}/v1/GET/pets`, `${API}/v1/GET/pets/*`] },
+      ]);
+    });
+
+    it('allows a key from before scopes and expiry (neither attribute) every route', async () => {
+      const result = await authorize(await putRawKey({}));
+      expect(resourcesOf(result)).toEqual([
+        {
+          Effect: 'Allow',
+          Action: 'execute-api:Invoke',
+          Resource: [`${API}/v1/GET/pets`, `${API}/v1/POST/pets`, `${API}/v1/GET/pets/*`, `${API}/v1/GET/store/orders`],
+        },
+      ]);
+    });
+  });
+
+  describe('last use', () => {
+    const at = new Date();
+    const minutesAgo = (count: number) => new Date(at.getTime() - count * 60_000).toISOString();
+    /** The authorizer on a clock standing at `at` (until a test moves it), on a client that notes what it sends. */
+    const watchedAuthorizer = () => {
+      const { client, sent } = recordingClient(tables.endpoint);
+      const clock = { now: at };
+      const authorizer = createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }), now: () => clock.now });
+      const updates = () => sent.filter((command) => command.command === 'UpdateItem');
+      return { client, clock, authorizer, updates };
+    };
+    const lastUsedAtOf = async (raw: string) => (await keys.findById(keyIdOf(hashApiKey(raw))))?.lastUsedAt;
+
+    it('records the first use as an ISO timestamp', async () => {
+      const raw = await putRawKey({});
+      const { authorizer, updates } = watchedAuthorizer();
+      await authorizer(tokenEvent(`Bearer ${raw}`), context);
+      expect(updates()).toEqual([expect.objectContaining({ tableName: tables.apiKeys })]);
+      expect(await lastUsedAtOf(raw)).toBe(at.toISOString());
+    });
+
+    it('sends no write for a key last used 10 minutes ago, until an hour has passed since', async () => {
+      const raw = await putRawKey({ lastUsedAt: { S: minutesAgo(10) } });
+      const { clock, authorizer, updates } = watchedAuthorizer();
+      await authorizer(tokenEvent(`Bearer ${raw}`), context);
+      clock.now = new Date(at.getTime() + 49 * 60_000);
+      await authorizer(tokenEvent(`Bearer ${raw}`), context);
+      expect(updates()).toEqual([]);
+      expect(await lastUsedAtOf(raw)).toBe(minutesAgo(10));
+      clock.now = new Date(at.getTime() + 51 * 60_000);
+      await authorizer(tokenEvent(`Bearer ${raw}`), context);
+      expect(updates()).toHaveLength(1);
+      expect(await lastUsedAtOf(raw)).toBe(clock.now.toISOString());
+    });
+
+    it('records it again for a key last used 2 hours ago, once', async () => {
+      const raw = await putRawKey({ lastUsedAt: { S: minutesAgo(120) } });
+      const { authorizer, updates } = watchedAuthorizer();
+      await authorizer(tokenEvent(`Bearer ${raw}`), context);
+      expect(await lastUsedAtOf(raw)).toBe(at.toISOString());
+      // The next cache miss reads the new value: no second write.
+      await authorizer(tokenEvent(`Bearer ${raw}`), context);
+      expect(updates()).toHaveLength(1);
+    });
+
+    it.each([
+      [
+        'throttled',
+        { name: 'ProvisionedThroughputExceededException', $metadata: { httpStatusCode: 400 } },
+        'ProvisionedThroughputExceededException',
+      ],
+      ['unavailable', { name: 'ServiceUnavailable', $metadata: { httpStatusCode: 503 } }, 'ServiceUnavailable'],
+      ['not granted', { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } }, 'AccessDeniedException'],
+    ])('still allows the key when the write fails (%s), with one warning naming only its id', async (_, fault, reason) => {
+      const raw = await putRawKey({});
+      const keyHash = hashApiKey(raw);
+      const { client, authorizer, updates } = watchedAuthorizer();
+      client.middlewareStack.add(
+        (next, { commandName }) =>
+          async (args) => {
+            if (commandName === 'UpdateItemCommand') {
+              throw Object.assign(new Error(`Write refused on ${tables.apiKeys} for key ${keyHash}`), fault);
+            }
+            return next(args);
+          },
+        { step: 'initialize', name: 'failUpdates' },
+      );
+      const warn = vi.spyOn(logger, 'warn');
+      try {
+        const result = await authorizer(tokenEvent(`Bearer ${raw}`), context);
+        expect(result.principalId).toBe(keyIdOf(keyHash));
+        expect(updates()).toHaveLength(1);
+        expect(warn.mock.calls).toEqual([['last use not recorded', { keyId: keyIdOf(keyHash), reason }]]);
+        const logged = JSON.stringify(warn.mock.calls);
+        for (const secret of [raw, keyHash, tables.apiKeys]) expect(logged).not.toContain(secret);
+      } finally {
+        warn.mockRestore();
+      }
+      expect(await lastUsedAtOf(raw)).toBeUndefined();
+    });
   });
 
   it('fails with another error when its database is unreachable, so that the client gets a 503 rather than a 401', async () => {

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { createHandler as createCreatePet } from '../../functions/create-pet';
 import { createHandler as createGetPet } from '../../functions/get-pet';
+import { createHandler as createKeyExpiry } from '../../functions/key-expiry';
 import { createHandler as createListPets } from '../../functions/list-pets';
 import { tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
 import { generateApiKey } from '../../shared/api-keys';
@@ -103,13 +104,23 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     expect(distinct(asGrants(sent))).toEqual(granted('getPet'));
   });
 
-  it('authorizer: GetItem on the keys table, for a known and an unknown key', async () => {
+  it("authorizer: GetItem on the keys table, for a known and an unknown key; UpdateItem for a key's first use", async () => {
     const { client, sent } = recordingClient(tables.endpoint);
     const key = generateApiKey();
     await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'permissions-test');
     const authorizer = createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) });
     await expect(authorizer(tokenEvent(`Bearer ${key}`), context)).resolves.toMatchObject({ principalId: expect.any(String) });
     await expect(authorizer(tokenEvent(`Bearer ${generateApiKey()}`), context)).rejects.toThrow('Unauthorized');
-    expect(distinct(asGrants(sent))).toEqual(granted('authorizer'));
+    expect(sorted(asGrants(sent))).toEqual(sorted(granted('authorizer')));
+  });
+
+  it('keyExpiry: Scan and UpdateItem on the keys table, with a key to mark and without', async () => {
+    const { client, sent } = recordingClient(tables.endpoint);
+    const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    await keys.register(generateApiKey(), 'expiring', { expiresAt: new Date(Date.now() - 1_000).toISOString() });
+    const sweep = createKeyExpiry({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) });
+    expect((await sweep({}, context)).marked).toHaveLength(1);
+    expect((await sweep({}, context)).marked).toEqual([]);
+    expect(sorted(asGrants(sent))).toEqual(sorted(granted('keyExpiry')));
   });
 });

@@ -5,7 +5,7 @@ import { expect, inject } from 'vitest';
 import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
-import { startLocalStack, type LocalStackOptions } from '../../tools/local-server/local-stack';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../tools/local-server/local-stack';
 import { startLocalServer } from '../../tools/local-server/server';
 import type { components, paths } from '../../generated/openapi-types';
 import { freshTableNames } from './tables';
@@ -21,6 +21,8 @@ export interface LocalApi {
   readonly key: string;
   readonly keys: ApiKeysRepository;
   readonly tables: TableNames;
+  /** The audit trail, when started with `keyAudit`. */
+  readonly keyAudit: LocalStack['keyAudit'];
   /** A client typed from openapi.json (openapi-fetch), sending the key. */
   readonly client: Client<paths>;
   /** fetch below the base URL, with the key unless `auth: false` or other headers are given. */
@@ -33,16 +35,19 @@ export type LocalApiOptions = NonNullable<LocalStackOptions['server']> & {
   readonly endpoint?: string;
   /** The client the server uses, when a test needs to watch or break its calls. */
   readonly client?: DynamoDBDocumentClient;
+  /** The audit trail of key changes; off unless a test reads it. */
+  readonly keyAudit?: LocalStackOptions['keyAudit'];
 };
 
 /** The local stack on the run's DynamoDB Local, on fresh tables, with a key of its own. */
-export const startLocalApi = async ({ endpoint, client: serverClient, ...server }: LocalApiOptions = {}): Promise<LocalApi> => {
+export const startLocalApi = async ({ endpoint, client: serverClient, keyAudit, ...server }: LocalApiOptions = {}): Promise<LocalApi> => {
   const stack = await startLocalStack({
     dynamodbEndpoint: inject('dynamodbEndpoint'),
     tables: freshTableNames(),
     keyName: 'test',
     serverClient: serverClient ?? (endpoint ? createDocumentClient({ endpoint }) : undefined),
     server: { ...server, port: 0 },
+    keyAudit,
   });
   const { url, key } = stack;
   const call = (path: string, { auth = true, headers, ...init }: RequestInit & { auth?: boolean } = {}) =>
@@ -51,7 +56,7 @@ export const startLocalApi = async ({ endpoint, client: serverClient, ...server 
       headers: { ...(auth ? { Authorization: `Bearer ${key}` } : {}), ...(headers as Record<string, string>) },
     });
   const client = createClient<paths>({ baseUrl: url, headers: { Authorization: `Bearer ${key}` } });
-  return { url, key, keys: stack.keys, tables: stack.tables, client, call, close: stack.stop };
+  return { url, key, keys: stack.keys, tables: stack.tables, keyAudit: stack.keyAudit, client, call, close: stack.stop };
 };
 
 /** A second server with the same keys whose pets table does not exist: every pet operation fails unexpectedly. */

@@ -64,7 +64,7 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
   };
 
   it('under the Node.js major of the runtime in the template', () => {
-    expect(deployed).toHaveLength(4);
+    expect(deployed).toHaveLength(6); // the API's four, and the key audit's writer and expiry sweep
     for (const [logicalId, { Properties }] of deployed) {
       const fn = templateFunctions(template).get(logicalId);
       if (!fn) throw new Error(`no ${logicalId}`);

@@ -32,3 +32,24 @@ export const countGets = (client: DynamoDBDocumentClient, tableName: string) => 
   );
   return counter;
 };
+
+/** UpdateItem calls on one table: how many were sent, and how many wrote, per item (its `hashKey` attribute). */
+export const countUpdates = (client: DynamoDBDocumentClient, tableName: string, hashKey: string) => {
+  const counter = { sent: 0, writesByKey: new Map<string, number>() };
+  client.middlewareStack.add(
+    (next, { commandName }) =>
+      async (args) => {
+        const input = args.input as { TableName?: string; Key?: Record<string, unknown> };
+        if (!/^Update(Item)?Command$/.test(String(commandName)) || input.TableName !== tableName) return next(args);
+        counter.sent += 1;
+        // Raw ({ S: … }) or document form, whichever this step sees.
+        const value = input.Key?.[hashKey];
+        const key = typeof value === 'string' ? value : String((value as { S?: string } | undefined)?.S);
+        const result = await next(args); // a write its condition refused throws, and is not counted
+        counter.writesByKey.set(key, (counter.writesByKey.get(key) ?? 0) + 1);
+        return result;
+      },
+    { step: 'initialize', name: 'countUpdates' },
+  );
+  return counter;
+};

@@ -2,12 +2,14 @@
  * Through the local server (the real handlers behind the gateway stand-in, with its authorizer
  * cache) against a raw node:http baseline, both on the same DynamoDB Local, under autocannon at
  * a fixed concurrency. Runs alternate between the two servers; each figure is a median of rounds.
- * The keys-table reads are counted during the same load.
+ * The keys-table reads are counted during the same load; then several keys under a short
+ * authorizer cache TTL show how often the authorizer writes a key's lastUsedAt.
  */
 import autocannon from 'autocannon';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { startLocalStack } from '../local-server/local-stack';
 import { countGets } from './capacity';
+import { LAST_USE_CACHE_TTL_SECONDS, measureLastUse, type LastUseResult } from './last-use';
 import { startRawServer } from './raw-server';
 import { seededTable } from './reads';
 import { atLeast, atMost, type Check, type PartResult } from './results';
@@ -55,6 +57,7 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
   let apiRequests = 0;
   let readsInWarmUp = 0;
   let requestsInWarmUp = 0;
+  let lastUse: LastUseResult | undefined;
 
   const { lines } = await withStdoutSink(async () => {
     const fire = async (server: keyof typeof servers, scenario: (typeof scenarios)[number], duration: number) => {
@@ -88,6 +91,9 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
         }
       }
     }
+    // A few cache TTLs at least, so that every key misses the cache again and again.
+    const lastUseSeconds = Math.max(seconds, 5 * LAST_USE_CACHE_TTL_SECONDS);
+    lastUse = await measureLastUse({ endpoint, tables, keys: api.keys, connections, seconds: lastUseSeconds });
   });
   await api.stop();
   await raw.close();
@@ -143,6 +149,23 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
       1,
     ),
   );
+  if (!lastUse) throw new Error('the last-use run did not run');
+  const { maxWritesPerKey } = lastUse;
+  bad += lastUse.bad;
+  checks.push(
+    atMost(
+      {
+        id: 'load.authorizer.lastUsedAtWrites',
+        label: `lastUsedAt writes per key per hour under load (${lastUse.keys} keys, cache TTL ${LAST_USE_CACHE_TTL_SECONDS} s)`,
+        value: maxWritesPerKey,
+        unit: 'writes/key/h',
+        ratio: maxWritesPerKey / 1,
+      },
+      '<= 1 per key per hour',
+      1,
+    ),
+  );
+  const totalWrites = lastUse.rows.reduce((sum, row) => sum + row.writes, 0);
   return {
     part: 'load',
     measuredAt: new Date().toISOString(),
@@ -170,6 +193,21 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
           ['measured rounds (key inside the TTL)', measuredRequests, measuredReads, round(readsPerThousand, 3), AUTH_CACHE_TTL_SECONDS],
         ],
       },
+      {
+        title:
+          `lastUsedAt writes under load (${lastUse.keys} keys in turn on each of ${connections} connections, ` +
+          `authorizer cache TTL ${LAST_USE_CACHE_TTL_SECONDS} s)`,
+        columns: ['key history', 'keys', 'writes due per key', 'writes', 'most writes for one key'],
+        rows: [
+          ...lastUse.rows.map((row) => [row.history, row.keys, row.due, row.writes, row.maxWrites]),
+          ['all', lastUse.keys, '-', totalWrites, maxWritesPerKey],
+        ],
+      },
+      {
+        title: 'The authorizer under that load',
+        columns: ['requests', 'authorizer runs (keys-table GetItem)', 'UpdateItem sent', 'UpdateItem that wrote', 'non-2xx or failed'],
+        rows: [[lastUse.requests, lastUse.authorizerRuns, lastUse.updatesSent, totalWrites, lastUse.bad]],
+      },
     ],
     notes: [
       `Both servers run in the benchmark's process, beside autocannon, on the same DynamoDB Local (Java); ` +
@@ -183,6 +221,11 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
         `The budget counts the measured rounds, when the key is inside the TTL; the warm-up starts on an empty cache, ` +
         `where the first requests of ${connections} connections miss together before the first answer is cached ` +
         `(API Gateway's cache starts the same way), so it reads more than once.`,
+      `lastUsedAt: a second local server on the same tables with a ${LAST_USE_CACHE_TTL_SECONDS} s authorizer cache TTL, ` +
+        `GET /v1/pets/{id} with ${lastUse.keys} keys in turn, each of ${connections} connections awaiting its answer before ` +
+        'the next request. A key is due one write when its lastUsedAt is an hour old or absent; ' +
+        'the run lasts seconds, so each key may be written once at most. An UpdateItem its condition refuses ' +
+        '(concurrent cache misses of one key, where another run wrote first) writes nothing but costs a write unit.',
     ],
   };
 };

@@ -4,7 +4,7 @@
  * the same command with no middleware and no validation. Samples alternate in blocks so that
  * noise from the shared machine falls on both.
  */
-import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { createHandler as createCreatePet } from '../../functions/create-pet';
@@ -30,25 +30,46 @@ const KEYS = 'api-keys';
 const pet = (id: number) => ({ id, name: `pet ${id}`, categoryId: 1, status: 'available' });
 const page = Array.from({ length: 21 }, (_, index) => pet(1_000 + index));
 const key = generateApiKey();
-const keyRecord = { keyHash: hashApiKey(key), keyId: keyIdOf(hashApiKey(key)), name: 'bench', createdAt: '2026-01-01T00:00:00.000Z' };
+/**
+ * A key in use, as the authorizer reads it in production: its lastUsedAt a few minutes old (a run
+ * lasts well under the hour), so the steady state writes nothing, as a busy key's does.
+ */
+const keyRecord = {
+  keyHash: hashApiKey(key),
+  keyId: keyIdOf(hashApiKey(key)),
+  name: 'bench',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  lastUsedAt: new Date(Date.now() - 5 * 60_000).toISOString(),
+};
 
-/** A real DocumentClient whose `send` answers from memory, as DynamoDB would. */
-const stubbedClient = (): DynamoDBDocumentClient => {
+/** The authorizer's warm overhead before expiry and last use (BENCHMARKS.md), and what they may add to it. */
+const AUTHORIZER_OVERHEAD_BEFORE_MICROS = 15.7;
+const AUTHORIZER_ALLOWANCE_MICROS = 10;
+
+/** A real DocumentClient whose `send` answers from memory, as DynamoDB would; it counts the updates it is sent. */
+const stubbedClient = () => {
   const client = createDocumentClient({ endpoint: 'http://127.0.0.1:9', region: 'eu-west-1' });
+  const sent = { updates: 0 };
   const send = async (command: unknown) => {
     if (command instanceof QueryCommand) return { Items: page, Count: page.length };
     if (command instanceof GetCommand) return { Item: command.input.TableName === KEYS ? keyRecord : pet(1_000) };
     if (command instanceof PutCommand) return {};
+    if (command instanceof UpdateCommand) {
+      sent.updates += 1;
+      return {};
+    }
     throw new Error(`unexpected command ${String(command)}`);
   };
   (client as unknown as { send: typeof send }).send = send;
-  return client;
+  return { client, sent };
 };
 
 type Invoke = (event: never) => Promise<unknown>;
 interface Candidate {
   readonly name: string;
   readonly budgetMicros?: number;
+  /** What the budget is, when it is not a figure of its own. */
+  readonly budgetReason?: string;
   /** A fresh event per call, as Lambda gives: the body parser replaces the body in place. */
   readonly event: () => unknown;
   readonly handler: Invoke;
@@ -58,8 +79,7 @@ interface Candidate {
 
 const status = (answer: unknown) => (answer as { statusCode?: number }).statusCode;
 
-const candidates = (): Candidate[] => {
-  const client = stubbedClient();
+const candidates = (client: DynamoDBDocumentClient): Candidate[] => {
   const pets = petsRepository({ client, tableName: PETS });
   const keys = apiKeysRepository({ client, tableName: KEYS });
   const listPets = createListPets({ pets });
@@ -120,7 +140,9 @@ const candidates = (): Candidate[] => {
       expect: (answer) => status(answer) === 200,
     },
     {
-      name: 'authorizer (no budget in the issue)',
+      name: `authorizer (within ${AUTHORIZER_ALLOWANCE_MICROS} µs of ${AUTHORIZER_OVERHEAD_BEFORE_MICROS} µs)`,
+      budgetMicros: Math.round(AUTHORIZER_OVERHEAD_BEFORE_MICROS + AUTHORIZER_ALLOWANCE_MICROS),
+      budgetReason: `within ${AUTHORIZER_ALLOWANCE_MICROS} µs of its ${AUTHORIZER_OVERHEAD_BEFORE_MICROS} µs before expiry and last use`,
       event: () => tokenEvent(`Bearer ${key}`),
       handler: (event) => lambda(authorizer)(event, context),
       baseline: async (event: APIGatewayTokenAuthorizerEvent) => {
@@ -147,9 +169,10 @@ export const runWarm = async ({ iterations }: WarmOptions): Promise<PartResult> 
   const started = Date.now();
   const block = 250;
   const warmUp = Math.max(1_000, Math.floor(iterations / 2));
+  const { client, sent } = stubbedClient();
   const { result: measured, lines } = await withStdoutSink(async () => {
     const rows: Array<{ candidate: Candidate; handler: number[]; baseline: number[] }> = [];
-    for (const candidate of candidates()) {
+    for (const candidate of candidates(client)) {
       for (const invoke of [candidate.handler, candidate.baseline]) {
         const answer = await invoke(candidate.event() as never);
         if (!candidate.expect(answer)) throw new Error(`${candidate.name}: unexpected answer ${JSON.stringify(answer).slice(0, 300)}`);
@@ -196,7 +219,11 @@ export const runWarm = async ({ iterations }: WarmOptions): Promise<PartResult> 
     checks.push(
       candidate.budgetMicros === undefined
         ? check
-        : atMost(check, `overhead <= ${candidate.budgetMicros} µs`, (baselineMedian + candidate.budgetMicros) / baselineMedian),
+        : atMost(
+            check,
+            `overhead <= ${candidate.budgetMicros} µs${candidate.budgetReason ? ` (${candidate.budgetReason})` : ''}`,
+            (baselineMedian + candidate.budgetMicros) / baselineMedian,
+          ),
     );
   }
   return {
@@ -220,6 +247,9 @@ export const runWarm = async ({ iterations }: WarmOptions): Promise<PartResult> 
         '(the body parser replaces the body in place), built outside the timed region.',
       'The bare handlers: the same command (its parameters read from the same event) to the same stubbed DocumentClient, ' +
         'JSON.stringify of the result; no middleware, no validation, no logging.',
+      "The authorizer reads a key last used minutes before, as a key in use is: it checks the key's expiry and the age of " +
+        `its lastUsedAt and writes nothing (UpdateItem calls during the run: ${sent.updates}); ` +
+        'the one write an hour per key is a DynamoDB round trip the stub cannot stand for (see the load part).',
     ],
   };
 };

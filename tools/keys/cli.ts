@@ -1,83 +1,98 @@
 /**
- * `npm run keys -- create|list|revoke`: API key management, against the local server's DynamoDB
- * (the default), another DynamoDB endpoint, a deployed keys table by name, or a deployed stage.
- * A new key is printed once; only its hash, id, name, scopes and creation time are stored.
+ * `npm run keys -- create|list|show|roll|revoke|audit`: API key management, against the local server's
+ * DynamoDB (the default), another DynamoDB endpoint, a deployed keys table by name, or a deployed
+ * stage (tools/keys/target.ts). A new key is printed once; only its hash is stored. Every input is
+ * checked before any database is reached: a refused command writes nothing.
  */
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
-import { apiKeysRepository, type ApiKeyRecord } from '../../shared/api-keys-repository';
-import { apiKeysTableName } from '../../shared/config';
-import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
+import { API_KEY_PATTERN, hashApiKey, keyIdOf } from '../../shared/api-keys';
+import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { DatabaseUnavailable } from '../../shared/dynamodb';
 import { isScope, SCOPES, type Scope } from '../../shared/scopes';
-import { stackName, stackOutputs } from '../../shared/stack';
 import { parseCommandLine, UsageError } from '../cli';
-import { DEFAULT_DYNAMODB_LOCAL_PORT, dynamoDBLocalEndpoint } from '../dynamodb-local';
+import { AUDIT_USAGE, runAuditCommand } from './audit';
+import { callerOf, type CallerLookup } from './caller';
+import { createKey, listKeys, revokeKey, rollKey, showKey, type CommandContext } from './commands';
+import { expiryOption, parseDuration } from './durations';
+import { KEYS_HELP, resolveKeysTarget, TARGET_OPTIONS, TARGET_USAGE, unreachableTarget, type CloudFormationLookup } from './target';
+
+export { stageKeysTable } from './target';
 
 export const USAGE = `Usage:
-  npm run keys -- create --name NAME [--scopes S,…] [--json] [TARGET]
-                                                create a key; it is printed once
-  npm run keys -- list [--json] [TARGET]        list keys (id, name, scopes, created, revoked)
-  npm run keys -- revoke KEY_ID [TARGET]        revoke a key by its id
+  npm run keys -- create --name NAME [--scopes S,…] [EXPIRY] [--json] [TARGET]
+                                            create a key; it is printed once
+  npm run keys -- list [--unused DURATION] [--json] [TARGET]
+                                            list keys (id, name, scopes, created, expires,
+                                            last used, state: active, expired or revoked)
+  npm run keys -- show KEY_ID [--json] [TARGET]
+                                            one key with every attribute
+  npm run keys -- roll KEY_ID [--grace DURATION] [EXPIRY] [--json] [TARGET]
+                                            a new key with the same name and scopes, printed
+                                            once; the old one works on for the grace
+  npm run keys -- revoke KEY_ID [--json] [TARGET]
+                                            revoke a key by its id
+${AUDIT_USAGE}
 
-  --scopes S,…      what the new key may do, comma-separated (default: all of them):
-                    ${SCOPES.join(', ')}
-  --json            one JSON object per key (id, name, scopes, createdAt, revokedAt;
-                    for create also key, shown only that once)
+  --scopes S,…          what the new key may do, comma-separated (default: all of them):
+                        ${SCOPES.join(', ')}
+  EXPIRY (the new key's; default none):
+  --expires-in DURATION the key is refused from this long after now
+  --expires-at TIME     the key is refused from TIME, ISO 8601 (2030-01-31, 2030-01-31T12:00:00Z)
+  --grace DURATION      how long the old key of a roll keeps working (default 24h; 0 ends it now)
+  --unused DURATION     only the active keys not used (never used: not created) for that long;
+                        last use is recorded at most once an hour
+  --json                one JSON object per key (id, name, scopes, createdAt, expiresAt,
+                        revokedAt, lastUsedAt; for create and roll also key, shown only that
+                        once; roll prints the new key, then the old one)
 
-TARGET (default: the local server's DynamoDB: $DYNAMODB_ENDPOINT, else DynamoDB Local on
-$DYNAMODB_LOCAL_PORT, else on port ${DEFAULT_DYNAMODB_LOCAL_PORT}, as npm start uses them):
-  --endpoint URL    a DynamoDB endpoint, such as DynamoDB Local on another port
-  --table NAME      the keys table's name: on AWS, or at --endpoint when given
-                    (default: $API_KEYS_TABLE_NAME or api-keys)
-  --stage STAGE     a deployed stage: the keys table named by stack ${stackName('STAGE')}'s outputs
-  --region REGION   the AWS region of --stage or --table (default: from the AWS environment)
+  DURATION is a whole number and a unit: s, m, h or d (45s, 90m, 24h, 30d).
+
+${TARGET_USAGE}
 `;
 
-type Lookup = Pick<CloudFormationClient, 'send'>;
+type Env = Readonly<Record<string, string | undefined>>;
 
 export interface KeysCommandOptions {
-  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly env?: Env;
   readonly print?: (line: string) => void;
   /** CloudFormation client used for --stage; built from the region when absent. */
-  readonly cloudFormation?: Lookup;
+  readonly cloudFormation?: CloudFormationLookup;
+  /** STS client that names the caller on AWS; built from the region when absent. */
+  readonly sts?: CallerLookup;
 }
 
-/** The keys table of a deployed stage, from its stack's outputs. */
-export const stageKeysTable = async (stage: string, cloudFormation: Lookup): Promise<string> => {
-  const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName(stage) }));
-  const output = Stacks?.[0]?.Outputs?.find((candidate) => candidate.OutputKey === stackOutputs.apiKeysTableName);
-  if (!output?.OutputValue) throw new Error(`Stack ${stackName(stage)} has no ${stackOutputs.apiKeysTableName} output.`);
-  return output.OutputValue;
-};
+/** Each command's own options (every command also takes the target's and --help). */
+const COMMAND_OPTIONS = {
+  create: ['name', 'scopes', 'expires-in', 'expires-at', 'json'],
+  list: ['unused', 'json'],
+  show: ['json'],
+  roll: ['grace', 'expires-in', 'expires-at', 'json'],
+  revoke: ['json'],
+  audit: ['json'],
+} as const;
+type Command = keyof typeof COMMAND_OPTIONS;
+const COMMANDS = Object.keys(COMMAND_OPTIONS) as Command[];
+const isCommand = (name: string): name is Command => Object.hasOwn(COMMAND_OPTIONS, name);
 
-const HELP = 'npm run keys -- --help';
-const COMMANDS: readonly string[] = ['create', 'list', 'revoke'];
+/** The commands that take a key id; `audit` takes one or none. */
+const WITH_ID: ReadonlySet<Command> = new Set(['show', 'roll', 'revoke']);
+const WITH_OPTIONAL_ID: ReadonlySet<Command> = new Set(['audit']);
 
 /** What a key id looks like (see keyIdOf): anything else is not echoed, since it may be a key. */
 const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
 
-/** The port of the local server's DynamoDB Local, from the same setting npm start reads. */
-const localPort = (env: Readonly<Record<string, string | undefined>>): number => {
-  const value = env.DYNAMODB_LOCAL_PORT;
-  if (value === undefined || value === '') return DEFAULT_DYNAMODB_LOCAL_PORT;
-  const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
-  if (!(port >= 1 && port <= 65_535)) {
-    throw new UsageError(`DYNAMODB_LOCAL_PORT must be the port npm start printed for DynamoDB Local, from 1 to 65535: see ${HELP}`);
-  }
-  return port;
-};
+const DEFAULT_GRACE = '24h';
 
-/** The id to revoke; a key given in its place is refused without being printed. */
-const keyIdArgument = (argument: string | undefined): string => {
-  if (!argument) throw new UsageError('revoke needs a key id (see: npm run keys -- list).');
+/** The id a command acts on; a key given in its place is refused without being printed. */
+const keyIdArgument = (command: Command, argument: string | undefined): string => {
+  if (!argument) throw new UsageError(`${command} needs a key id (see: npm run keys -- list).`);
   if (KEY_ID_PATTERN.test(argument)) return argument;
   if (API_KEY_PATTERN.test(argument)) {
     const keyId = keyIdOf(hashApiKey(argument));
     throw new UsageError(
-      `revoke takes a key id, not the key itself (not shown here): that key's id is ${keyId} (npm run keys -- revoke ${keyId}).`,
+      `${command} takes a key id, not the key itself (not shown here): that key's id is ${keyId} (npm run keys -- ${command} ${keyId}).`,
     );
   }
-  throw new UsageError(`revoke takes a key id, 12 hexadecimal digits as npm run keys -- list shows them.`);
+  throw new UsageError(`${command} takes a key id, 12 hexadecimal digits as npm run keys -- list shows them.`);
 };
 
 /** The scopes of --scopes: at least one, each a scope the API knows. */
@@ -90,27 +105,22 @@ const scopesArgument = (value: string): Scope[] => {
   return names.filter(isScope);
 };
 
-const describe = (record: ApiKeyRecord): string =>
-  [
-    record.keyId,
-    record.name,
-    record.scopes.join(',') || '(none)',
-    record.createdAt,
-    record.revokedAt ? `revoked ${record.revokedAt}` : 'active',
-  ].join('\t');
+/** Refuses an option the command does not take, and arguments it does not take (not echoed: one may be a key). */
+const checkCommandLine = (command: Command, given: Record<string, unknown>, positionals: readonly string[]): void => {
+  const own: readonly string[] = COMMAND_OPTIONS[command];
+  const foreign = Object.keys(given).find((option) => given[option] !== undefined && !own.includes(option) && !(option in TARGET_OPTIONS));
+  if (foreign !== undefined) {
+    const options = own.map((option) => `--${option}`).join(', ');
+    throw new UsageError(`${command} does not take --${foreign}: its options are ${options} and the target's (see ${KEYS_HELP}).`);
+  }
+  const expected = WITH_ID.has(command) || WITH_OPTIONAL_ID.has(command) ? 1 : 0;
+  if (positionals.length > expected) {
+    const takes = WITH_OPTIONAL_ID.has(command) ? 'at most one key id' : expected === 1 ? 'one key id' : 'no argument';
+    throw new UsageError(`${command} takes ${takes} besides its options (see ${KEYS_HELP}).`);
+  }
+};
 
-/** A key as --json prints it: one object a line. */
-const json = (record: ApiKeyRecord, key?: string): string =>
-  JSON.stringify({
-    id: record.keyId,
-    name: record.name,
-    scopes: record.scopes,
-    createdAt: record.createdAt,
-    revokedAt: record.revokedAt ?? null,
-    ...(key === undefined ? {} : { key }),
-  });
-
-/** Runs one key command; returns the process exit code. */
+/** Runs one key command; returns the process exit code. A refusal is thrown: UsageError (exit 2) or another Error (exit 1). */
 export const runKeysCommand = async (argv: string[], options: KeysCommandOptions = {}): Promise<number> => {
   const env = options.env ?? process.env;
   const print = options.print ?? ((line: string) => console.log(line));
@@ -121,84 +131,67 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
       options: {
         name: { type: 'string' },
         scopes: { type: 'string' },
+        'expires-in': { type: 'string' },
+        'expires-at': { type: 'string' },
+        grace: { type: 'string' },
+        unused: { type: 'string' },
         json: { type: 'boolean' },
-        endpoint: { type: 'string' },
-        stage: { type: 'string' },
-        table: { type: 'string' },
-        region: { type: 'string' },
+        ...TARGET_OPTIONS,
         help: { type: 'boolean' },
       },
     },
-    HELP,
+    KEYS_HELP,
   );
   const [command, argument] = positionals;
-  if (values.help || !command) {
+  const { help, ...given } = values;
+  if (help || !command) {
     print(USAGE);
-    return values.help ? 0 : 2;
+    return help ? 0 : 2;
   }
-  if (!COMMANDS.includes(command)) throw new UsageError(`unknown command '${command}': use ${COMMANDS.join(', ')} (see ${HELP}).`);
-  if (values.scopes !== undefined && command !== 'create') throw new UsageError(`--scopes is for create only (see ${HELP}).`);
-  if (values.json && command === 'revoke') throw new UsageError(`--json is for create and list only (see ${HELP}).`);
-  // Checked before any database is reached: a wrong scope registers nothing.
+  if (!isCommand(command)) throw new UsageError(`unknown command '${command}': use ${COMMANDS.join(', ')} (see ${KEYS_HELP}).`);
+  checkCommandLine(command, given, positionals.slice(1));
+
+  // Every input is checked here, before any database is reached: a refused command writes nothing.
+  const now = new Date();
+  const keyId = WITH_ID.has(command) ? keyIdArgument(command, argument) : '';
   const scopes = values.scopes === undefined ? [...SCOPES] : scopesArgument(values.scopes);
-  if (values.stage !== undefined && (values.endpoint !== undefined || values.table !== undefined)) {
-    throw new UsageError('--stage finds its own table on AWS: it cannot be combined with --endpoint or --table.');
-  }
-  // --stage, and --table without --endpoint, mean AWS; anything else a DynamoDB endpoint.
-  const onAws = values.stage !== undefined || (values.table !== undefined && values.endpoint === undefined);
-  const endpoint = onAws ? undefined : (values.endpoint ?? env.DYNAMODB_ENDPOINT ?? dynamoDBLocalEndpoint(localPort(env)));
-  const tableName =
-    values.table ??
-    (values.stage !== undefined
-      ? await stageKeysTable(values.stage, options.cloudFormation ?? new CloudFormationClient({ region: values.region }))
-      : apiKeysTableName(env));
-  const client = createDocumentClient({ endpoint, region: values.region });
-  const keys = apiKeysRepository({ client, tableName });
+  const expiresAt = expiryOption(values, now);
+  const graceMs = parseDuration(values.grace ?? DEFAULT_GRACE, '--grace');
+  const unusedMs = values.unused === undefined ? undefined : parseDuration(values.unused, '--unused');
+  if (command === 'create' && !values.name) throw new UsageError('create needs --name NAME (who or what the key is for).');
+
+  const target = await resolveKeysTarget(values, env, options.cloudFormation);
+  const context: CommandContext = {
+    keys: apiKeysRepository({ client: target.client, tableName: target.tableName }),
+    print,
+    json: values.json === true,
+    caller: () => callerOf(target, env, options.sts),
+  };
   try {
     switch (command) {
-      case 'create': {
-        if (!values.name) throw new UsageError('create needs --name NAME (who or what the key is for).');
-        const key = generateApiKey();
-        const record = await keys.register(key, values.name, { scopes });
-        if (values.json) {
-          print(json(record, key));
-          return 0;
-        }
-        print(`Created key ${record.keyId} (${record.name}, scopes ${record.scopes.join(',')}). It is shown only this once:`);
-        print(key);
-        return 0;
-      }
-      case 'list': {
-        const records = await keys.list();
-        if (values.json) {
-          for (const record of records) print(json(record));
-          return 0;
-        }
-        print(['id', 'name', 'scopes', 'created', 'state'].join('\t'));
-        for (const record of records) print(describe(record));
-        return 0;
-      }
-      case 'revoke': {
-        const keyId = keyIdArgument(argument);
-        if (!(await keys.revoke(keyId))) {
-          print(`No key has the id ${keyId}.`);
-          return 1;
-        }
-        print(`Revoked key ${keyId}. Callers using it are refused within the authorizer cache TTL.`);
-        return 0;
-      }
-      default:
-        throw new UsageError(`unknown command '${command}' (see ${HELP}).`);
+      case 'create':
+        return await createKey(context, { name: values.name ?? '', scopes, expiresAt });
+      case 'list':
+        return await listKeys(context, { unusedMs });
+      case 'show':
+        return await showKey(context, keyId);
+      case 'roll':
+        return await rollKey(context, keyId, { graceMs, expiresAt });
+      case 'revoke':
+        return await revokeKey(context, keyId);
+      case 'audit':
+        return await runAuditCommand(argument, {
+          json: context.json,
+          tableName: target.tableName,
+          endpoint: target.onAws ? undefined : target.endpoint,
+          region: target.region,
+          client: target.client,
+          print,
+        });
     }
   } catch (error) {
-    if (!(error instanceof DatabaseUnavailable)) throw error;
-    throw new Error(
-      endpoint === undefined
-        ? `DynamoDB did not answer (${error.reason}): check your AWS credentials, region and network.`
-        : `No DynamoDB answers at ${endpoint} (${error.reason}): is the local server running (npm start)? ` +
-            'Its banner prints the keys command that reaches its DynamoDB.',
-    );
+    throw error instanceof DatabaseUnavailable ? unreachableTarget(target, error) : error;
   } finally {
-    client.destroy();
+    target.client.destroy();
   }
 };

@@ -1,15 +1,18 @@
 /**
  * The API standing up locally, the one way every local tool does it: DynamoDB Local (started
- * here, unless a DynamoDB is named), the three tables, a registered API key, and the local
- * server. `npm start`, `npm run load`, the benchmarks and the end-to-end tests all start it here.
+ * here, unless a DynamoDB is named), the three tables, a registered API key, the local server,
+ * and (when asked) the audit trail of key changes. `npm start`, `npm run load`, the benchmarks
+ * and the end-to-end tests all start it here.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { userInfo } from 'node:os';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { tableNames } from '../../shared/config';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
 import { ensureApiTables, startDynamoDBLocal, type DynamoDBLocal, type DynamoDBLocalOptions } from '../dynamodb-local';
+import { startLocalKeyAudit, type LocalKeyAudit, type LocalKeyAuditOptions } from './key-audit-stream';
 import { startLocalServer, type LocalServer, type LocalServerOptions } from './server';
 
 export interface LocalStackOptions {
@@ -29,6 +32,8 @@ export interface LocalStackOptions {
   readonly serverClient?: DynamoDBDocumentClient;
   /** The local server's settings (port 0 picks a free one). */
   readonly server?: Omit<LocalServerOptions, 'client' | 'tables'>;
+  /** Run the audit trail of key changes (the keys table's stream, the expiry sweep); off by default. */
+  readonly keyAudit?: boolean | LocalKeyAuditOptions;
 }
 
 export interface LocalStack {
@@ -46,6 +51,8 @@ export interface LocalStack {
   readonly dynamodbEndpoint: string;
   /** The DynamoDB Local started here; undefined when `dynamodbEndpoint` was given. */
   readonly dynamodbLocal: DynamoDBLocal | undefined;
+  /** The audit trail, when `keyAudit` asked for it. */
+  readonly keyAudit: LocalKeyAudit | undefined;
   /** Stops the server, and the DynamoDB Local started here. */
   stop(): Promise<void>;
 }
@@ -57,6 +64,15 @@ export class RevokedKeyError extends Error {
   }
 }
 
+/** Who the local stack's changes to keys are by, in the audit trail: `local:<the OS user>`. */
+export const localActor = (): string => {
+  try {
+    return `local:${userInfo().username}`;
+  } catch {
+    return `local:${process.env.USER ?? 'unknown'}`; // a user with no entry in the password database
+  }
+};
+
 export const startLocalStack = async ({
   dynamodbEndpoint,
   dynamodbLocal: localOptions,
@@ -66,23 +82,33 @@ export const startLocalStack = async ({
   revokeOtherKeysOfItsName = false,
   serverClient,
   server: serverOptions = {},
+  keyAudit: keyAuditOptions = false,
 }: LocalStackOptions): Promise<LocalStack> => {
   const dynamodbLocal = dynamodbEndpoint === undefined ? await startDynamoDBLocal(localOptions) : undefined;
   const endpoint = dynamodbEndpoint ?? dynamodbLocal?.endpoint ?? '';
   const client = createDocumentClient({ endpoint });
   let server: LocalServer | undefined;
+  let keyAudit: LocalKeyAudit | undefined;
   const stop = async () => {
     await server?.close();
+    await keyAudit?.stop();
     client.destroy();
     await dynamodbLocal?.stop();
   };
   try {
     await ensureApiTables(client, tables);
     const keys = apiKeysRepository({ client, tableName: tables.apiKeys });
+    if (keyAuditOptions !== false) {
+      keyAudit = await startLocalKeyAudit(
+        { client, endpoint, keysTableName: tables.apiKeys, keys },
+        keyAuditOptions === true ? {} : keyAuditOptions,
+      );
+    }
+    const changedBy = localActor();
     // A key registered before (a persistent database) finds its record again: reused, not registered twice.
-    const record = await keys.register(apiKey, keyName);
+    const record = await keys.register(apiKey, keyName, { changedBy });
     if (record.revokedAt) throw new RevokedKeyError();
-    const replacedKeyIds = revokeOtherKeysOfItsName ? await keys.revokeOthersNamed(keyName, record.keyId) : [];
+    const replacedKeyIds = revokeOtherKeysOfItsName ? await keys.revokeOthersNamed(keyName, record.keyId, changedBy) : [];
     server = await startLocalServer({ ...serverOptions, client: serverClient ?? client, tables });
     return {
       url: server.url,
@@ -95,6 +121,7 @@ export const startLocalStack = async ({
       client,
       dynamodbEndpoint: endpoint,
       dynamodbLocal,
+      keyAudit,
       stop,
     };
   } catch (error) {

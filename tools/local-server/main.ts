@@ -124,6 +124,8 @@ const main = async () => {
     keyName: LOCAL_KEY_NAME,
     // One local key works at a time: with --persist (or DYNAMODB_ENDPOINT) the previous start's key is in the table.
     revokeOtherKeysOfItsName: true,
+    // Changes to keys are recorded in the local audit log (npm run keys -- audit), as deployed.
+    keyAudit: true,
     server: {
       port: settings.PORT,
       authCacheTtlSeconds: settings.AUTH_CACHE_TTL,

@@ -32,6 +32,7 @@ export interface LocalServerOptions {
   readonly tables: TableNames;
   readonly authCacheTtlSeconds?: number;
   readonly throttle?: GatewayOptions['throttle'];
+  /** Tests only: the one clock of the gateway (throttle, authorizer cache) and the functions (sunset, key expiry, last use). */
   readonly now?: Clock;
   /** Tests only: the pets repository's id generator, to force an id collision. */
   readonly newPetId?: IdGenerator;
@@ -81,7 +82,7 @@ export const startLocalServer = async ({
   let ownAddress = host;
   const gateway = createGateway({
     handlers: await loadHandlers({ pets, now }),
-    authorizer: createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) }),
+    authorizer: createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }), now }),
     authCacheTtlSeconds,
     throttle,
     now,

@@ -62,7 +62,7 @@ const errorWhen: Record<ErrorCode, string> = {
     'a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, ' +
     'or a `name` holds a control character or a lone surrogate',
   invalid_cursor: 'the cursor is malformed, edited, or from a listing with another status',
-  unauthorized: 'no Authorization header, not the Bearer scheme, or an unknown or revoked key',
+  unauthorized: 'no Authorization header, not the Bearer scheme, or an unknown, revoked or expired key',
   forbidden: "the API key's scopes do not cover this operation, or the gateway blocked the request",
   not_found: 'no pet with that id',
   gone: 'the operation is past its sunset',

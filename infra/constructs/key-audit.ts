@@ -1,0 +1,104 @@
+/**
+ * KeyAuditTrail: the audit trail of API-key changes. The keys table's stream feeds the key-audit
+ * function, whose log group is the audit log (`auditLogGroupName`), kept for years; batches it
+ * cannot write after its retries go to an encrypted queue, which Monitoring alarms on. A scheduled
+ * expiry sweep marks keys whose expiry has passed, so that an expiry reached is a change too.
+ */
+import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { auditLogGroupName } from '../../shared/key-audit';
+import { ApiFunction } from './api-function';
+import { grantTableAccess, tableAccess, tableNameVariables } from './pet-store-functions';
+
+export interface KeyAuditTrailProps {
+  /** Names the functions `<namePrefix>-keyAudit` and `<namePrefix>-keyExpiry`. */
+  readonly namePrefix: string;
+  /** The keys table, with its stream (new and old images). */
+  readonly apiKeys: Table;
+  /** How long the expiry sweep's own logs are kept (the stage's retention). */
+  readonly logRetention: RetentionDays;
+  /** RETAIN keeps the audit log when the stack is deleted, as the stage keeps its data. */
+  readonly removalPolicy: RemovalPolicy;
+}
+
+/** How long the audit trail is kept: longer than any key lives, and than most audits look back. */
+export const AUDIT_LOG_RETENTION = RetentionDays.TEN_YEARS;
+/** How often the expiry sweep runs: an expiry reached is in the trail within this. */
+export const EXPIRY_SWEEP_INTERVAL = Duration.minutes(15);
+/** Attempts at a failing batch (halved each time by bisecting) before it goes to the failure queue. */
+const STREAM_RETRY_ATTEMPTS = 10;
+
+export class KeyAuditTrail extends Construct {
+  readonly writer: ApiFunction;
+  readonly expirySweep: ApiFunction;
+  /** Where the stream's batches go that could not be written: each message names the records, never their content. */
+  readonly failedBatches: Queue;
+
+  constructor(scope: Construct, id: string, props: KeyAuditTrailProps) {
+    super(scope, id);
+    const tables = { apiKeys: props.apiKeys };
+    const keysTableName = props.apiKeys.tableName;
+
+    this.writer = new ApiFunction(this, 'Writer', {
+      entry: 'functions/key-audit.ts',
+      functionName: `${props.namePrefix}-keyAudit`,
+      description: 'pet store: writes one audit line per API-key change from the keys table stream',
+      logGroupName: auditLogGroupName(keysTableName),
+      withoutPlatformLines: true,
+      environment: tableNameVariables(tableAccess.keyAudit, tables),
+      logRetention: AUDIT_LOG_RETENTION,
+      removalPolicy: props.removalPolicy,
+    });
+    grantTableAccess(this.writer, tableAccess.keyAudit, tables);
+
+    this.failedBatches = new Queue(this, 'FailedBatches', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: props.removalPolicy,
+    });
+    Validations.of(this.failedBatches).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        "This queue is itself a dead-letter queue: the key-audit stream mapping's on-failure destination, alarmed on when it holds anything.",
+    });
+    this.writer.function.addEventSource(
+      new DynamoEventSource(props.apiKeys, {
+        // The stream keeps 24 hours: a new mapping starts from the oldest record it has.
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        bisectBatchOnError: true,
+        retryAttempts: STREAM_RETRY_ATTEMPTS,
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(this.failedBatches),
+      }),
+    );
+    Validations.of(this.writer.function.role ?? this.writer).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        "Active tracing (X-Ray's PutTraceSegments and PutTelemetryRecords), and the stream mapping's dynamodb:ListStreams: none has resource-level permissions.",
+    });
+
+    this.expirySweep = new ApiFunction(this, 'ExpirySweep', {
+      entry: 'functions/key-expiry.ts',
+      functionName: `${props.namePrefix}-keyExpiry`,
+      description: 'pet store: marks API keys whose expiry has passed, for the audit trail',
+      environment: tableNameVariables(tableAccess.keyExpiry, tables),
+      logRetention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
+    grantTableAccess(this.expirySweep, tableAccess.keyExpiry, tables);
+    new Rule(this, 'ExpirySchedule', {
+      description: 'Runs the API-key expiry sweep',
+      schedule: Schedule.rate(EXPIRY_SWEEP_INTERVAL),
+      targets: [new LambdaFunction(this.expirySweep.function, { retryAttempts: 2 })],
+    });
+  }
+}

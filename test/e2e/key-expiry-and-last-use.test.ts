@@ -1,0 +1,110 @@
+/**
+ * Key expiry and last use over HTTP: a key past its expiry gets 401 like a revoked one (once the
+ * authorizer cache TTL has passed, when its allow was cached), and the authorizer writes a key's
+ * lastUsedAt at most once an hour, however often it runs.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
+import { createDocumentClient } from '../../shared/dynamodb';
+import { putConsoleKey } from '../support/console-keys';
+import { expectCommonHeaders, expectError, inParallel, startLocalApi, type LocalApi } from '../support/local-api';
+import { recordingClient } from '../support/recording-client';
+
+let api: LocalApi;
+beforeAll(async () => {
+  api = await startLocalApi();
+});
+afterAll(() => api.close());
+
+const as = (on: LocalApi, key: string, path = '/pets') => on.call(path, { auth: false, headers: { Authorization: `Bearer ${key}` } });
+
+const expectUnauthorized = async (response: Response) => {
+  expectCommonHeaders(response);
+  expect(response.headers.get('www-authenticate')).toBe('Bearer realm="pet-store"');
+  await expectError(response, 401, 'unauthorized');
+};
+
+const MINUTE = 60_000;
+
+describe('expired keys', () => {
+  it('are refused with 401 unauthorized, whether the console or the key tool set the expiry', async () => {
+    const past = new Date(Date.now() - MINUTE).toISOString();
+    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    const fromConsole = await putConsoleKey(client, api.tables.apiKeys, { extra: { expiresAt: { S: past } } }).finally(() =>
+      client.destroy(),
+    );
+    const fromRepository = generateApiKey();
+    await api.keys.register(fromRepository, 'expired', { expiresAt: past });
+    for (const key of [fromConsole, fromRepository]) {
+      await expectUnauthorized(await as(api, key));
+      await expectUnauthorized(await as(api, key, '/pets/1'));
+    }
+  });
+
+  it('stop working once the authorizer cache TTL has passed after the expiry (injected clock)', async () => {
+    let clock = Date.UTC(2027, 0, 1);
+    const cached = await startLocalApi({ authCacheTtlSeconds: 300, now: () => new Date(clock) });
+    try {
+      const key = generateApiKey();
+      await cached.keys.register(key, 'expiring', { expiresAt: new Date(clock + MINUTE).toISOString() });
+      expect((await as(cached, key)).status).toBe(200);
+      clock += 2 * MINUTE;
+      // Past its expiry, but the allow cached a minute before it holds for the rest of the TTL, as API Gateway's does.
+      expect((await as(cached, key)).status).toBe(200);
+      clock += 181_000; // 301 s after the allow was cached
+      await expectUnauthorized(await as(cached, key));
+    } finally {
+      await cached.close();
+    }
+  });
+});
+
+describe('last use', () => {
+  /** A server without an authorizer cache, on a client that notes what it sends, and a clock the test moves. */
+  const watchedApi = async () => {
+    const { client, sent } = recordingClient(inject('dynamodbEndpoint'));
+    const clock = { now: Date.UTC(2027, 0, 1) };
+    const watched = await startLocalApi({ authCacheTtlSeconds: 0, client, now: () => new Date(clock.now) });
+    const onKeys = (command: string) =>
+      sent.filter((sentCommand) => sentCommand.command === command && sentCommand.tableName === watched.tables.apiKeys);
+    const lastUsedAt = async () => (await watched.keys.findById(keyIdOf(hashApiKey(watched.key))))?.lastUsedAt;
+    const close = async () => {
+      await watched.close();
+      client.destroy();
+    };
+    return { api: watched, clock, onKeys, lastUsedAt, close };
+  };
+
+  it('is written on the first request, then not again for the many that follow within the hour', async () => {
+    const watched = await watchedApi();
+    try {
+      expect(await watched.lastUsedAt()).toBeUndefined();
+      expect((await watched.api.call('/pets')).status).toBe(200);
+      expect(await watched.lastUsedAt()).toBe(new Date(watched.clock.now).toISOString());
+      const statuses = await inParallel(40, 8, async () => (await watched.api.call('/pets')).status);
+      expect(statuses.every((status) => status === 200)).toBe(true);
+      // The authorizer ran for every request (no cache), and wrote once.
+      expect(watched.onKeys('GetItem')).toHaveLength(41);
+      expect(watched.onKeys('UpdateItem')).toHaveLength(1);
+    } finally {
+      await watched.close();
+    }
+  });
+
+  it('is written again once an hour has passed since (injected clock)', async () => {
+    const watched = await watchedApi();
+    try {
+      const start = watched.clock.now;
+      expect((await watched.api.call('/pets')).status).toBe(200);
+      watched.clock.now = start + 59 * MINUTE;
+      expect((await watched.api.call('/pets')).status).toBe(200);
+      expect(await watched.lastUsedAt()).toBe(new Date(start).toISOString());
+      watched.clock.now = start + 61 * MINUTE;
+      expect((await watched.api.call('/pets')).status).toBe(200);
+      expect(await watched.lastUsedAt()).toBe(new Date(start + 61 * MINUTE).toISOString());
+      expect(watched.onKeys('UpdateItem')).toHaveLength(2);
+    } finally {
+      await watched.close();
+    }
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * The key tool and the API together: keys made, rolled and expired with `npm run keys`'s commands
+ * (runKeysCommand, on the local stack's DynamoDB) are honoured over HTTP by the local server, whose
+ * authorizer cache is cut to one second so that a change shows within the test.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runKeysCommand } from '../../tools/keys/cli';
+import { expectError, startLocalApi, type LocalApi } from '../support/local-api';
+
+const AUTH_CACHE_TTL_MS = 1_000;
+/** Room for a slow machine between when a key ends and when the test sees it refused. */
+const SLACK_MS = 3_000;
+
+let api: LocalApi;
+beforeAll(async () => {
+  api = await startLocalApi({ authCacheTtlSeconds: AUTH_CACHE_TTL_MS / 1_000 });
+});
+afterAll(() => api.close());
+
+/** `npm run keys -- …--json` on the local stack's keys table: the JSON objects it prints. */
+const keysTool = async (...argv: string[]) => {
+  const lines: string[] = [];
+  const code = await runKeysCommand([...argv, '--json'], {
+    env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys },
+    print: (line) => lines.push(line),
+  });
+  expect(code).toBe(0);
+  return lines.map((line) => JSON.parse(line) as { id: string; key?: string; expiresAt: string | null });
+};
+
+const newKey = async (...options: string[]) => {
+  const [created] = await keysTool('create', '--name', 'e2e', ...options);
+  if (!created?.key) throw new Error('create printed no key');
+  return { id: created.id, key: created.key };
+};
+
+const listPets = (key: string) => api.call('/pets', { auth: false, headers: { Authorization: `Bearer ${key}` } });
+
+/** Asks with `key` until it is refused; returns when that happened. Each answer before is a 200. */
+const refusedAt = async (key: string, deadline: number): Promise<number> => {
+  for (;;) {
+    const response = await listPets(key);
+    if (response.status !== 200) {
+      await expectError(response, 401, 'unauthorized');
+      return Date.now();
+    }
+    await response.arrayBuffer();
+    if (Date.now() > deadline) throw new Error('the key is still accepted');
+    await sleep(100);
+  }
+};
+
+describe('keys made with the key tool, over HTTP', () => {
+  it('lets a key created with --scopes pets:read list pets, and refuses it a create with 403 insufficient_scope', async () => {
+    const { key } = await newKey('--scopes', 'pets:read');
+    const before = (await (await api.call('/pets?limit=100')).json()) as unknown[];
+
+    expect((await listPets(key)).status).toBe(200);
+    const create = await api.call('/pets', {
+      auth: false,
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    });
+    expect(create.headers.get('www-authenticate')).toBe('Bearer realm="pet-store", error="insufficient_scope"');
+    await expectError(create, 403, 'forbidden');
+
+    expect((await (await api.call('/pets?limit=100')).json()) as unknown[]).toHaveLength(before.length);
+  });
+
+  it('refuses a key created with --expires-in 2s with 401 once it has expired, within the cache TTL', async () => {
+    const createdAt = Date.now();
+    const { key } = await newKey('--expires-in', '2s');
+    expect((await listPets(key)).status).toBe(200);
+
+    const refused = await refusedAt(key, createdAt + 2_000 + AUTH_CACHE_TTL_MS + SLACK_MS);
+
+    expect(refused - createdAt).toBeGreaterThanOrEqual(2_000);
+  });
+
+  it('keeps a rolled key and its successor working during the --grace, then only the successor', async () => {
+    const old = await newKey();
+    expect((await listPets(old.key)).status).toBe(200);
+
+    const rolledAt = Date.now();
+    const [next, previous] = await keysTool('roll', old.id, '--grace', '2s');
+    expect(previous).toMatchObject({ id: old.id, expiresAt: expect.any(String) });
+    const successor = next?.key ?? '';
+    expect((await listPets(old.key)).status).toBe(200);
+    expect((await listPets(successor)).status).toBe(200);
+
+    const refused = await refusedAt(old.key, rolledAt + 2_000 + AUTH_CACHE_TTL_MS + SLACK_MS);
+
+    expect(refused - rolledAt).toBeGreaterThanOrEqual(2_000);
+    expect((await listPets(successor)).status).toBe(200);
+  });
+
+  it('ends a leaked key within the cache TTL when rolled with --grace 0, its successor working', async () => {
+    const leaked = await newKey();
+    expect((await listPets(leaked.key)).status).toBe(200);
+
+    const rolledAt = Date.now();
+    const [next] = await keysTool('roll', leaked.id, '--grace', '0');
+
+    await refusedAt(leaked.key, rolledAt + AUTH_CACHE_TTL_MS + SLACK_MS);
+    expect((await listPets(next?.key ?? '')).status).toBe(200);
+  });
+});

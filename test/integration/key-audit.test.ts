@@ -1,0 +1,255 @@
+/**
+ * The audit trail of key changes, locally: the local stack runs the key-audit function on the
+ * keys table's DynamoDB Local stream and the expiry sweep; `npm run keys -- audit` reads the
+ * local audit log. Changes are made as each writer makes them: the repository with an actor (the
+ * key tool's path), raw attribute values without one (the DynamoDB console), the authorizer's use.
+ */
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  UpdateItemCommand,
+  waitUntilTableExists,
+  type AttributeValue,
+} from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { generateApiKey, hashApiKey } from '../../shared/api-keys';
+import type { ApiKeyRecord } from '../../shared/api-keys-repository';
+import { createDocumentClient } from '../../shared/dynamodb';
+import type { KeyAuditEntry } from '../../shared/key-audit';
+import { apiKeysTable, createTableInput } from '../../shared/tables';
+import { UsageError } from '../../tools/cli';
+import { runKeysCommand } from '../../tools/keys/cli';
+import { startLocalStack } from '../../tools/local-server/local-stack';
+import { startLocalApi, type LocalApi } from '../support/local-api';
+import { createTestTables, freshTableNames } from '../support/tables';
+
+const ACTOR = 'local:auditor';
+
+let api: LocalApi;
+/** A client of the test's own, as the console is another writer. */
+let testClient: DynamoDBDocumentClient;
+
+beforeAll(async () => {
+  testClient = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+  // The stream is read when a test asks (poll), and on a timer too slow to race it.
+  api = await startLocalApi({ keyAudit: { pollIntervalMs: 60_000, expirySweepIntervalMs: 3_600_000 } });
+});
+afterAll(async () => {
+  await api?.close();
+  testClient?.destroy();
+});
+
+/** `npm run keys -- audit …` on this stack's keys table; returns the exit status and the lines printed. */
+const audit = async (...argv: string[]) => {
+  const lines: string[] = [];
+  const status = await runKeysCommand(['audit', ...argv], {
+    env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys },
+    print: (line) => lines.push(line),
+  });
+  return { status, lines };
+};
+
+/** The audit entries of one key, after the stream has been read up to now. */
+const entriesOf = async (keyId: string): Promise<KeyAuditEntry[]> => {
+  await api.keyAudit?.poll();
+  const { status, lines } = await audit(keyId, '--json');
+  expect(status).toBe(0);
+  return lines.map((line) => JSON.parse(line) as KeyAuditEntry);
+};
+
+/** Writes attributes as the DynamoDB console does: raw types, no changedBy or changedAt. */
+const consoleEdit = async (record: ApiKeyRecord, attributes: string, values: Record<string, AttributeValue>) => {
+  await testClient.send(
+    new UpdateItemCommand({
+      TableName: api.tables.apiKeys,
+      Key: { keyHash: { S: record.keyHash } },
+      UpdateExpression: `SET ${attributes}`,
+      ExpressionAttributeValues: values,
+    }),
+  );
+};
+
+const register = (name: string, options: { expiresAt?: string } = {}) =>
+  api.keys.register(generateApiKey(), name, { scopes: ['pets:read', 'pets:write'], changedBy: ACTOR, ...options });
+
+describe('the local audit trail', () => {
+  it('records a key created, with who and when, and nothing for its use by the authorizer', async () => {
+    const record = await register('ci');
+    expect(await api.keys.recordUse(record)).toBe(true);
+
+    expect(await entriesOf(record.keyId)).toEqual([
+      {
+        at: record.createdAt,
+        keyId: record.keyId,
+        name: 'ci',
+        action: 'created',
+        by: ACTOR,
+        changes: {
+          createdAt: { from: null, to: record.createdAt },
+          keyId: { from: null, to: record.keyId },
+          name: { from: null, to: 'ci' },
+          scopes: { from: null, to: ['pets:read', 'pets:write'] },
+        },
+      },
+    ]);
+  });
+
+  it('records a revocation by its revoker', async () => {
+    const record = await register('to-revoke');
+    const revoked = await api.keys.revoke(record.keyId, ACTOR);
+
+    expect((await entriesOf(record.keyId)).map(({ action, by, at }) => ({ action, by, at }))).toEqual([
+      { action: 'created', by: ACTOR, at: record.createdAt },
+      { action: 'revoked', by: ACTOR, at: revoked?.revokedAt },
+    ]);
+  });
+
+  it('records scopes narrowed and an expiry set in the console as by an unknown person', async () => {
+    const record = await register('console-edited');
+    await consoleEdit(record, 'scopes = :scopes', { ':scopes': { SS: ['pets:read'] } });
+    await consoleEdit(record, 'expiresAt = :expiresAt', { ':expiresAt': { S: '2099-01-01T00:00:00.000Z' } });
+
+    const [, narrowed, expiring] = await entriesOf(record.keyId);
+    expect(narrowed).toMatchObject({
+      action: 'scopes_changed',
+      by: 'unknown',
+      changes: { scopes: { from: ['pets:read', 'pets:write'], to: ['pets:read'] } },
+    });
+    expect(expiring).toMatchObject({
+      action: 'expiry_set',
+      by: 'unknown',
+      changes: { expiresAt: { from: null, to: '2099-01-01T00:00:00.000Z' } },
+    });
+    // The console's changes are dated by the stream (DynamoDB Local rounds down to the minute).
+    expect(Date.parse(narrowed?.at ?? '')).toBeGreaterThan(Date.parse(record.createdAt) - 60_000);
+  });
+
+  it('records a roll on both keys, and the old key reaching its expiry through the sweep', async () => {
+    const record = await register('rolled');
+    const now = new Date();
+    const { next, previous } = await api.keys.roll(record.keyId, generateApiKey(), { graceMs: 0, changedBy: ACTOR, now });
+    await api.keyAudit?.sweep();
+
+    expect(await entriesOf(next.keyId)).toMatchObject([
+      { action: 'rolled', by: ACTOR, name: 'rolled', changes: { replaces: { from: null, to: record.keyId } } },
+    ]);
+    expect(await entriesOf(record.keyId)).toMatchObject([
+      { action: 'created' },
+      {
+        action: 'expiry_set',
+        by: ACTOR,
+        at: now.toISOString(),
+        changes: { expiresAt: { to: previous.expiresAt }, replacedBy: { to: next.keyId } },
+      },
+      { action: 'expired', by: 'system:key-expiry', changes: { expiredAt: { from: null, to: previous.expiresAt } } },
+    ]);
+  });
+
+  it('prints one line per change with the tool: at, id, name, action, by and what changed; never a key or its hash', async () => {
+    const key = generateApiKey();
+    const record = await api.keys.register(key, 'printed', { scopes: ['pets:read'], changedBy: ACTOR });
+    await consoleEdit(record, 'scopes = :scopes', { ':scopes': { SS: ['pets:read', 'orders:read'] } });
+    const revoked = await api.keys.revoke(record.keyId, ACTOR);
+    await api.keyAudit?.poll();
+
+    const { status, lines } = await audit(record.keyId);
+
+    expect(status).toBe(0);
+    expect(lines).toEqual([
+      'at\tid\tname\taction\tby\tchanges',
+      `${record.createdAt}\t${record.keyId}\tprinted\tcreated\t${ACTOR}\tscopes pets:read`,
+      expect.stringMatching(
+        new RegExp(`^\\S+\\t${record.keyId}\\tprinted\\tscopes_changed\\tunknown\\tscopes pets:read -> orders:read,pets:read$`),
+      ),
+      `${revoked?.revokedAt}\t${record.keyId}\tprinted\trevoked\t${ACTOR}\trevokedAt none -> ${revoked?.revokedAt}`,
+    ]);
+    const everything = (await audit()).lines.join('\n') + (await audit('--json')).lines.join('\n');
+    expect(everything).toContain(record.keyId);
+    expect(everything).not.toContain(key);
+    expect(everything).not.toContain(hashApiKey(key));
+  });
+
+  it("lists every key's changes without an id, the local key of the stack included", async () => {
+    const { lines } = await audit('--json');
+    const entries = lines.map((line) => JSON.parse(line) as KeyAuditEntry);
+    expect(entries.find(({ name }) => name === 'test')).toMatchObject({ action: 'created', by: expect.stringMatching(/^local:/) });
+  });
+
+  it('refuses an id no line names in one line (exit status 2), and a key in place of an id without printing it', async () => {
+    await expect(audit('ffffffffffff')).rejects.toMatchObject({
+      name: 'Error',
+      message: 'No audit entry names the key ffffffffffff (npm run keys -- list shows the ids).',
+    });
+    await expect(audit('ffffffffffff')).rejects.toBeInstanceOf(UsageError);
+    const key = generateApiKey();
+    const refusal = await audit(key).then(
+      () => '',
+      (error: Error) => error.message,
+    );
+    expect(refusal).toContain('a key id, not the key itself');
+    expect(refusal).not.toContain(key);
+  });
+
+  it('reads the stream on its own, about once per poll interval', async () => {
+    const polled = await startLocalApi({ keyAudit: { pollIntervalMs: 100, expirySweepIntervalMs: 3_600_000 } });
+    try {
+      const record = await polled.keys.register(generateApiKey(), 'polled', { changedBy: ACTOR });
+      await expect
+        .poll(
+          async () => {
+            const lines: string[] = [];
+            await runKeysCommand(['audit', record.keyId], {
+              env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: polled.tables.apiKeys },
+              print: (line) => lines.push(line),
+            });
+            return lines.length;
+          },
+          { timeout: 10_000, interval: 100 },
+        )
+        .toBe(2);
+    } finally {
+      await polled.close();
+    }
+  });
+});
+
+describe('the keys table in DynamoDB Local', () => {
+  it('is created with its stream, from the shared definition, before any audit runs', async () => {
+    const tables = await createTestTables();
+    try {
+      const { Table } = await tables.client.send(new DescribeTableCommand({ TableName: tables.apiKeys }));
+      expect(Table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' });
+    } finally {
+      tables.client.destroy();
+    }
+  });
+});
+
+describe('a keys table made before the audit trail', () => {
+  it('gets its stream turned on, and its changes recorded from then on', async () => {
+    const tables = freshTableNames();
+    const { StreamSpecification: _, ...withoutStream } = createTableInput(apiKeysTable, tables.apiKeys);
+    await testClient.send(new CreateTableCommand(withoutStream));
+    await waitUntilTableExists({ client: testClient, maxWaitTime: 60 }, { TableName: tables.apiKeys });
+
+    const stack = await startLocalStack({
+      dynamodbEndpoint: inject('dynamodbEndpoint'),
+      tables,
+      keyName: 'old-table',
+      server: { port: 0 },
+      keyAudit: { pollIntervalMs: 60_000, expirySweepIntervalMs: 3_600_000 },
+    });
+    try {
+      await stack.keyAudit?.poll();
+      const lines: string[] = [];
+      await runKeysCommand(['audit', stack.keyId, '--json'], {
+        env: { DYNAMODB_ENDPOINT: stack.dynamodbEndpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+        print: (line) => lines.push(line),
+      });
+      expect(lines.map((line) => (JSON.parse(line) as KeyAuditEntry).action)).toEqual(['created']);
+    } finally {
+      await stack.stop();
+    }
+  });
+});

@@ -1,0 +1,68 @@
+/** The key-audit function over a stream batch: one line per change, in order; a line not written is handed again. */
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { createHandler } from '../../functions/key-audit';
+import type { KeyAuditEntry } from '../../shared/key-audit';
+import { context } from '../support/events';
+
+/** A MODIFY record of the keys table (AWS's documented shape, NEW_AND_OLD_IMAGES) that sets one attribute. */
+const modifyRecord = (sequenceNumber: string, attribute: string, value: string): DynamoDBRecord => {
+  const image = { keyHash: { S: 'f'.repeat(64) }, keyId: { S: 'ffffffffffff' }, name: { S: 'ci' } };
+  return {
+    eventID: `event-${sequenceNumber}`,
+    eventName: 'MODIFY',
+    eventSource: 'aws:dynamodb',
+    dynamodb: {
+      ApproximateCreationDateTime: 1_893_553_445,
+      Keys: { keyHash: image.keyHash },
+      OldImage: image,
+      NewImage: { ...image, [attribute]: { S: value } },
+      SequenceNumber: sequenceNumber,
+      StreamViewType: 'NEW_AND_OLD_IMAGES',
+    },
+  };
+};
+
+const batch = (...records: DynamoDBRecord[]): DynamoDBStreamEvent => ({ Records: records });
+
+describe('the key-audit function', () => {
+  it('writes one line per change, in stream order, and none for a lastUsedAt update', async () => {
+    const written: Array<{ entry: KeyAuditEntry; eventId: string; sequenceNumber: string }> = [];
+    const handler = createHandler({ write: (entry, source) => void written.push({ entry, ...source }) });
+
+    const result = await handler(
+      batch(
+        modifyRecord('1', 'name', 'deploy'),
+        modifyRecord('2', 'lastUsedAt', '2030-01-01T00:00:00.000Z'),
+        modifyRecord('3', 'revokedAt', '2030-01-01T00:00:00.000Z'),
+      ),
+      context,
+    );
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(written.map(({ entry, eventId, sequenceNumber }) => [eventId, sequenceNumber, entry.action])).toEqual([
+      ['event-1', '1', 'renamed'],
+      ['event-3', '3', 'revoked'],
+    ]);
+  });
+
+  it('reports the first record whose line fails, and writes none after it, so the stream hands them again in order', async () => {
+    const written: string[] = [];
+    let calls = 0;
+    const handler = createHandler({
+      write: (_, { eventId }) => {
+        calls += 1;
+        if (calls === 2) throw new Error('log destination unavailable');
+        written.push(eventId);
+      },
+    });
+
+    const result = await handler(
+      batch(modifyRecord('10', 'name', 'a'), modifyRecord('11', 'name', 'b'), modifyRecord('12', 'name', 'c')),
+      context,
+    );
+
+    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: '11' }] });
+    expect(written).toEqual(['event-10']);
+  });
+});

@@ -1,0 +1,219 @@
+/**
+ * The audit entry of a keys-table stream record. The records are in the shape AWS documents for a
+ * DynamoDB stream event (Lambda's DynamoDBStreamEvent, StreamViewType NEW_AND_OLD_IMAGES):
+ * `eventName` INSERT, MODIFY or REMOVE; `dynamodb.NewImage` / `dynamodb.OldImage` in raw
+ * attribute values ({"S": …}, {"SS": […]}); `dynamodb.ApproximateCreationDateTime` in epoch seconds.
+ */
+import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
+import { auditEntryOf, auditLogGroupName } from '../../shared/key-audit';
+
+const key = generateApiKey();
+const keyHash = hashApiKey(key);
+const keyId = keyIdOf(keyHash);
+/** 2030-01-02T03:04:05Z, as the stream gives it. */
+const STREAM_SECONDS = 1_893_553_445;
+const STREAM_TIME = '2030-01-02T03:04:05.000Z';
+
+type Image = Record<string, AttributeValue>;
+
+/** A stored key as DynamoDB writes it in a stream image. */
+const stored = (extra: Image = {}): Image => ({
+  keyHash: { S: keyHash },
+  keyId: { S: keyId },
+  name: { S: 'ci' },
+  scopes: { SS: ['pets:read', 'pets:write'] },
+  createdAt: { S: '2030-01-01T00:00:00.000Z' },
+  changedBy: { S: 'arn:aws:sts::123456789012:assumed-role/admin/alice' },
+  changedAt: { S: '2030-01-01T00:00:00.000Z' },
+  ...extra,
+});
+
+const streamRecord = (eventName: 'INSERT' | 'MODIFY' | 'REMOVE', { OldImage, NewImage }: { OldImage?: Image; NewImage?: Image }) =>
+  ({
+    eventID: 'c4ca4238a0b923820dcc509a6f75849b',
+    eventName,
+    eventVersion: '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: 'eu-west-1',
+    dynamodb: {
+      ApproximateCreationDateTime: STREAM_SECONDS,
+      Keys: { keyHash: { S: keyHash } },
+      ...(NewImage ? { NewImage } : {}),
+      ...(OldImage ? { OldImage } : {}),
+      SequenceNumber: '111',
+      SizeBytes: 26,
+      StreamViewType: 'NEW_AND_OLD_IMAGES',
+    },
+    eventSourceARN: 'arn:aws:dynamodb:eu-west-1:123456789012:table/api-keys/stream/2030-01-01T00:00:00.000',
+  }) satisfies DynamoDBRecord;
+
+const modify = (OldImage: Image, NewImage: Image) => auditEntryOf(streamRecord('MODIFY', { OldImage, NewImage }));
+const byTool = (at: string) => ({ changedBy: { S: 'local:bob' }, changedAt: { S: at } });
+
+describe('auditEntryOf', () => {
+  it('records a key created through the key tool: who, when, and every attribute but the hash', () => {
+    expect(auditEntryOf(streamRecord('INSERT', { NewImage: stored() }))).toEqual({
+      at: '2030-01-01T00:00:00.000Z',
+      keyId,
+      name: 'ci',
+      action: 'created',
+      by: 'arn:aws:sts::123456789012:assumed-role/admin/alice',
+      changes: {
+        createdAt: { from: null, to: '2030-01-01T00:00:00.000Z' },
+        keyId: { from: null, to: keyId },
+        name: { from: null, to: 'ci' },
+        scopes: { from: null, to: ['pets:read', 'pets:write'] },
+      },
+    });
+  });
+
+  it('records an INSERT that replaces another key as rolled', () => {
+    const entry = auditEntryOf(streamRecord('INSERT', { NewImage: stored({ replaces: { S: 'aaaaaaaaaaaa' } }) }));
+    expect(entry).toMatchObject({ action: 'rolled', changes: { replaces: { from: null, to: 'aaaaaaaaaaaa' } } });
+  });
+
+  it('records a revocation with its time and revoker', () => {
+    const after = stored({ revokedAt: { S: '2030-01-05T00:00:00.000Z' }, ...byTool('2030-01-05T00:00:00.000Z') });
+    expect(modify(stored(), after)).toEqual({
+      at: '2030-01-05T00:00:00.000Z',
+      keyId,
+      name: 'ci',
+      action: 'revoked',
+      by: 'local:bob',
+      changes: { revokedAt: { from: null, to: '2030-01-05T00:00:00.000Z' } },
+    });
+  });
+
+  it("records the expiry sweep's mark as expired, by the sweep", () => {
+    const before = stored({ expiresAt: { S: '2030-01-03T00:00:00.000Z' } });
+    const after = {
+      ...before,
+      expiredAt: { S: '2030-01-03T00:00:00.000Z' },
+      changedBy: { S: 'system:key-expiry' },
+      changedAt: { S: '2030-01-03T00:10:00.000Z' },
+    };
+    expect(modify(before, after)).toMatchObject({
+      action: 'expired',
+      by: 'system:key-expiry',
+      at: '2030-01-03T00:10:00.000Z',
+      changes: { expiredAt: { from: null, to: '2030-01-03T00:00:00.000Z' } },
+    });
+  });
+
+  it('records scopes narrowed in the console (a String Set, changedAt untouched) as by an unknown person, at the stream time', () => {
+    expect(modify(stored(), stored({ scopes: { SS: ['pets:read'] } }))).toEqual({
+      at: STREAM_TIME,
+      keyId,
+      name: 'ci',
+      action: 'scopes_changed',
+      by: 'unknown',
+      changes: { scopes: { from: ['pets:read', 'pets:write'], to: ['pets:read'] } },
+    });
+  });
+
+  it('compares String Sets as sets: the same scopes in another order are no change', () => {
+    expect(modify(stored(), stored({ scopes: { SS: ['pets:write', 'pets:read'] } }))).toBeUndefined();
+  });
+
+  it('records a scopes attribute removed (the key gets every scope) as a scope change', () => {
+    const { scopes: _, ...withoutScopes } = stored();
+    expect(modify(stored(), withoutScopes)).toMatchObject({
+      action: 'scopes_changed',
+      changes: { scopes: { from: ['pets:read', 'pets:write'], to: null } },
+    });
+  });
+
+  it('records an expiry set, changed and removed', () => {
+    const expiring = stored({ expiresAt: { S: '2030-02-01T00:00:00.000Z' } });
+    expect(modify(stored(), expiring)).toMatchObject({
+      action: 'expiry_set',
+      changes: { expiresAt: { from: null, to: '2030-02-01T00:00:00.000Z' } },
+    });
+    expect(modify(expiring, stored({ expiresAt: { S: '2030-03-01T00:00:00.000Z' } }))?.action).toBe('expiry_set');
+    expect(modify(expiring, stored())).toMatchObject({
+      action: 'expiry_removed',
+      changes: { expiresAt: { from: '2030-02-01T00:00:00.000Z', to: null } },
+    });
+  });
+
+  it('records the old end of a roll as an expiry set, naming its successor', () => {
+    const after = stored({
+      expiresAt: { S: '2030-01-02T00:00:00.000Z' },
+      replacedBy: { S: 'bbbbbbbbbbbb' },
+      ...byTool('2030-01-01T12:00:00.000Z'),
+    });
+    expect(modify(stored(), after)).toMatchObject({
+      action: 'expiry_set',
+      by: 'local:bob',
+      changes: { expiresAt: { to: '2030-01-02T00:00:00.000Z' }, replacedBy: { from: null, to: 'bbbbbbbbbbbb' } },
+    });
+  });
+
+  it('records a rename, and any other attribute as changed', () => {
+    expect(modify(stored(), stored({ name: { S: 'deploy' } }))).toMatchObject({
+      action: 'renamed',
+      name: 'deploy',
+      changes: { name: { from: 'ci', to: 'deploy' } },
+    });
+    expect(modify(stored(), stored({ note: { S: 'rotate in May' } }))).toMatchObject({
+      action: 'changed',
+      changes: { note: { from: null, to: 'rotate in May' } },
+    });
+    expect(modify(stored(), stored({ priority: { N: '3' } }))?.changes).toEqual({ priority: { from: null, to: '3' } });
+  });
+
+  it("writes no entry for the authorizer's lastUsedAt, nor for a write that changed nothing", () => {
+    expect(modify(stored(), stored({ lastUsedAt: { S: '2030-01-06T00:00:00.000Z' } }))).toBeUndefined();
+    const used = stored({ lastUsedAt: { S: '2030-01-06T00:00:00.000Z' } });
+    expect(modify(used, stored({ lastUsedAt: { S: '2030-01-06T01:00:00.000Z' } }))).toBeUndefined();
+    expect(modify(stored(), stored())).toBeUndefined();
+  });
+
+  it('names the console for a change that keeps the last tool change', () => {
+    // The item still says who changed it last through the tool; this write is not theirs.
+    const entry = modify(stored(), stored({ revokedAt: { S: '2030-01-07T00:00:00.000Z' } }));
+    expect(entry).toMatchObject({ action: 'revoked', by: 'unknown', at: STREAM_TIME });
+  });
+
+  it('records a deleted item from its old image, by an unknown person', () => {
+    expect(auditEntryOf(streamRecord('REMOVE', { OldImage: stored() }))).toEqual({
+      at: STREAM_TIME,
+      keyId,
+      name: 'ci',
+      action: 'deleted',
+      by: 'unknown',
+      changes: {
+        createdAt: { from: '2030-01-01T00:00:00.000Z', to: null },
+        keyId: { from: keyId, to: null },
+        name: { from: 'ci', to: null },
+        scopes: { from: ['pets:read', 'pets:write'], to: null },
+      },
+    });
+  });
+
+  it('takes the id from the hash for an item written without one', () => {
+    const { keyId: _, ...withoutId } = stored();
+    expect(auditEntryOf(streamRecord('INSERT', { NewImage: withoutId }))?.keyId).toBe(keyId);
+  });
+
+  it('never carries the key or its hash', () => {
+    const records = [
+      streamRecord('INSERT', { NewImage: stored() }),
+      streamRecord('MODIFY', { OldImage: stored(), NewImage: stored({ scopes: { SS: ['pets:read'] } }) }),
+      streamRecord('REMOVE', { OldImage: stored() }),
+    ];
+    for (const record of records) {
+      const line = JSON.stringify(auditEntryOf(record));
+      expect(line).not.toContain(keyHash);
+      expect(line).not.toContain(key);
+    }
+  });
+});
+
+describe('auditLogGroupName', () => {
+  it("is the project's key-audit group of that keys table", () => {
+    expect(auditLogGroupName('PetStore-prod-ApiKeysTable-1A2B')).toBe('/pet-store/key-audit/PetStore-prod-ApiKeysTable-1A2B');
+  });
+});

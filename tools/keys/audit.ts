@@ -1,0 +1,142 @@
+/**
+ * `npm run keys -- audit [KEY_ID] [--json]`: the audit trail of key changes, in the order they were made. On AWS
+ * (--stage, or --table without --endpoint) it reads the keys table's audit log group with
+ * CloudWatch Logs; locally, the local server's audit log table next to the keys table.
+ */
+import { CloudWatchLogsClient, paginateFilterLogEvents } from '@aws-sdk/client-cloudwatch-logs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { API_KEY_PATTERN, hashApiKey, keyIdOf } from '../../shared/api-keys';
+import { callDatabase } from '../../shared/dynamodb';
+import { AUDIT_ACTIONS, auditLogGroupName, type AuditValue, type KeyAuditEntry } from '../../shared/key-audit';
+import { UsageError } from '../cli';
+import { localAuditLogName, readLocalAuditLog } from '../local-server/key-audit-log';
+
+export const AUDIT_USAGE = `  npm run keys -- audit [KEY_ID] [--json] [TARGET]
+                                                the audit trail of key changes, oldest first
+                                                (at, id, name, action, by, what changed); of one key with KEY_ID`;
+
+export interface AuditCommandOptions {
+  /** The one key whose changes to show; all keys' when absent. */
+  readonly keyId?: string;
+  readonly json: boolean;
+  /** The keys table's name: the audit log is named after it. */
+  readonly tableName: string;
+  /** A DynamoDB endpoint (the local server's): its local audit log. Undefined: the audit log group on AWS. */
+  readonly endpoint: string | undefined;
+  readonly region?: string;
+  /** A client on that endpoint. */
+  readonly client: DynamoDBDocumentClient;
+  readonly print: (line: string) => void;
+}
+
+/** What a key id looks like (keyIdOf): anything else is not echoed, since it may be a key. */
+const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
+
+const keyIdArgument = (argument: string | undefined): string | undefined => {
+  if (argument === undefined || KEY_ID_PATTERN.test(argument)) return argument;
+  if (API_KEY_PATTERN.test(argument)) {
+    throw new UsageError(`audit takes a key id, not the key itself (not shown here): that key's id is ${keyIdOf(hashApiKey(argument))}.`);
+  }
+  throw new UsageError('audit takes a key id, 12 hexadecimal digits as npm run keys -- list shows them.');
+};
+
+/** The message of a Powertools line of the key-audit function (functions/key-audit.ts). */
+const AUDIT_MESSAGE = 'key change';
+
+/** A CloudWatch Logs filter pattern for the audit lines, of one key when given (its id is hexadecimal: nothing to escape). */
+export const auditFilterPattern = (keyId?: string): string =>
+  `{ $.message = "${AUDIT_MESSAGE}"${keyId === undefined ? '' : ` && $.keyId = "${keyId}"`} }`;
+
+/** The entry in a logged line, or undefined for any other line of the log group. */
+const entryOfLine = (line: string | undefined): KeyAuditEntry | undefined => {
+  try {
+    const fields = JSON.parse(line ?? '') as Record<string, unknown>;
+    if (fields.message !== AUDIT_MESSAGE || !(AUDIT_ACTIONS as readonly unknown[]).includes(fields.action)) return undefined;
+    const { at, keyId, name, action, by, changes } = fields as unknown as KeyAuditEntry;
+    return { at, keyId, name, action, by, changes };
+  } catch {
+    return undefined;
+  }
+};
+
+const readAuditLogGroup = async (logGroupName: string, keyId: string | undefined, region: string | undefined) => {
+  const logs = new CloudWatchLogsClient(region ? { region } : {});
+  const lines: Array<{ entry: KeyAuditEntry; timestamp: number }> = [];
+  try {
+    for await (const page of paginateFilterLogEvents({ client: logs }, { logGroupName, filterPattern: auditFilterPattern(keyId) })) {
+      for (const event of page.events ?? []) {
+        const entry = entryOfLine(event.message);
+        if (entry) lines.push({ entry, timestamp: event.timestamp ?? 0 });
+      }
+    }
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ResourceNotFoundException') {
+      throw new Error(`No audit log group ${logGroupName}: is the stage deployed with the audit trail, and is this its keys table?`);
+    }
+    throw error;
+  } finally {
+    logs.destroy();
+  }
+  // In the order they were written, which is the stream's: a console edit's `at` is only to the second.
+  return lines.sort((a, b) => a.timestamp - b.timestamp).map(({ entry }) => entry);
+};
+
+const readLocal = async (client: DynamoDBDocumentClient, tableName: string, keyId: string | undefined, endpoint: string) => {
+  try {
+    return await callDatabase(() => readLocalAuditLog(client, tableName, keyId));
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ResourceNotFoundException') {
+      throw new Error(
+        `No audit log at ${endpoint} (table ${localAuditLogName(tableName)}): npm start records key changes there; ` +
+          'is this the keys table it uses?',
+      );
+    }
+    throw error;
+  }
+};
+
+/** A value in a few characters: a list joined by commas, nothing as "none". */
+const shortValue = (value: AuditValue | undefined): string => {
+  if (value === null || value === undefined) return 'none';
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map(shortValue).join(',');
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+};
+
+/** What changed, in a short phrase: a new key's scopes and expiry, or each attribute's before and after. */
+export const whatChanged = ({ action, changes }: KeyAuditEntry): string => {
+  if (action === 'deleted') return 'item deleted';
+  if (action === 'created' || action === 'rolled') {
+    const to = (name: string) => changes[name]?.to;
+    return [
+      `scopes ${to('scopes') === null || to('scopes') === undefined ? 'all' : shortValue(to('scopes'))}`,
+      ...(to('expiresAt') ? [`expires ${shortValue(to('expiresAt'))}`] : []),
+      ...(to('replaces') ? [`replaces ${shortValue(to('replaces'))}`] : []),
+    ].join('; ');
+  }
+  return Object.entries(changes)
+    .map(([name, { from, to }]) => `${name} ${shortValue(from)} -> ${shortValue(to)}`)
+    .join('; ');
+};
+
+const describe = (entry: KeyAuditEntry): string =>
+  [entry.at, entry.keyId, entry.name, entry.action, entry.by, whatChanged(entry)].join('\t');
+
+/** Runs `audit`; returns the exit status (1 when a key id was given and no line names it). */
+export const runAuditCommand = async (argument: string | undefined, options: AuditCommandOptions): Promise<number> => {
+  const keyId = keyIdArgument(argument);
+  const { tableName, endpoint, print } = options;
+  const entries =
+    endpoint === undefined
+      ? await readAuditLogGroup(auditLogGroupName(tableName), keyId, options.region)
+      : await readLocal(options.client, tableName, keyId, endpoint);
+  if (keyId !== undefined && entries.length === 0) {
+    throw new UsageError(`No audit entry names the key ${keyId} (npm run keys -- list shows the ids).`);
+  }
+  if (options.json) {
+    for (const entry of entries) print(JSON.stringify(entry));
+    return 0;
+  }
+  print(['at', 'id', 'name', 'action', 'by', 'changes'].join('\t'));
+  for (const entry of entries) print(describe(entry));
+  return 0;
+};

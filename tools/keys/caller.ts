@@ -1,0 +1,42 @@
+/**
+ * Who runs the key tool, as every change it writes records it (`changedBy`): on AWS the ARN of
+ * the credentials' identity (STS GetCallerIdentity), locally `local:<the OS user>`.
+ */
+import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { userInfo } from 'node:os';
+import type { Actor } from '../../shared/api-keys-repository';
+import type { KeysTarget } from './target';
+
+export type CallerLookup = Pick<STSClient, 'send'>;
+
+/** The OS user's name; a process without a passwd entry (some containers) falls back on $USER. */
+const osUser = (env: Readonly<Record<string, string | undefined>>): string => {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER || env.USERNAME || 'unknown';
+  }
+};
+
+/** The actor of the changes this run makes on `target`; `sts` answers on AWS (built from --region when absent). */
+export const callerOf = async (
+  target: Pick<KeysTarget, 'onAws' | 'region'>,
+  env: Readonly<Record<string, string | undefined>>,
+  sts?: CallerLookup,
+): Promise<Actor> => {
+  if (!target.onAws) return `local:${osUser(env)}`;
+  const client = sts ?? new STSClient({ region: target.region });
+  const refused = (reason: string) =>
+    new Error(`AWS STS could not say who you are (${reason}), so nothing was changed: check your AWS credentials.`);
+  let arn: string | undefined;
+  try {
+    arn = (await client.send(new GetCallerIdentityCommand({}))).Arn;
+  } catch (error) {
+    // The reason is the error's name only: an STS message may quote the access key id.
+    throw refused(error instanceof Error ? error.name : 'no answer');
+  } finally {
+    if (sts === undefined && client instanceof STSClient) client.destroy();
+  }
+  if (!arn) throw refused('no ARN in its answer');
+  return arn;
+};

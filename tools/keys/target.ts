@@ -1,0 +1,101 @@
+/**
+ * Where the key tool works: the local server's DynamoDB (the default), another DynamoDB endpoint,
+ * a keys table on AWS by name, or a deployed stage's keys table. Every command of `npm run keys`
+ * resolves its target here, from the same options.
+ */
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { apiKeysTableName } from '../../shared/config';
+import { createDocumentClient, type DatabaseUnavailable } from '../../shared/dynamodb';
+import { stackName, stackOutputs } from '../../shared/stack';
+import { UsageError } from '../cli';
+import { DEFAULT_DYNAMODB_LOCAL_PORT, dynamoDBLocalEndpoint } from '../dynamodb-local';
+
+export const KEYS_HELP = 'npm run keys -- --help';
+
+/** The target options, as parseArgs declares them; every command accepts them. */
+export const TARGET_OPTIONS = {
+  endpoint: { type: 'string' },
+  stage: { type: 'string' },
+  table: { type: 'string' },
+  region: { type: 'string' },
+} as const;
+
+export const TARGET_USAGE = `TARGET (default: the local server's DynamoDB: $DYNAMODB_ENDPOINT, else DynamoDB Local on
+$DYNAMODB_LOCAL_PORT, else on port ${DEFAULT_DYNAMODB_LOCAL_PORT}, as npm start uses them):
+  --endpoint URL    a DynamoDB endpoint, such as DynamoDB Local on another port
+  --table NAME      the keys table's name: on AWS, or at --endpoint when given
+                    (default: $API_KEYS_TABLE_NAME or api-keys)
+  --stage STAGE     a deployed stage: the keys table named by stack ${stackName('STAGE')}'s outputs
+  --region REGION   the AWS region of --stage or --table (default: from the AWS environment)`;
+
+export interface TargetOptions {
+  readonly endpoint?: string;
+  readonly stage?: string;
+  readonly table?: string;
+  readonly region?: string;
+}
+
+export type CloudFormationLookup = Pick<CloudFormationClient, 'send'>;
+
+export interface KeysTarget {
+  /** A client on the target's DynamoDB; the caller destroys it when done. */
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /** On AWS (--stage, or --table without --endpoint), with the AWS credentials of the environment. */
+  readonly onAws: boolean;
+  /** The DynamoDB endpoint when not on AWS. */
+  readonly endpoint?: string;
+  /** --region, when given. */
+  readonly region?: string;
+  /** --stage, when given. */
+  readonly stage?: string;
+}
+
+/** The keys table of a deployed stage, from its stack's outputs. */
+export const stageKeysTable = async (stage: string, cloudFormation: CloudFormationLookup): Promise<string> => {
+  const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName(stage) }));
+  const output = Stacks?.[0]?.Outputs?.find((candidate) => candidate.OutputKey === stackOutputs.apiKeysTableName);
+  if (!output?.OutputValue) throw new Error(`Stack ${stackName(stage)} has no ${stackOutputs.apiKeysTableName} output.`);
+  return output.OutputValue;
+};
+
+/** The port of the local server's DynamoDB Local, from the same setting npm start reads. */
+const localPort = (env: Readonly<Record<string, string | undefined>>): number => {
+  const value = env.DYNAMODB_LOCAL_PORT;
+  if (value === undefined || value === '') return DEFAULT_DYNAMODB_LOCAL_PORT;
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(port >= 1 && port <= 65_535)) {
+    throw new UsageError(`DYNAMODB_LOCAL_PORT must be the port npm start printed for DynamoDB Local, from 1 to 65535: see ${KEYS_HELP}`);
+  }
+  return port;
+};
+
+/** The target the options name; `cloudFormation` finds a stage's table (built from --region when absent). */
+export const resolveKeysTarget = async (
+  options: TargetOptions,
+  env: Readonly<Record<string, string | undefined>>,
+  cloudFormation?: CloudFormationLookup,
+): Promise<KeysTarget> => {
+  const { endpoint: endpointOption, stage, table, region } = options;
+  if (stage !== undefined && (endpointOption !== undefined || table !== undefined)) {
+    throw new UsageError('--stage finds its own table on AWS: it cannot be combined with --endpoint or --table.');
+  }
+  // --stage, and --table without --endpoint, mean AWS; anything else a DynamoDB endpoint.
+  const onAws = stage !== undefined || (table !== undefined && endpointOption === undefined);
+  const endpoint = onAws ? undefined : (endpointOption ?? env.DYNAMODB_ENDPOINT ?? dynamoDBLocalEndpoint(localPort(env)));
+  const tableName =
+    table ??
+    (stage !== undefined ? await stageKeysTable(stage, cloudFormation ?? new CloudFormationClient({ region })) : apiKeysTableName(env));
+  const client = createDocumentClient({ endpoint, region });
+  return { client, tableName, onAws, endpoint, region, stage };
+};
+
+/** The one line for a target whose DynamoDB did not answer. */
+export const unreachableTarget = (target: KeysTarget, error: DatabaseUnavailable): Error =>
+  new Error(
+    target.endpoint === undefined
+      ? `DynamoDB did not answer (${error.reason}): check your AWS credentials, region and network.`
+      : `No DynamoDB answers at ${target.endpoint} (${error.reason}): is the local server running (npm start)? ` +
+          'Its banner prints the keys command that reaches its DynamoDB.',
+  );

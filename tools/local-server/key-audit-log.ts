@@ -1,0 +1,62 @@
+/**
+ * The local stand-in for the audit log group: a DynamoDB Local table next to the keys table
+ * (`<keys table>-audit-log`), so the trail lives and dies with the local database (in memory, or
+ * in the --persist folder). One item per audit line, keyed by its stream record's id: a record
+ * handed twice is still one line, as a reader of the deployed log would count it.
+ */
+import { paginateScan, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AuditWriter } from '../../functions/key-audit';
+import type { KeyAuditEntry } from '../../shared/key-audit';
+import type { TableDefinition } from '../../shared/tables';
+import { ensureTables } from '../dynamodb-local';
+
+/** The local audit log of a keys table. */
+export const localAuditLogName = (keysTableName: string): string => `${keysTableName}-audit-log`;
+
+const auditLogTable = {
+  id: 'KeyAuditLog',
+  defaultName: localAuditLogName('api-keys'),
+  // No function reads it: the local log's name follows its keys table's.
+  nameVariable: 'KEY_AUDIT_LOG_TABLE_NAME',
+  partitionKey: { name: 'eventId', type: 'S' },
+  globalSecondaryIndexes: [],
+} as const satisfies TableDefinition;
+
+interface AuditLogItem {
+  readonly eventId: string;
+  readonly keyId: string;
+  readonly at: string;
+  /** The stream record's sequence number: the order of a key's changes (`at` of a console edit is the stream's, to the minute locally). */
+  readonly sequenceNumber: string;
+  /** The line as the deployed function logs it. */
+  readonly line: string;
+}
+
+export const ensureLocalAuditLog = (client: DynamoDBDocumentClient, keysTableName: string): Promise<void> =>
+  ensureTables(client, [{ definition: auditLogTable, name: localAuditLogName(keysTableName) }]);
+
+/** The key-audit function's writer for the local server: each line an item of the local audit log. */
+export const localAuditWriter =
+  (client: DynamoDBDocumentClient, keysTableName: string): AuditWriter =>
+  async (entry, { eventId, sequenceNumber }) => {
+    const item: AuditLogItem = { eventId, keyId: entry.keyId, at: entry.at, sequenceNumber, line: JSON.stringify(entry) };
+    await client.send(new PutCommand({ TableName: localAuditLogName(keysTableName), Item: item }));
+  };
+
+/** Stream order: sequence numbers are decimal strings of any length. */
+const byStreamOrder = (a: AuditLogItem, b: AuditLogItem) =>
+  a.sequenceNumber.length - b.sequenceNumber.length || a.sequenceNumber.localeCompare(b.sequenceNumber);
+
+/** The local audit trail in the order the changes were made; only the lines of one key when `keyId` is given. */
+export const readLocalAuditLog = async (
+  client: DynamoDBDocumentClient,
+  keysTableName: string,
+  keyId?: string,
+): Promise<KeyAuditEntry[]> => {
+  const items: AuditLogItem[] = [];
+  const filter = keyId === undefined ? {} : { FilterExpression: 'keyId = :keyId', ExpressionAttributeValues: { ':keyId': keyId } };
+  for await (const page of paginateScan({ client }, { TableName: localAuditLogName(keysTableName), ...filter })) {
+    items.push(...((page.Items ?? []) as AuditLogItem[]));
+  }
+  return items.sort(byStreamOrder).map((item) => JSON.parse(item.line) as KeyAuditEntry);
+};
