@@ -9,7 +9,11 @@
  * - `replaces` / `replacedBy` (S, key ids): the two ends of a roll;
  * - `changedBy`, `changedAt` (S): who made the latest change through the key tool, and when; a
  *   change that leaves `changedAt` as it was was made by someone else (the console);
- * - `expiredAt` (S): the `expiresAt` the expiry sweep has recorded as reached.
+ * - `expiredAt` (S): the `expiresAt` the expiry sweep has recorded as reached;
+ * - `plan` (S): the usage plan the key is metered on; absent means `default`;
+ * - `usageKeyId`, `usageKey` (S): the key's own API Gateway API key (its id, and its value, which
+ *   the authorizer returns as `usageIdentifierKey`): a random value, never the bearer key. Absent on
+ *   keys from before plans, which are metered on the `default` plan's shared usage key.
  *
  * The authorizer reads it and writes `lastUsedAt`; the key tool, the local server and the expiry
  * sweep write the rest.
@@ -44,6 +48,18 @@ export interface ApiKeyRecord {
   readonly changedBy?: string;
   readonly changedAt?: string;
   readonly expiredAt?: string;
+  /** The usage plan the key is on (`default` when absent). */
+  readonly plan?: string;
+  readonly usageKeyId?: string;
+  readonly usageKey?: string;
+}
+
+/** A key's own API Gateway API key: what meters it on its plan. */
+export interface UsageKey {
+  /** API Gateway's id of the API key (locally, an id of the local gateway's own). */
+  readonly usageKeyId: string;
+  /** The API key's value: what the authorizer returns as `usageIdentifierKey`. */
+  readonly usageKey: string;
 }
 
 /** What a key is at a moment: usable, past its expiry, or revoked. */
@@ -71,6 +87,10 @@ export interface RegisterOptions {
   readonly scopes?: readonly Scope[];
   /** ISO 8601; none by default. */
   readonly expiresAt?: string;
+  /** The usage plan; none (`default`) by default. */
+  readonly plan?: string;
+  /** The key's own API key in that plan; none (the shared one) by default. */
+  readonly usage?: UsageKey;
   readonly changedBy?: Actor;
 }
 
@@ -90,7 +110,7 @@ export interface RolledKeys {
 }
 
 /** What stands in the way of a roll: no such key, or one revoked, expired or rolled already. */
-export type KeyStateRefusal = Exclude<KeyState, 'active'> | 'rolled' | 'missing';
+export type KeyStateRefusal = Exclude<KeyState, 'active'> | 'rolled' | 'missing' | 'changed';
 
 /** A change the key's state does not allow. */
 export class KeyStateError extends Error {
@@ -137,6 +157,13 @@ export interface ApiKeysRepository {
    */
   roll(keyId: string, newKey: string, options: RollOptions): Promise<RolledKeys>;
   /**
+   * Puts the key on a plan, with its own API key in it when `usage` is given (a key that had none);
+   * a key keeps the API key it has otherwise. Throws KeyStateError for a missing or revoked key.
+   */
+  setPlan(keyId: string, plan: string, options?: { readonly usage?: UsageKey; readonly changedBy?: Actor }): Promise<ApiKeyRecord>;
+  /** The other keys, not revoked nor expired, metered by the same API key (the two ends of a roll in its grace). */
+  othersSharingUsageKey(record: ApiKeyRecord, now?: Date): Promise<ApiKeyRecord[]>;
+  /**
    * Marks each key whose expiry has passed by `now` with `expiredAt` (once per expiry, and never a
    * revoked key), so that the audit trail records it. Returns the records marked.
    */
@@ -182,6 +209,8 @@ export const apiKeysRepository = ({
       scopes: grantedScopes(scopes),
       createdAt,
       ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
+      ...(options.plan === undefined ? {} : { plan: options.plan }),
+      ...(options.usage === undefined ? {} : { usageKeyId: options.usage.usageKeyId, usageKey: options.usage.usageKey }),
       ...(options.changedBy === undefined ? {} : { changedBy: options.changedBy, changedAt: createdAt }),
       ...extra,
     };
@@ -288,7 +317,14 @@ export const apiKeysRepository = ({
     // An earlier expiry the old key already has stays: a roll never lengthens a key's life. Compared
     // as instants: the console may write one in another zone, whose text sorts otherwise.
     const end = previous.expiresAt !== undefined && Date.parse(previous.expiresAt) < Date.parse(graceEnd) ? previous.expiresAt : graceEnd;
-    const next = newRecord(newKey, previous.name, { scopes: previous.scopes, expiresAt, changedBy }, now, { replaces: previous.keyId });
+    // The successor keeps the plan and the API key that meters it: the quota already used carries over.
+    const usage =
+      previous.usageKeyId !== undefined && previous.usageKey !== undefined
+        ? { usageKeyId: previous.usageKeyId, usageKey: previous.usageKey }
+        : undefined;
+    const next = newRecord(newKey, previous.name, { scopes: previous.scopes, expiresAt, plan: previous.plan, usage, changedBy }, now, {
+      replaces: previous.keyId,
+    });
     const change = changeValues(changedBy, now.toISOString());
     const expiresAsRead =
       previous.expiresAt === undefined
@@ -369,5 +405,48 @@ export const apiKeysRepository = ({
     return marked;
   };
 
-  return { register, findActive, findById, list, recordUse, revoke, revokeOthersNamed, roll, markExpired };
+  const setPlan = async (keyId: string, plan: string, { usage, changedBy }: { usage?: UsageKey; changedBy?: Actor } = {}) => {
+    const record = await findById(keyId);
+    if (!record) throw new KeyStateError(keyId, 'missing');
+    if (record.revokedAt !== undefined) throw new KeyStateError(keyId, 'revoked');
+    const at = new Date().toISOString();
+    const change = changeValues(changedBy, at);
+    const usageSet =
+      usage === undefined
+        ? { set: '', values: {} }
+        : {
+            set: ', usageKeyId = :usageKeyId, usageKey = :usageKey',
+            values: { ':usageKeyId': usage.usageKeyId, ':usageKey': usage.usageKey },
+          };
+    try {
+      const { Attributes } = await callDatabase(() =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { keyHash: record.keyHash },
+            UpdateExpression: `SET #plan = :plan${usageSet.set}${change.set}`,
+            // A key given its own API key must not have one already (it would be orphaned).
+            ConditionExpression: `attribute_exists(keyHash) AND attribute_not_exists(revokedAt)${usage === undefined ? '' : ' AND attribute_not_exists(usageKeyId)'}`,
+            ExpressionAttributeNames: { '#plan': 'plan' },
+            ExpressionAttributeValues: { ':plan': plan, ...usageSet.values, ...change.values },
+            ReturnValues: 'ALL_NEW',
+          }),
+        ),
+      );
+      return recordOf(Attributes as ApiKeyItem);
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const current = await findById(keyId);
+      throw new KeyStateError(keyId, !current ? 'missing' : current.revokedAt !== undefined ? 'revoked' : 'changed');
+    }
+  };
+
+  const othersSharingUsageKey = async (record: ApiKeyRecord, now = new Date()) =>
+    record.usageKeyId === undefined
+      ? []
+      : (await list()).filter(
+          (other) => other.keyId !== record.keyId && other.usageKeyId === record.usageKeyId && keyState(other, now) === 'active',
+        );
+
+  return { register, findActive, findById, list, recordUse, revoke, revokeOthersNamed, roll, setPlan, othersSharingUsageKey, markExpired };
 };
