@@ -155,6 +155,8 @@ export interface components {
         WwwAuthenticate: "Bearer realm=\"pet-store\"";
         /** @description RFC 6750: the key is valid, but its scopes do not cover the operation. */
         WwwAuthenticateInsufficientScope: "Bearer realm=\"pet-store\", error=\"insufficient_scope\"";
+        /** @description The API key's usage plan (IETF httpapi ratelimit-headers draft): `"NAME";q=<requests>;w=<seconds>` for its rate, and `"NAME-quota";q=<requests>;w=<seconds>` for its quota if it has one (a day is 86400, a week 604800, a month 2592000). Over the rate: 429 `too_many_requests`; over the quota: 429 `quota_exceeded`. No remaining count is given. */
+        RateLimitPolicy: string;
         /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key` (nothing new was created); absent otherwise. */
         IdempotentReplayed: "true";
     };
@@ -186,6 +188,7 @@ export interface operations {
                     "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
                     "X-Request-Id": components["headers"]["FunctionRequestId"];
                     Link: components["headers"]["LinkNext"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -239,7 +242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not cover this operation, or the gateway blocked the request (it needs the `pets:read` scope). */
+            /** @description `forbidden`: the API key's scopes do not cover this operation, the key is on no usage plan of this stage (ask the API's operators), or the gateway blocked the request (it needs the `pets:read` scope). */
             403: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -276,7 +279,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
+            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), or the whole stage's: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -366,6 +369,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["FunctionRequestId"];
                     Location: components["headers"]["Location"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -417,7 +421,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not cover this operation, or the gateway blocked the request (it needs the `pets:write` scope). */
+            /** @description `forbidden`: the API key's scopes do not cover this operation, the key is on no usage plan of this stage (ask the API's operators), or the gateway blocked the request (it needs the `pets:write` scope). */
             403: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -472,7 +476,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
+            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), or the whole stage's: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -552,6 +556,7 @@ export interface operations {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
                     Link: components["headers"]["LinkSuccessor"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -601,7 +606,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not cover this operation, or the gateway blocked the request (it needs the `pets:read` scope). */
+            /** @description `forbidden`: the API key's scopes do not cover this operation, the key is on no usage plan of this stage (ask the API's operators), or the gateway blocked the request (it needs the `pets:read` scope). */
             403: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -686,7 +691,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
+            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), or the whole stage's: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -799,7 +804,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `forbidden`: the API key's scopes do not cover this operation, or the gateway blocked the request (it needs the `orders:read` scope). */
+            /** @description `forbidden`: the API key's scopes do not cover this operation, the key is on no usage plan of this stage (ask the API's operators), or the gateway blocked the request (it needs the `orders:read` scope). */
             403: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -836,7 +841,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: throttled: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
+            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), or the whole stage's: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];

@@ -13,6 +13,7 @@ import { cors, corsOrigins } from './cors';
 import { deprecation, type Clock } from './deprecation';
 import { errorFormatter } from './error-formatter';
 import { jsonBody } from './json-body';
+import { rateLimitPolicy } from './rate-limit-policy';
 import { requestMetrics } from './request-metrics';
 import { responseHeaders } from './response-headers';
 
@@ -34,6 +35,7 @@ export const httpApi = ({ operationId, now, allowedOrigins = corsOrigins() }: Ht
     accessLog(operationId),
     ...requestMetrics(operationId),
     responseHeaders(),
+    rateLimitPolicy(),
     ...(allowedOrigins.length > 0 ? [cors(allowedOrigins)] : []),
     ...(route.deprecated ? [deprecation(route.deprecated, now)] : []),
     errorFormatter(),

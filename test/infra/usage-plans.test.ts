@@ -5,7 +5,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stageSettings } from '../../infra/stages';
-import { DEFAULT_PLAN, plans, SHARED_USAGE_KEY_VARIABLE } from '../../shared/plans';
+import { DEFAULT_PLAN, plans, SHARED_USAGE_KEY_VARIABLE, USAGE_PLANS_VARIABLE } from '../../shared/plans';
 import { STAGE_NAME } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
 import { methodsOf, resourcesOf, synthStage } from './synth';
@@ -61,6 +61,16 @@ describe('the usage plans', () => {
       Environment: { Variables: Match.objectLike({ [SHARED_USAGE_KEY_VARIABLE]: sharedKey?.properties.Value }) },
     });
     expect(JSON.stringify(sharedKey?.properties.Value)).toContain('AWS::StackId');
+  });
+
+  it("give the authorizer the stage's plans, overrides included, from which it states each key's RateLimit-Policy", () => {
+    const overridden = { ...plans, partner: { rateLimit: 500, burstLimit: 1_000 } };
+    const variablesOf = (synthesized: { template: typeof template }) =>
+      resourcesOf(synthesized.template, 'AWS::Lambda::Function')
+        .map(({ properties }) => (properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {})
+        .find((variables) => SHARED_USAGE_KEY_VARIABLE in variables);
+    expect(JSON.parse(String(variablesOf({ template })?.[USAGE_PLANS_VARIABLE]))).toEqual(plans);
+    expect(JSON.parse(String(variablesOf(synthStage('big', { plans: overridden }))?.[USAGE_PLANS_VARIABLE]))).toEqual(overridden);
   });
 
   it('are published as an output: each plan’s usage plan id by name', () => {

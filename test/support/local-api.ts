@@ -1,7 +1,9 @@
 /** A local server on fresh tables, with a registered key, for end-to-end tests over HTTP. */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { randomBytes, randomUUID } from 'node:crypto';
 import createClient, { type Client } from 'openapi-fetch';
 import { expect, inject } from 'vitest';
+import { generateApiKey } from '../../shared/api-keys';
 import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
@@ -68,6 +70,22 @@ export const startLocalApi = async ({
   const client = createClient<paths>({ baseUrl: url, headers: { Authorization: `Bearer ${key}` } });
   return { url, key, keys: stack.keys, tables: stack.tables, keyAudit: stack.keyAudit, client, call, close: stack.stop };
 };
+
+/**
+ * Registers a new key on `plan`, paired with a usage key of its own (a random value and a local
+ * id, as the key tool pairs one locally), and returns the key.
+ */
+export const registerKeyOnPlan = async (api: LocalApi, plan: string, name = `on-${plan}`): Promise<string> => {
+  const key = generateApiKey();
+  await api.keys.register(key, name, {
+    plan,
+    usage: { usageKeyId: `local-${randomUUID()}`, usageKey: randomBytes(30).toString('base64url') },
+  });
+  return key;
+};
+
+/** GET below the base URL with another key than the server's own. */
+export const getWith = (api: LocalApi, key: string, path = '/pets') => api.call(path, { headers: { Authorization: `Bearer ${key}` } });
 
 /** A second server with the same keys whose pets table does not exist: every pet operation fails unexpectedly. */
 export const startServerWithMissingPetsTable = (api: LocalApi, petsTable: string) =>

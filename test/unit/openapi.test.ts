@@ -22,7 +22,11 @@ type Operation = {
   parameters?: Array<{ $ref: string }>;
   responses: Record<
     string,
-    { headers?: Record<string, { required?: boolean }>; content?: { 'application/json': { schema: unknown; examples?: object } } }
+    {
+      description?: string;
+      headers?: Record<string, { required?: boolean }>;
+      content?: { 'application/json': { schema: unknown; examples?: object } };
+    }
   >;
 };
 const operationOf = (id: string): Operation => {
@@ -138,6 +142,26 @@ describe('openapi.json', () => {
     expect(header('listPets', 429, 'Retry-After')).toMatchObject({ required: true });
     expect(header('listPets', 503, 'Retry-After')).toMatchObject({ required: true });
     expect(header('listPets', 401, 'x-amzn-RequestId')).toMatchObject({ required: true });
+    // The key's plan on every successful answer, never on an error.
+    for (const [id, status] of [
+      ['listPets', 200],
+      ['createPet', 201],
+      ['getPet', 200],
+    ] as const) {
+      expect(header(id, status, 'RateLimit-Policy'), `${id} ${status}`).toEqual({ $ref: '#/components/headers/RateLimitPolicy' });
+    }
+    expect(header('listPets', 429, 'RateLimit-Policy')).toBeUndefined();
+  });
+
+  it('says what each 403 and 429 of the usage plans means, in every operation', () => {
+    for (const id of ['listPets', 'createPet', 'getPet', 'listStoreOrders']) {
+      const { responses } = operationOf(id);
+      expect(responses['403']?.description, id).toMatch(/no usage plan of this stage/);
+      expect(errorCodes(operationOf(id), 429).sort(), id).toEqual(['quota_exceeded', 'too_many_requests']);
+      expect(responses['429']?.description, id).toMatch(
+        /`too_many_requests`: over the API key's plan rate.*`quota_exceeded`: .*fixed hint/,
+      );
+    }
   });
 
   it('marks getPet deprecated, with its sunset, and GET /store/orders as 501', () => {

@@ -22,6 +22,8 @@ import { IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { BASE_PATH, routes, type OperationId, type Route } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
+import { QUOTA_PERIOD_SECONDS, RATE_LIMIT_POLICY_HEADER } from '../../shared/plan-policy';
+import { PLAN_NAME_PATTERN } from '../../shared/plans';
 
 type Json = Record<string, unknown>;
 
@@ -63,12 +65,14 @@ const errorWhen: Record<ErrorCode, string> = {
     'or a `name` holds a control character or a lone surrogate',
   invalid_cursor: 'the cursor is malformed, edited, or from a listing with another status',
   unauthorized: 'no Authorization header, not the Bearer scheme, or an unknown, revoked or expired key',
-  forbidden: "the API key's scopes do not cover this operation, or the gateway blocked the request",
+  forbidden:
+    "the API key's scopes do not cover this operation, the key is on no usage plan of this stage (ask the API's operators), " +
+    'or the gateway blocked the request',
   not_found: 'no pet with that id',
   gone: 'the operation is past its sunset',
   idempotency_key_reused: 'this `Idempotency-Key` was already used with a different body',
   payload_too_large: `the body is over ${MAX_BODY_BYTES} bytes`,
-  too_many_requests: 'throttled: retry after Retry-After seconds',
+  too_many_requests: "over the API key's plan rate (see `RateLimit-Policy`), or the whole stage's: retry after Retry-After seconds",
   quota_exceeded: "the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint",
   request_refused: 'the gateway refused the request for a reason it has no code for: the HTTP status says which',
   internal_error: 'an unexpected error; details are logged, not sent',
@@ -101,6 +105,16 @@ const longestSuccessorLink = Math.max(
 );
 /** A link to an absolute URL with one relation type (RFC 8288). */
 const linkPattern = (rel: string) => `^<https?://[^<>\\s]+>; rel="${rel}"$`;
+/** A plan's `RateLimit-Policy`: its rate, then its quota if it has one (shared/plan-policy.ts writes it). */
+const planName = PLAN_NAME_PATTERN.source.replace(/^\^|\$$/g, '');
+const rateLimitPolicyPattern =
+  `^"${planName}";q=\\d{1,16};w=\\d{1,16}` + `(, "${planName}-quota";q=\\d{1,16};w=(${Object.values(QUOTA_PERIOD_SECONDS).join('|')}))?$`;
+/** The longest: a plan name of 32 characters, and every number of 16 digits (the most a JSON number holds exactly). */
+const longestRateLimitPolicy = ((name: string, digits: string) =>
+  `"${name}";q=${digits};w=${digits}, "${name}-quota";q=${digits};w=${Math.max(...Object.values(QUOTA_PERIOD_SECONDS))}`)(
+  'a'.repeat(32),
+  '9'.repeat(16),
+);
 /** The request ids API Gateway (and the local server) give: UUIDs. */
 const requestId = { type: 'string', format: 'uuid', maxLength: 36 };
 
@@ -150,6 +164,12 @@ const headers = {
     type: 'string',
     const: WWW_AUTHENTICATE_INSUFFICIENT_SCOPE,
   }),
+  RateLimitPolicy: header(
+    'The API key\'s usage plan (IETF httpapi ratelimit-headers draft): `"NAME";q=<requests>;w=<seconds>` for its rate, ' +
+      'and `"NAME-quota";q=<requests>;w=<seconds>` for its quota if it has one (a day is 86400, a week 604800, a month 2592000). ' +
+      'Over the rate: 429 `too_many_requests`; over the quota: 429 `quota_exceeded`. No remaining count is given.',
+    { type: 'string', pattern: rateLimitPolicyPattern, maxLength: longestRateLimitPolicy.length },
+  ),
   IdempotentReplayed: header(
     `\`true\` when this is the stored answer of an earlier request with the same \`${IDEMPOTENCY_KEY_HEADER}\` ` +
       '(nothing new was created); absent otherwise.',
@@ -173,6 +193,7 @@ const headerRefs = (required: readonly HeaderName[], optional: readonly HeaderNa
     WwwAuthenticate: 'WWW-Authenticate',
     WwwAuthenticateInsufficientScope: 'WWW-Authenticate',
     IdempotentReplayed: IDEMPOTENT_REPLAYED_HEADER,
+    RateLimitPolicy: RATE_LIMIT_POLICY_HEADER,
   };
   return Object.fromEntries([
     ...required.map((name) => [wire[name], { ...ref('headers', name), required: true }]),
@@ -219,7 +240,7 @@ const successResponses: Record<OperationId, Json> = {
   listPets: {
     200: {
       description: 'One page of pets, in storage order (by creation with a status filter). A bare JSON array.',
-      headers: headerRefs([...ALWAYS, 'FunctionRequestId'], ['LinkNext']),
+      headers: headerRefs([...ALWAYS, 'FunctionRequestId'], ['LinkNext', 'RateLimitPolicy']),
       content: {
         'application/json': {
           schema: { type: 'array', items: ref('schemas', 'Pet'), maxItems: LIST_LIMIT.max },
@@ -231,7 +252,7 @@ const successResponses: Record<OperationId, Json> = {
   createPet: {
     201: {
       description: 'The pet as stored, with its new id; for a repeated `Idempotency-Key`, the first answer again.',
-      headers: headerRefs([...ALWAYS, 'FunctionRequestId', 'Location'], ['IdempotentReplayed']),
+      headers: headerRefs([...ALWAYS, 'FunctionRequestId', 'Location'], ['IdempotentReplayed', 'RateLimitPolicy']),
       content: {
         'application/json': {
           schema: ref('schemas', 'Pet'),
@@ -243,7 +264,7 @@ const successResponses: Record<OperationId, Json> = {
   getPet: {
     200: {
       description: 'The pet.',
-      headers: headerRefs([...ALWAYS, 'FunctionRequestId', 'Deprecation', 'Sunset', 'LinkSuccessor']),
+      headers: headerRefs([...ALWAYS, 'FunctionRequestId', 'Deprecation', 'Sunset', 'LinkSuccessor'], ['RateLimitPolicy']),
       content: { 'application/json': { schema: ref('schemas', 'Pet') } },
     },
   },

@@ -1,0 +1,67 @@
+/** A plan's RateLimit-Policy as the authorizer states it, and the plans it reads from USAGE_PLANS. */
+import { describe, expect, it } from 'vitest';
+import { policiesOf, policiesOfJson, rateLimitPolicy } from '../../shared/plan-policy';
+import { plans } from '../../shared/plans';
+import { buildOpenApiDocument } from '../../tools/openapi/document';
+
+describe('rateLimitPolicy', () => {
+  it('states the rate per second, and nothing else for a plan without a quota', () => {
+    expect(rateLimitPolicy('default', { rateLimit: 25, burstLimit: 50 })).toBe('"default";q=25;w=1');
+  });
+
+  it('states the quota as a second policy, its window the period in seconds', () => {
+    expect(rateLimitPolicy('default', { rateLimit: 10, burstLimit: 20, quota: { limit: 100_000, period: 'DAY' } })).toBe(
+      '"default";q=10;w=1, "default-quota";q=100000;w=86400',
+    );
+    expect(rateLimitPolicy('weekly', { rateLimit: 1, burstLimit: 1, quota: { limit: 7, period: 'WEEK' } })).toBe(
+      '"weekly";q=1;w=1, "weekly-quota";q=7;w=604800',
+    );
+    expect(rateLimitPolicy('partner', { rateLimit: 100, burstLimit: 200, quota: { limit: 5_000_000, period: 'MONTH' } })).toBe(
+      '"partner";q=100;w=1, "partner-quota";q=5000000;w=2592000',
+    );
+  });
+
+  it('never states more than the rate allows: whole requests in a window of whole seconds', () => {
+    expect(rateLimitPolicy('slow', { rateLimit: 0.5, burstLimit: 1 })).toBe('"slow";q=1;w=2');
+    expect(rateLimitPolicy('slower', { rateLimit: 0.3, burstLimit: 1 })).toBe('"slower";q=1;w=4');
+    expect(rateLimitPolicy('odd', { rateLimit: 2.5, burstLimit: 5 })).toBe('"odd";q=2;w=1');
+  });
+
+  it('matches what openapi.json documents, for every plan', () => {
+    const { pattern, maxLength } = buildOpenApiDocument().components.headers.RateLimitPolicy.schema as {
+      pattern: string;
+      maxLength: number;
+    };
+    for (const [name, plan] of Object.entries(plans)) {
+      const policy = rateLimitPolicy(name, plan);
+      expect(policy).toMatch(new RegExp(pattern));
+      expect(policy.length).toBeLessThanOrEqual(maxLength);
+    }
+    const longest = rateLimitPolicy('a'.repeat(32), {
+      rateLimit: 10_000,
+      burstLimit: 5_000,
+      quota: { limit: 2 ** 53 - 1, period: 'MONTH' },
+    });
+    expect(longest).toMatch(new RegExp(pattern));
+    expect(longest.length).toBeLessThanOrEqual(maxLength);
+  });
+});
+
+describe('the plans the authorizer reads (USAGE_PLANS)', () => {
+  it("gives each plan's policy by name", () => {
+    expect(Object.fromEntries(policiesOfJson(JSON.stringify(plans)))).toEqual({
+      default: '"default";q=10;w=1, "default-quota";q=100000;w=86400',
+      partner: '"partner";q=100;w=1, "partner-quota";q=5000000;w=2592000',
+    });
+  });
+
+  it('leaves out what is not a plan, and reads unset or broken JSON as no plans (the header is advice, never a refusal)', () => {
+    expect(Object.fromEntries(policiesOf({ default: { rateLimit: 5, burstLimit: 5 }, odd: { rateLimit: 'fast' }, none: null }))).toEqual({
+      default: '"default";q=5;w=1',
+    });
+    expect(policiesOf({ weird: { rateLimit: 5, burstLimit: 5, quota: { limit: 5, period: 'YEAR' } } }).size).toBe(0);
+    expect(policiesOfJson(undefined).size).toBe(0);
+    expect(policiesOfJson('{not json').size).toBe(0);
+    expect(policiesOfJson('[1, 2]').size).toBe(0);
+  });
+});
