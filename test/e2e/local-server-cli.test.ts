@@ -4,7 +4,7 @@
  * after Ctrl-C.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -244,6 +244,53 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect((await fetch(url, { headers: { Authorization: `Bearer ${newKey}` } })).status).toBe(401);
     expect((await fetch(url, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
     expect(await stop(started)).toBe(true);
+  });
+
+  it('meters keys with the plans of PLANS_FILE: the local key, on the default plan, is refused past its burst', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'plans-'));
+    try {
+      const plansFile = join(folder, 'plans.json');
+      writeFileSync(plansFile, JSON.stringify({ plans: { default: { rateLimit: 0.001, burstLimit: 2 } } }));
+      const suffix = Date.now().toString(36);
+      const started = npmStart({
+        PLANS_FILE: plansFile,
+        DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+        PETS_TABLE_NAME: `plans-pets-${suffix}`,
+        API_KEYS_TABLE_NAME: `plans-keys-${suffix}`,
+        IDEMPOTENCY_TABLE_NAME: `plans-idempotency-${suffix}`,
+        PORT: '0',
+      });
+      await waitFor(started, 'Press Ctrl-C to stop.');
+      const { key, url } = curlLine(started.output());
+      const answers = [];
+      for (let index = 0; index < 3; index += 1) answers.push(await fetch(url, { headers: { Authorization: `Bearer ${key}` } }));
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);
+      expect(answers[0]?.headers.get('ratelimit-policy')).toBe('"default";q=1;w=1000');
+      expect(await answers[2]?.json()).toMatchObject({ code: 'too_many_requests', status: 429 });
+      expect(await stop(started)).toBe(true);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    ['a file that does not exist', undefined, /PLANS_FILE: cannot read \S+/],
+    ['a file that is not JSON', '{"plans": ', /PLANS_FILE: \S+ is not JSON/],
+    ['plans without a default', '{"plans": {"partner": {"rateLimit": 5, "burstLimit": 5}}}', /there must be a 'default' plan/],
+    ['a plan with a rate of 0', '{"plans": {"default": {"rateLimit": 0, "burstLimit": 5}}}', /plans\.default\.rateLimit/],
+  ])('refuses a PLANS_FILE that is %s in one line, exit status 2', async (_, text, message) => {
+    const folder = mkdtempSync(join(tmpdir(), 'plans-'));
+    try {
+      const plansFile = join(folder, 'plans.json');
+      if (text !== undefined) writeFileSync(plansFile, text);
+      const result = await runCommand('npm', ['start', '--silent'], { PLANS_FILE: plansFile });
+      const line = expectOneLineFailure(result, { status: 2 });
+      expect(line).toMatch(/^npm start: PLANS_FILE: /);
+      expect(line).toMatch(message);
+      expect(line).toMatch(/: see npm start -- --help$/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('refuses an API_KEY that was revoked in the database it is pointed at', async () => {

@@ -419,6 +419,80 @@ describe('authorizer', () => {
     });
   });
 
+  describe('usage plans, as the console writes a key', () => {
+    const SHARED = 'shared-usage-key-of-the-stage';
+    const PLANS = {
+      default: { rateLimit: 10, burstLimit: 20 },
+      partner: { rateLimit: 100, burstLimit: 200, quota: { limit: 5, period: 'WEEK' } },
+    };
+    const authorize = async (raw: string, dependencies: Parameters<typeof createAuthorizer>[0] = {}) =>
+      createAuthorizer({ keys, sharedUsageKey: SHARED, plans: PLANS, ...dependencies })(tokenEvent(`Bearer ${raw}`), context);
+
+    it('meters a key from before plans (no plan, no usage key) by the shared usage key, on the default plan', async () => {
+      const result = await authorize(await putRawKey({}));
+      expect(result.usageIdentifierKey).toBe(SHARED);
+      expect(result.context).toMatchObject({ plan: 'default', rateLimitPolicy: '"default";q=10;w=1' });
+    });
+
+    it.each([
+      ['a plan but no usage key', { plan: { S: 'partner' } }],
+      ['an empty usage key', { plan: { S: 'partner' }, usageKey: { S: '' } }],
+      ['a usage key of the wrong type', { plan: { S: 'partner' }, usageKey: { N: '12345' } }],
+    ] satisfies Array<[string, Record<string, AttributeValue>]>)(
+      'meters a key with %s on the default plan by the shared usage key',
+      async (_, extra) => {
+        const result = await authorize(await putRawKey(extra));
+        expect(result.usageIdentifierKey).toBe(SHARED);
+        expect(result.context).toMatchObject({ plan: 'default' });
+      },
+    );
+
+    it('meters a key paired with a usage key of its own by that key, on its plan, with its policy', async () => {
+      const raw = await putRawKey({ plan: { S: 'partner' }, usageKeyId: { S: 'a1b2c3' }, usageKey: { S: 'own-usage-key-value' } });
+      const result = await authorize(raw);
+      expect(result.usageIdentifierKey).toBe('own-usage-key-value');
+      expect(result.context).toEqual({
+        keyId: keyIdOf(hashApiKey(raw)),
+        keyHash: hashApiKey(raw),
+        plan: 'partner',
+        rateLimitPolicy: '"partner";q=100;w=1, "partner-quota";q=5;w=604800',
+      });
+      // The bearer key is never the usage key, nor any part of what the authorizer hands on.
+      expect(JSON.stringify(result)).not.toContain(raw);
+    });
+
+    it('puts a paired key that names no plan on the default plan', async () => {
+      const result = await authorize(await putRawKey({ usageKeyId: { S: 'd4e5f6' }, usageKey: { S: 'another-usage-key' } }));
+      expect(result.usageIdentifierKey).toBe('another-usage-key');
+      expect(result.context).toMatchObject({ plan: 'default' });
+    });
+
+    it('names the plan but states no policy for a plan the stage does not have (API Gateway then refuses the key)', async () => {
+      const raw = await putRawKey({ plan: { S: 'retired' }, usageKeyId: { S: 'g7h8' }, usageKey: { S: 'stray-usage-key' } });
+      const result = await authorize(raw);
+      expect(result.usageIdentifierKey).toBe('stray-usage-key');
+      expect(result.context).toMatchObject({ plan: 'retired' });
+      expect(result.context).not.toHaveProperty('rateLimitPolicy');
+    });
+
+    it('reads the shared usage key and the plans from its environment, as deployed', async () => {
+      vi.stubEnv('SHARED_USAGE_KEY', 'shared-from-the-environment');
+      vi.stubEnv('USAGE_PLANS', JSON.stringify(PLANS));
+      try {
+        const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${await putRawKey({})}`), context);
+        expect(result.usageIdentifierKey).toBe('shared-from-the-environment');
+        expect(result.context).toMatchObject({ plan: 'default', rateLimitPolicy: '"default";q=10;w=1' });
+      } finally {
+        vi.unstubAllEnvs();
+      }
+    });
+
+    it('names no usage key when it has none to name, so that API Gateway refuses the request', async () => {
+      const result = await createAuthorizer({ keys, sharedUsageKey: undefined })(tokenEvent(`Bearer ${await putRawKey({})}`), context);
+      expect(result).not.toHaveProperty('usageIdentifierKey');
+    });
+  });
+
   describe('last use', () => {
     const at = new Date();
     const minutesAgo = (count: number) => new Date(at.getTime() - count * 60_000).toISOString();

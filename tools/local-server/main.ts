@@ -79,7 +79,7 @@ const planSettings = (env: NodeJS.ProcessEnv): Plans => {
   try {
     return plansInForce(env);
   } catch (error) {
-    throw new UsageError(`${(error as Error).message} See ${HELP}`);
+    throw new UsageError(`${(error as Error).message.replace(/\.$/, '')}: see ${HELP}`);
   }
 };
 
