@@ -84,9 +84,17 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
       if (!fn) throw new Error(`no ${logicalId}`);
       const env = coldStartEnvironment(fn);
       const variables = Properties.Environment.Variables;
-      // Table names are Refs in the template; the logical id they name stands in for the name.
+      // Table names are Refs in the template; the logical id they name stands in for the name. The
+      // shared usage key is built from the stack id, which a stack ARN's UUID stands in for.
       const expected = Object.fromEntries(
-        Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : (value as { Ref: string }).Ref]),
+        Object.entries(variables).map(([name, value]) => [
+          name,
+          typeof value === 'string'
+            ? value
+            : name === 'SHARED_USAGE_KEY'
+              ? 'shared-00000000-0000-4000-8000-000000000000'
+              : (value as { Ref: string }).Ref,
+        ]),
       );
       expect(env).toMatchObject(expected);
       expect(env.NODE_OPTIONS).toBe(variables.NODE_OPTIONS);
@@ -115,15 +123,18 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
   });
 
   it('refuses what it cannot stand in for, or a Node.js it does not have, with one line', () => {
-    const withJoin = {
+    const withGetAtt = {
       Resources: {
         Fn: {
           Type: 'AWS::Lambda::Function',
-          Properties: { Runtime: 'nodejs24.x', Environment: { Variables: { URL: { 'Fn::Join': ['', ['a']] } } } },
+          Properties: {
+            Runtime: 'nodejs24.x',
+            Environment: { Variables: { URL: { 'Fn::Join': ['', [{ 'Fn::GetAtt': ['Api', 'Url'] }]] } } },
+          },
         },
       },
     };
-    expect(() => templateFunctions(withJoin)).toThrow(/^Fn: environment variable URL is .* cannot stand in for$/);
+    expect(() => templateFunctions(withGetAtt)).toThrow(/^Fn: environment variable URL is .* cannot stand in for$/);
     expect(() => nodeForRuntime('nodejs24.x', [])).toThrow(/^no Node\.js 24 for runtime nodejs24\.x/);
     expect(() => nodeForRuntime('python3.13')).toThrow('runtime python3.13 is not a Node.js runtime');
   });
