@@ -17,6 +17,10 @@ export interface AuthorizerContext {
   readonly keyId: string;
   /** The key's full SHA-256 hash: what tells callers apart (idempotency scope). Never logged. */
   readonly keyHash: string;
+  /** The usage plan the key is metered on. */
+  readonly plan: string;
+  /** That plan's `RateLimit-Policy` header value, when the authorizer knows the plan. */
+  readonly rateLimitPolicy?: string;
 }
 
 /** `arn:…:apiId/stage/METHOD/path` → `arn:…:apiId/stage/*`. */

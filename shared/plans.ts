@@ -6,9 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import * as z from 'zod/mini';
+import { DEFAULT_PLAN, QUOTA_PERIODS } from './plan-policy';
 
-export const QUOTA_PERIODS = ['DAY', 'WEEK', 'MONTH'] as const;
-export type QuotaPeriod = (typeof QUOTA_PERIODS)[number];
+// Defined with what the authorizer reads (shared/plan-policy.ts, without zod), and offered here too.
+export { DEFAULT_PLAN, QUOTA_PERIODS, SHARED_USAGE_KEY_VARIABLE, USAGE_PLANS_VARIABLE, type QuotaPeriod } from './plan-policy';
 
 /** The name of a plan: what the key tool accepts and the keys table stores. */
 export const PLAN_NAME_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
@@ -23,8 +24,6 @@ export const Plan = z.strictObject({
 });
 export type Plan = z.infer<typeof Plan>;
 
-export const DEFAULT_PLAN = 'default';
-
 export const Plans = z
   .record(z.string().check(z.regex(PLAN_NAME_PATTERN, 'a plan name is 1-32 lower-case letters, digits or hyphens')), Plan)
   .check(z.refine((plans) => DEFAULT_PLAN in plans, `there must be a '${DEFAULT_PLAN}' plan`));
@@ -35,12 +34,6 @@ export const plans: Plans = {
   default: { rateLimit: 10, burstLimit: 20, quota: { limit: 100_000, period: 'DAY' } },
   partner: { rateLimit: 100, burstLimit: 200, quota: { limit: 5_000_000, period: 'MONTH' } },
 };
-
-/**
- * The variable that gives the authorizer the value of the `default` plan's shared usage key, which
- * meters the keys that have no API Gateway API key of their own.
- */
-export const SHARED_USAGE_KEY_VARIABLE = 'SHARED_USAGE_KEY';
 
 /** The variable naming a JSON file of plans that replaces these, for trying things out and for tests. */
 export const PLANS_FILE_VARIABLE = 'PLANS_FILE';

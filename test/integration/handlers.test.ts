@@ -315,10 +315,10 @@ describe('authorizer', () => {
   const resourcesOf = (result: { policyDocument: { Statement: unknown[] } }) =>
     result.policyDocument.Statement.map((statement) => statement as { Effect: string; Resource: string | string[] });
 
-  it('allows a new key every route of the stage and hands its id and hash to the handlers', async () => {
+  it('allows a new key every route of the stage and hands its id, hash and plan to the handlers', async () => {
     const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${key}`), context);
     expect(result.principalId).toBe(keyId);
-    expect(result.context).toEqual({ keyId, keyHash: hashApiKey(key) });
+    expect(result.context).toEqual({ keyId, keyHash: hashApiKey(key), plan: 'default' });
     expect(resourcesOf(result)).toEqual([
       {
         Effect: 'Allow',

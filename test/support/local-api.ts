@@ -9,6 +9,7 @@ import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../
 import { startLocalServer } from '../../tools/local-server/server';
 import type { components, paths } from '../../generated/openapi-types';
 import { freshTableNames } from './tables';
+import { ROOMY_PLANS } from '../../tools/local-server/usage-plans';
 import { linkOf } from '../../tools/requests';
 
 export { inParallel, linkOf } from '../../tools/requests';
@@ -39,14 +40,23 @@ export type LocalApiOptions = NonNullable<LocalStackOptions['server']> & {
   readonly keyAudit?: LocalStackOptions['keyAudit'];
 };
 
+export { ROOMY_PLANS };
+
 /** The local stack on the run's DynamoDB Local, on fresh tables, with a key of its own. */
-export const startLocalApi = async ({ endpoint, client: serverClient, keyAudit, ...server }: LocalApiOptions = {}): Promise<LocalApi> => {
+export const startLocalApi = async ({
+  endpoint,
+  client: serverClient,
+  keyAudit,
+  // Plans that never shape a test's results, unless the test is about plans and names its own.
+  plans = ROOMY_PLANS,
+  ...server
+}: LocalApiOptions = {}): Promise<LocalApi> => {
   const stack = await startLocalStack({
     dynamodbEndpoint: inject('dynamodbEndpoint'),
     tables: freshTableNames(),
     keyName: 'test',
     serverClient: serverClient ?? (endpoint ? createDocumentClient({ endpoint }) : undefined),
-    server: { ...server, port: 0 },
+    server: { ...server, plans, port: 0 },
     keyAudit,
   });
   const { url, key } = stack;

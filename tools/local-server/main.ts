@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { API_KEY_PATTERN } from '../../shared/api-keys';
+import { plansInForce, type Plans } from '../../shared/plans';
 import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
 import { parseCommandLine, reportFailure, UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-local';
@@ -30,6 +31,8 @@ Environment:
   AUTH_CACHE_TTL        seconds the authorizer's answer is cached per key (default ${DEFAULT_AUTH_CACHE_TTL_SECONDS})
   THROTTLE_RATE         requests per second before 429 (default ${DEFAULT_THROTTLE.rate})
   THROTTLE_BURST        burst size before 429 (default ${DEFAULT_THROTTLE.burst})
+  PLANS_FILE            JSON file of usage plans replacing those of shared/plans.ts:
+                        {"plans": {"NAME": {"rateLimit": 5, "burstLimit": 5, "quota": {"limit": 100, "period": "DAY"}}}}
   PETS_TABLE_NAME, API_KEYS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME
                                         table names (default ${TABLE_DEFAULTS})
 `;
@@ -71,6 +74,15 @@ const readSettings = (env: NodeJS.ProcessEnv): Settings => {
   throw new UsageError(`${name} ${EXPECTED[name]}: see ${HELP}`);
 };
 
+/** The usage plans in force; a PLANS_FILE that cannot be used is a setting refused in one line. */
+const planSettings = (env: NodeJS.ProcessEnv): Plans => {
+  try {
+    return plansInForce(env);
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message} See ${HELP}`);
+  }
+};
+
 /** A value as one shell word, quoted only when it must be. */
 const shellWord = (value: string) => (/^[\w.:/@%+=,-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
 
@@ -91,6 +103,7 @@ const main = async () => {
     return;
   }
   const settings = readSettings(process.env);
+  const plans = planSettings(process.env);
   if (settings.DYNAMODB_ENDPOINT && values.persist) {
     throw new UsageError('--persist applies to the DynamoDB Local it starts, not to DYNAMODB_ENDPOINT.');
   }
@@ -130,6 +143,7 @@ const main = async () => {
       port: settings.PORT,
       authCacheTtlSeconds: settings.AUTH_CACHE_TTL,
       throttle: { rate: settings.THROTTLE_RATE, burst: settings.THROTTLE_BURST },
+      plans,
     },
   });
   let stack: LocalStack;

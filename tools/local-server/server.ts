@@ -24,6 +24,8 @@ import { createDocumentation } from './docs';
 import { createGateway, GATEWAY_MAX_BODY_BYTES, withGatewayRequestId, type GatewayOptions, type ProxyHandler } from './gateway';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { projectRoot } from '../../shared/project-root';
+import { plansInForce, type Plans } from '../../shared/plans';
+import { LOCAL_SHARED_USAGE_KEY } from './usage-plans';
 
 export interface LocalServerOptions {
   readonly client: DynamoDBDocumentClient;
@@ -32,6 +34,8 @@ export interface LocalServerOptions {
   readonly tables: TableNames;
   readonly authCacheTtlSeconds?: number;
   readonly throttle?: GatewayOptions['throttle'];
+  /** The usage plans each key is metered on; by default those in force (PLANS_FILE, else shared/plans.ts). */
+  readonly plans?: Plans;
   /** Tests only: the one clock of the gateway (throttle, authorizer cache) and the functions (sunset, key expiry, last use). */
   readonly now?: Clock;
   /** Tests only: the pets repository's id generator, to force an id collision. */
@@ -69,6 +73,7 @@ export const startLocalServer = async ({
   tables,
   authCacheTtlSeconds,
   throttle,
+  plans = plansInForce(),
   now,
   newPetId,
 }: LocalServerOptions): Promise<LocalServer> => {
@@ -82,9 +87,16 @@ export const startLocalServer = async ({
   let ownAddress = host;
   const gateway = createGateway({
     handlers: await loadHandlers({ pets, now }),
-    authorizer: createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }), now }),
+    // The authorizer as the stack configures it: the shared usage key, and the plans for RateLimit-Policy.
+    authorizer: createAuthorizer({
+      keys: apiKeysRepository({ client, tableName: tables.apiKeys }),
+      now,
+      sharedUsageKey: LOCAL_SHARED_USAGE_KEY,
+      plans,
+    }),
     authCacheTtlSeconds,
     throttle,
+    plans,
     now,
     domainName: () => ownAddress,
   });

@@ -3,7 +3,19 @@
  * key at its plan's rate and burst, then a quota counter per key and period. Quota periods start as
  * API Gateway's do with no offset: a DAY at 00:00 UTC, a WEEK on Sunday, a MONTH on its first day.
  */
-import type { Plan, QuotaPeriod } from '../../shared/plans';
+import { plans, type Plan, type Plans, type QuotaPeriod } from '../../shared/plans';
+
+/**
+ * The local stand-in for the `default` plan's shared usage key (on AWS, SHARED_USAGE_KEY): it
+ * meters the keys that have no usage key of their own.
+ */
+export const LOCAL_SHARED_USAGE_KEY = 'local-shared-usage-key';
+
+/**
+ * Every plan of shared/plans.ts at the most API Gateway allows a plan, without a quota: for the
+ * tests and measurements that are not about plans, so that a plan never shapes their results.
+ */
+export const ROOMY_PLANS: Plans = Object.fromEntries(Object.keys(plans).map((name) => [name, { rateLimit: 10_000, burstLimit: 5_000 }]));
 
 /** What the meter says of one request: let it through, or which refusal (the gateway response type). */
 export type Metered = 'allowed' | 'THROTTLED' | 'QUOTA_EXCEEDED';

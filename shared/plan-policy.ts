@@ -1,0 +1,73 @@
+/**
+ * What the authorizer needs to know of the usage plans, without zod or the file system (its
+ * bundle stays lean): the names of its settings, the `default` plan, and a plan's
+ * `RateLimit-Policy` (IETF httpapi ratelimit-headers draft). shared/plans.ts defines the plans.
+ */
+
+export const DEFAULT_PLAN = 'default';
+
+export const QUOTA_PERIODS = ['DAY', 'WEEK', 'MONTH'] as const;
+export type QuotaPeriod = (typeof QUOTA_PERIODS)[number];
+
+/** A plan's limits, with API Gateway's field names (shared/plans.ts checks them). */
+export interface PlanLimits {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+  readonly quota?: { readonly limit: number; readonly period: QuotaPeriod };
+}
+
+/**
+ * The variable that gives the authorizer the value of the `default` plan's shared usage key, which
+ * meters the keys that have no API Gateway API key of their own.
+ */
+export const SHARED_USAGE_KEY_VARIABLE = 'SHARED_USAGE_KEY';
+
+/** The variable that gives the authorizer the stage's plans, as JSON `{"NAME": {rateLimit, burstLimit, quota?}}`. */
+export const USAGE_PLANS_VARIABLE = 'USAGE_PLANS';
+
+export const RATE_LIMIT_POLICY_HEADER = 'RateLimit-Policy';
+
+/** A quota period's window in seconds, as the policy states it (a MONTH as 30 days). */
+export const QUOTA_PERIOD_SECONDS: Readonly<Record<QuotaPeriod, number>> = { DAY: 86_400, WEEK: 604_800, MONTH: 2_592_000 };
+
+/**
+ * A plan's `RateLimit-Policy` value: its steady rate as `"NAME";q=…;w=…` (whole requests in a
+ * window of whole seconds, never more than the rate allows), and its quota, if any, as
+ * `"NAME-quota";q=…;w=…`. The burst is not stated: it is a grace, not a rate to plan on.
+ */
+export const rateLimitPolicy = (name: string, plan: PlanLimits): string => {
+  const window = Math.max(1, Math.ceil(1 / plan.rateLimit));
+  const rate = `"${name}";q=${Math.max(1, Math.floor(plan.rateLimit * window))};w=${window}`;
+  return plan.quota ? `${rate}, "${name}-quota";q=${plan.quota.limit};w=${QUOTA_PERIOD_SECONDS[plan.quota.period]}` : rate;
+};
+
+const isPlanLimits = (value: unknown): value is PlanLimits => {
+  if (typeof value !== 'object' || value === null) return false;
+  const { rateLimit, burstLimit, quota } = value as Record<string, unknown>;
+  if (typeof rateLimit !== 'number' || !(rateLimit > 0) || typeof burstLimit !== 'number' || !(burstLimit > 0)) return false;
+  if (quota === undefined) return true;
+  if (typeof quota !== 'object' || quota === null) return false;
+  const { limit, period } = quota as Record<string, unknown>;
+  return typeof limit === 'number' && limit > 0 && typeof period === 'string' && period in QUOTA_PERIOD_SECONDS;
+};
+
+/**
+ * Each plan's `RateLimit-Policy`, from the JSON of `USAGE_PLANS`. What is not a plan is left out
+ * (its keys' answers go without the header): the header is advice, never a reason to refuse.
+ */
+export const policiesOfJson = (json: string | undefined): ReadonlyMap<string, string> => {
+  let parsed: unknown;
+  try {
+    parsed = json === undefined ? {} : JSON.parse(json);
+  } catch {
+    parsed = {};
+  }
+  return policiesOf(typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {});
+};
+
+export const policiesOf = (plans: Readonly<Record<string, unknown>>): ReadonlyMap<string, string> =>
+  new Map(
+    Object.entries(plans).flatMap(([name, plan]): Array<[string, string]> =>
+      isPlanLimits(plan) ? [[name, rateLimitPolicy(name, plan)]] : [],
+    ),
+  );
