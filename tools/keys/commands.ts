@@ -174,8 +174,8 @@ export const setKeyPlan = async (
   const changedBy = await caller();
   let updated: ApiKeyRecord;
   const followers: string[] = [];
-  if (record.usageKeyId !== undefined && record.usageKey !== undefined) {
-    const { usageKeyId } = record;
+  const { usageKeyId } = record;
+  if (!onSharedUsageKey(record) && usageKeyId !== undefined) {
     await usageKeys.move(usageKeyId, from, plan);
     updated = await undoneOnFailure(
       async () => {

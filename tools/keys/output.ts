@@ -8,14 +8,14 @@ const NONE = '-';
 export const LIST_HEADER = ['id', 'name', 'scopes', 'created', 'expires', 'last used', 'state', 'plan'].join('\t');
 
 /**
- * The plan a key is metered on, as the authorizer names it: its `plan` when it has an API key of
- * its own, else `default`, through the shared usage key (a key from before plans, until set-plan).
+ * Whether the key is metered on the `default` plan's shared usage key: it has no API key of its own
+ * (a key from before plans, until set-plan), or an empty one typed in the console.
  */
-export const meteredPlan = (record: Pick<ApiKeyRecord, 'plan' | 'usageKey'>): string =>
-  record.usageKey === undefined ? DEFAULT_PLAN : (record.plan ?? DEFAULT_PLAN);
+export const onSharedUsageKey = (record: Pick<ApiKeyRecord, 'usageKey'>): boolean => !record.usageKey;
 
-/** Whether the key is metered on the `default` plan's shared usage key, having no API key of its own. */
-export const onSharedUsageKey = (record: Pick<ApiKeyRecord, 'usageKey'>): boolean => record.usageKey === undefined;
+/** The plan a key is metered on, as the authorizer names it: its `plan` with a usage key of its own, else `default`. */
+export const meteredPlan = (record: Pick<ApiKeyRecord, 'plan' | 'usageKey'>): string =>
+  onSharedUsageKey(record) || !record.plan ? DEFAULT_PLAN : record.plan;
 
 const scopesText = (record: ApiKeyRecord): string => record.scopes.join(',') || '(none)';
 
