@@ -1111,7 +1111,7 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     const [created] = calls(CreateApiKeyCommand);
     expect(calls(CreateApiKeyCommand)).toHaveLength(1);
     expect(created).toMatchObject({
-      name: `PetStore-staging-${record.keyId}`,
+      name: `pet-store-staging-${record.keyId}`,
       enabled: true,
       value: expect.stringMatching(/^[0-9a-f]{40}$/),
     });

@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import * as z from 'zod/mini';
 import type { UsageKey } from '../../shared/api-keys-repository';
 import { PLAN_NAME_PATTERN, plansInForce } from '../../shared/plans';
+import { PROJECT_NAME } from '../../shared/project';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { UsageError } from '../cli';
 import { KEYS_HELP, type KeysTarget } from './target';
@@ -144,7 +145,8 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
       const created = await calls()
         .send(
           new CreateApiKeyCommand({
-            name: `${stackName(stage ?? '')}-${keyId}`,
+            // Named as the stack names the usage plans and the shared usage key: pet-store-<stage>-….
+            name: `${PROJECT_NAME}-${stage ?? ''}-${keyId}`,
             description: `Meters the pet store key ${keyId} on its plan (npm run keys).`,
             value,
             enabled: true,
