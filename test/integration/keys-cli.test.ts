@@ -1180,6 +1180,20 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     expect(await recordOf(record.keyId)).toEqual(record);
   });
 
+  it('set-plan brings the keys table in line with a move made in the console (the API key in the new plan already)', async () => {
+    const { record } = await createdOnStage();
+    aws.apiGatewayMock
+      .on(DeleteUsagePlanKeyCommand)
+      .rejects(Object.assign(new Error('Invalid API Key identifier'), { name: 'NotFoundException' }));
+    aws.apiGatewayMock
+      .on(CreateUsagePlanKeyCommand, { usagePlanId: 'up-partner' })
+      .rejects(Object.assign(new Error('already associated'), { name: 'ConflictException' }));
+
+    expect(await onStage('set-plan', record.keyId, 'partner')).toBe(0);
+
+    expect(await recordOf(record.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1' });
+  });
+
   it('set-plan pairs a key from before plans: CreateApiKey and CreateUsagePlanKey, no DeleteUsagePlanKey', async () => {
     await putConsoleKey(tables.client, tables.apiKeys, { name: 'before plans' });
     const [legacy] = await keys.list();

@@ -178,7 +178,10 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
           });
       }
       try {
-        await addToPlan(usageKeyId, to);
+        // In it already (moved there in the console): the keys table is then brought in line.
+        await addToPlan(usageKeyId, to).catch((error: unknown) => {
+          if (reasonOf(error) !== 'ConflictException') throw error;
+        });
       } catch (error) {
         // Back into the old plan, so that the key is metered (and admitted) as before.
         const back =
