@@ -1,12 +1,17 @@
 /**
- * The key tool and the API together: keys made, rolled and expired with `npm run keys`'s commands
- * (runKeysCommand, on the local stack's DynamoDB) are honoured over HTTP by the local server, whose
- * authorizer cache is cut to one second so that a change shows within the test.
+ * The key tool and the API together: keys made, rolled, expired and moved between plans with
+ * `npm run keys`'s commands (runKeysCommand, on the local stack's DynamoDB) are honoured over HTTP
+ * by the local server, whose authorizer cache is cut to one second so that a change shows within
+ * the test.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Plans } from '../../shared/plans';
 import { runKeysCommand } from '../../tools/keys/cli';
-import { expectError, startLocalApi, type LocalApi } from '../support/local-api';
+import { expectError, inParallel, ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
 
 const AUTH_CACHE_TTL_MS = 1_000;
 /** Room for a slow machine between when a key ends and when the test sees it refused. */
@@ -105,5 +110,65 @@ describe('keys made with the key tool, over HTTP', () => {
 
     await refusedAt(leaked.key, rolledAt + AUTH_CACHE_TTL_MS + SLACK_MS);
     expect((await listPets(next?.key ?? '')).status).toBe(200);
+  });
+});
+
+describe('a key put on a plan with the key tool, over HTTP', () => {
+  /** The server's plans, and the same in the PLANS_FILE the tool checks plan names against. */
+  const SMALL = { rateLimit: 1, burstLimit: 2 };
+  const PLANS: Plans = { ...ROOMY_PLANS, small: SMALL };
+  const BURST = 12;
+  let planned: LocalApi;
+  let folder: string;
+  let plansFile: string;
+
+  beforeAll(async () => {
+    folder = mkdtempSync(join(tmpdir(), 'plans-'));
+    plansFile = join(folder, 'plans.json');
+    writeFileSync(plansFile, JSON.stringify({ plans: PLANS }));
+    planned = await startLocalApi({ authCacheTtlSeconds: AUTH_CACHE_TTL_MS / 1_000, plans: PLANS });
+  });
+  afterAll(async () => {
+    await planned.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  const plannedTool = async (...argv: string[]) => {
+    const lines: string[] = [];
+    const code = await runKeysCommand([...argv, '--json'], {
+      env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: planned.tables.apiKeys, PLANS_FILE: plansFile },
+      print: (line) => lines.push(line),
+    });
+    expect(code).toBe(0);
+    return lines.map((line) => JSON.parse(line) as { id: string; key?: string; plan: string });
+  };
+
+  /** The statuses of BURST requests sent at once with `key`; each 429 checked as too_many_requests. */
+  const burst = async (key: string): Promise<number[]> =>
+    inParallel(BURST, BURST, async () => {
+      const response = await planned.call('/pets', { auth: false, headers: { Authorization: `Bearer ${key}` } });
+      if (response.status === 429) await expectError(response, 429, 'too_many_requests');
+      else await response.arrayBuffer();
+      return response.status;
+    });
+
+  it('throttles a key created --plan small while a default key is answered, and set-plan lifts it', async () => {
+    const [small] = await plannedTool('create', '--name', 'small-client', '--plan', 'small');
+    const [roomy] = await plannedTool('create', '--name', 'default-client');
+    expect(small).toMatchObject({ plan: 'small' });
+    expect(roomy).toMatchObject({ plan: 'default' });
+
+    const [smallStatuses, roomyStatuses] = await Promise.all([burst(small?.key ?? ''), burst(roomy?.key ?? '')]);
+    expect(smallStatuses).toContain(429);
+    // Its burst, and what its rate refills while the requests arrive.
+    expect(smallStatuses.filter((status) => status === 200).length).toBeLessThanOrEqual(SMALL.burstLimit + 1);
+    expect(roomyStatuses).toEqual(Array(BURST).fill(200));
+
+    const [moved] = await plannedTool('set-plan', small?.id ?? '', 'default');
+    expect(moved).toMatchObject({ id: small?.id, plan: 'default' });
+    // The plan the gateway meters on is the authorizer's answer, cached for the TTL.
+    await sleep(AUTH_CACHE_TTL_MS + 500);
+
+    expect(await burst(small?.key ?? '')).toEqual(Array(BURST).fill(200));
   });
 });

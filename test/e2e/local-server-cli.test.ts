@@ -134,8 +134,8 @@ describe('npm start', { timeout: 90_000 }, () => {
     const keysListed = await runKeysLine(keysCommand);
     expect(keysListed.status).toBe(0);
     expect(keysListed.stdout).toMatch(
-      // id, name, scopes, created, expires (none), last used (the curl above, perhaps), state
-      new RegExp(`^${keyIdLine(started.output())}\\tlocal\\tpets:read,pets:write,orders:read\\t\\S+\\t-\\t\\S+\\tactive$`, 'm'),
+      // id, name, scopes, created, expires (none), last used (the curl above, perhaps), state, plan
+      new RegExp(`^${keyIdLine(started.output())}\\tlocal\\tpets:read,pets:write,orders:read\\t\\S+\\t-\\t\\S+\\tactive\\tdefault$`, 'm'),
     );
 
     expect(await stop(started)).toBe(true);
@@ -206,7 +206,9 @@ describe('npm start', { timeout: 90_000 }, () => {
       expect(third.output()).toContain(`replaces the local key ${keyIdLine(first.output())} of an earlier start, now revoked`);
       const keysListed = await runKeysLine(keysLine(third.output()));
       expect(
-        keysListed.stdout.split('\n').filter((line) => /\tlocal\tpets:read,pets:write,orders:read\t\S+\t-\t\S+\tactive$/.test(line)),
+        keysListed.stdout
+          .split('\n')
+          .filter((line) => /\tlocal\tpets:read,pets:write,orders:read\t\S+\t-\t\S+\tactive\tdefault$/.test(line)),
       ).toEqual([expect.stringMatching(new RegExp(`^${keyIdLine(third.output())}\t`))]);
       expect(await stop(third)).toBe(true);
     } finally {
@@ -235,8 +237,8 @@ describe('npm start', { timeout: 90_000 }, () => {
 
     const list = run('npm', ['run', 'keys', '--silent', '--', 'list'], env);
     expect(await list.exit).toBe(0);
-    // id, name, scopes, created, expires (none), last used (by then, perhaps), state
-    expect(list.output()).toMatch(new RegExp(`${keyId}\\tpartner\\tpets:read,pets:write,orders:read\\t\\S+\\t-\\t\\S+\\tactive`));
+    // id, name, scopes, created, expires (none), last used (by then, perhaps), state, plan
+    expect(list.output()).toMatch(new RegExp(`${keyId}\\tpartner\\tpets:read,pets:write,orders:read\\t\\S+\\t-\\t\\S+\\tactive\\tdefault`));
     expect(list.output()).not.toContain(newKey);
 
     const revoke = run('npm', ['run', 'keys', '--silent', '--', 'revoke', keyId ?? ''], env);

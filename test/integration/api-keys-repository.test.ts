@@ -335,6 +335,77 @@ describe('roll', () => {
   });
 });
 
+describe('plans', () => {
+  const usage = (n: number) => ({ usageKeyId: `ak-${n}`, usageKey: `${n}`.repeat(40) });
+
+  it('stores the plan and the usage key a key is registered with, as plain strings', async () => {
+    const record = await keys.register(generateApiKey(), 'partner', { plan: 'partner', usage: usage(1) });
+    expect(record).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
+    expect(await itemOfId(record.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
+  });
+
+  it('roll keeps the plan and the usage key, so that the quota already used carries over', async () => {
+    const old = await keys.register(generateApiKey(), 'partner', { plan: 'partner', usage: usage(1) });
+    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR });
+    expect(next).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
+    expect(await itemOfId(next.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
+  });
+
+  it('roll of a key from before plans gives its successor no usage key: both stay on the shared one', async () => {
+    const old = await keys.register(generateApiKey(), 'legacy');
+    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR });
+    const item = await itemOfId(next.keyId);
+    expect(item).not.toHaveProperty('plan');
+    expect(item).not.toHaveProperty('usageKeyId');
+    expect(item).not.toHaveProperty('usageKey');
+  });
+
+  it('setPlan moves a key to another plan, keeping its usage key, and records who', async () => {
+    const record = await keys.register(generateApiKey(), 'app', { plan: 'default', usage: usage(1) });
+    const moved = await keys.setPlan(record.keyId, 'partner', { changedBy: 'local:alice' });
+    expect(moved).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey, changedBy: 'local:alice' });
+    expect(await itemOfId(record.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', changedBy: 'local:alice' });
+  });
+
+  it('setPlan pairs a key from before plans with the usage key given', async () => {
+    const record = await keys.register(generateApiKey(), 'legacy');
+    expect(await keys.setPlan(record.keyId, 'partner', { usage: usage(2) })).toMatchObject({ plan: 'partner', ...usage(2) });
+  });
+
+  it('setPlan refuses a second usage key for a key that has one (it would be orphaned), and writes nothing', async () => {
+    const record = await keys.register(generateApiKey(), 'app', { plan: 'default', usage: usage(1) });
+    await expect(keys.setPlan(record.keyId, 'partner', { usage: usage(2) })).rejects.toMatchObject({ state: 'changed' });
+    expect(await itemOfId(record.keyId)).toMatchObject({ plan: 'default', usageKeyId: 'ak-1' });
+  });
+
+  it('setPlan refuses a missing or revoked key with KeyStateError, and writes nothing', async () => {
+    await expect(keys.setPlan('ffffffffffff', 'partner')).rejects.toEqual(new KeyStateError('ffffffffffff', 'missing'));
+    const record = await keys.register(generateApiKey(), 'app');
+    await keys.revoke(record.keyId);
+    await expect(keys.setPlan(record.keyId, 'partner')).rejects.toEqual(new KeyStateError(record.keyId, 'revoked'));
+    expect(await itemOfId(record.keyId)).not.toHaveProperty('plan');
+    expect(await rawItems()).toHaveLength(1);
+  });
+
+  it('othersSharingUsageKey names the other end of a roll while it is active, and no one for a key from before plans', async () => {
+    const old = await keys.register(generateApiKey(), 'app', { plan: 'partner', usage: usage(1) });
+    await keys.register(generateApiKey(), 'other', { plan: 'partner', usage: usage(2) });
+    const now = new Date();
+    const { previous, next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, now });
+
+    expect((await keys.othersSharingUsageKey(previous, now)).map((record) => record.keyId)).toEqual([next.keyId]);
+    expect((await keys.othersSharingUsageKey(next, now)).map((record) => record.keyId)).toEqual([old.keyId]);
+    // Once the old key's grace is over, the successor is the only key on the usage key.
+    expect(await keys.othersSharingUsageKey(next, at(HOUR, now.getTime()))).toEqual([]);
+    await keys.revoke(next.keyId);
+    expect(await keys.othersSharingUsageKey(previous, now)).toEqual([]);
+
+    const legacy = await keys.register(generateApiKey(), 'legacy');
+    await keys.register(generateApiKey(), 'legacy too');
+    expect(await keys.othersSharingUsageKey(legacy)).toEqual([]);
+  });
+});
+
 describe('revoke', () => {
   it('records who revoked the key, and keeps the first revoker when revoked twice', async () => {
     const record = await keys.register(generateApiKey(), 'ci');

@@ -1,11 +1,23 @@
 /**
  * The key tool (`npm run keys`), against the real DynamoDB Local; a stage's table from a stubbed
  * CloudFormation, and the caller's identity on AWS from AWS STS mocked with aws-sdk-client-mock.
+ * A stage's usage plans (its stack's outputs) and the API Gateway API keys that meter keys on them
+ * are mocked with aws-sdk-client-mock too: there is no AWS account here.
  */
-import type { DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
+import {
+  APIGatewayClient,
+  CreateApiKeyCommand,
+  CreateUsagePlanKeyCommand,
+  DeleteApiKeyCommand,
+  DeleteUsagePlanKeyCommand,
+  UpdateApiKeyCommand,
+} from '@aws-sdk/client-api-gateway';
+import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { mockClient } from 'aws-sdk-client-mock';
-import { userInfo } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { generateApiKey } from '../../shared/api-keys';
@@ -32,7 +44,7 @@ const DAY = 24 * HOUR;
 const ALL_SCOPES = ['pets:read', 'pets:write', 'orders:read'];
 /** Who the key tool records as making a change on a local DynamoDB. */
 const LOCAL_ACTOR = `local:${userInfo().username}`;
-const LIST_HEADER = 'id\tname\tscopes\tcreated\texpires\tlast used\tstate';
+const LIST_HEADER = 'id\tname\tscopes\tcreated\texpires\tlast used\tstate\tplan';
 
 /** Runs the tool against this file's DynamoDB Local table, collecting what it prints. */
 const run = (...argv: string[]) =>
@@ -99,7 +111,10 @@ describe('keys create', () => {
     const record = await keys.findActive(key);
     expect(record).toMatchObject({ name: 'ci' });
     expect(record?.expiresAt).toBeUndefined();
-    expect(lines).toEqual([`Created key ${record?.keyId} (ci, scopes pets:read,pets:write,orders:read). It is shown only this once:`, key]);
+    expect(lines).toEqual([
+      `Created key ${record?.keyId} (ci, scopes pets:read,pets:write,orders:read) on plan default. It is shown only this once:`,
+      key,
+    ]);
   });
 
   it('records who created the key: the local OS user, when the key was made', async () => {
@@ -207,6 +222,7 @@ describe('keys create', () => {
       expiresAt: '2100-01-01T00:00:00.000Z',
       revokedAt: null,
       lastUsedAt: null,
+      plan: 'default',
       key: printed?.key,
     });
   });
@@ -244,8 +260,8 @@ describe('keys list', () => {
 
     expect(lines).toEqual([
       LIST_HEADER,
-      `${record.keyId}\tci\tpets:read,pets:write,orders:read\t${record.createdAt}\t-\t${usedAt.toISOString()}\tactive`,
-      `${dated.keyId}\tdated\tpets:read,pets:write,orders:read\t${dated.createdAt}\t2100-01-01T00:00:00.000Z\t-\tactive`,
+      `${record.keyId}\tci\tpets:read,pets:write,orders:read\t${record.createdAt}\t-\t${usedAt.toISOString()}\tactive\tdefault`,
+      `${dated.keyId}\tdated\tpets:read,pets:write,orders:read\t${dated.createdAt}\t2100-01-01T00:00:00.000Z\t-\tactive\tdefault`,
     ]);
   });
 
@@ -343,6 +359,7 @@ describe('keys list', () => {
         expiresAt: null,
         revokedAt: expect.stringMatching(/^\d{4}-/),
         lastUsedAt: usedAt.toISOString(),
+        plan: 'default',
       },
     ]);
     expect(lines.join('\n')).not.toContain(key);
@@ -384,6 +401,8 @@ describe('keys show', () => {
       changedBy: LOCAL_ACTOR,
       changedAt: rolled.changedAt,
       expiredAt: '-',
+      plan: 'default',
+      usageKeyId: rolled.usageKeyId,
     });
     expect(lines.join('\n')).not.toContain(record.keyHash);
     expect(lines.join('\n')).not.toContain(key);
@@ -405,12 +424,14 @@ describe('keys show', () => {
         expiresAt: null,
         revokedAt: revoked.revokedAt,
         lastUsedAt: null,
+        plan: 'default',
         state: 'revoked',
         replaces: null,
         replacedBy: null,
         changedBy: LOCAL_ACTOR,
         changedAt: record.changedAt,
         expiredAt: null,
+        usageKeyId: record.usageKeyId,
       },
     ]);
     expect(lines[0]).not.toContain(record.keyHash);
@@ -445,7 +466,7 @@ describe('keys roll', () => {
     expectAfter(previous.expiresAt, DAY, from, to);
     expect(await keys.findActive(old.key)).toBeDefined();
     expect(lines).toEqual([
-      `Rolled key ${old.record.keyId} to ${next?.keyId} (partner, scopes pets:read,orders:read). The new key is shown only this once:`,
+      `Rolled key ${old.record.keyId} to ${next?.keyId} (partner, scopes pets:read,orders:read) on plan default. The new key is shown only this once:`,
       newKey,
       `The old key ${old.record.keyId} expires at ${previous.expiresAt}: both work until then.`,
     ]);
@@ -509,6 +530,7 @@ describe('keys roll', () => {
       expiresAt: '2100-01-01T00:00:00.000Z',
       revokedAt: null,
       lastUsedAt: null,
+      plan: 'default',
       key: next?.key,
     });
     expect(previous).toEqual({
@@ -519,6 +541,7 @@ describe('keys roll', () => {
       expiresAt: previousRecord.expiresAt,
       revokedAt: null,
       lastUsedAt: null,
+      plan: 'default',
     });
     expect(lines[1]).not.toContain(old.key);
   });
@@ -574,8 +597,10 @@ describe('keys revoke', () => {
     expect(revoked).toMatchObject({ changedBy: LOCAL_ACTOR, changedAt: revoked.revokedAt });
     lines = [];
     await run('list');
-    expect(lines).toContainEqual(`${record.keyId}\tci\tpets:read,pets:write,orders:read\t${record.createdAt}\t-\t-\trevoked`);
-    expect(lines).toContainEqual(`${other.record.keyId}\tother\tpets:read,pets:write,orders:read\t${other.record.createdAt}\t-\t-\tactive`);
+    expect(lines).toContainEqual(`${record.keyId}\tci\tpets:read,pets:write,orders:read\t${record.createdAt}\t-\t-\trevoked\tdefault`);
+    expect(lines).toContainEqual(
+      `${other.record.keyId}\tother\tpets:read,pets:write,orders:read\t${other.record.createdAt}\t-\t-\tactive\tdefault`,
+    );
   });
 
   it('says so when the key was revoked already, keeping the first time', async () => {
@@ -597,7 +622,16 @@ describe('keys revoke', () => {
 
     const { revokedAt } = await recordOf(record.keyId);
     expect(parsedLines()).toEqual([
-      { id: record.keyId, name: 'ci', scopes: ALL_SCOPES, createdAt: record.createdAt, expiresAt: null, revokedAt, lastUsedAt: null },
+      {
+        id: record.keyId,
+        name: 'ci',
+        scopes: ALL_SCOPES,
+        createdAt: record.createdAt,
+        expiresAt: null,
+        revokedAt,
+        lastUsedAt: null,
+        plan: 'default',
+      },
     ]);
   });
 
@@ -623,6 +657,262 @@ describe('keys revoke', () => {
       expect(await keys.findActive(key)).toBeDefined();
     },
   );
+});
+
+describe('keys and plans, locally', () => {
+  /** A plans file as PLANS_FILE names it, with a `small` plan and no `partner`. */
+  let plansFile: string;
+  beforeEach(() => {
+    const folder = mkdtempSync(join(tmpdir(), 'plans-'));
+    plansFile = join(folder, 'plans.json');
+    writeFileSync(
+      plansFile,
+      JSON.stringify({
+        plans: { default: { rateLimit: 10, burstLimit: 20 }, small: { rateLimit: 1, burstLimit: 1, quota: { limit: 5, period: 'DAY' } } },
+      }),
+    );
+    return () => rmSync(folder, { recursive: true, force: true });
+  });
+  const withPlansFile = (...argv: string[]) =>
+    runKeysCommand(argv, {
+      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, PLANS_FILE: plansFile },
+      print: (line) => lines.push(line),
+    });
+
+  it('puts a key created with --plan on that plan, with a random usage key of its own that is not the key', async () => {
+    const { key, record } = await createKey('partner-app', '--plan', 'partner');
+
+    expect(record).toMatchObject({ plan: 'partner', usageKeyId: expect.stringMatching(/^local-[0-9a-f]{12}$/) });
+    expect(record.usageKey).toMatch(/^[0-9a-f]{40}$/);
+    expect(key).not.toContain(record.usageKey);
+    const other = await createKey('other', '--plan', 'partner');
+    expect(other.record.usageKey).not.toBe(record.usageKey);
+    expect(other.record.usageKeyId).not.toBe(record.usageKeyId);
+  });
+
+  it('says the plan when it creates a key, and puts a key created without --plan on default, with a usage key of its own', async () => {
+    expect(await run('create', '--name', 'plain')).toBe(0);
+    expect(lines[0]).toMatch(/^Created key [0-9a-f]{12} \(plain, scopes pets:read,pets:write,orders:read\) on plan default\. /);
+    const [record] = await keys.list();
+    expect(record).toMatchObject({ plan: 'default', usageKeyId: expect.stringMatching(/^local-/), usageKey: expect.any(String) });
+
+    lines = [];
+    expect(await run('create', '--name', 'partner-app', '--plan', 'partner', '--json')).toBe(0);
+    expect(parsedLines()[0]).toMatchObject({ name: 'partner-app', plan: 'partner' });
+  });
+
+  it("lists each key's plan, in the list's last column and --json's plan: default for a key from before plans", async () => {
+    const partner = (await createKey('partner-app', '--plan', 'partner')).record;
+    await putConsoleKey(tables.client, tables.apiKeys, { name: 'before plans' });
+    // A plan written in the console without a usage key: the key is still metered on the shared one, in default.
+    await putConsoleKey(tables.client, tables.apiKeys, { name: 'plan only', extra: { plan: { S: 'partner' } } });
+
+    expect(await run('list')).toBe(0);
+    expect(lines[0]).toBe(LIST_HEADER);
+    expect(lines).toContainEqual(
+      `${partner.keyId}\tpartner-app\tpets:read,pets:write,orders:read\t${partner.createdAt}\t-\t-\tactive\tpartner`,
+    );
+    const planByName = (rows: string[]) => Object.fromEntries(rows.map((row) => row.split('\t')).map((cells) => [cells[1], cells[7]]));
+    expect(planByName(lines.slice(1))).toEqual({ 'partner-app': 'partner', 'before plans': 'default', 'plan only': 'default' });
+
+    lines = [];
+    expect(await run('list', '--json')).toBe(0);
+    expect(Object.fromEntries(parsedLines().map((key) => [key.name, key.plan]))).toEqual({
+      'partner-app': 'partner',
+      'before plans': 'default',
+      'plan only': 'default',
+    });
+  });
+
+  it('shows the plan and the usage key id, and says when a key is on the shared usage key', async () => {
+    const { record } = await createKey('partner-app', '--plan', 'partner');
+    await putConsoleKey(tables.client, tables.apiKeys, { name: 'before plans' });
+    const before = (await keys.list()).find((key) => key.name === 'before plans');
+
+    expect(await run('show', record.keyId)).toBe(0);
+    const shown = (printed: string[]) => Object.fromEntries(printed.map((line) => /^(\S+)\s+(.*)$/.exec(line)?.slice(1) ?? []));
+    expect(shown(lines)).toMatchObject({ plan: 'partner', usageKeyId: record.usageKeyId });
+    expect(lines.join('\n')).not.toContain(record.usageKey);
+
+    lines = [];
+    expect(await run('show', before?.keyId ?? '')).toBe(0);
+    expect(shown(lines)).toMatchObject({ plan: 'default (the shared usage key, until set-plan)', usageKeyId: '-' });
+
+    lines = [];
+    expect(await run('show', before?.keyId ?? '', '--json')).toBe(0);
+    expect(parsedLines()[0]).toMatchObject({ plan: 'default', usageKeyId: null });
+  });
+
+  it('checks --plan against PLANS_FILE when it is set', async () => {
+    expect(await withPlansFile('create', '--name', 'tiny', '--plan', 'small')).toBe(0);
+    expect((await keys.list())[0]).toMatchObject({ name: 'tiny', plan: 'small' });
+    const before = await keys.list();
+
+    await expect(withPlansFile('create', '--name', 'x', '--plan', 'partner')).rejects.toThrow(
+      new UsageError("unknown plan 'partner': the plans in force are default, small."),
+    );
+    expect(await keys.list()).toEqual(before);
+  });
+
+  it('refuses a PLANS_FILE it cannot read in one line naming it, exit status 2, writing nothing', async () => {
+    const missing = `${plansFile}.missing`;
+    const error = await runKeysCommand(['create', '--name', 'x', '--plan', 'small'], {
+      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, PLANS_FILE: missing },
+      print: () => undefined,
+    }).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toBe(`PLANS_FILE: cannot read ${missing}.`);
+    expect(await keys.list()).toEqual([]);
+  });
+
+  it.each([
+    ['a plan no one defined', 'gold', "unknown plan 'gold': the plans in force are default, partner."],
+    [
+      'a name no plan can have',
+      'Gold Plan!',
+      'a plan name is 1-32 lower-case letters, digits or hyphens: the plans in force are default, partner.',
+    ],
+  ])('refuses --plan naming %s in one line, exit status 2, writing nothing', async (_, plan, message) => {
+    expect(await refusal('create', '--name', 'x', '--plan', plan)).toBe(message);
+    expect(await keys.list()).toEqual([]);
+  });
+
+  it('keeps the plan and the usage key on a roll, so that the quota already used carries over', async () => {
+    const old = await createKey('partner-app', '--plan', 'partner');
+
+    expect(await run('roll', old.record.keyId)).toBe(0);
+
+    expect(lines[0]).toMatch(/\(partner-app, scopes pets:read,pets:write,orders:read\) on plan partner\. /);
+    const next = await keys.findActive(lines[1] ?? '');
+    expect(next).toMatchObject({ plan: 'partner', usageKeyId: old.record.usageKeyId, usageKey: old.record.usageKey });
+  });
+});
+
+describe('keys set-plan, locally', () => {
+  it('moves a key to another plan, keeping its usage key, recording who, and says so', async () => {
+    const { record } = await createKey('app');
+
+    expect(await run('set-plan', record.keyId, 'partner')).toBe(0);
+
+    expect(lines).toEqual([
+      `Moved key ${record.keyId} from plan default to plan partner: its new limits apply within the authorizer cache TTL.`,
+    ]);
+    const moved = await recordOf(record.keyId);
+    expect(moved).toMatchObject({ plan: 'partner', usageKeyId: record.usageKeyId, usageKey: record.usageKey, changedBy: LOCAL_ACTOR });
+    expect(moved.changedAt).not.toBe(record.changedAt);
+  });
+
+  it('prints the moved key as one JSON object with --json', async () => {
+    const { record } = await createKey('app', '--plan', 'partner');
+
+    expect(await run('set-plan', record.keyId, 'default', '--json')).toBe(0);
+
+    expect(parsedLines()).toEqual([
+      {
+        id: record.keyId,
+        name: 'app',
+        scopes: ALL_SCOPES,
+        createdAt: record.createdAt,
+        expiresAt: null,
+        revokedAt: null,
+        lastUsedAt: null,
+        plan: 'default',
+      },
+    ]);
+  });
+
+  it('gives a key from before plans a usage key of its own in the plan, off the shared one', async () => {
+    await putConsoleKey(tables.client, tables.apiKeys, { name: 'before plans' });
+    const [legacy] = await keys.list();
+    const keyId = legacy?.keyId ?? '';
+
+    expect(await run('set-plan', keyId, 'default')).toBe(0);
+
+    expect(lines).toEqual([
+      `Moved key ${keyId} from plan default, on the shared usage key, to plan default with a usage key of its own: its new limits apply within the authorizer cache TTL.`,
+    ]);
+    expect(await recordOf(keyId)).toMatchObject({
+      plan: 'default',
+      usageKeyId: expect.stringMatching(/^local-[0-9a-f]{12}$/),
+      usageKey: expect.stringMatching(/^[0-9a-f]{40}$/),
+    });
+  });
+
+  it('leaves a key on the plan it is on already as it is', async () => {
+    const { record } = await createKey('app', '--plan', 'partner');
+
+    expect(await run('set-plan', record.keyId, 'partner')).toBe(0);
+
+    expect(lines).toEqual([`Key ${record.keyId} is on plan partner already.`]);
+    expect(await recordOf(record.keyId)).toEqual(record);
+  });
+
+  it('moves the other end of a roll in its grace along, as both share one usage key', async () => {
+    const old = await createKey('app');
+    expect(await run('roll', old.record.keyId, '--grace', '1h')).toBe(0);
+    const next = await keys.findActive(lines[1] ?? '');
+    lines = [];
+
+    expect(await run('set-plan', next?.keyId ?? '', 'partner')).toBe(0);
+
+    expect(lines[0]).toContain(`Key ${old.record.keyId}, which shares its usage key, moved with it.`);
+    expect((await recordOf(old.record.keyId)).plan).toBe('partner');
+    expect((await recordOf(next?.keyId ?? '')).plan).toBe('partner');
+  });
+
+  it.each([
+    ['revoked', async (keyId: string) => void (await keys.revoke(keyId)), 'is revoked: only an active key can be put on another plan.'],
+    [
+      'expired',
+      async (keyId: string) => void (await run('roll', keyId, '--grace', '0')),
+      'is expired: only an active key can be put on another plan.',
+    ],
+    [
+      'rolled (its successor shares its usage key)',
+      async (keyId: string) => void (await run('roll', keyId, '--grace', '1h')),
+      'has been rolled to <next>, which shares its usage key: set the plan of <next>.',
+    ],
+  ])('refuses to move a key that is %s in one line, exit status 2, writing nothing', async (_, spoil, message) => {
+    const { record } = await createKey('app');
+    await spoil(record.keyId);
+    const next = (await keys.list()).find((other) => other.replaces === record.keyId);
+
+    expect(await refusal('set-plan', record.keyId, 'partner')).toBe(
+      `Key ${record.keyId} ${message.replaceAll('<next>', next?.keyId ?? '')}`,
+    );
+  });
+
+  it.each([
+    [['set-plan', 'ffffffffffff', 'partner'], 'No key has the id ffffffffffff (npm run keys -- list shows them).'],
+    [['set-plan', '<id>', 'gold'], "unknown plan 'gold': the plans in force are default, partner."],
+    [['set-plan', '<id>'], 'set-plan needs a plan after the key id (see npm run keys -- --help).'],
+    [['set-plan'], 'set-plan needs a key id (see: npm run keys -- list).'],
+    [['set-plan', '<id>', 'partner', 'default'], 'set-plan takes a key id and a plan besides its options (see npm run keys -- --help).'],
+    [['set-plan', '<id>', 'partner', '--scopes', 'pets:read'], 'set-plan does not take --scopes: its options are --json'],
+    [['roll', '<id>', '--plan', 'partner'], 'roll does not take --plan'],
+  ])('refuses %j in one line, exit status 2, writing nothing', async (argv, message) => {
+    const { record } = await createKey('app');
+    const refused = await refusal(...argv.map((arg) => arg.replace('<id>', record.keyId)));
+    expect(refused.startsWith(message), refused).toBe(true);
+  });
+
+  it('refuses a whole key in place of its id without printing it', async () => {
+    const { key, record } = await createKey('app');
+    const refused = await refusal('set-plan', key, 'partner');
+    expect(refused).toContain(`a key id, not the key itself`);
+    expect(refused).toContain(record.keyId);
+    expect(refused).not.toContain(key);
+  });
+
+  it('names an unknown plan in one line and exits 2, as npm run keys', async () => {
+    const { record } = await createKey('app');
+    const result = await npmRun('keys', ['set-plan', record.keyId, 'gold'], {
+      DYNAMODB_ENDPOINT: tables.endpoint,
+      API_KEYS_TABLE_NAME: tables.apiKeys,
+    });
+    expect(expectOneLineFailure(result, { status: 2 })).toBe("npm run keys: unknown plan 'gold': the plans in force are default, partner.");
+    expect(await recordOf(record.keyId)).toEqual(record);
+  });
 });
 
 describe('the caller on AWS, from AWS STS (mocked with aws-sdk-client-mock)', () => {
@@ -668,15 +958,20 @@ describe('the caller on AWS, from AWS STS (mocked with aws-sdk-client-mock)', ()
 
   it('records the ARN on a stage, whose table the stack names', async () => {
     stsMock.on(GetCallerIdentityCommand).resolves({ Arn: ARN });
-    const cloudFormation = {
-      send: async () => ({ Stacks: [{ Outputs: [{ OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys }] }] }),
-    } as unknown as Parameters<typeof stageKeysTable>[1];
+    const outputs = [
+      { OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys },
+      { OutputKey: 'UsagePlanIds', OutputValue: '{"default":"up-default"}' },
+    ];
+    const cloudFormation = { send: async () => ({ Stacks: [{ Outputs: outputs }] }) } as unknown as Parameters<typeof stageKeysTable>[1];
+    const apiGateway = new APIGatewayClient({ region: 'eu-west-1' });
+    mockClient(apiGateway).on(CreateApiKeyCommand).resolves({ id: 'ak-staged' });
 
     const code = await runKeysCommand(['create', '--name', 'staged', '--stage', 'staging'], {
       env: {},
       print: () => undefined,
       sts,
       cloudFormation,
+      apiGateway,
     });
 
     expect(code).toBe(0);
@@ -722,10 +1017,283 @@ describe('the caller on AWS, from AWS STS (mocked with aws-sdk-client-mock)', ()
   });
 });
 
+describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mock)', () => {
+  const ARN = 'arn:aws:sts::123456789012:assumed-role/KeyAdmin/alice';
+  const USAGE_PLAN_IDS = { default: 'up-default', partner: 'up-partner' };
+  const mocks = () => {
+    const sts = new STSClient({ region: 'eu-west-1' });
+    const cloudFormation = new CloudFormationClient({ region: 'eu-west-1' });
+    const apiGateway = new APIGatewayClient({ region: 'eu-west-1' });
+    return {
+      sts,
+      cloudFormation,
+      apiGateway,
+      stsMock: mockClient(sts),
+      cloudFormationMock: mockClient(cloudFormation),
+      apiGatewayMock: mockClient(apiGateway),
+    };
+  };
+  let aws: ReturnType<typeof mocks>;
+  /** The table the stack's output names: the test's own, or one that does not exist. */
+  let stackTable: string;
+
+  beforeEach(() => {
+    // "AWS" is the run's DynamoDB Local, through the SDK's own endpoint setting (as above).
+    vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', tables.endpoint);
+    vi.stubEnv('AWS_REGION', 'eu-west-1');
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
+    aws = mocks();
+    stackTable = tables.apiKeys;
+    aws.stsMock.on(GetCallerIdentityCommand).resolves({ Arn: ARN });
+    aws.cloudFormationMock.on(DescribeStacksCommand).callsFake(async () => ({
+      Stacks: [
+        {
+          StackName: 'PetStore-staging',
+          CreationTime: new Date(),
+          StackStatus: 'UPDATE_COMPLETE',
+          Outputs: [
+            { OutputKey: 'ApiKeysTableName', OutputValue: stackTable },
+            { OutputKey: 'UsagePlanIds', OutputValue: JSON.stringify(USAGE_PLAN_IDS) },
+          ],
+        },
+      ],
+    }));
+    let made = 0;
+    aws.apiGatewayMock.on(CreateApiKeyCommand).callsFake(async () => ({ id: `ak-${(made += 1)}`, enabled: true }));
+    aws.apiGatewayMock.on(CreateUsagePlanKeyCommand).resolves({});
+    aws.apiGatewayMock.on(DeleteUsagePlanKeyCommand).resolves({});
+    aws.apiGatewayMock.on(UpdateApiKeyCommand).resolves({});
+    aws.apiGatewayMock.on(DeleteApiKeyCommand).resolves({});
+  });
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    aws.stsMock.restore();
+    aws.cloudFormationMock.restore();
+    aws.apiGatewayMock.restore();
+  });
+
+  const onStage = (...argv: string[]) =>
+    runKeysCommand([...argv, '--stage', 'staging'], {
+      env: {},
+      print: (line) => lines.push(line),
+      sts: aws.sts,
+      cloudFormation: aws.cloudFormation,
+      apiGateway: aws.apiGateway,
+    });
+  const onTable = (...argv: string[]) =>
+    runKeysCommand([...argv, '--table', tables.apiKeys], {
+      env: {},
+      print: (line) => lines.push(line),
+      sts: aws.sts,
+      apiGateway: aws.apiGateway,
+    });
+  const calls = (command: Parameters<typeof aws.apiGatewayMock.commandCalls>[0]) =>
+    aws.apiGatewayMock.commandCalls(command).map((call) => call.args[0].input);
+  const apiGatewayCalls = () => aws.apiGatewayMock.calls().map((call) => call.args[0].constructor.name);
+  const createdOnStage = async (...options: string[]) => {
+    expect(await onStage('create', '--name', 'app', '--json', ...options)).toBe(0);
+    const printed = parsedLines().at(-1);
+    lines = [];
+    return { key: String(printed?.key), record: await recordOf(String(printed?.id)) };
+  };
+  const stageRefusal = async (...argv: string[]) => {
+    const before = await keys.list();
+    const error = await onStage(...argv).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(UsageError);
+    expect(await keys.list()).toEqual(before);
+    return (error as Error).message;
+  };
+
+  it('create --plan calls CreateApiKey (a random value, not the key) and CreateUsagePlanKey into the plan the stack names', async () => {
+    const { key, record } = await createdOnStage('--plan', 'partner');
+
+    const [created] = calls(CreateApiKeyCommand);
+    expect(calls(CreateApiKeyCommand)).toHaveLength(1);
+    expect(created).toMatchObject({
+      name: `pet-store-staging-${record.keyId}`,
+      enabled: true,
+      value: expect.stringMatching(/^[0-9a-f]{40}$/),
+    });
+    expect(key).not.toContain(created?.value);
+    expect(calls(CreateUsagePlanKeyCommand)).toEqual([{ usagePlanId: 'up-partner', keyId: 'ak-1', keyType: 'API_KEY' }]);
+    expect(record).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: created?.value, changedBy: ARN });
+    expect(aws.cloudFormationMock.commandCalls(DescribeStacksCommand)).toHaveLength(1);
+  });
+
+  it('create without --plan puts the API key in the default usage plan', async () => {
+    const { record } = await createdOnStage();
+    expect(calls(CreateUsagePlanKeyCommand)).toEqual([{ usagePlanId: 'up-default', keyId: 'ak-1', keyType: 'API_KEY' }]);
+    expect(record).toMatchObject({ plan: 'default', usageKeyId: 'ak-1' });
+  });
+
+  it("refuses a plan the stage's stack does not name, in one line, calling API Gateway for nothing", async () => {
+    expect(await stageRefusal('create', '--name', 'x', '--plan', 'gold')).toBe(
+      "unknown plan 'gold': the plans of stage staging are default, partner.",
+    );
+    expect(apiGatewayCalls()).toEqual([]);
+  });
+
+  it('deletes the new API key when the keys table cannot be written, and writes nothing', async () => {
+    stackTable = `missing-${tables.apiKeys}`;
+    const error = await onStage('create', '--name', 'x', '--plan', 'partner').catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(Error);
+    expect(apiGatewayCalls()).toEqual(['CreateApiKeyCommand', 'CreateUsagePlanKeyCommand', 'DeleteApiKeyCommand']);
+    expect(calls(DeleteApiKeyCommand)).toEqual([{ apiKey: 'ak-1' }]);
+    expect(await keys.list()).toEqual([]);
+  });
+
+  it('deletes the new API key when the usage plan refuses it, in one line, and writes nothing', async () => {
+    aws.apiGatewayMock
+      .on(CreateUsagePlanKeyCommand)
+      .rejects(Object.assign(new Error('Invalid usage plan ID specified'), { name: 'NotFoundException' }));
+    await expect(onStage('create', '--name', 'x', '--plan', 'partner')).rejects.toThrow(
+      'API Gateway refused to put the new API key in plan partner (NotFoundException).',
+    );
+    expect(calls(DeleteApiKeyCommand)).toEqual([{ apiKey: 'ak-1' }]);
+    expect(await keys.list()).toEqual([]);
+  });
+
+  it('set-plan moves the API key: DeleteUsagePlanKey from the old usage plan, then CreateUsagePlanKey into the new one', async () => {
+    const { record } = await createdOnStage();
+    aws.apiGatewayMock.resetHistory();
+
+    expect(await onStage('set-plan', record.keyId, 'partner')).toBe(0);
+
+    expect(apiGatewayCalls()).toEqual(['DeleteUsagePlanKeyCommand', 'CreateUsagePlanKeyCommand']);
+    expect(calls(DeleteUsagePlanKeyCommand)).toEqual([{ usagePlanId: 'up-default', keyId: 'ak-1' }]);
+    expect(calls(CreateUsagePlanKeyCommand)).toEqual([{ usagePlanId: 'up-partner', keyId: 'ak-1', keyType: 'API_KEY' }]);
+    expect(await recordOf(record.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', changedBy: ARN });
+  });
+
+  it('set-plan puts the API key back in its plan, and leaves the record, when the new plan refuses it', async () => {
+    const { record } = await createdOnStage();
+    aws.apiGatewayMock.resetHistory();
+    aws.apiGatewayMock
+      .on(CreateUsagePlanKeyCommand, { usagePlanId: 'up-partner' })
+      .rejects(Object.assign(new Error('Too many requests'), { name: 'TooManyRequestsException' }));
+
+    await expect(onStage('set-plan', record.keyId, 'partner')).rejects.toThrow(
+      'API Gateway refused to put the API key ak-1 in plan partner (TooManyRequestsException).',
+    );
+    expect(calls(CreateUsagePlanKeyCommand).map((input) => input.usagePlanId)).toEqual(['up-partner', 'up-default']);
+    expect(await recordOf(record.keyId)).toEqual(record);
+  });
+
+  it('set-plan brings the keys table in line with a move made in the console (the API key in the new plan already)', async () => {
+    const { record } = await createdOnStage();
+    aws.apiGatewayMock
+      .on(DeleteUsagePlanKeyCommand)
+      .rejects(Object.assign(new Error('Invalid API Key identifier'), { name: 'NotFoundException' }));
+    aws.apiGatewayMock
+      .on(CreateUsagePlanKeyCommand, { usagePlanId: 'up-partner' })
+      .rejects(Object.assign(new Error('already associated'), { name: 'ConflictException' }));
+
+    expect(await onStage('set-plan', record.keyId, 'partner')).toBe(0);
+
+    expect(await recordOf(record.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1' });
+  });
+
+  it('set-plan pairs a key from before plans: CreateApiKey and CreateUsagePlanKey, no DeleteUsagePlanKey', async () => {
+    await putConsoleKey(tables.client, tables.apiKeys, { name: 'before plans' });
+    const [legacy] = await keys.list();
+
+    expect(await onStage('set-plan', legacy?.keyId ?? '', 'partner')).toBe(0);
+
+    expect(apiGatewayCalls()).toEqual(['CreateApiKeyCommand', 'CreateUsagePlanKeyCommand']);
+    expect(calls(CreateUsagePlanKeyCommand)).toEqual([{ usagePlanId: 'up-partner', keyId: 'ak-1', keyType: 'API_KEY' }]);
+    expect(await recordOf(legacy?.keyId ?? '')).toMatchObject({
+      plan: 'partner',
+      usageKeyId: 'ak-1',
+      usageKey: calls(CreateApiKeyCommand)[0]?.value,
+    });
+  });
+
+  it('revoke disables the API key with UpdateApiKey, and says so', async () => {
+    const { record } = await createdOnStage();
+
+    expect(await onStage('revoke', record.keyId)).toBe(0);
+
+    expect(calls(UpdateApiKeyCommand)).toEqual([
+      { apiKey: 'ak-1', patchOperations: [{ op: 'replace', path: '/enabled', value: 'false' }] },
+    ]);
+    expect(lines).toContain('Its API Gateway API key ak-1 is disabled.');
+  });
+
+  it('revoke leaves the API key enabled while a rolled successor shares it, and disables it with the last key', async () => {
+    const { record } = await createdOnStage('--plan', 'partner');
+    expect(await onStage('roll', record.keyId, '--grace', '1h', '--json')).toBe(0);
+    const successor = String(parsedLines()[0]?.id);
+    lines = [];
+
+    expect(await onStage('revoke', record.keyId)).toBe(0);
+    expect(calls(UpdateApiKeyCommand)).toEqual([]);
+    expect(lines).toContain(`Its API Gateway API key ak-1 stays enabled: key ${successor} shares it.`);
+
+    expect(await onStage('revoke', successor)).toBe(0);
+    expect(calls(UpdateApiKeyCommand)).toEqual([
+      { apiKey: 'ak-1', patchOperations: [{ op: 'replace', path: '/enabled', value: 'false' }] },
+    ]);
+  });
+
+  it('roll creates no new API key: the successor keeps the plan and the API key, so the quota used carries over', async () => {
+    const { record } = await createdOnStage('--plan', 'partner');
+    aws.apiGatewayMock.resetHistory();
+
+    expect(await onStage('roll', record.keyId, '--json')).toBe(0);
+
+    expect(apiGatewayCalls()).toEqual([]);
+    expect(await recordOf(String(parsedLines()[0]?.id))).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: record.usageKey });
+  });
+
+  it('says in one line when the stack has no UsagePlanIds output, writing nothing', async () => {
+    aws.cloudFormationMock.on(DescribeStacksCommand).resolves({
+      Stacks: [
+        {
+          StackName: 'PetStore-staging',
+          CreationTime: new Date(),
+          StackStatus: 'UPDATE_COMPLETE',
+          Outputs: [{ OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys }],
+        },
+      ],
+    });
+    await expect(onStage('create', '--name', 'x')).rejects.toThrow(
+      'Stack PetStore-staging has no readable UsagePlanIds output: deploy it with this version (npx cdk deploy -c stage=staging).',
+    );
+    expect(apiGatewayCalls()).toEqual([]);
+    expect(await keys.list()).toEqual([]);
+  });
+
+  it('needs --stage for plans: --table alone refuses --plan and set-plan in one line, writing nothing', async () => {
+    const { record } = await createKey('app');
+    for (const argv of [
+      ['create', '--name', 'x', '--plan', 'partner'],
+      ['set-plan', record.keyId, 'partner'],
+    ]) {
+      const error = await onTable(...argv).catch((thrown: unknown) => thrown);
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as Error).message).toBe(
+        "plans on AWS are the stage's usage plans: give --stage STAGE rather than --table (see npm run keys -- --help).",
+      );
+    }
+    expect(await keys.list()).toEqual([record]);
+    expect(apiGatewayCalls()).toEqual([]);
+  });
+
+  it('creates a key on the shared usage key with --table alone, where the usage plans are unknown', async () => {
+    expect(await onTable('create', '--name', 'x')).toBe(0);
+    expect(lines[0]).toMatch(/\(x, scopes pets:read,pets:write,orders:read\) on plan default, on the shared usage key\. /);
+    const [record] = await keys.list();
+    expect(record?.usageKeyId).toBeUndefined();
+    expect(record?.plan).toBeUndefined();
+    expect(apiGatewayCalls()).toEqual([]);
+  });
+});
+
 describe('usage', () => {
   it('refuses an unknown command in one line naming it', async () => {
     expect(await refusal('rotate')).toBe(
-      "unknown command 'rotate': use create, list, show, roll, revoke, audit (see npm run keys -- --help).",
+      "unknown command 'rotate': use create, list, show, roll, set-plan, revoke, audit (see npm run keys -- --help).",
     );
   });
 
@@ -793,7 +1361,7 @@ describe('usage', () => {
       print: (line) => lines.push(line),
     });
     expect(code).toBe(0);
-    expect(lines).toContain(`${record.keyId}\tci\tpets:read,pets:write,orders:read\t${record.createdAt}\t-\t-\tactive`);
+    expect(lines).toContain(`${record.keyId}\tci\tpets:read,pets:write,orders:read\t${record.createdAt}\t-\t-\tactive\tdefault`);
   });
 
   it.each(['abc', '0', '70000'])('refuses DYNAMODB_LOCAL_PORT=%s, naming the setting', async (port) => {

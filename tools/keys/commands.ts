@@ -1,16 +1,20 @@
 /**
- * The key tool's commands, each once its input is checked: create, list, show, roll, revoke.
- * Each prints through `print` and returns the exit status; a refusal the operator can fix (an id
- * no key has, a key that cannot be rolled) is a UsageError of one line.
+ * The key tool's commands, each once its input is checked: create, list, show, roll, set-plan,
+ * revoke. Each prints through `print` and returns the exit status; a refusal the operator can fix
+ * (an id no key has, a key that cannot be rolled) is a UsageError of one line.
  */
-import { generateApiKey } from '../../shared/api-keys';
+import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { KeyStateError, keyState, type Actor, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { DEFAULT_PLAN } from '../../shared/plans';
 import type { Scope } from '../../shared/scopes';
 import { UsageError } from '../cli';
-import { fullKeyJson, keyJson, LIST_HEADER, listLine, showLines } from './output';
+import { fullKeyJson, keyJson, LIST_HEADER, listLine, meteredPlan, onSharedUsageKey, showLines } from './output';
+import type { UsageKeys } from './usage-keys';
 
 export interface CommandContext {
   readonly keys: ApiKeysRepository;
+  /** The API keys that meter keys on their plans: API Gateway's on a stage, local ones otherwise. */
+  readonly usageKeys: UsageKeys;
   readonly print: (line: string) => void;
   readonly json: boolean;
   /** Who makes the changes; asked only before a write (on AWS it calls STS). */
@@ -22,23 +26,52 @@ const CACHE_NOTE = 'within the authorizer cache TTL';
 const describeNew = (record: ApiKeyRecord): string =>
   `${record.name}, scopes ${record.scopes.join(',')}${record.expiresAt === undefined ? '' : `, expires ${record.expiresAt}`}`;
 
+const describePlan = (record: ApiKeyRecord): string =>
+  onSharedUsageKey(record) ? `plan ${DEFAULT_PLAN}, on the shared usage key` : `plan ${meteredPlan(record)}`;
+
 const noSuchKey = (keyId: string): UsageError => new UsageError(`No key has the id ${keyId} (npm run keys -- list shows them).`);
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Runs `write` (of the keys table); when it fails, `undo` puts API Gateway back as it was before,
+ * and the write's error is thrown, with the undo's when that fails too.
+ */
+const undoneOnFailure = async <T>(write: () => Promise<T>, undo: () => Promise<unknown>): Promise<T> => {
+  try {
+    return await write();
+  } catch (error) {
+    await undo().catch((undoError: unknown) => {
+      throw new Error(`${messageOf(error)} Then ${messageOf(undoError)}`);
+    });
+    throw error;
+  }
+};
 
 export interface CreateInput {
   readonly name: string;
   readonly scopes: readonly Scope[];
   readonly expiresAt?: string;
+  /** The usage plan; `default` when absent. */
+  readonly plan?: string;
 }
 
-export const createKey = async ({ keys, print, json, caller }: CommandContext, input: CreateInput): Promise<number> => {
+export const createKey = async ({ keys, usageKeys, print, json, caller }: CommandContext, input: CreateInput): Promise<number> => {
   const changedBy = await caller();
   const key = generateApiKey();
-  const record = await keys.register(key, input.name, { scopes: input.scopes, expiresAt: input.expiresAt, changedBy });
+  const plan = input.plan ?? DEFAULT_PLAN;
+  // The API key that meters it, made first so that the record names it; deleted if the record is not written.
+  const usage = usageKeys.pairs ? await usageKeys.create(keyIdOf(hashApiKey(key)), plan) : undefined;
+  const options = { scopes: input.scopes, expiresAt: input.expiresAt, changedBy, ...(usage === undefined ? {} : { plan, usage }) };
+  const record = await undoneOnFailure(
+    () => keys.register(key, input.name, options),
+    async () => usage !== undefined && usageKeys.discard(usage.usageKeyId),
+  );
   if (json) {
     print(keyJson(record, key));
     return 0;
   }
-  print(`Created key ${record.keyId} (${describeNew(record)}). It is shown only this once:`);
+  print(`Created key ${record.keyId} (${describeNew(record)}) on ${describePlan(record)}. It is shown only this once:`);
   print(key);
   return 0;
 };
@@ -94,7 +127,7 @@ export const rollKey = async ({ keys, print, json, caller }: CommandContext, key
     print(keyJson(previous));
     return 0;
   }
-  print(`Rolled key ${keyId} to ${next.keyId} (${describeNew(next)}). The new key is shown only this once:`);
+  print(`Rolled key ${keyId} to ${next.keyId} (${describeNew(next)}) on ${describePlan(next)}. The new key is shown only this once:`);
   print(key);
   const ended = previous.expiresAt !== undefined && Date.parse(previous.expiresAt) <= Date.now();
   print(
@@ -105,14 +138,101 @@ export const rollKey = async ({ keys, print, json, caller }: CommandContext, key
   return 0;
 };
 
-export const revokeKey = async ({ keys, print, json, caller }: CommandContext, keyId: string): Promise<number> => {
+/** A refusal of the keys table's setPlan, as the operator reads it. */
+const planRefusal = (keyId: string, error: unknown): unknown => {
+  if (!(error instanceof KeyStateError)) return error;
+  if (error.state === 'missing') return noSuchKey(keyId);
+  if (error.state === 'changed') return new UsageError(`Key ${keyId} changed meanwhile: run set-plan again.`);
+  return new UsageError(`Key ${keyId} is ${error.state}: only an active key can be put on another plan.`);
+};
+
+/**
+ * Puts a key on another plan. A key with an API key of its own has it moved between the usage
+ * plans, and the keys that share it (the other end of a roll in its grace) follow; a key from
+ * before plans gets one, in the new plan.
+ */
+export const setKeyPlan = async (
+  { keys, usageKeys, print, json, caller }: CommandContext,
+  keyId: string,
+  plan: string,
+): Promise<number> => {
+  const record = await keys.findById(keyId);
+  if (!record) throw noSuchKey(keyId);
+  const state = keyState(record, new Date());
+  if (state !== 'active') throw new UsageError(`Key ${keyId} is ${state}: only an active key can be put on another plan.`);
+  if (record.replacedBy !== undefined) {
+    throw new UsageError(
+      `Key ${keyId} has been rolled to ${record.replacedBy}, which shares its usage key: set the plan of ${record.replacedBy}.`,
+    );
+  }
+  const from = meteredPlan(record);
+  if (!onSharedUsageKey(record) && from === plan) {
+    if (json) print(keyJson(record));
+    else print(`Key ${keyId} is on plan ${plan} already.`);
+    return 0;
+  }
+  const changedBy = await caller();
+  let updated: ApiKeyRecord;
+  const followers: string[] = [];
+  const { usageKeyId } = record;
+  if (!onSharedUsageKey(record) && usageKeyId !== undefined) {
+    await usageKeys.move(usageKeyId, from, plan);
+    updated = await undoneOnFailure(
+      async () => {
+        const moved = await keys.setPlan(keyId, plan, { changedBy }).catch((error: unknown) => {
+          throw planRefusal(keyId, error);
+        });
+        for (const other of await keys.othersSharingUsageKey(moved)) {
+          await keys.setPlan(other.keyId, plan, { changedBy });
+          followers.push(other.keyId);
+        }
+        return moved;
+      },
+      () => usageKeys.move(usageKeyId, plan, from),
+    );
+  } else {
+    const usage = await usageKeys.create(keyId, plan);
+    updated = await undoneOnFailure(
+      () =>
+        keys.setPlan(keyId, plan, { usage, changedBy }).catch((error: unknown) => {
+          throw planRefusal(keyId, error);
+        }),
+      () => usageKeys.discard(usage.usageKeyId),
+    );
+  }
+  if (json) {
+    print(keyJson(updated));
+    return 0;
+  }
+  const was = onSharedUsageKey(record)
+    ? `${describePlan(record)}, to plan ${plan} with a usage key of its own`
+    : `plan ${from} to plan ${plan}`;
+  const along = followers.length === 0 ? '' : ` Key ${followers.join(', ')}, which shares its usage key, moved with it.`;
+  print(`Moved key ${keyId} from ${was}: its new limits apply ${CACHE_NOTE}.${along}`);
+  return 0;
+};
+
+export const revokeKey = async ({ keys, usageKeys, print, json, caller }: CommandContext, keyId: string): Promise<number> => {
   const changedBy = await caller();
   const started = new Date().toISOString();
   const record = await keys.revoke(keyId, changedBy);
   if (!record) throw noSuchKey(keyId);
-  if (json) print(keyJson(record));
+  // Its API key goes too, unless another active key still uses it (the other end of a roll). A
+  // revoke run again (the key revoked already) disables it again, in case the first could not.
+  const { usageKeyId } = record;
+  const sharing = usageKeyId === undefined ? [] : await keys.othersSharingUsageKey(record);
+  const disabled = sharing.length === 0 ? usageKeyId : undefined;
+  if (disabled !== undefined) await usageKeys.disable(disabled);
+  if (json) {
+    print(keyJson(record));
+    return 0;
+  }
   // Revoking twice keeps the first time: a revokedAt from before this run is an earlier revocation.
-  else if (record.revokedAt !== undefined && record.revokedAt < started) print(`Key ${keyId} was already revoked at ${record.revokedAt}.`);
+  if (record.revokedAt !== undefined && record.revokedAt < started) print(`Key ${keyId} was already revoked at ${record.revokedAt}.`);
   else print(`Revoked key ${keyId}. Callers using it are refused ${CACHE_NOTE}.`);
+  if (!usageKeys.onApiGateway) return 0;
+  if (disabled !== undefined) print(`Its API Gateway API key ${disabled} is disabled.`);
+  else if (sharing.length > 0)
+    print(`Its API Gateway API key ${usageKeyId} stays enabled: key ${sharing.map((other) => other.keyId).join(', ')} shares it.`);
   return 0;
 };

@@ -26,7 +26,8 @@ $DYNAMODB_LOCAL_PORT, else on port ${DEFAULT_DYNAMODB_LOCAL_PORT}, as npm start 
   --endpoint URL    a DynamoDB endpoint, such as DynamoDB Local on another port
   --table NAME      the keys table's name: on AWS, or at --endpoint when given
                     (default: $API_KEYS_TABLE_NAME or api-keys)
-  --stage STAGE     a deployed stage: the keys table named by stack ${stackName('STAGE')}'s outputs
+  --stage STAGE     a deployed stage: the keys table and usage plans named by stack
+                    ${stackName('STAGE')}'s outputs (plans on AWS need it)
   --region REGION   the AWS region of --stage or --table (default: from the AWS environment)`;
 
 export interface TargetOptions {
@@ -50,15 +51,27 @@ export interface KeysTarget {
   readonly region?: string;
   /** --stage, when given. */
   readonly stage?: string;
+  /** The outputs of the stage's stack, by name, when --stage is given. */
+  readonly stackOutputs?: Readonly<Record<string, string>>;
 }
 
-/** The keys table of a deployed stage, from its stack's outputs. */
-export const stageKeysTable = async (stage: string, cloudFormation: CloudFormationLookup): Promise<string> => {
+/** The outputs of a deployed stage's stack, by name (those with a value). */
+const stageOutputs = async (stage: string, cloudFormation: CloudFormationLookup): Promise<Record<string, string>> => {
   const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName(stage) }));
-  const output = Stacks?.[0]?.Outputs?.find((candidate) => candidate.OutputKey === stackOutputs.apiKeysTableName);
-  if (!output?.OutputValue) throw new Error(`Stack ${stackName(stage)} has no ${stackOutputs.apiKeysTableName} output.`);
-  return output.OutputValue;
+  const outputs: Record<string, string> = {};
+  for (const { OutputKey, OutputValue } of Stacks?.[0]?.Outputs ?? []) if (OutputKey && OutputValue) outputs[OutputKey] = OutputValue;
+  return outputs;
 };
+
+const keysTableOf = (stage: string, outputs: Readonly<Record<string, string>>): string => {
+  const table = outputs[stackOutputs.apiKeysTableName];
+  if (table === undefined) throw new Error(`Stack ${stackName(stage)} has no ${stackOutputs.apiKeysTableName} output.`);
+  return table;
+};
+
+/** The keys table of a deployed stage, from its stack's outputs. */
+export const stageKeysTable = async (stage: string, cloudFormation: CloudFormationLookup): Promise<string> =>
+  keysTableOf(stage, await stageOutputs(stage, cloudFormation));
 
 /** The port of the local server's DynamoDB Local, from the same setting npm start reads. */
 const localPort = (env: Readonly<Record<string, string | undefined>>): number => {
@@ -84,11 +97,10 @@ export const resolveKeysTarget = async (
   // --stage, and --table without --endpoint, mean AWS; anything else a DynamoDB endpoint.
   const onAws = stage !== undefined || (table !== undefined && endpointOption === undefined);
   const endpoint = onAws ? undefined : (endpointOption ?? env.DYNAMODB_ENDPOINT ?? dynamoDBLocalEndpoint(localPort(env)));
-  const tableName =
-    table ??
-    (stage !== undefined ? await stageKeysTable(stage, cloudFormation ?? new CloudFormationClient({ region })) : apiKeysTableName(env));
+  const outputs = stage === undefined ? undefined : await stageOutputs(stage, cloudFormation ?? new CloudFormationClient({ region }));
+  const tableName = table ?? (stage !== undefined && outputs !== undefined ? keysTableOf(stage, outputs) : apiKeysTableName(env));
   const client = createDocumentClient({ endpoint, region });
-  return { client, tableName, onAws, endpoint, region, stage };
+  return { client, tableName, onAws, endpoint, region, stage, stackOutputs: outputs };
 };
 
 /** The one line for a target whose DynamoDB did not answer. */
