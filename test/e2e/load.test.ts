@@ -89,7 +89,7 @@ describe('load runs over several keys on plans', () => {
 
     const text = formatReport(report);
     for (const key of report.keys)
-      expect(text).toMatch(new RegExp(`key ${key.keyId} +${key.requests} requests, 429 too_many_requests ${key.tooManyRequests} `));
+      expect(text).toMatch(new RegExp(`key ${key.keyId} +${key.requests} requests, 429 too_many_requests ${key.tooManyRequests},`));
     for (const key of keys) expect(text).not.toContain(key);
   });
 

@@ -35,7 +35,7 @@ export interface KeyReport {
   readonly keyId: string;
   /** Requests sent with the key, each retry included. */
   readonly requests: number;
-  /** 429 too_many_requests answers; each was sent again after its Retry-After. */
+  /** 429 too_many_requests answers; each sent again after its Retry-After, unless its request had its last attempt. */
   readonly tooManyRequests: number;
   /** 429 quota_exceeded answers; never sent again (the quota lasts until its period ends). */
   readonly quotaExceeded: number;
@@ -318,7 +318,7 @@ export const formatReport = (report: LoadReport): string => {
     ['non-2xx answers (must be 0)', String(report.non2xx)],
     ...report.keys.map((key): [string, string] => [
       `key ${key.keyId}`,
-      `${key.requests} requests, 429 too_many_requests ${key.tooManyRequests} (sent again), 429 quota_exceeded ${key.quotaExceeded}`,
+      `${key.requests} requests, 429 too_many_requests ${key.tooManyRequests}, 429 quota_exceeded ${key.quotaExceeded}`,
     ]),
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
