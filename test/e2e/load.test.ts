@@ -1,20 +1,27 @@
 /**
  * The small version of `npm run load`: the same module, 200 creates against this file's local
  * server, then every page walked unfiltered and per status. Nothing lost, duplicated or refused.
+ * Then runs over several keys on plans: a small plan's 429s are counted per key and sent again
+ * until they succeed, a quota's are counted and not sent again.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../shared/api-keys';
-import { failures, judgeWalk, runLoad, WALK_FILTERS, type LoadReport } from '../../tools/load/load';
+import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
+import type { Plans } from '../../shared/plans';
+import { failures, formatReport, judgeWalk, runLoad, WALK_FILTERS, type LoadReport } from '../../tools/load/load';
+import { registerLoadKeys } from '../../tools/load/local-target';
 import { freePort } from '../../tools/dynamodb-local';
 import { expectOneLineFailure, npmRun } from '../support/command';
-import { startLocalApi, type LocalApi } from '../support/local-api';
+import { ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
 
 describe('a load run of 200 creates', () => {
   let api: LocalApi;
   let report: LoadReport;
   beforeAll(async () => {
     api = await startLocalApi();
-    report = await runLoad({ url: api.url, key: api.key, count: 200, concurrency: 16 });
+    report = await runLoad({ url: api.url, keys: [api.key], count: 200, concurrency: 16 });
   });
   afterAll(() => api.close());
 
@@ -22,6 +29,11 @@ describe('a load run of 200 creates', () => {
     expect({ lost: report.lost, duplicated: report.duplicated, non2xx: report.non2xx }).toEqual({ lost: 0, duplicated: 0, non2xx: 0 });
     expect(report.acknowledged).toBe(200);
     expect(failures(report)).toEqual([]);
+  });
+
+  it('reports its one key by id: every create and page, and no 429 on roomy plans', () => {
+    const pages = report.walks.reduce((sum, walk) => sum + walk.pages, 0);
+    expect(report.keys).toEqual([{ keyId: keyIdOf(hashApiKey(api.key)), requests: 200 + pages, tooManyRequests: 0, quotaExceeded: 0 }]);
   });
 
   it('finds every acknowledged pet in each walk, exactly once', () => {
@@ -37,6 +49,93 @@ describe('a load run of 200 creates', () => {
     expect(all?.pages).toBe(2); // 100 per page; no next link after the last
     expect(byStatus.reduce((sum, walk) => sum + walk.listed, 0)).toBe(200);
   });
+});
+
+describe('load runs over several keys on plans', () => {
+  /** A plan far below the run's rate, and one whose quota is smaller than the run. */
+  const testPlans: Plans = {
+    ...ROOMY_PLANS,
+    small: { rateLimit: 2, burstLimit: 1 },
+    capped: { rateLimit: 1_000, burstLimit: 1_000, quota: { limit: 5, period: 'DAY' } },
+  };
+  let api: LocalApi;
+  beforeAll(async () => {
+    api = await startLocalApi({ plans: testPlans });
+  });
+  afterAll(() => api.close());
+
+  const pagesOf = (report: LoadReport) => report.walks.reduce((sum, walk) => sum + walk.pages, 0);
+
+  it('on a small plan: 429s per key, each sent again after Retry-After until it succeeds, and nothing lost', async () => {
+    const keys = await registerLoadKeys(api.keys, 3, 'small');
+    const report = await runLoad({ url: api.url, keys, count: 18, concurrency: 12 });
+
+    expect({ lost: report.lost, duplicated: report.duplicated, non2xx: report.non2xx }).toEqual({ lost: 0, duplicated: 0, non2xx: 0 });
+    expect(report.acknowledged).toBe(18);
+    expect(failures(report)).toEqual([]);
+    expect(report.walks.every((walk) => walk.complete && walk.missing.length === 0)).toBe(true);
+
+    // Each key by its id, in order, each over its own plan's rate.
+    expect(report.keys.map((key) => key.keyId)).toEqual(keys.map((key) => keyIdOf(hashApiKey(key))));
+    for (const key of report.keys)
+      expect({ key: key.keyId, throttled: key.tooManyRequests > 0, quota: key.quotaExceeded }).toEqual({
+        key: key.keyId,
+        throttled: true,
+        quota: 0,
+      });
+    // Every request counted once: the creates, each 429 sent again, and the walks' pages.
+    const sum = (pick: (key: LoadReport['keys'][number]) => number) => report.keys.reduce((total, key) => total + pick(key), 0);
+    expect(sum((key) => key.requests)).toBe(18 + sum((key) => key.tooManyRequests) + pagesOf(report));
+
+    const text = formatReport(report);
+    for (const key of report.keys)
+      expect(text).toMatch(new RegExp(`key ${key.keyId} +${key.requests} requests, 429 too_many_requests ${key.tooManyRequests},`));
+    for (const key of keys) expect(text).not.toContain(key);
+  });
+
+  it('over a quota: each 429 quota_exceeded counted and never sent again; the walks cut short lose nothing', async () => {
+    const [key = ''] = await registerLoadKeys(api.keys, 1, 'capped');
+    const report = await runLoad({ url: api.url, keys: [key], count: 8, concurrency: 1 });
+
+    // 5 creates within the quota, 3 over it, then each walk refused at its first page: each request sent once.
+    const overQuota = 3 + WALK_FILTERS.length;
+    expect(report.acknowledged).toBe(5);
+    expect(report.keys).toEqual([
+      { keyId: keyIdOf(hashApiKey(key)), requests: 8 + WALK_FILTERS.length, tooManyRequests: 0, quotaExceeded: overQuota },
+    ]);
+    expect(report.walks.map((walk) => ({ complete: walk.complete, pages: walk.pages }))).toEqual(
+      WALK_FILTERS.map(() => ({ complete: false, pages: 1 })),
+    );
+    expect({ lost: report.lost, duplicated: report.duplicated, non2xx: report.non2xx }).toEqual({
+      lost: 0,
+      duplicated: 0,
+      non2xx: overQuota,
+    });
+    expect(failures(report)).toEqual(['non2xx']);
+  });
+});
+
+describe('npm run load -- --keys N --plan NAME on a local server of its own', () => {
+  it('meters with PLANS_FILE, reports 429s per key in its JSON report, and exits 0 when nothing is lost', async () => {
+    const plansFile = join(mkdtempSync(join(tmpdir(), 'load-plans-')), 'plans.json');
+    writeFileSync(
+      plansFile,
+      JSON.stringify({ plans: { default: { rateLimit: 1_000, burstLimit: 1_000 }, small: { rateLimit: 1, burstLimit: 1 } } }),
+    );
+    const result = await npmRun('load', ['--keys', '2', '--plan', 'small', '--count', '8', '--concurrency', '8', '--json'], {
+      PLANS_FILE: plansFile,
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as LoadReport;
+    expect({ acknowledged: report.acknowledged, lost: report.lost, duplicated: report.duplicated, non2xx: report.non2xx }).toEqual({
+      acknowledged: 8,
+      lost: 0,
+      duplicated: 0,
+      non2xx: 0,
+    });
+    expect(report.keys).toHaveLength(2);
+    expect(report.keys.every((key) => /^[0-9a-f]{12}$/.test(key.keyId) && key.tooManyRequests > 0 && key.quotaExceeded === 0)).toBe(true);
+  }, 90_000);
 });
 
 describe('how a walk is judged', () => {

@@ -8,6 +8,7 @@
 import autocannon from 'autocannon';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { startLocalStack } from '../local-server/local-stack';
+import { ROOMY_PLANS } from '../local-server/usage-plans';
 import { countGets } from './capacity';
 import { LAST_USE_CACHE_TTL_SECONDS, measureLastUse, type LastUseResult } from './last-use';
 import { startRawServer } from './raw-server';
@@ -39,7 +40,8 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
     tables,
     keyName: 'bench',
     serverClient,
-    server: { port: 0, authCacheTtlSeconds: AUTH_CACHE_TTL_SECONDS },
+    // Roomy plans: the budgets measure the service, not a plan's throttle.
+    server: { port: 0, authCacheTtlSeconds: AUTH_CACHE_TTL_SECONDS, plans: ROOMY_PLANS },
   });
   const { key } = api;
   const raw = await startRawServer(endpoint, petsTableName);

@@ -3,11 +3,15 @@
  * given concurrency, then walks every page of the listing, unfiltered and with each status
  * filter, and counts what was lost, duplicated or refused. Only the pets this run created are
  * judged (their names carry the run's tag), so it can target a service that already has data.
+ * The requests go out with several keys in turn, as a well-behaved client sends them: a 429 for
+ * going too fast is sent again after its Retry-After, a 429 for a used-up quota is not.
  */
 import { randomBytes, randomInt } from 'node:crypto';
+import { hashApiKey, keyIdOf } from '../../shared/api-keys';
+import type { ErrorCode } from '../../shared/errors';
 import { PetStatus } from '../../shared/models';
 import { UsageError } from '../cli';
-import { inParallel, linkOf } from '../requests';
+import { inParallel, linkOf, retryAfterMs } from '../requests';
 import { quantile } from '../stats';
 
 const PET_STATUSES: readonly PetStatus[] = PetStatus.options;
@@ -15,11 +19,26 @@ const PET_STATUSES: readonly PetStatus[] = PetStatus.options;
 export interface LoadOptions {
   /** The API's base URL, ending in /v1. */
   readonly url: string;
-  readonly key: string;
+  /** The API keys the requests go out with, in turn: create i with key i mod N, walk j with key j mod N. */
+  readonly keys: readonly string[];
   readonly count: number;
   readonly concurrency: number;
   /** Page size of the walks (the API's maximum by default). */
   readonly pageLimit?: number;
+  /** Times a request is sent while it gets 429 too_many_requests, before its answer counts as refused. */
+  readonly maxAttempts?: number;
+}
+
+/** What one key sent and was refused for going too fast or over its quota. */
+export interface KeyReport {
+  /** The key's id (the start of its hash): never the key itself. */
+  readonly keyId: string;
+  /** Requests sent with the key, each retry included. */
+  readonly requests: number;
+  /** 429 too_many_requests answers; each sent again after its Retry-After, unless its request had its last attempt. */
+  readonly tooManyRequests: number;
+  /** 429 quota_exceeded answers; never sent again (the quota lasts until its period ends). */
+  readonly quotaExceeded: number;
 }
 
 export type WalkFilter = 'all' | PetStatus;
@@ -29,7 +48,9 @@ export interface WalkReport {
   readonly pages: number;
   /** This run's pets seen in the walk (duplicates counted each time). */
   readonly listed: number;
-  /** Acknowledged pets of this filter that the walk did not list. */
+  /** Whether the walk reached its last page; one cut short by a refusal cannot say what is missing. */
+  readonly complete: boolean;
+  /** Acknowledged pets of this filter that the walk did not list (none counted in a walk cut short). */
   readonly missing: number[];
   /** Pets listed more than once in the walk. */
   readonly listedTwice: number[];
@@ -49,8 +70,10 @@ export interface LoadReport {
   readonly lost: number;
   /** Listed twice in a walk, or stored without being acknowledged. Must be 0. */
   readonly duplicated: number;
-  /** Answers that were not 2xx, or no answer at all. Must be 0. */
+  /** Answers that were not 2xx in the end (a 429 retried to success is not one), or no answer at all. Must be 0. */
   readonly non2xx: number;
+  /** Per key, in the order given. */
+  readonly keys: KeyReport[];
 }
 
 interface ListedPet {
@@ -102,10 +125,15 @@ const noAnswerReason = (error: unknown): string => {
 };
 
 /**
- * One listing request before the run, so that an unreachable URL or a refused key is said in one
- * line instead of being counted as thousands of failed answers. The key is never echoed.
+ * One listing request per key before the run, so that an unreachable URL or a refused key is said
+ * in one line instead of being counted as thousands of failed answers. A key is named by its id,
+ * never echoed.
  */
-export const checkTarget = async (url: string, key: string): Promise<void> => {
+export const checkTarget = async (url: string, keys: readonly string[]): Promise<void> => {
+  for (const key of keys) await checkKey(url, key, keys.length > 1 ? ` (key id ${keyIdOf(hashApiKey(key))})` : '');
+};
+
+const checkKey = async (url: string, key: string, which: string): Promise<void> => {
   let response: Response;
   try {
     response = await fetch(`${url}/pets?limit=1`, { headers: { Authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
@@ -117,7 +145,7 @@ export const checkTarget = async (url: string, key: string): Promise<void> => {
   await response.body?.cancel();
   if (response.status === 401 || response.status === 403) {
     throw new TargetUnusable(
-      `the API at ${url} refused --key (${response.status}): pass a key it accepts (npm run keys -- list shows which are active).`,
+      `the API at ${url} refused --key (${response.status})${which}: pass a key it accepts (npm run keys -- list shows which are active).`,
     );
   }
   if (response.status !== 200) {
@@ -125,9 +153,73 @@ export const checkTarget = async (url: string, key: string): Promise<void> => {
   }
 };
 
-export const runLoad = async ({ url, key, count, concurrency, pageLimit = 100 }: LoadOptions): Promise<LoadReport> => {
+/** Times a request is sent while it gets 429 too_many_requests, unless the run says otherwise. */
+export const DEFAULT_MAX_ATTEMPTS = 8;
+/** A Retry-After longer than this is not waited for: the request counts as refused. */
+export const MAX_RETRY_WAIT_MS = 30_000;
+
+interface KeyUse {
+  readonly authorization: string;
+  readonly report: { keyId: string; requests: number; tooManyRequests: number; quotaExceeded: number };
+}
+
+/** The error code of a 429, from its body; undefined when the body is not the Error shape. */
+const refusalCode = async (response: Response): Promise<ErrorCode | undefined> => {
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => undefined)) as { code?: ErrorCode } | undefined;
+  return body?.code;
+};
+
+/**
+ * Sends a request with one key as a well-behaved client does: a 429 too_many_requests is sent
+ * again after its Retry-After (with up to half as much again at random, so that refused clients do
+ * not all come back at once), at most `maxAttempts` times. A gateway 429 never reached the
+ * function, so a create sent again cannot store a pet twice. Resolves to the last answer, or
+ * undefined when there was none; its latency is the last attempt's, waits excluded.
+ */
+const sendWith = async (
+  use: KeyUse,
+  url: string,
+  init: RequestInit,
+  maxAttempts: number,
+): Promise<{ response: Response | undefined; ms: number }> => {
+  for (let attempt = 1; ; attempt += 1) {
+    use.report.requests += 1;
+    const started = performance.now();
+    const response = await fetch(url, {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), Authorization: use.authorization },
+    }).catch(() => undefined);
+    const ms = performance.now() - started;
+    if (response?.status !== 429) return { response, ms };
+    const code = await refusalCode(response);
+    if (code === 'quota_exceeded') use.report.quotaExceeded += 1;
+    if (code !== 'too_many_requests') return { response, ms };
+    use.report.tooManyRequests += 1;
+    const wait = retryAfterMs(response.headers.get('retry-after')) ?? 1000;
+    if (attempt >= maxAttempts || wait > MAX_RETRY_WAIT_MS) return { response, ms };
+    await response.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, wait * (1 + Math.random() / 2)));
+  }
+};
+
+export const runLoad = async ({
+  url,
+  keys,
+  count,
+  concurrency,
+  pageLimit = 100,
+  maxAttempts = DEFAULT_MAX_ATTEMPTS,
+}: LoadOptions): Promise<LoadReport> => {
+  if (keys.length === 0) throw new Error('a load run needs at least one key');
   const tag = `load-${randomBytes(4).toString('hex')}`;
-  const headers = { Authorization: `Bearer ${key}` };
+  const uses: KeyUse[] = keys.map((key) => ({
+    authorization: `Bearer ${key}`,
+    report: { keyId: keyIdOf(hashApiKey(key)), requests: 0, tooManyRequests: 0, quotaExceeded: 0 },
+  }));
+  const useOf = (index: number) => uses[index % uses.length] as KeyUse;
   const acknowledged = new Map<number, ListedPet>();
   const latencies: number[] = [];
   let non2xx = 0;
@@ -135,36 +227,39 @@ export const runLoad = async ({ url, key, count, concurrency, pageLimit = 100 }:
   const createStarted = performance.now();
   await inParallel(count, concurrency, async (index) => {
     const body = randomPet(tag, index);
-    const started = performance.now();
-    try {
-      const response = await fetch(`${url}/pets`, {
-        method: 'POST',
-        headers: { ...headers, 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      const answer = (await response.json()) as ListedPet;
-      latencies.push(performance.now() - started);
-      if (response.status === 201) acknowledged.set(answer.id, { id: answer.id, name: answer.name, status: answer.status });
-      else non2xx += 1;
-    } catch {
-      non2xx += 1; // no answer at all
+    const { response, ms } = await sendWith(
+      useOf(index),
+      `${url}/pets`,
+      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) },
+      maxAttempts,
+    );
+    if (!response) return void (non2xx += 1); // no answer at all
+    latencies.push(ms);
+    if (response.status !== 201) {
+      await response.body?.cancel();
+      return void (non2xx += 1);
     }
+    const answer = (await response.json()) as ListedPet;
+    acknowledged.set(answer.id, { id: answer.id, name: answer.name, status: answer.status });
   });
   const createSeconds = (performance.now() - createStarted) / 1000;
 
   const walks: WalkReport[] = [];
   const unacknowledged = new Set<number>();
   const walkStarted = performance.now();
-  for (const filter of WALK_FILTERS) {
+  for (const [walkIndex, filter] of WALK_FILTERS.entries()) {
     const started = performance.now();
     const listed: ListedPet[] = [];
     let pages = 0;
+    let complete = true;
     let next: string | undefined = `${url}/pets?limit=${pageLimit}${filter === 'all' ? '' : `&status=${filter}`}`;
     while (next) {
-      const response: Response | undefined = await fetch(next, { headers }).catch(() => undefined);
+      const { response } = await sendWith(useOf(walkIndex), next, {}, maxAttempts);
       pages += 1;
       if (response?.status !== 200) {
+        await response?.body?.cancel();
         non2xx += 1; // a refusal, or no answer at all: this walk cannot go on
+        complete = false;
         break;
       }
       const page = (await response.json()) as ListedPet[];
@@ -177,7 +272,8 @@ export const runLoad = async ({ url, key, count, concurrency, pageLimit = 100 }:
       filter,
       pages,
       listed: judged.listed,
-      missing: judged.missing,
+      complete,
+      missing: complete ? judged.missing : [],
       listedTwice: judged.listedTwice,
       ms: performance.now() - started,
     });
@@ -196,6 +292,7 @@ export const runLoad = async ({ url, key, count, concurrency, pageLimit = 100 }:
     lost: new Set(walks.flatMap((walk) => walk.missing)).size,
     duplicated: new Set(walks.flatMap((walk) => walk.listedTwice)).size + unacknowledged.size,
     non2xx,
+    keys: uses.map((use) => ({ ...use.report })),
   };
 };
 
@@ -212,12 +309,17 @@ export const formatReport = (report: LoadReport): string => {
     ['create latency p50 / p99', `${fixed(report.p50Ms)} ms / ${fixed(report.p99Ms)} ms`],
     ...report.walks.map((walk): [string, string] => [
       `walk ${walk.filter}`,
-      `${walk.listed} pets in ${walk.pages} pages, ${fixed(walk.ms, 0)} ms, ${walk.missing.length} missing`,
+      `${walk.listed} pets in ${walk.pages} pages, ${fixed(walk.ms, 0)} ms, ` +
+        (walk.complete ? `${walk.missing.length} missing` : 'cut short by a refusal'),
     ]),
     ['walk time (all four)', `${fixed(report.walkSeconds, 2)} s`],
     ['lost pets (must be 0)', String(report.lost)],
     ['duplicated pets (must be 0)', String(report.duplicated)],
     ['non-2xx answers (must be 0)', String(report.non2xx)],
+    ...report.keys.map((key): [string, string] => [
+      `key ${key.keyId}`,
+      `${key.requests} requests, 429 too_many_requests ${key.tooManyRequests}, 429 quota_exceeded ${key.quotaExceeded}`,
+    ]),
   ];
   const width = Math.max(...rows.map(([name]) => name.length));
   return rows.map(([name, value]) => `${name.padEnd(width)}  ${value}`).join('\n');
