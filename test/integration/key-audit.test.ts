@@ -12,6 +12,7 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import type { ApiKeyRecord } from '../../shared/api-keys-repository';
@@ -168,6 +169,32 @@ describe('the local audit trail', () => {
     expect(everything).toContain(record.keyId);
     expect(everything).not.toContain(key);
     expect(everything).not.toContain(hashApiKey(key));
+  });
+
+  it('records the changes the key tool makes as by the OS user who ran it', async () => {
+    const tool = async (...argv: string[]) => {
+      const lines: string[] = [];
+      const status = await runKeysCommand([...argv, '--json'], {
+        env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys },
+        print: (line) => lines.push(line),
+      });
+      expect(status).toBe(0);
+      return lines.map((line) => JSON.parse(line) as { id: string; key?: string });
+    };
+    const [created] = await tool('create', '--name', 'by-the-tool', '--scopes', 'pets:read');
+    const [successor] = await tool('roll', created!.id, '--grace', '1h');
+    await tool('revoke', created!.id);
+    const me = `local:${userInfo().username}`;
+
+    expect((await entriesOf(created!.id)).map(({ action, by }) => ({ action, by }))).toEqual([
+      { action: 'created', by: me },
+      { action: 'expiry_set', by: me },
+      { action: 'revoked', by: me },
+    ]);
+    expect(await entriesOf(successor!.id)).toMatchObject([{ action: 'rolled', by: me, name: 'by-the-tool' }]);
+    const lines = (await audit('--json')).lines.join('\n');
+    expect(lines).not.toContain(created!.key);
+    expect(lines).not.toContain(successor!.key);
   });
 
   it("lists every key's changes without an id, the local key of the stack included", async () => {
