@@ -18,6 +18,7 @@ import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import type { ApiKeyRecord } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { KeyAuditEntry } from '../../shared/key-audit';
+import { SCOPES } from '../../shared/scopes';
 import { apiKeysTable, createTableInput } from '../../shared/tables';
 import { UsageError } from '../../tools/cli';
 import { runKeysCommand } from '../../tools/keys/cli';
@@ -71,6 +72,17 @@ const consoleEdit = async (record: ApiKeyRecord, attributes: string, values: Rec
   );
 };
 
+/** Removes an attribute as the DynamoDB console does. */
+const consoleRemove = async (record: ApiKeyRecord, attribute: string) => {
+  await testClient.send(
+    new UpdateItemCommand({
+      TableName: api.tables.apiKeys,
+      Key: { keyHash: { S: record.keyHash } },
+      UpdateExpression: `REMOVE ${attribute}`,
+    }),
+  );
+};
+
 const register = (name: string, options: { expiresAt?: string } = {}) =>
   api.keys.register(generateApiKey(), name, { scopes: ['pets:read', 'pets:write'], changedBy: ACTOR, ...options });
 
@@ -90,8 +102,11 @@ describe('the local audit trail', () => {
           createdAt: { from: null, to: record.createdAt },
           keyId: { from: null, to: record.keyId },
           name: { from: null, to: 'ci' },
-          scopes: { from: null, to: ['pets:read', 'pets:write'] },
+          scopes: { from: null, to: ['pets:read', 'pets:write'], grants: { from: [], to: ['pets:read', 'pets:write'] } },
         },
+        streamAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/),
+        eventId: expect.any(String),
+        sequenceNumber: expect.stringMatching(/^\d+$/),
       },
     ]);
   });
@@ -124,6 +139,35 @@ describe('the local audit trail', () => {
     });
     // The console's changes are dated by the stream (DynamoDB Local rounds down to the minute).
     expect(Date.parse(narrowed?.at ?? '')).toBeGreaterThan(Date.parse(record.createdAt) - 60_000);
+  });
+
+  it('records scopes removed in the console as every scope, in the text and the JSON', async () => {
+    const record = await api.keys.register(generateApiKey(), 'widened', { scopes: ['pets:read'], changedBy: ACTOR });
+    await consoleRemove(record, 'scopes');
+    await api.keyAudit?.poll();
+
+    const [, widened] = await entriesOf(record.keyId);
+    expect(widened).toMatchObject({
+      action: 'scopes_changed',
+      by: 'unknown',
+      changes: { scopes: { from: ['pets:read'], to: null, grants: { from: ['pets:read'], to: [...SCOPES] } } },
+    });
+    const { lines } = await audit(record.keyId);
+    expect(lines[2]).toMatch(/\tscopes_changed\tunknown\tscopes pets:read -> all \(no scopes attribute\)$/);
+  });
+
+  it('records a NULL revokedAt written in the console as revoked, and its removal as unrevoked', async () => {
+    const record = await register('null-revoked');
+    await consoleEdit(record, 'revokedAt = :null', { ':null': { NULL: true } });
+    await consoleRemove(record, 'revokedAt');
+
+    const entries = await entriesOf(record.keyId);
+    expect(entries.map(({ action, by, changes }) => ({ action, by, revokedAt: changes.revokedAt }))).toEqual([
+      { action: 'created', by: ACTOR, revokedAt: undefined },
+      { action: 'revoked', by: 'unknown', revokedAt: { from: null, to: { NULL: true } } },
+      { action: 'unrevoked', by: 'unknown', revokedAt: { from: { NULL: true }, to: null } },
+    ]);
+    expect(new Set(entries.map(({ eventId }) => eventId)).size).toBe(3);
   });
 
   it('records a roll on both keys, and the old key reaching its expiry through the sweep', async () => {
