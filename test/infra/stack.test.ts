@@ -11,6 +11,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
 import { BEARER_PATTERN } from '../../shared/api-keys';
+import { AUDIT_LOG_LEVEL } from '../../shared/key-audit';
 import { routes } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
 import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from '../../shared/tables';
@@ -531,15 +532,16 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(outputs[stackOutputs.keyAuditLogGroupName]?.Value).toEqual({ Ref: idOf(writer().logGroup) });
     });
 
-    it("is the key-audit function's own log group, with only the function's lines in it", () => {
+    it("is the key-audit function's own log group, with only the function's lines in it, at a level of its own", () => {
       expect(resource(idOf(writer().function)).Properties).toMatchObject({
         FunctionName: `pet-store-${stage}-keyAudit`,
         LoggingConfig: {
           LogFormat: 'JSON',
           LogGroup: { Ref: idOf(writer().logGroup) },
           SystemLogLevel: 'WARN',
-          ApplicationLogLevel: 'INFO',
+          ApplicationLogLevel: AUDIT_LOG_LEVEL,
         },
+        Environment: { Variables: expect.objectContaining({ POWERTOOLS_LOG_LEVEL: AUDIT_LOG_LEVEL }) },
       });
     });
 
@@ -565,8 +567,19 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
     });
 
-    it('alarms when the queue holds a batch, and on either function failing', () => {
+    it('alarms when the queue holds a batch, when the writer falls 5 minutes behind the stream, and on either function failing', () => {
       const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(({ properties }) => properties);
+      expect(alarms).toContainEqual(
+        expect.objectContaining({
+          Namespace: 'AWS/Lambda',
+          MetricName: 'IteratorAge',
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: idOf(writer().function) } }],
+          Statistic: 'Maximum',
+          Period: 300,
+          Threshold: 300_000,
+          ComparisonOperator: 'GreaterThanThreshold',
+        }),
+      );
       expect(alarms).toContainEqual(
         expect.objectContaining({
           Namespace: 'AWS/SQS',
