@@ -163,10 +163,14 @@ const modifyAction = (changes: Record<string, AttributeChange>, before: Item, af
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
-/** ApproximateCreationDateTime is in epoch seconds (as the stream record documents it); undefined without one. */
+/**
+ * ApproximateCreationDateTime: epoch seconds as Lambda hands it, or an ISO string as the AWS CLI
+ * prints a record read back by hand (recovering a failed batch); undefined without one.
+ */
 const streamTime = (record: DynamoDBRecord): Date | undefined => {
-  const seconds = record.dynamodb?.ApproximateCreationDateTime;
-  return typeof seconds === 'number' && Number.isFinite(seconds) ? new Date(seconds * 1000) : undefined;
+  const value: unknown = record.dynamodb?.ApproximateCreationDateTime;
+  const time = typeof value === 'number' ? value * 1000 : typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  return Number.isFinite(time) ? new Date(time) : undefined;
 };
 
 /** A record's place in its shard (the id Lambda's partial batch response names). */

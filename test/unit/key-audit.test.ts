@@ -254,6 +254,19 @@ describe('auditEntryOf', () => {
     });
   });
 
+  it('reads the stream time of a record the AWS CLI printed (an ISO string), as when a failed batch is recovered by hand', () => {
+    const record = streamRecord('MODIFY', {
+      OldImage: stored(),
+      NewImage: stored({ name: { S: 'x' }, ...byTool('2030-01-02T03:04:04.000Z') }),
+    });
+    const printed = { ...record, dynamodb: { ...record.dynamodb, ApproximateCreationDateTime: '2030-01-02T03:04:05+00:00' } };
+    expect(auditEntryOf(printed as unknown as DynamoDBRecord)).toMatchObject({
+      streamAt: STREAM_TIME,
+      by: 'local:bob',
+      at: '2030-01-02T03:04:04.000Z',
+    });
+  });
+
   it('takes the id from the hash for an item written without one', () => {
     const { keyId: _, ...withoutId } = stored();
     expect(auditEntryOf(streamRecord('INSERT', { NewImage: withoutId }))?.keyId).toBe(keyId);
