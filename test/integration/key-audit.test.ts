@@ -250,7 +250,9 @@ describe('the local audit trail', () => {
   it('refuses an id no line names in one line (exit status 2), and a key in place of an id without printing it', async () => {
     await expect(audit('ffffffffffff')).rejects.toMatchObject({
       name: 'Error',
-      message: 'No audit entry names the key ffffffffffff (npm run keys -- list shows the ids).',
+      message:
+        'No audit entry names the key ffffffffffff (npm run keys -- list shows the ids): ' +
+        'the trail starts at the deploy that added it, so a key made before and not changed since has none.',
     });
     await expect(audit('ffffffffffff')).rejects.toBeInstanceOf(UsageError);
     const key = generateApiKey();

@@ -168,7 +168,10 @@ export const runAuditCommand = async (argument: string | undefined, options: Aud
       ? await readAuditLogGroup(auditLogGroupName(tableName), keyId, options.region)
       : await readLocal(options.client, tableName, keyId, endpoint);
   if (keyId !== undefined && entries.length === 0) {
-    throw new UsageError(`No audit entry names the key ${keyId} (npm run keys -- list shows the ids).`);
+    throw new UsageError(
+      `No audit entry names the key ${keyId} (npm run keys -- list shows the ids): ` +
+        'the trail starts at the deploy that added it, so a key made before and not changed since has none.',
+    );
   }
   if (options.json) {
     for (const entry of entries) print(JSON.stringify(entry));
