@@ -8,9 +8,9 @@
  */
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { apiKeysRepository, type ApiKeyRecord, type ApiKeysRepository } from '../shared/api-keys-repository';
+import { apiKeysRepository, keyState, type ApiKeyRecord, type ApiKeysRepository } from '../shared/api-keys-repository';
 import { bearerKey } from '../shared/api-keys';
-import { allowScopedMethods, AUTHORIZER_REFUSAL } from '../shared/auth-policy';
+import { allowScopedMethods, AuthorizerRefusal } from '../shared/auth-policy';
 import { DatabaseUnavailable } from '../shared/dynamodb';
 import { authorizerLog } from '../shared/http/authorizer-log';
 import type { Clock } from '../shared/http/deprecation';
@@ -29,16 +29,18 @@ export const createHandler = ({ keys = apiKeysRepository(), now = () => new Date
       const key = bearerKey(event.authorizationToken);
       const at = now();
 
-      const record = key === undefined ? undefined : await keys.findActive(key, at);
+      const record = key === undefined ? undefined : await keys.find(key);
+      if (!record) throw new AuthorizerRefusal('unknown');
+      const state = keyState(record, at);
+      if (state !== 'active') throw new AuthorizerRefusal(state, record.keyId);
 
-      if (!record) throw new Error(AUTHORIZER_REFUSAL);
       await recordUse(keys, record, at);
       return allowScopedMethods(event.methodArn, { keyId: record.keyId, keyHash: record.keyHash }, record.scopes);
     });
 
 /**
  * Last use is bookkeeping, so a failed write is one warning and never a refusal. Awaited all the
- * same: Lambda may freeze the process as soon as the handler returns.
+ * same (Lambda may freeze the process as soon as the handler returns), within a short deadline.
  */
 const recordUse = async (keys: ApiKeysRepository, record: ApiKeyRecord, at: Date) => {
   try {

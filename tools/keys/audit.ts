@@ -5,7 +5,6 @@
  */
 import { CloudWatchLogsClient, paginateFilterLogEvents } from '@aws-sdk/client-cloudwatch-logs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { API_KEY_PATTERN, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { callDatabase } from '../../shared/dynamodb';
 import {
   AUDIT_ACTIONS,
@@ -17,6 +16,7 @@ import {
 } from '../../shared/key-audit';
 import { UsageError } from '../cli';
 import { localAuditLogName, readLocalAuditLog } from '../local-server/key-audit-log';
+import { keyIdArgument } from './key-id';
 
 export const AUDIT_USAGE = `  npm run keys -- audit [KEY_ID] [--json] [TARGET]
                                                 the audit trail of key changes, oldest first
@@ -36,16 +36,6 @@ export interface AuditCommandOptions {
   readonly print: (line: string) => void;
 }
 
-/** What a key id looks like (keyIdOf): anything else is not echoed, since it may be a key. */
-const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
-
-const keyIdArgument = (argument: string | undefined): string | undefined => {
-  if (argument === undefined || KEY_ID_PATTERN.test(argument)) return argument;
-  if (API_KEY_PATTERN.test(argument)) {
-    throw new UsageError(`audit takes a key id, not the key itself (not shown here): that key's id is ${keyIdOf(hashApiKey(argument))}.`);
-  }
-  throw new UsageError('audit takes a key id, 12 hexadecimal digits as npm run keys -- list shows them.');
-};
 
 /** A CloudWatch Logs filter pattern for the audit lines, of one key when given (its id is hexadecimal: nothing to escape). */
 export const auditFilterPattern = (keyId?: string): string =>

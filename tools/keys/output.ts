@@ -1,8 +1,29 @@
 /** How the key tool prints a key: a listing's line, `show`'s attribute lines, and --json's object. */
+import { convertToAttr } from '@aws-sdk/util-dynamodb';
 import { keyState, type ApiKeyRecord } from '../../shared/api-keys-repository';
 
 /** What an absent attribute shows as in the text output. */
 const NONE = '-';
+
+/**
+ * A stored attribute as text. A console edit may have given it another type than a String (a
+ * Number, read as a BigInt when it is large, NULL, a Boolean): that is shown as DynamoDB writes
+ * it, such as {"N":"1700000000"} or {"NULL":true}, so that it is neither lost nor taken for text.
+ */
+const storedText = (value: unknown): string => {
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(convertToAttr(value));
+  } catch {
+    return String(value);
+  }
+};
+
+/** An attribute in the text output: absent as NONE. */
+export const attributeText = (value: unknown): string => (value === undefined ? NONE : storedText(value));
+
+/** An attribute in --json: absent as null, any other type as its text (JSON has no BigInt). */
+const attributeJson = (value: unknown): string | null => (value === undefined ? null : storedText(value));
 
 export const LIST_HEADER = ['id', 'name', 'scopes', 'created', 'expires', 'last used', 'state'].join('\t');
 
@@ -12,11 +33,11 @@ const scopesText = (record: ApiKeyRecord): string => record.scopes.join(',') || 
 export const listLine = (record: ApiKeyRecord, now: Date): string =>
   [
     record.keyId,
-    record.name,
+    attributeText(record.name),
     scopesText(record),
-    record.createdAt,
-    record.expiresAt ?? NONE,
-    record.lastUsedAt ?? NONE,
+    attributeText(record.createdAt),
+    attributeText(record.expiresAt),
+    attributeText(record.lastUsedAt),
     keyState(record, now),
   ].join('\t');
 
@@ -39,19 +60,19 @@ const SHOWN = [
 /** `show`'s lines: the key's state, then each attribute, name and value. */
 export const showLines = (record: ApiKeyRecord, now: Date): string[] => {
   const width = Math.max(...SHOWN.map((name) => name.length)) + 2;
-  const value = (name: (typeof SHOWN)[number]): string => (name === 'scopes' ? scopesText(record) : (record[name] ?? NONE));
+  const value = (name: (typeof SHOWN)[number]): string => (name === 'scopes' ? scopesText(record) : attributeText(record[name]));
   return [`${'state'.padEnd(width)}${keyState(record, now)}`, ...SHOWN.map((name) => `${name.padEnd(width)}${value(name)}`)];
 };
 
 /** A key as --json prints it, absent attributes as null. */
 const keyObject = (record: ApiKeyRecord) => ({
   id: record.keyId,
-  name: record.name,
+  name: attributeJson(record.name),
   scopes: record.scopes,
-  createdAt: record.createdAt,
-  expiresAt: record.expiresAt ?? null,
-  revokedAt: record.revokedAt ?? null,
-  lastUsedAt: record.lastUsedAt ?? null,
+  createdAt: attributeJson(record.createdAt),
+  expiresAt: attributeJson(record.expiresAt),
+  revokedAt: attributeJson(record.revokedAt),
+  lastUsedAt: attributeJson(record.lastUsedAt),
 });
 
 /** One key as --json prints it; `key` only for the key a create or roll made, shown that once. */
@@ -63,9 +84,9 @@ export const fullKeyJson = (record: ApiKeyRecord, now: Date): string =>
   JSON.stringify({
     ...keyObject(record),
     state: keyState(record, now),
-    replaces: record.replaces ?? null,
-    replacedBy: record.replacedBy ?? null,
-    changedBy: record.changedBy ?? null,
-    changedAt: record.changedAt ?? null,
-    expiredAt: record.expiredAt ?? null,
+    replaces: attributeJson(record.replaces),
+    replacedBy: attributeJson(record.replacedBy),
+    changedBy: attributeJson(record.changedBy),
+    changedAt: attributeJson(record.changedAt),
+    expiredAt: attributeJson(record.expiredAt),
   });
