@@ -8,7 +8,8 @@
  */
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { apiKeysRepository, keyState, type ApiKeyRecord, type ApiKeysRepository } from '../shared/api-keys-repository';
+import { apiKeysRepository, type ApiKeyRecord, type ApiKeysRepository } from '../shared/api-keys-repository';
+import { keyState } from '../shared/key-state';
 import { bearerKey } from '../shared/api-keys';
 import { allowScopedMethods, AuthorizerRefusal } from '../shared/auth-policy';
 import { DatabaseUnavailable } from '../shared/dynamodb';

@@ -28,6 +28,7 @@ import { apiKeysTableName, dynamoDBOptions } from './config';
 import { callDatabase, cancellationReasons, classifyCancellation, createDocumentClient, isConditionFailure } from './dynamodb';
 import { hashApiKey, keyIdOf } from './api-keys';
 import { parseInstant } from './instants';
+import { keyState, type KeyState } from './key-state';
 import { grantedScopes, SCOPES, type Scope } from './scopes';
 
 export interface ApiKeyRecord {
@@ -48,20 +49,6 @@ export interface ApiKeyRecord {
   readonly changedAt?: string;
   readonly expiredAt?: string;
 }
-
-/** What a key is at a moment: usable, past its expiry, or revoked. */
-export type KeyState = 'active' | 'expired' | 'revoked';
-
-/**
- * A key's state at `now`. Any `revokedAt`, whatever its type, revokes; an `expiresAt` that is not
- * an ISO 8601 instant with its zone (a slip in the console) counts as expired: a key fails closed.
- */
-export const keyState = (record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: Date): KeyState => {
-  if (record.revokedAt !== undefined) return 'revoked';
-  if (record.expiresAt === undefined) return 'active';
-  const expiresAt = parseInstant(record.expiresAt);
-  return expiresAt === undefined || expiresAt.getTime() <= now.getTime() ? 'expired' : 'active';
-};
 
 /** `lastUsedAt` is written at most once per key per this many milliseconds. */
 export const LAST_USE_RESOLUTION_MS = 60 * 60 * 1000;

@@ -8,7 +8,7 @@ import type { AttributeValue as StreamAttributeValue, DynamoDBRecord } from 'aws
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { keyIdOf } from './api-keys';
-import { keyState } from './api-keys-repository';
+import { keyState } from './key-state';
 import { PROJECT_NAME } from './project';
 import { grantedScopes, type Scope } from './scopes';
 

@@ -6,10 +6,10 @@ import {
   apiKeysRepository,
   KeysNotMarked,
   KeyStateError,
-  keyState,
   LAST_USE_RESOLUTION_MS,
   type ApiKeysRepository,
 } from '../../shared/api-keys-repository';
+import { keyState } from '../../shared/key-state';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';

@@ -36,7 +36,6 @@ export interface AuditCommandOptions {
   readonly print: (line: string) => void;
 }
 
-
 /** A CloudWatch Logs filter pattern for the audit lines, of one key when given (its id is hexadecimal: nothing to escape). */
 export const auditFilterPattern = (keyId?: string): string =>
   `{ $.message = "${AUDIT_MESSAGE}"${keyId === undefined ? '' : ` && $.keyId = "${keyId}"`} }`;

@@ -4,7 +4,8 @@
  * no key has, a key that cannot be rolled) is a UsageError of one line.
  */
 import { generateApiKey } from '../../shared/api-keys';
-import { KeyStateError, keyState, type Actor, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { KeyStateError, type Actor, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { keyState } from '../../shared/key-state';
 import { parseInstant } from '../../shared/instants';
 import type { Scope } from '../../shared/scopes';
 import { UsageError } from '../cli';

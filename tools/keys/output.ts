@@ -1,6 +1,7 @@
 /** How the key tool prints a key: a listing's line, `show`'s attribute lines, and --json's object. */
 import { convertToAttr } from '@aws-sdk/util-dynamodb';
-import { keyState, type ApiKeyRecord } from '../../shared/api-keys-repository';
+import { type ApiKeyRecord } from '../../shared/api-keys-repository';
+import { keyState } from '../../shared/key-state';
 
 /** What an absent attribute shows as in the text output. */
 const NONE = '-';
