@@ -10,13 +10,21 @@
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { apiKeysRepository, type ApiKeyRecord, type ApiKeysRepository } from '../shared/api-keys-repository';
+import { keyState } from '../shared/key-state';
 import { bearerKey } from '../shared/api-keys';
-import { allowScopedMethods, AUTHORIZER_REFUSAL } from '../shared/auth-policy';
+import { allowScopedMethods, AuthorizerRefusal } from '../shared/auth-policy';
 import { DatabaseUnavailable } from '../shared/dynamodb';
 import { authorizerLog } from '../shared/http/authorizer-log';
 import type { Clock } from '../shared/http/deprecation';
 import { logger } from '../shared/logger';
-import { DEFAULT_PLAN, policiesOf, policiesOfJson, SHARED_USAGE_KEY_VARIABLE, USAGE_PLANS_VARIABLE } from '../shared/plan-policy';
+import {
+  meteredPlan,
+  ownUsageKey,
+  policiesOf,
+  policiesOfJson,
+  SHARED_USAGE_KEY_VARIABLE,
+  USAGE_PLANS_VARIABLE,
+} from '../shared/plan-policy';
 
 export interface AuthorizerDependencies {
   readonly keys?: ApiKeysRepository;
@@ -39,11 +47,10 @@ interface Usage {
  * plans, or an item typed in the console) is metered by the shared usage key, which is in the
  * `default` plan whatever plan the item names. Attributes are read as the console may have typed them.
  */
-export const usageOf = (record: ApiKeyRecord, sharedUsageKey: string | undefined): Usage => {
-  const own = typeof record.usageKey === 'string' && record.usageKey !== '' ? record.usageKey : undefined;
-  if (own === undefined) return { usageIdentifierKey: sharedUsageKey, plan: DEFAULT_PLAN };
-  return { usageIdentifierKey: own, plan: typeof record.plan === 'string' && record.plan !== '' ? record.plan : DEFAULT_PLAN };
-};
+export const usageOf = (record: ApiKeyRecord, sharedUsageKey: string | undefined): Usage => ({
+  usageIdentifierKey: ownUsageKey(record) ?? sharedUsageKey,
+  plan: meteredPlan(record),
+});
 
 export const createHandler = ({
   keys = apiKeysRepository(),
@@ -58,9 +65,11 @@ export const createHandler = ({
       const key = bearerKey(event.authorizationToken);
       const at = now();
 
-      const record = key === undefined ? undefined : await keys.findActive(key, at);
+      const record = key === undefined ? undefined : await keys.find(key);
+      if (!record) throw new AuthorizerRefusal('unknown');
+      const state = keyState(record, at);
+      if (state !== 'active') throw new AuthorizerRefusal(state, record.keyId);
 
-      if (!record) throw new Error(AUTHORIZER_REFUSAL);
       await recordUse(keys, record, at);
       // Without a usage key API Gateway refuses the request (INVALID_API_KEY), as it should.
       const { usageIdentifierKey, plan } = usageOf(record, sharedUsageKey);
@@ -76,7 +85,7 @@ export const createHandler = ({
 
 /**
  * Last use is bookkeeping, so a failed write is one warning and never a refusal. Awaited all the
- * same: Lambda may freeze the process as soon as the handler returns.
+ * same (Lambda may freeze the process as soon as the handler returns), within a short deadline.
  */
 const recordUse = async (keys: ApiKeysRepository, record: ApiKeyRecord, at: Date) => {
   try {

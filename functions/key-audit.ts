@@ -6,35 +6,33 @@
  * response), so the stream hands them again, in order; the lines before stay written.
  */
 import middy from '@middy/core';
-import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { auditEntryOf, type KeyAuditEntry } from '../shared/key-audit';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { AUDIT_LOG_LEVEL, AUDIT_MESSAGE, auditEntryOf, sequenceNumberOf, type KeyAuditEntry } from '../shared/key-audit';
 import { logger, safeErrorFields } from '../shared/logger';
 
-/** The stream record a line comes from: the same each time the record is handed again. */
-export interface AuditSource {
-  readonly eventId: string;
-  /** The record's place in its shard: a key's records are in this order. */
-  readonly sequenceNumber: string;
-}
+/** Writes one audit line. The entry names its stream record (eventId, sequenceNumber). */
+export type AuditWriter = (entry: KeyAuditEntry) => Promise<void> | void;
 
-/** Writes one audit line. */
-export type AuditWriter = (entry: KeyAuditEntry, source: AuditSource) => Promise<void> | void;
+/**
+ * The audit lines' own logger: its level is fixed here (a level given in code wins over
+ * POWERTOOLS_LOG_LEVEL), and the stack fixes the function's Lambda log level to the same, so a
+ * noise setting for the other functions' lines cannot drop a line of the trail.
+ */
+const auditLogger = logger.createChild({ logLevel: AUDIT_LOG_LEVEL });
 
 /** The line as CloudWatch Logs keeps it: the entry's fields at the top, so a filter pattern can name them. */
-export const logAuditEntry: AuditWriter = (entry) => logger.info('key change', { ...entry });
+export const logAuditEntry: AuditWriter = (entry) => auditLogger.info(AUDIT_MESSAGE, { ...entry });
 
 export interface KeyAuditDependencies {
   readonly write?: AuditWriter;
 }
-
-const sequenceNumberOf = (record: DynamoDBRecord): string => record.dynamodb?.SequenceNumber ?? record.eventID ?? '';
 
 export const createHandler = ({ write = logAuditEntry }: KeyAuditDependencies = {}) =>
   middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
     for (const record of event.Records) {
       try {
         const entry = auditEntryOf(record);
-        if (entry) await write(entry, { eventId: record.eventID ?? sequenceNumberOf(record), sequenceNumber: sequenceNumberOf(record) });
+        if (entry) await write(entry);
       } catch (error) {
         logger.error('audit line not written: the stream hands the record again', {
           sequenceNumber: sequenceNumberOf(record),

@@ -82,6 +82,7 @@ export class PetStoreStack extends Stack {
           ['keyAudit', this.keyAudit.writer.function],
           ['keyExpiry', this.keyAudit.expirySweep.function],
         ]),
+        streamReader: this.keyAudit.writer.function,
         failedBatches: this.keyAudit.failedBatches,
       },
       alarmEmail: settings.alarmEmail,

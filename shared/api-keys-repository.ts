@@ -16,7 +16,9 @@
  *   keys from before plans, which are metered on the `default` plan's shared usage key.
  *
  * The authorizer reads it and writes `lastUsedAt`; the key tool, the local server and the expiry
- * sweep write the rest.
+ * sweep write the rest. An item edited in the console may hold other types (a Number, NULL, a
+ * Boolean) where a text is documented: reading one must not break the tools for every other key,
+ * and a key with one fails closed (keyState).
  */
 import {
   GetCommand,
@@ -27,8 +29,10 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { apiKeysTableName, dynamoDBOptions } from './config';
-import { callDatabase, cancellationReasons, createDocumentClient, DatabaseUnavailable, isConditionFailure } from './dynamodb';
+import { callDatabase, cancellationReasons, classifyCancellation, createDocumentClient, isConditionFailure } from './dynamodb';
 import { hashApiKey, keyIdOf } from './api-keys';
+import { parseInstant } from './instants';
+import { keyState, type KeyState } from './key-state';
 import { grantedScopes, SCOPES, type Scope } from './scopes';
 
 export interface ApiKeyRecord {
@@ -62,22 +66,14 @@ export interface UsageKey {
   readonly usageKey: string;
 }
 
-/** What a key is at a moment: usable, past its expiry, or revoked. */
-export type KeyState = 'active' | 'expired' | 'revoked';
-
-/**
- * A key's state at `now`. An `expiresAt` that is not a timestamp (a slip in the console) counts
- * as expired: a key fails closed.
- */
-export const keyState = (record: Pick<ApiKeyRecord, 'revokedAt' | 'expiresAt'>, now: Date): KeyState => {
-  if (record.revokedAt !== undefined) return 'revoked';
-  if (record.expiresAt === undefined) return 'active';
-  const expiresAt = typeof record.expiresAt === 'string' ? Date.parse(record.expiresAt) : Number.NaN;
-  return Number.isNaN(expiresAt) || expiresAt <= now.getTime() ? 'expired' : 'active';
-};
-
 /** `lastUsedAt` is written at most once per key per this many milliseconds. */
 export const LAST_USE_RESOLUTION_MS = 60 * 60 * 1000;
+
+/**
+ * The most the `lastUsedAt` write may add to a request: it is bookkeeping on the authorizer's
+ * path, so one attempt with this deadline rather than the shared client's retries.
+ */
+export const LAST_USE_DEADLINE_MS = 250;
 
 /** Who makes a change, as `changedBy` records it: an AWS identity's ARN, or `local:<user>`. */
 export type Actor = string;
@@ -91,7 +87,7 @@ export interface RegisterOptions {
   readonly plan?: string;
   /** The key's own API key in that plan; none (the shared one) by default. */
   readonly usage?: UsageKey;
-  readonly changedBy?: Actor;
+  readonly changedBy: Actor;
 }
 
 export interface RollOptions {
@@ -99,7 +95,7 @@ export interface RollOptions {
   readonly graceMs: number;
   /** The new key's expiry (ISO 8601); none by default. */
   readonly expiresAt?: string;
-  readonly changedBy?: Actor;
+  readonly changedBy: Actor;
   readonly now?: Date;
 }
 
@@ -109,8 +105,20 @@ export interface RolledKeys {
   readonly next: ApiKeyRecord;
 }
 
-/** What stands in the way of a roll: no such key, or one revoked, expired or rolled already. */
-export type KeyStateRefusal = Exclude<KeyState, 'active'> | 'rolled' | 'missing' | 'changed';
+/**
+ * What stands in the way of a change: no such key; one revoked, expired or rolled already; one whose
+ * stored scopes grant nothing (a new key needs one); or one that kept changing meanwhile.
+ */
+export type KeyStateRefusal = Exclude<KeyState, 'active'> | 'rolled' | 'missing' | 'unscoped' | 'changing';
+
+const REFUSALS: Readonly<Record<KeyStateRefusal, (keyId: string) => string>> = {
+  missing: (keyId) => `No key has the id ${keyId}.`,
+  revoked: (keyId) => `Key ${keyId} is revoked.`,
+  expired: (keyId) => `Key ${keyId} is expired.`,
+  rolled: (keyId) => `Key ${keyId} is rolled.`,
+  unscoped: (keyId) => `Key ${keyId} has no scope this API knows in its stored scopes.`,
+  changing: (keyId) => `Key ${keyId} kept changing meanwhile.`,
+};
 
 /** A change the key's state does not allow. */
 export class KeyStateError extends Error {
@@ -120,9 +128,28 @@ export class KeyStateError extends Error {
     readonly keyId: string,
     readonly state: KeyStateRefusal,
   ) {
-    super(state === 'missing' ? `No key has the id ${keyId}.` : `Key ${keyId} is ${state}.`);
+    super(REFUSALS[state](keyId));
   }
 }
+
+/** A revocation, and whether this call wrote it (false: the key was revoked before). */
+export type RevokedKey = ApiKeyRecord & { readonly revokedNow: boolean };
+
+/** Expired keys the sweep could not mark; the others were marked. Names the keys and the errors' kinds only. */
+export class KeysNotMarked extends Error {
+  override readonly name = 'KeysNotMarked';
+
+  constructor(
+    readonly failures: ReadonlyArray<{ readonly keyId: string; readonly reason: string }>,
+    readonly marked: readonly ApiKeyRecord[],
+  ) {
+    super(`${failures.length} expired key(s) not marked: ${failures.map(({ keyId, reason }) => `${keyId} (${reason})`).join(', ')}.`);
+  }
+}
+
+/** The kind of a failure, never its message: an SDK message may quote the table or the item's key. */
+const failureKind = (error: unknown): string =>
+  error instanceof Error ? ((error as Error & { reason?: unknown }).reason?.toString() ?? error.name) : typeof error;
 
 /** Whether a key can be rolled: it must be active, and not rolled already (its successor is the one to roll). */
 const rollState = (record: ApiKeyRecord, now: Date): KeyState | 'rolled' => {
@@ -135,7 +162,9 @@ const MAX_ROLL_ATTEMPTS = 3;
 
 export interface ApiKeysRepository {
   /** Stores a key's hash under a name. Registering a key that exists leaves it as it is. */
-  register(key: string, name: string, options?: RegisterOptions): Promise<ApiKeyRecord>;
+  register(key: string, name: string, options: RegisterOptions): Promise<ApiKeyRecord>;
+  /** The key's record, whatever its state (keyState tells it). */
+  find(key: string): Promise<ApiKeyRecord | undefined>;
   /** The key's record when it exists and is active at `now` (neither revoked nor expired). */
   findActive(key: string, now?: Date): Promise<ApiKeyRecord | undefined>;
   /** The record with this id, whatever its state. */
@@ -143,14 +172,18 @@ export interface ApiKeysRepository {
   list(): Promise<ApiKeyRecord[]>;
   /**
    * Records that the key was used at `now`, unless the `lastUsedAt` just read is less than an
-   * hour old. The update is conditional on that value, so of concurrent callers one writes.
+   * hour old (one in the future, a typo or a skewed clock, is stale). The update is conditional on
+   * that value, so of concurrent callers one writes. One attempt, within LAST_USE_DEADLINE_MS.
    * Returns whether it wrote.
    */
   recordUse(record: ApiKeyRecord, now?: Date): Promise<boolean>;
-  /** Revokes the key with this id; undefined when there is no such key. Revoking twice keeps the first time. */
-  revoke(keyId: string, changedBy?: Actor): Promise<ApiKeyRecord | undefined>;
+  /**
+   * Revokes the key with this id; undefined when there is no such key. Revoking twice keeps the
+   * first time (and `revokedNow` is false).
+   */
+  revoke(keyId: string, changedBy: Actor): Promise<RevokedKey | undefined>;
   /** Revokes every active key of this name but the one with the id `keep`; returns the ids revoked. */
-  revokeOthersNamed(name: string, keep: string, changedBy?: Actor): Promise<string[]>;
+  revokeOthersNamed(name: string, keep: string, changedBy: Actor): Promise<string[]>;
   /**
    * Replaces an active key by `newKey`, in one transaction: the new key gets the old one's name
    * and scopes, and the old one expires `graceMs` from now. Throws KeyStateError otherwise.
@@ -160,40 +193,57 @@ export interface ApiKeysRepository {
    * Puts the key on a plan, with its own API key in it when `usage` is given (a key that had none);
    * a key keeps the API key it has otherwise. Throws KeyStateError for a missing or revoked key.
    */
-  setPlan(keyId: string, plan: string, options?: { readonly usage?: UsageKey; readonly changedBy?: Actor }): Promise<ApiKeyRecord>;
+  setPlan(keyId: string, plan: string, options: { readonly usage?: UsageKey; readonly changedBy: Actor }): Promise<ApiKeyRecord>;
   /** The other keys, not revoked nor expired, metered by the same API key (the two ends of a roll in its grace). */
   othersSharingUsageKey(record: ApiKeyRecord, now?: Date): Promise<ApiKeyRecord[]>;
   /**
    * Marks each key whose expiry has passed by `now` with `expiredAt` (once per expiry, and never a
-   * revoked key), so that the audit trail records it. Returns the records marked.
+   * revoked key), so that the audit trail records it. Returns the records marked. A key it cannot
+   * mark does not stop the others: once all are tried, it throws KeysNotMarked naming those.
    */
-  markExpired(now?: Date, changedBy?: Actor): Promise<ApiKeyRecord[]>;
+  markExpired(now: Date, changedBy: Actor): Promise<ApiKeyRecord[]>;
 }
 
 export interface ApiKeysRepositoryOptions {
   readonly client?: DynamoDBDocumentClient;
   readonly tableName?: string;
+  /**
+   * The client of the `lastUsedAt` write. By default `client`, or, when the repository makes its
+   * own, one that makes a single attempt (the SDK's retries would outlast LAST_USE_DEADLINE_MS).
+   */
+  readonly lastUseClient?: DynamoDBDocumentClient;
 }
 
 /** An item as stored: `scopes` a String Set, read back as a Set; absent on keys from before scopes. */
 type ApiKeyItem = Omit<ApiKeyRecord, 'scopes'> & { readonly scopes?: unknown };
 
-const recordOf = (item: ApiKeyItem): ApiKeyRecord => ({ ...item, scopes: grantedScopes(item.scopes) });
+/** The record of an item. Its id is derived from its hash, as the key's is: a `keyId` edited in the console is not trusted. */
+const recordOf = (item: ApiKeyItem): ApiKeyRecord => ({ ...item, keyId: keyIdOf(item.keyHash), scopes: grantedScopes(item.scopes) });
 
 /** The record as an item: scopes as a String Set. */
 const itemOf = (record: ApiKeyRecord) => ({ ...record, scopes: new Set(record.scopes) });
 
-const changeValues = (changedBy: Actor | undefined, at: string) =>
-  changedBy === undefined
-    ? { set: '', values: {} }
-    : { set: ', changedBy = :changedBy, changedAt = :changedAt', values: { ':changedBy': changedBy, ':changedAt': at } };
+const changeValues = (changedBy: Actor, at: string) => ({
+  set: ', changedBy = :changedBy, changedAt = :changedAt',
+  values: { ':changedBy': changedBy, ':changedAt': at },
+});
+
+/** Orders records by creation; a `createdAt` of another type (a console edit) sorts by its text, an absent one first. */
+const byCreation = (a: ApiKeyRecord, b: ApiKeyRecord): number => String(a.createdAt ?? '').localeCompare(String(b.createdAt ?? ''));
 
 export const apiKeysRepository = ({
-  client = createDocumentClient(dynamoDBOptions()),
+  client,
   tableName = apiKeysTableName(),
+  lastUseClient,
 }: ApiKeysRepositoryOptions = {}): ApiKeysRepository => {
+  const ownClient = client === undefined;
+  const db = client ?? createDocumentClient(dynamoDBOptions());
+  // Made on the first write only: most cache misses of a busy key write nothing.
+  let lastUseDb = lastUseClient;
+  const lastUseWriter = () => (lastUseDb ??= ownClient ? createDocumentClient({ ...dynamoDBOptions(), maxAttempts: 1 }) : db);
+
   const get = async (keyHash: string): Promise<ApiKeyRecord | undefined> => {
-    const { Item } = await callDatabase(() => client.send(new GetCommand({ TableName: tableName, Key: { keyHash } })));
+    const { Item } = await callDatabase(() => db.send(new GetCommand({ TableName: tableName, Key: { keyHash } })));
     return Item && recordOf(Item as ApiKeyItem);
   };
 
@@ -211,16 +261,17 @@ export const apiKeysRepository = ({
       ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
       ...(options.plan === undefined ? {} : { plan: options.plan }),
       ...(options.usage === undefined ? {} : { usageKeyId: options.usage.usageKeyId, usageKey: options.usage.usageKey }),
-      ...(options.changedBy === undefined ? {} : { changedBy: options.changedBy, changedAt: createdAt }),
+      changedBy: options.changedBy,
+      changedAt: createdAt,
       ...extra,
     };
   };
 
-  const register = async (key: string, name: string, options: RegisterOptions = {}): Promise<ApiKeyRecord> => {
+  const register = async (key: string, name: string, options: RegisterOptions): Promise<ApiKeyRecord> => {
     const record = newRecord(key, name, options, new Date());
     try {
       await callDatabase(() =>
-        client.send(new PutCommand({ TableName: tableName, Item: itemOf(record), ConditionExpression: 'attribute_not_exists(keyHash)' })),
+        db.send(new PutCommand({ TableName: tableName, Item: itemOf(record), ConditionExpression: 'attribute_not_exists(keyHash)' })),
       );
       return record;
     } catch (error) {
@@ -229,8 +280,10 @@ export const apiKeysRepository = ({
     }
   };
 
+  const find = (key: string): Promise<ApiKeyRecord | undefined> => get(hashApiKey(key));
+
   const findActive = async (key: string, now = new Date()): Promise<ApiKeyRecord | undefined> => {
-    const record = await get(hashApiKey(key));
+    const record = await find(key);
     return record && keyState(record, now) === 'active' ? record : undefined;
   };
 
@@ -238,25 +291,25 @@ export const apiKeysRepository = ({
   const list = async (): Promise<ApiKeyRecord[]> => {
     const records: ApiKeyRecord[] = [];
     await callDatabase(async () => {
-      for await (const page of paginateScan({ client }, { TableName: tableName })) {
+      for await (const page of paginateScan({ client: db }, { TableName: tableName })) {
         records.push(...((page.Items ?? []) as ApiKeyItem[]).map(recordOf));
       }
     });
-    return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    return records.sort(byCreation);
   };
 
   const findById = async (keyId: string): Promise<ApiKeyRecord | undefined> => (await list()).find((record) => record.keyId === keyId);
 
   const recordUse = async (record: ApiKeyRecord, now = new Date()): Promise<boolean> => {
-    const seen = record.lastUsedAt === undefined ? Number.NaN : Date.parse(record.lastUsedAt);
-    if (now.getTime() - seen < LAST_USE_RESOLUTION_MS) return false;
+    const sinceSeen = now.getTime() - (parseInstant(record.lastUsedAt)?.getTime() ?? Number.NaN);
+    if (sinceSeen >= 0 && sinceSeen < LAST_USE_RESOLUTION_MS) return false;
     const seenAsRead =
       record.lastUsedAt === undefined
         ? { condition: 'attribute_not_exists(lastUsedAt)', values: {} }
         : { condition: 'lastUsedAt = :seen', values: { ':seen': record.lastUsedAt } };
     try {
       await callDatabase(() =>
-        client.send(
+        lastUseWriter().send(
           new UpdateCommand({
             TableName: tableName,
             Key: { keyHash: record.keyHash },
@@ -264,6 +317,7 @@ export const apiKeysRepository = ({
             ConditionExpression: `attribute_exists(keyHash) AND ${seenAsRead.condition}`,
             ExpressionAttributeValues: { ':now': now.toISOString(), ...seenAsRead.values },
           }),
+          { abortSignal: AbortSignal.timeout(LAST_USE_DEADLINE_MS) },
         ),
       );
       return true;
@@ -273,11 +327,12 @@ export const apiKeysRepository = ({
     }
   };
 
-  const revokeRecord = async (record: ApiKeyRecord, changedBy: Actor | undefined): Promise<ApiKeyRecord> => {
+  const revokeRecord = async (record: ApiKeyRecord, changedBy: Actor): Promise<RevokedKey> => {
     const at = new Date().toISOString();
     const change = changeValues(changedBy, at);
+    let revokedNow = true;
     const { Attributes } = await callDatabase(() =>
-      client.send(
+      db.send(
         new UpdateCommand({
           TableName: tableName,
           Key: { keyHash: record.keyHash },
@@ -290,17 +345,18 @@ export const apiKeysRepository = ({
       ),
     ).catch(async (error: unknown) => {
       if (!isConditionFailure(error)) throw error;
+      revokedNow = false;
       return { Attributes: await get(record.keyHash) };
     });
-    return Attributes ? recordOf(Attributes as ApiKeyItem) : record;
+    return { ...(Attributes ? recordOf(Attributes as ApiKeyItem) : record), revokedNow };
   };
 
-  const revoke = async (keyId: string, changedBy?: Actor): Promise<ApiKeyRecord | undefined> => {
+  const revoke = async (keyId: string, changedBy: Actor): Promise<RevokedKey | undefined> => {
     const record = await findById(keyId);
     return record && revokeRecord(record, changedBy);
   };
 
-  const revokeOthersNamed = async (name: string, keep: string, changedBy?: Actor): Promise<string[]> => {
+  const revokeOthersNamed = async (name: string, keep: string, changedBy: Actor): Promise<string[]> => {
     const others = (await list()).filter((record) => record.name === name && record.revokedAt === undefined && record.keyId !== keep);
     for (const record of others) await revokeRecord(record, changedBy);
     return others.map((record) => record.keyId);
@@ -312,11 +368,15 @@ export const apiKeysRepository = ({
     if (!previous) throw new KeyStateError(keyId, 'missing');
     const state = rollState(previous, now);
     if (state !== 'active') throw new KeyStateError(keyId, state);
+    // Its stored scopes are all unknown ones (a console edit): a new key needs one it can use.
+    if (previous.scopes.length === 0) throw new KeyStateError(keyId, 'unscoped');
 
-    const graceEnd = new Date(now.getTime() + Math.max(0, graceMs)).toISOString();
+    const graceEnd = new Date(now.getTime() + Math.max(0, graceMs));
     // An earlier expiry the old key already has stays: a roll never lengthens a key's life. Compared
-    // as instants: the console may write one in another zone, whose text sorts otherwise.
-    const end = previous.expiresAt !== undefined && Date.parse(previous.expiresAt) < Date.parse(graceEnd) ? previous.expiresAt : graceEnd;
+    // as instants: the console may write one in another zone, whose text sorts otherwise. (An
+    // active key's expiry, when it has one, is an instant: keyState said so.)
+    const earlier = parseInstant(previous.expiresAt);
+    const end = earlier !== undefined && earlier < graceEnd ? (previous.expiresAt as string) : graceEnd.toISOString();
     // The successor keeps the plan and the API key that meters it: the quota already used carries over.
     const usage =
       previous.usageKeyId !== undefined && previous.usageKey !== undefined
@@ -330,7 +390,7 @@ export const apiKeysRepository = ({
       previous.expiresAt === undefined
         ? { condition: 'attribute_not_exists(expiresAt)', values: {} }
         : { condition: 'expiresAt = :expiresAsRead', values: { ':expiresAsRead': previous.expiresAt } };
-    await client.send(
+    await db.send(
       new TransactWriteCommand({
         TransactItems: [
           { Put: { TableName: tableName, Item: itemOf(next), ConditionExpression: 'attribute_not_exists(keyHash)' } },
@@ -347,12 +407,7 @@ export const apiKeysRepository = ({
         ],
       }),
     );
-    const previousNow: ApiKeyRecord = {
-      ...previous,
-      expiresAt: end,
-      replacedBy: next.keyId,
-      ...(changedBy === undefined ? {} : { changedBy, changedAt: now.toISOString() }),
-    };
+    const previousNow: ApiKeyRecord = { ...previous, expiresAt: end, replacedBy: next.keyId, changedBy, changedAt: now.toISOString() };
     return { previous: previousNow, next };
   };
 
@@ -362,31 +417,33 @@ export const apiKeysRepository = ({
         return await callDatabase(() => rollOnce(keyId, newKey, options));
       } catch (error) {
         const reasons = cancellationReasons(error);
-        // Another change to the same key at the same moment: read it again and decide anew.
-        if (reasons.some((reason) => reason?.Code === 'TransactionConflict') && attempt < MAX_ROLL_ATTEMPTS) {
-          await new Promise((resolve) => setTimeout(resolve, 20 * attempt * Math.random()));
-          continue;
+        const conflict = reasons.some((reason) => reason?.Code === 'TransactionConflict');
+        if (!conflict && !reasons.some((reason) => reason?.Code === 'ConditionalCheckFailed')) throw classifyCancellation(error, reasons);
+        if (!conflict) {
+          // Changed since it was read: roll it as it is now, or say why not.
+          const current = await findById(keyId);
+          const state = current ? rollState(current, options.now ?? new Date()) : 'missing';
+          if (state !== 'active') throw new KeyStateError(keyId, state);
         }
-        if (!reasons.some((reason) => reason?.Code === 'ConditionalCheckFailed')) throw error;
-        // Changed since it was read: roll it as it is now, or say why not.
-        const current = await findById(keyId);
-        const state = current ? rollState(current, options.now ?? new Date()) : 'missing';
-        if (state !== 'active') throw new KeyStateError(keyId, state);
-        if (attempt >= MAX_ROLL_ATTEMPTS) throw new DatabaseUnavailable('the key kept changing during the roll');
+        // Another change to the same key at the same moment: read it again and decide anew, a few times.
+        if (attempt >= MAX_ROLL_ATTEMPTS) throw new KeyStateError(keyId, 'changing');
+        if (conflict) await new Promise((resolve) => setTimeout(resolve, 20 * attempt * Math.random()));
       }
     }
   };
 
-  const markExpired = async (now = new Date(), changedBy?: Actor): Promise<ApiKeyRecord[]> => {
+  const markExpired = async (now: Date, changedBy: Actor): Promise<ApiKeyRecord[]> => {
+    // An expiresAt of another type (NULL, a Boolean: a console edit) is marked too, by its value as stored.
     const due = (await list()).filter(
       (record) => keyState(record, now) === 'expired' && record.expiresAt !== undefined && record.expiredAt !== record.expiresAt,
     );
     const marked: ApiKeyRecord[] = [];
+    const failures: Array<{ keyId: string; reason: string }> = [];
     const change = changeValues(changedBy, now.toISOString());
     for (const record of due) {
       try {
         await callDatabase(() =>
-          client.send(
+          db.send(
             new UpdateCommand({
               TableName: tableName,
               Key: { keyHash: record.keyHash },
@@ -399,13 +456,16 @@ export const apiKeysRepository = ({
         );
         marked.push({ ...record, expiredAt: record.expiresAt });
       } catch (error) {
-        if (!isConditionFailure(error)) throw error; // changed meanwhile: the next sweep sees it as it is
+        // A condition failure: changed meanwhile, the next sweep sees it as it is. Anything else
+        // stops this key only: the others are marked all the same.
+        if (!isConditionFailure(error)) failures.push({ keyId: record.keyId, reason: failureKind(error) });
       }
     }
+    if (failures.length > 0) throw new KeysNotMarked(failures, marked);
     return marked;
   };
 
-  const setPlan = async (keyId: string, plan: string, { usage, changedBy }: { usage?: UsageKey; changedBy?: Actor } = {}) => {
+  const setPlan = async (keyId: string, plan: string, { usage, changedBy }: { usage?: UsageKey; changedBy: Actor }) => {
     const record = await findById(keyId);
     if (!record) throw new KeyStateError(keyId, 'missing');
     if (record.revokedAt !== undefined) throw new KeyStateError(keyId, 'revoked');
@@ -420,7 +480,7 @@ export const apiKeysRepository = ({
           };
     try {
       const { Attributes } = await callDatabase(() =>
-        client.send(
+        db.send(
           new UpdateCommand({
             TableName: tableName,
             Key: { keyHash: record.keyHash },
@@ -437,7 +497,7 @@ export const apiKeysRepository = ({
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       const current = await findById(keyId);
-      throw new KeyStateError(keyId, !current ? 'missing' : current.revokedAt !== undefined ? 'revoked' : 'changed');
+      throw new KeyStateError(keyId, !current ? 'missing' : current.revokedAt !== undefined ? 'revoked' : 'changing');
     }
   };
 
@@ -448,5 +508,18 @@ export const apiKeysRepository = ({
           (other) => other.keyId !== record.keyId && other.usageKeyId === record.usageKeyId && keyState(other, now) === 'active',
         );
 
-  return { register, findActive, findById, list, recordUse, revoke, revokeOthersNamed, roll, setPlan, othersSharingUsageKey, markExpired };
+  return {
+    register,
+    find,
+    findActive,
+    findById,
+    list,
+    recordUse,
+    revoke,
+    revokeOthersNamed,
+    roll,
+    setPlan,
+    othersSharingUsageKey,
+    markExpired,
+  };
 };

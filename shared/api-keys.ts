@@ -26,6 +26,17 @@ export const hashApiKey = (key: string): string => createHash('sha256').update(k
 /** A short, stable, non-secret name for a key: the start of its hash. Safe to log. */
 export const keyIdOf = (keyHash: string): string => keyHash.slice(0, 12);
 
+/** What a key id looks like (keyIdOf): the tools echo nothing else, since it may be a key. */
+export const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
+
+export const isKeyId = (value: string): boolean => KEY_ID_PATTERN.test(value);
+
+/** A key as generateApiKey makes them, anywhere in a text (a name, a list of scopes) where it was pasted by mistake. */
+const GENERATED_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9_-]{20,}`);
+
+/** Whether a value an operator typed holds a generated key: the tools refuse it without printing it. */
+export const looksLikeApiKey = (value: string): boolean => GENERATED_KEY.test(value);
+
 /** The key from an `Authorization` value, or undefined when it is not a Bearer credential. */
 export const bearerKey = (authorization: string | undefined): string | undefined => {
   if (authorization === undefined || !bearer.test(authorization)) return undefined;

@@ -11,6 +11,22 @@ import type { Scope } from './scopes';
 /** The one error message a Lambda authorizer throws for API Gateway to answer 401. */
 export const AUTHORIZER_REFUSAL = 'Unauthorized';
 
+/** Why a key is refused: no key has its hash, or the key's state. */
+export type RefusalReason = 'unknown' | 'revoked' | 'expired';
+
+/**
+ * The authorizer's refusal: its message is AUTHORIZER_REFUSAL, as API Gateway needs; the reason,
+ * and the key's id when the key is known, are for the log line (never the key or its hash).
+ */
+export class AuthorizerRefusal extends Error {
+  constructor(
+    readonly reason: RefusalReason,
+    readonly keyId?: string,
+  ) {
+    super(AUTHORIZER_REFUSAL);
+  }
+}
+
 /** The context the authorizer hands to the handlers (`requestContext.authorizer`). */
 export interface AuthorizerContext {
   /** The key's short id: safe to log, but only 48 bits, so two keys may share it. */

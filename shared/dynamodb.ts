@@ -84,6 +84,15 @@ export const cancellationReasons = <Item = Record<string, unknown>>(error: unkno
     ? ((error as { CancellationReasons?: Array<CancellationReason<Item>> }).CancellationReasons ?? [])
     : [];
 
+/**
+ * A transaction cancelled by throttling is the database being unavailable, like a throttled
+ * write; any other cancellation is returned as it is, for the caller to decide.
+ */
+export const classifyCancellation = (error: unknown, reasons: ReadonlyArray<CancellationReason<unknown> | undefined>): unknown =>
+  reasons.some((reason) => reason?.Code === 'ThrottlingError' || reason?.Code === 'ProvisionedThroughputExceeded')
+    ? new DatabaseUnavailable('transaction throttled')
+    : error;
+
 /** Runs one DynamoDB call, classifying its failure. */
 export const callDatabase = async <T>(call: () => Promise<T>): Promise<T> => {
   try {

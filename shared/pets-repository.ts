@@ -18,6 +18,7 @@ import { dynamoDBOptions, idempotencyTableName as defaultIdempotencyTableName, p
 import {
   callDatabase,
   cancellationReasons,
+  classifyCancellation,
   createDocumentClient,
   DatabaseUnavailable,
   isConditionFailure,
@@ -96,12 +97,6 @@ const CONFLICT_BACKOFF_MS = 25;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type CancellationReason = SharedCancellationReason<StoredItem>;
-
-/** A transaction cancelled by throttling is the database being unavailable, like a throttled write. */
-const classifyCancellation = (error: unknown, reasons: Array<CancellationReason | undefined>): unknown =>
-  reasons.some((reason) => reason?.Code === 'ThrottlingError' || reason?.Code === 'ProvisionedThroughputExceeded')
-    ? new DatabaseUnavailable('transaction throttled')
-    : error;
 
 const toPet = (item: Record<string, unknown>): Pet => ({
   id: Number(item.id),

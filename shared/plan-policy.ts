@@ -71,3 +71,14 @@ export const policiesOf = (plans: Readonly<Record<string, unknown>>): ReadonlyMa
       isPlanLimits(plan) ? [[name, rateLimitPolicy(name, plan)]] : [],
     ),
   );
+
+/** A key's own usage key (its API Gateway API key's value), when its item holds one: a non-empty string. */
+export const ownUsageKey = (record: { readonly usageKey?: unknown }): string | undefined =>
+  typeof record.usageKey === 'string' && record.usageKey !== '' ? record.usageKey : undefined;
+
+/** Whether a key is metered on the `default` plan's shared usage key: it has none of its own (a key from before plans, until set-plan). */
+export const onSharedUsageKey = (record: { readonly usageKey?: unknown }): boolean => ownUsageKey(record) === undefined;
+
+/** The plan a key is metered on: its `plan` when it has a usage key of its own (the plan that key is in), else `default`. */
+export const meteredPlan = (record: { readonly usageKey?: unknown; readonly plan?: unknown }): string =>
+  onSharedUsageKey(record) || typeof record.plan !== 'string' || record.plan === '' ? DEFAULT_PLAN : record.plan;

@@ -5,7 +5,7 @@
  */
 import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { ApplicationLogLevel, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { type ApplicationLogLevel, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -24,6 +24,12 @@ export interface ApiFunctionProps {
   readonly logGroupName?: string;
   /** Only the function's own lines in its log group: Lambda's START, END and REPORT lines are left out. */
   readonly withoutPlatformLines?: boolean;
+  /**
+   * A level of its own for the function's lines, Lambda's filter and Powertools' alike, whatever
+   * the other functions' (the audit trail's lines must not fall to a noise setting).
+   * @default POWERTOOLS_LOG_LEVEL INFO, Lambda's filter unset
+   */
+  readonly fixedLogLevel?: ApplicationLogLevel;
   readonly description: string;
   readonly environment: Record<string, string>;
   readonly logRetention: RetentionDays;
@@ -65,14 +71,15 @@ export class ApiFunction extends Construct {
       // Powertools already writes JSON lines; the platform's own lines become JSON too.
       loggingFormat: LoggingFormat.JSON,
       // Lambda's platform lines are INFO; its warnings (a timeout, a crash) are still written.
-      ...(props.withoutPlatformLines ? { systemLogLevelV2: SystemLogLevel.WARN, applicationLogLevelV2: ApplicationLogLevel.INFO } : {}),
+      ...(props.withoutPlatformLines ? { systemLogLevelV2: SystemLogLevel.WARN } : {}),
+      ...(props.fixedLogLevel ? { applicationLogLevelV2: props.fixedLogLevel } : {}),
       tracing: Tracing.ACTIVE,
       bundling: FUNCTION_BUNDLING,
       projectRoot,
       depsLockFilePath: resolve(projectRoot, 'package-lock.json'),
       environment: {
         POWERTOOLS_SERVICE_NAME: PROJECT_NAME,
-        POWERTOOLS_LOG_LEVEL: 'INFO',
+        POWERTOOLS_LOG_LEVEL: props.fixedLogLevel ?? 'INFO',
         // No NODE_OPTIONS=--enable-source-maps: the bundles ship no source map (infra/bundling.ts).
         ...props.environment,
       },

@@ -8,12 +8,12 @@ import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { ApplicationLogLevel, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { auditLogGroupName } from '../../shared/key-audit';
+import { AUDIT_LOG_LEVEL, auditLogGroupName } from '../../shared/key-audit';
 import { ApiFunction } from './api-function';
 import { grantTableAccess, tableAccess, tableNameVariables } from './pet-store-functions';
 
@@ -52,6 +52,8 @@ export class KeyAuditTrail extends Construct {
       description: 'pet store: writes one audit line per API-key change from the keys table stream',
       logGroupName: auditLogGroupName(keysTableName),
       withoutPlatformLines: true,
+      // The trail's own level: lowering the other functions' to cut noise leaves it writing.
+      fixedLogLevel: ApplicationLogLevel[AUDIT_LOG_LEVEL],
       environment: tableNameVariables(tableAccess.keyAudit, tables),
       logRetention: AUDIT_LOG_RETENTION,
       removalPolicy: props.removalPolicy,

@@ -40,8 +40,15 @@ export interface MonitoringProps {
   readonly functions: ReadonlyMap<string, IFunction>;
   readonly authorizer: IFunction;
   readonly tables: readonly MonitoredTable[];
-  /** The key audit trail: its functions (alarmed on their errors) and the queue of batches it could not write. */
-  readonly keyAudit?: { readonly functions: ReadonlyMap<string, IFunction>; readonly failedBatches: IQueue };
+  /**
+   * The key audit trail: its functions (alarmed on their errors), the one that reads the keys
+   * table's stream (alarmed on how far behind it is) and the queue of batches it could not write.
+   */
+  readonly keyAudit?: {
+    readonly functions: ReadonlyMap<string, IFunction>;
+    readonly streamReader: IFunction;
+    readonly failedBatches: IQueue;
+  };
   /** Where alarms are e-mailed. @default none: the topic only */
   readonly alarmEmail?: string;
 }
@@ -51,6 +58,12 @@ const FIVE_MINUTES = Duration.minutes(5);
 const SERVER_ERROR_RATE_THRESHOLD = 0.01;
 /** p99 latency in ms, over 5 minutes, that pages. */
 const LATENCY_P99_THRESHOLD_MS = 1000;
+/**
+ * Age in ms of the oldest stream record the audit function has not finished, over 5 minutes, that
+ * pages: a record retried (a partial batch failure is a successful invocation, so no Errors) or a
+ * stuck mapping, well before the stream's 24 hours drop it.
+ */
+export const AUDIT_ITERATOR_AGE_THRESHOLD_MS = 5 * 60 * 1000;
 
 export class Monitoring extends Construct {
   readonly dashboard: Dashboard;
@@ -109,6 +122,14 @@ export class Monitoring extends Construct {
       });
     }
     if (props.keyAudit) {
+      alarm('KeyAuditIteratorAge', {
+        alarmDescription:
+          'The key audit function is more than 5 minutes behind the keys table stream: a record is being retried or the mapping is stuck (docs/operations.md, Audit trail).',
+        metric: props.keyAudit.streamReader.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
+        threshold: AUDIT_ITERATOR_AGE_THRESHOLD_MS,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+      });
       alarm('KeyAuditFailedBatches', {
         alarmDescription:
           'Key changes the audit function could not write after its retries: their records are in the queue (docs/operations.md, Audit trail).',

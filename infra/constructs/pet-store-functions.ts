@@ -20,13 +20,20 @@ export interface TableAccess {
   /** An index of that table; absent for the table itself. */
   readonly index?: string;
   readonly actions: readonly string[];
+  /**
+   * The only attributes these actions may read or write, the key attribute included (IAM's
+   * fine-grained access: `dynamodb:Attributes`), and no return values but NONE; every attribute
+   * when absent.
+   */
+  readonly attributes?: readonly string[];
 }
 
 /**
  * What each function may do, and nothing more: no function may update or delete a pet, only the
- * authorizer and the expiry sweep read the keys, and only they change one (the authorizer its
- * `lastUsedAt`, the sweep its `expiredAt`). A test runs every handler against DynamoDB Local and
- * checks that the commands it sends are exactly these.
+ * authorizer and the expiry sweep read the keys, and only they change one, each only the
+ * attributes it writes: an unrestricted UpdateItem could create an item, which with only its hash
+ * is an active key with every scope, or remove a `revokedAt`. A test runs every handler against
+ * DynamoDB Local and checks that the commands it sends, and the attributes they name, are exactly these.
  */
 export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>> = {
   listPets: [
@@ -41,11 +48,22 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
   ],
   getPet: [{ table: 'pets', actions: ['dynamodb:GetItem'] }],
   // The authorizer reads a key, and writes its lastUsedAt (a conditional update, at most once an hour).
-  authorizer: [{ table: 'apiKeys', actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] }],
+  authorizer: [
+    { table: 'apiKeys', actions: ['dynamodb:GetItem'] },
+    { table: 'apiKeys', actions: ['dynamodb:UpdateItem'], attributes: ['keyHash', 'lastUsedAt'] },
+  ],
   // The keys table's stream reaches it through its event source mapping, which grants the stream read.
   keyAudit: [],
-  // Reads the keys table whole (a handful of keys), then marks each expired one.
-  keyExpiry: [{ table: 'apiKeys', actions: ['dynamodb:Scan', 'dynamodb:UpdateItem'] }],
+  // Reads the keys table whole (a handful of keys), then marks each expired one: its expiredAt and
+  // who changed it, on the condition that its expiresAt and revokedAt are as read.
+  keyExpiry: [
+    { table: 'apiKeys', actions: ['dynamodb:Scan'] },
+    {
+      table: 'apiKeys',
+      actions: ['dynamodb:UpdateItem'],
+      attributes: ['keyHash', 'expiresAt', 'revokedAt', 'expiredAt', 'changedBy', 'changedAt'],
+    },
+  ],
 };
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
@@ -113,7 +131,7 @@ export const grantTableAccess = (
     const table = tables[access.table];
     if (!table) throw new Error(`No ${access.table} table to grant ${access.actions.join(', ')} on.`);
     const arn = access.index ? `${table.tableArn}/index/${access.index}` : table.tableArn;
-    fn.function.addToRolePolicy(policyStatement(access.actions, arn));
+    fn.function.addToRolePolicy(policyStatement(access, arn));
   }
 };
 
@@ -124,5 +142,21 @@ export const tableNameVariables = (grants: readonly TableAccess[], tables: Reado
 /** `listPets` → `ListPets`, for construct ids. */
 export const pascalCase = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
-const policyStatement = (actions: readonly string[], resource: string) =>
-  new PolicyStatement({ actions: [...actions], resources: [resource] });
+/**
+ * One statement per grant. Attributes become AWS's documented fine-grained access conditions: every
+ * attribute the request names is one of them, and it returns none (ALL_OLD or ALL_NEW would return
+ * the others). This cannot be tried without an AWS account: DynamoDB Local checks no IAM.
+ */
+const policyStatement = ({ actions, attributes }: TableAccess, resource: string) =>
+  new PolicyStatement({
+    actions: [...actions],
+    resources: [resource],
+    ...(attributes === undefined
+      ? {}
+      : {
+          conditions: {
+            'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] },
+            StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+          },
+        }),
+  });

@@ -4,6 +4,9 @@ import { generateApiKey } from '../../shared/api-keys';
 import { keyIdOf, hashApiKey } from '../../shared/api-keys';
 import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '../support/local-api';
 
+/** Who this file's changes to keys are made by. */
+const ACTOR = 'local:test';
+
 const operations = [
   ['GET', '/pets'],
   ['POST', '/pets'],
@@ -75,7 +78,7 @@ describe('revoked keys', () => {
     const uncached = await startLocalApi({ authCacheTtlSeconds: 0 });
     try {
       expect((await uncached.call('/pets')).status).toBe(200);
-      expect(await uncached.keys.revoke(keyIdOf(hashApiKey(uncached.key)))).toMatchObject({ revokedAt: expect.any(String) });
+      expect(await uncached.keys.revoke(keyIdOf(hashApiKey(uncached.key)), ACTOR)).toMatchObject({ revokedAt: expect.any(String) });
       await expectUnauthorized(await uncached.call('/pets'));
     } finally {
       await uncached.close();
@@ -87,7 +90,7 @@ describe('revoked keys', () => {
     const cached = await startLocalApi({ authCacheTtlSeconds: 300, now: () => new Date(clock) });
     try {
       expect((await cached.call('/pets')).status).toBe(200);
-      await cached.keys.revoke(keyIdOf(hashApiKey(cached.key)));
+      await cached.keys.revoke(keyIdOf(hashApiKey(cached.key)), ACTOR);
       clock += 299_000;
       // Like API Gateway: the cached allow holds for the rest of the TTL, for every route.
       expect((await cached.call('/pets')).status).toBe(200);

@@ -40,6 +40,9 @@ import {
 } from '../support/hostile-http';
 import { linkOf, postPet, startLocalApi, type LocalApi } from '../support/local-api';
 
+/** Who this file's changes to keys are made by. */
+const ACTOR = 'local:test';
+
 const STATUSES = ['available', 'pending', 'sold'] as const;
 const MAX_SAFE_ID = Number.MAX_SAFE_INTEGER;
 /** Long enough for a property of 1,000+ requests on a busy machine; each normally takes seconds. */
@@ -63,8 +66,8 @@ beforeAll(async () => {
   api = await startLocalApi();
   client = rawClient(api.url);
   const revoked = generateApiKey();
-  await api.keys.register(revoked, 'revoked');
-  await api.keys.revoke(keyIdOf(hashApiKey(revoked)));
+  await api.keys.register(revoked, 'revoked', { changedBy: ACTOR });
+  await api.keys.revoke(keyIdOf(hashApiKey(revoked)), ACTOR);
   keys = { valid: api.key, revoked };
   for (let index = 0; index < 12; index += 1) {
     const pet = (await (

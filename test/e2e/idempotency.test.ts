@@ -12,6 +12,9 @@ import { createDocumentClient } from '../../shared/dynamodb';
 import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '../support/local-api';
 import { inject } from 'vitest';
 
+/** Who this file's changes to keys are made by. */
+const ACTOR = 'local:test';
+
 const rex = { name: 'Rex', categoryId: 1 };
 
 const post = (api: LocalApi, body: unknown, key?: string, extra: Record<string, string> = {}) =>
@@ -155,7 +158,7 @@ describe('Idempotency-Key on POST /pets', () => {
   it('scopes keys to the API key: another caller with the same key gets its own pet', async () => {
     const key = newKey();
     const other = generateApiKey();
-    await api.keys.register(other, 'other caller');
+    await api.keys.register(other, 'other caller', { changedBy: ACTOR });
     const mine = (await (await post(api, rex, key)).json()) as { id: number };
     const theirs = await post(api, rex, key, { Authorization: `Bearer ${other}` });
     expect(theirs.status).toBe(201);

@@ -10,6 +10,9 @@ import { putConsoleKey } from '../support/console-keys';
 import { expectCommonHeaders, expectError, inParallel, startLocalApi, type LocalApi } from '../support/local-api';
 import { recordingClient } from '../support/recording-client';
 
+/** Who this file's changes to keys are made by. */
+const ACTOR = 'local:test';
+
 let api: LocalApi;
 beforeAll(async () => {
   api = await startLocalApi();
@@ -34,7 +37,7 @@ describe('expired keys', () => {
       client.destroy(),
     );
     const fromRepository = generateApiKey();
-    await api.keys.register(fromRepository, 'expired', { expiresAt: past });
+    await api.keys.register(fromRepository, 'expired', { expiresAt: past, changedBy: ACTOR });
     for (const key of [fromConsole, fromRepository]) {
       await expectUnauthorized(await as(api, key));
       await expectUnauthorized(await as(api, key, '/pets/1'));
@@ -46,7 +49,7 @@ describe('expired keys', () => {
     const cached = await startLocalApi({ authCacheTtlSeconds: 300, now: () => new Date(clock) });
     try {
       const key = generateApiKey();
-      await cached.keys.register(key, 'expiring', { expiresAt: new Date(clock + MINUTE).toISOString() });
+      await cached.keys.register(key, 'expiring', { expiresAt: new Date(clock + MINUTE).toISOString(), changedBy: ACTOR });
       expect((await as(cached, key)).status).toBe(200);
       clock += 2 * MINUTE;
       // Past its expiry, but the allow cached a minute before it holds for the rest of the TTL, as API Gateway's does.

@@ -15,6 +15,9 @@ import { expectOneLineFailure, runCommand } from '../support/command';
 import { createTestTables } from '../support/tables';
 import packageJson from '../../package.json';
 
+/** Who this file's changes to keys are made by. */
+const ACTOR = 'local:test';
+
 interface Started {
   readonly child: ChildProcess;
   readonly output: () => string;
@@ -299,8 +302,8 @@ describe('npm start', { timeout: 90_000 }, () => {
     const tables = await createTestTables();
     const key = generateApiKey();
     const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
-    const record = await keys.register(key, 'old');
-    await keys.revoke(record.keyId);
+    const record = await keys.register(key, 'old', { changedBy: ACTOR });
+    await keys.revoke(record.keyId, ACTOR);
     const started = npmStart({
       PORT: '0',
       API_KEY: key,

@@ -10,6 +10,9 @@ import type { Scope } from '../../shared/scopes';
 import { putConsoleKey } from '../support/console-keys';
 import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '../support/local-api';
 
+/** Who this file's changes to keys are made by. */
+const ACTOR = 'local:test';
+
 let api: LocalApi;
 beforeAll(async () => {
   api = await startLocalApi();
@@ -28,7 +31,7 @@ const createPet = (key: string) =>
 
 const keyWith = async (scopes: Scope[]): Promise<string> => {
   const key = generateApiKey();
-  await api.keys.register(key, `scopes ${scopes.join(',')}`, { scopes });
+  await api.keys.register(key, `scopes ${scopes.join(',')}`, { scopes, changedBy: ACTOR });
   return key;
 };
 

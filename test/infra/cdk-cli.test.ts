@@ -16,6 +16,9 @@ import { EVENT_STREAMS_MISSING_MESSAGE } from '../../shared/lambda-aliases/event
 import { apiEvent, context, tokenEvent } from '../support/events';
 import { createTestTables } from '../support/tables';
 
+/** Who this file's changes to keys are made by. */
+const ACTOR = 'local:test';
+
 const run = promisify(execFile);
 
 /** The environment of a machine with no AWS account: no credentials, no config, no instance metadata. */
@@ -146,7 +149,9 @@ describe('npx cdk synth -c stage=staging', () => {
   it('runs each bundle on DynamoDB Local, signing with the credentials of the environment', async () => {
     const tables = await createTestTables();
     const key = generateApiKey();
-    const { keyId } = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'cdk-cli-test');
+    const { keyId } = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'cdk-cli-test', {
+      changedBy: ACTOR,
+    });
     const env = {
       ...ROLE_CREDENTIALS,
       AWS_REGION: 'eu-west-1',
@@ -182,6 +187,7 @@ describe('npx cdk synth -c stage=staging', () => {
     // The key audit trail's two: the sweep marks a key past its expiry; the writer takes a stream batch.
     const expired = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(generateApiKey(), 'expired', {
       expiresAt: new Date(Date.now() - 1_000).toISOString(),
+      changedBy: ACTOR,
     });
     const streamEvent = {
       Records: [

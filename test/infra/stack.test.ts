@@ -11,6 +11,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
 import { BEARER_PATTERN } from '../../shared/api-keys';
+import { AUDIT_LOG_LEVEL } from '../../shared/key-audit';
 import { routes } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
 import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from '../../shared/tables';
@@ -405,6 +406,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
           Effect: 'Allow',
           Action: access.actions.length === 1 ? access.actions[0] : access.actions,
           Resource: access.index ? { 'Fn::Join': ['', [tableArn(access.table), `/index/${access.index}`]] } : tableArn(access.table),
+          ...(access.attributes ? { Condition: attributeConditions(access.attributes) } : {}),
         })),
       ];
       const sortActions = (list: Array<Record<string, unknown>>) =>
@@ -412,6 +414,12 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(sortActions(statements)).toEqual(sortActions(expected));
       // Only managed policies of our own making: none attached to the function roles.
       expect(template.toJSON().Resources[ids.role].Properties.ManagedPolicyArns).toBeUndefined();
+    });
+
+    /** AWS's fine-grained access conditions: only these attributes, and no return values but NONE. */
+    const attributeConditions = (attributes: readonly string[]) => ({
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': attributes },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
     });
 
     it('grants no wildcard DynamoDB action, no data access on "*", nothing that deletes an item, and updates on the keys table only', () => {
@@ -431,14 +439,33 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         if (actions.includes('dynamodb:UpdateItem')) expect(statement.Resource).toEqual(tableArn('apiKeys'));
       }
       const updates = statements.filter((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
-      // The authorizer (a key's lastUsedAt) and the expiry sweep (its expiredAt), on the keys table only.
+      // The authorizer (a key's lastUsedAt) and the expiry sweep (its expiredAt), on the keys table
+      // only, each alone in its statement, restricted to the attributes it names: neither can
+      // create a key (an item of its hash alone is an active key with every scope), lift a
+      // revocation or widen scopes.
       expect(updates).toHaveLength(2);
       expect(updates).toEqual(
         expect.arrayContaining([
-          { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], Resource: tableArn('apiKeys') },
-          { Effect: 'Allow', Action: ['dynamodb:Scan', 'dynamodb:UpdateItem'], Resource: tableArn('apiKeys') },
+          {
+            Effect: 'Allow',
+            Action: 'dynamodb:UpdateItem',
+            Resource: tableArn('apiKeys'),
+            Condition: attributeConditions(['keyHash', 'lastUsedAt']),
+          },
+          {
+            Effect: 'Allow',
+            Action: 'dynamodb:UpdateItem',
+            Resource: tableArn('apiKeys'),
+            Condition: attributeConditions(['keyHash', 'expiresAt', 'revokedAt', 'expiredAt', 'changedBy', 'changedAt']),
+          },
         ]),
       );
+      for (const update of updates) {
+        const allowed = (update as unknown as { Condition: ReturnType<typeof attributeConditions> }).Condition['ForAllValues:StringEquals'][
+          'dynamodb:Attributes'
+        ];
+        for (const widening of ['scopes', 'name', 'keyId', 'replacedBy', 'createdAt']) expect(allowed).not.toContain(widening);
+      }
       expect(tableAccess.listPets).toContainEqual({ table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] });
     });
   });
@@ -532,15 +559,16 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(outputs[stackOutputs.keyAuditLogGroupName]?.Value).toEqual({ Ref: idOf(writer().logGroup) });
     });
 
-    it("is the key-audit function's own log group, with only the function's lines in it", () => {
+    it("is the key-audit function's own log group, with only the function's lines in it, at a level of its own", () => {
       expect(resource(idOf(writer().function)).Properties).toMatchObject({
         FunctionName: `pet-store-${stage}-keyAudit`,
         LoggingConfig: {
           LogFormat: 'JSON',
           LogGroup: { Ref: idOf(writer().logGroup) },
           SystemLogLevel: 'WARN',
-          ApplicationLogLevel: 'INFO',
+          ApplicationLogLevel: AUDIT_LOG_LEVEL,
         },
+        Environment: { Variables: expect.objectContaining({ POWERTOOLS_LOG_LEVEL: AUDIT_LOG_LEVEL }) },
       });
     });
 
@@ -566,8 +594,19 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
     });
 
-    it('alarms when the queue holds a batch, and on either function failing', () => {
+    it('alarms when the queue holds a batch, when the writer falls 5 minutes behind the stream, and on either function failing', () => {
       const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(({ properties }) => properties);
+      expect(alarms).toContainEqual(
+        expect.objectContaining({
+          Namespace: 'AWS/Lambda',
+          MetricName: 'IteratorAge',
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: idOf(writer().function) } }],
+          Statistic: 'Maximum',
+          Period: 300,
+          Threshold: 300_000,
+          ComparisonOperator: 'GreaterThanThreshold',
+        }),
+      );
       expect(alarms).toContainEqual(
         expect.objectContaining({
           Namespace: 'AWS/SQS',
@@ -624,7 +663,12 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
       const statements = policyStatementsOf(template, idOf(sweep().function.role as unknown as { node: { defaultChild?: unknown } }));
       expect(statements.filter((statement) => JSON.stringify(statement.Action).includes('dynamodb:'))).toEqual([
-        { Effect: 'Allow', Action: ['dynamodb:Scan', 'dynamodb:UpdateItem'], Resource: { 'Fn::GetAtt': [keysTableId(), 'Arn'] } },
+        { Effect: 'Allow', Action: 'dynamodb:Scan', Resource: { 'Fn::GetAtt': [keysTableId(), 'Arn'] } },
+        expect.objectContaining({
+          Action: 'dynamodb:UpdateItem',
+          Resource: { 'Fn::GetAtt': [keysTableId(), 'Arn'] },
+          Condition: expect.anything(),
+        }),
       ]);
     });
   });

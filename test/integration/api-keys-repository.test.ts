@@ -1,18 +1,24 @@
 /** The API-keys repository against the real DynamoDB Local: only hashes are stored; keys can be revoked. */
-import { DeleteCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
 import {
   apiKeysRepository,
+  KeysNotMarked,
   KeyStateError,
-  keyState,
   LAST_USE_RESOLUTION_MS,
   type ApiKeysRepository,
 } from '../../shared/api-keys-repository';
+import { keyState } from '../../shared/key-state';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { freePort } from '../../tools/dynamodb-local';
 import { putConsoleKey } from '../support/console-keys';
 import { createTestTables, type TestTables } from '../support/tables';
+
+/** Who this file's changes to keys are made by. */
+const ACTOR = 'local:test';
 
 let tables: TestTables;
 let keys: ApiKeysRepository;
@@ -27,20 +33,20 @@ const rawItems = async () => (await tables.client.send(new ScanCommand({ TableNa
 describe('register', () => {
   it('stores the scopes it is given as a String Set, and reads them back', async () => {
     const key = generateApiKey();
-    const record = await keys.register(key, 'reader', { scopes: ['orders:read', 'pets:read'] });
+    const record = await keys.register(key, 'reader', { scopes: ['orders:read', 'pets:read'], changedBy: ACTOR });
     expect(record.scopes).toEqual(['pets:read', 'orders:read']);
     expect((await rawItems())[0]?.scopes).toEqual(new Set(['pets:read', 'orders:read']));
     expect((await keys.findActive(key))?.scopes).toEqual(['pets:read', 'orders:read']);
   });
 
   it('refuses a key with no scope, which a String Set cannot hold, and stores nothing', async () => {
-    await expect(keys.register(generateApiKey(), 'none', { scopes: [] })).rejects.toThrow(/at least one scope/);
+    await expect(keys.register(generateApiKey(), 'none', { scopes: [], changedBy: ACTOR })).rejects.toThrow(/at least one scope/);
     expect(await rawItems()).toEqual([]);
   });
 
-  it('stores only the hash, the id, the name, the scopes and the creation time: never the key', async () => {
+  it('stores only the hash, the id, the name, the scopes, the creation time and who made it: never the key', async () => {
     const key = generateApiKey();
-    const record = await keys.register(key, 'ci');
+    const record = await keys.register(key, 'ci', { changedBy: ACTOR });
 
     const items = await rawItems();
     expect(items).toEqual([
@@ -50,6 +56,8 @@ describe('register', () => {
         name: 'ci',
         scopes: new Set(['pets:read', 'pets:write', 'orders:read']),
         createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/),
+        changedBy: ACTOR,
+        changedAt: record.createdAt,
       },
     ]);
     expect(record).toEqual({ ...items[0], scopes: ['pets:read', 'pets:write', 'orders:read'] });
@@ -60,8 +68,8 @@ describe('register', () => {
 
   it('is idempotent: registering a key again keeps the first record', async () => {
     const key = generateApiKey();
-    const first = await keys.register(key, 'ci');
-    const second = await keys.register(key, 'another name');
+    const first = await keys.register(key, 'ci', { changedBy: ACTOR });
+    const second = await keys.register(key, 'another name', { changedBy: ACTOR });
 
     expect(second).toEqual(first);
     expect(await rawItems()).toEqual([{ ...first, scopes: new Set(first.scopes) }]);
@@ -69,10 +77,10 @@ describe('register', () => {
 
   it('does not bring a revoked key back to life', async () => {
     const key = generateApiKey();
-    const { keyId } = await keys.register(key, 'ci');
-    await keys.revoke(keyId);
+    const { keyId } = await keys.register(key, 'ci', { changedBy: ACTOR });
+    await keys.revoke(keyId, ACTOR);
 
-    const again = await keys.register(key, 'ci');
+    const again = await keys.register(key, 'ci', { changedBy: ACTOR });
 
     expect(again.revokedAt).toEqual(expect.any(String));
     expect(await keys.findActive(key)).toBeUndefined();
@@ -82,13 +90,13 @@ describe('register', () => {
 describe('findActive', () => {
   it('finds a registered key', async () => {
     const key = generateApiKey();
-    const record = await keys.register(key, 'ci');
+    const record = await keys.register(key, 'ci', { changedBy: ACTOR });
     expect(await keys.findActive(key)).toEqual(record);
   });
 
   it('finds nothing for an unknown key, or a registered key with a changed character or case', async () => {
     const key = generateApiKey();
-    await keys.register(key, 'ci');
+    await keys.register(key, 'ci', { changedBy: ACTOR });
     expect(await keys.findActive(generateApiKey())).toBeUndefined();
     expect(await keys.findActive(`${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`)).toBeUndefined();
     expect(await keys.findActive(key.toUpperCase())).toBeUndefined();
@@ -98,25 +106,25 @@ describe('findActive', () => {
 
 describe('list and revoke', () => {
   it('lists every key, oldest first, revoked ones included', async () => {
-    const first = await keys.register(generateApiKey(), 'first');
-    const second = await keys.register(generateApiKey(), 'second');
-    await keys.revoke(first.keyId);
+    const first = await keys.register(generateApiKey(), 'first', { changedBy: ACTOR });
+    const second = await keys.register(generateApiKey(), 'second', { changedBy: ACTOR });
+    await keys.revoke(first.keyId, ACTOR);
 
     const listed = await keys.list();
 
     const createdAts = listed.map((record) => record.createdAt);
     expect(createdAts).toEqual([...createdAts].sort());
     expect(listed).toHaveLength(2);
-    expect(listed).toEqual(expect.arrayContaining([{ ...first, revokedAt: expect.any(String) }, second]));
+    expect(listed).toEqual(expect.arrayContaining([{ ...first, revokedAt: expect.any(String), changedAt: expect.any(String) }, second]));
   });
 
   it('revokes by key id: the key stops working and the listing shows when', async () => {
     const key = generateApiKey();
     const other = generateApiKey();
-    const record = await keys.register(key, 'ci');
-    await keys.register(other, 'other');
+    const record = await keys.register(key, 'ci', { changedBy: ACTOR });
+    await keys.register(other, 'other', { changedBy: ACTOR });
 
-    expect((await keys.revoke(record.keyId))?.revokedAt).toMatch(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/);
+    expect((await keys.revoke(record.keyId, ACTOR))?.revokedAt).toMatch(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/);
 
     expect(await keys.findActive(key)).toBeUndefined();
     expect(await keys.findActive(other)).toBeDefined();
@@ -125,21 +133,21 @@ describe('list and revoke', () => {
   });
 
   it('keeps the first revocation time when revoked twice', async () => {
-    const record = await keys.register(generateApiKey(), 'ci');
-    await keys.revoke(record.keyId);
+    const record = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    await keys.revoke(record.keyId, ACTOR);
     const [first] = await keys.list();
     await new Promise((resolve) => setTimeout(resolve, 5));
 
-    expect((await keys.revoke(record.keyId))?.revokedAt).toBe(first?.revokedAt);
+    expect((await keys.revoke(record.keyId, ACTOR))?.revokedAt).toBe(first?.revokedAt);
 
     const [second] = await keys.list();
     expect(second?.revokedAt).toBe(first?.revokedAt);
   });
 
   it('answers undefined for a key id that does not exist, and changes nothing', async () => {
-    const record = await keys.register(generateApiKey(), 'ci');
-    expect(await keys.revoke('000000000000')).toBeUndefined();
-    expect(await keys.revoke('')).toBeUndefined();
+    const record = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    expect(await keys.revoke('000000000000', ACTOR)).toBeUndefined();
+    expect(await keys.revoke('', ACTOR)).toBeUndefined();
     expect(await keys.list()).toEqual([record]);
   });
 });
@@ -147,18 +155,18 @@ describe('list and revoke', () => {
 describe('revokeOthersNamed', () => {
   it('revokes the active keys of that name but the one kept, and leaves other names alone', async () => {
     const [older, old, kept, other] = [generateApiKey(), generateApiKey(), generateApiKey(), generateApiKey()];
-    const olderRecord = await keys.register(older, 'local');
-    await keys.revoke(olderRecord.keyId);
-    const oldRecord = await keys.register(old, 'local');
-    const keptRecord = await keys.register(kept, 'local');
-    await keys.register(other, 'ci');
+    const olderRecord = await keys.register(older, 'local', { changedBy: ACTOR });
+    await keys.revoke(olderRecord.keyId, ACTOR);
+    const oldRecord = await keys.register(old, 'local', { changedBy: ACTOR });
+    const keptRecord = await keys.register(kept, 'local', { changedBy: ACTOR });
+    await keys.register(other, 'ci', { changedBy: ACTOR });
 
-    expect(await keys.revokeOthersNamed('local', keptRecord.keyId)).toEqual([oldRecord.keyId]);
+    expect(await keys.revokeOthersNamed('local', keptRecord.keyId, ACTOR)).toEqual([oldRecord.keyId]);
 
     expect(await keys.findActive(old)).toBeUndefined();
     expect(await keys.findActive(kept)).toBeDefined();
     expect(await keys.findActive(other)).toBeDefined();
-    expect(await keys.revokeOthersNamed('local', keptRecord.keyId)).toEqual([]);
+    expect(await keys.revokeOthersNamed('local', keptRecord.keyId, ACTOR)).toEqual([]);
   });
 });
 
@@ -171,7 +179,7 @@ describe('expiry', () => {
     const key = generateApiKey();
     const now = Date.now();
     const expiresAt = at(HOUR, now).toISOString();
-    const record = await keys.register(key, 'ci', { expiresAt });
+    const record = await keys.register(key, 'ci', { expiresAt, changedBy: ACTOR });
 
     expect((await itemOfId(record.keyId))?.expiresAt).toBe(expiresAt);
     expect(await keys.findActive(key, at(HOUR - 1, now))).toBeDefined();
@@ -184,6 +192,12 @@ describe('expiry', () => {
     expect(keyState({ expiresAt: at(1, now.getTime()).toISOString() }, now)).toBe('active');
     expect(keyState({ expiresAt: now.toISOString() }, now)).toBe('expired');
     expect(keyState({ expiresAt: 'next tuesday' }, now)).toBe('expired');
+    // Date.parse reads these in the machine's zone, or at all: an instant needs ISO 8601 and its zone.
+    expect(keyState({ expiresAt: '2999-01-31 12:00' }, now)).toBe('expired');
+    expect(keyState({ expiresAt: '1/2/2999' }, now)).toBe('expired');
+    expect(keyState({ expiresAt: '2999-01-31T12:00:00' }, now)).toBe('expired');
+    expect(keyState({ expiresAt: '2999-01-31T12:00:00+02:00' }, now)).toBe('active');
+    expect(keyState({ expiresAt: '2999-01-31' }, now)).toBe('active');
     expect(keyState({ expiresAt: at(HOUR, now.getTime()).toISOString(), revokedAt: '' }, now)).toBe('revoked');
   });
 });
@@ -191,7 +205,7 @@ describe('expiry', () => {
 describe('recordUse', () => {
   it('writes lastUsedAt on first use, then not again within the hour, then again after it', async () => {
     const key = generateApiKey();
-    await keys.register(key, 'ci');
+    await keys.register(key, 'ci', { changedBy: ACTOR });
     const first = new Date();
 
     expect(await keys.recordUse((await keys.findActive(key))!, first)).toBe(true);
@@ -206,9 +220,26 @@ describe('recordUse', () => {
     expect((await keys.findActive(key, later))?.lastUsedAt).toBe(later.toISOString());
   });
 
+  it('takes a lastUsedAt in the future (a console typo, a skewed clock) as stale, and writes over it', async () => {
+    const key = generateApiKey();
+    const record = await keys.register(key, 'ci', { changedBy: ACTOR });
+    const future = { ...record, lastUsedAt: at(10 * 60_000).toISOString() };
+    await tables.client.send(
+      new UpdateCommand({
+        TableName: tables.apiKeys,
+        Key: { keyHash: record.keyHash },
+        UpdateExpression: 'SET lastUsedAt = :future',
+        ExpressionAttributeValues: { ':future': future.lastUsedAt },
+      }),
+    );
+    const now = new Date();
+    expect(await keys.recordUse(future, now)).toBe(true);
+    expect((await keys.findActive(key))?.lastUsedAt).toBe(now.toISOString());
+  });
+
   it('lets one of two callers that read the same lastUsedAt write it', async () => {
     const key = generateApiKey();
-    await keys.register(key, 'ci');
+    await keys.register(key, 'ci', { changedBy: ACTOR });
     const read = (await keys.findActive(key))!;
 
     const results = await Promise.all([keys.recordUse(read, at(0)), keys.recordUse(read, at(1))]);
@@ -217,7 +248,7 @@ describe('recordUse', () => {
   });
 
   it('never brings a deleted key back as an item holding only lastUsedAt', async () => {
-    const record = await keys.register(generateApiKey(), 'ci');
+    const record = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
     await tables.client.send(new DeleteCommand({ TableName: tables.apiKeys, Key: { keyHash: record.keyHash } }));
 
     expect(await keys.recordUse(record)).toBe(false);
@@ -228,7 +259,7 @@ describe('recordUse', () => {
 describe('roll', () => {
   it('makes a new key with the same name and scopes, and gives the old one an expiry a grace from now', async () => {
     const [oldKey, newKey] = [generateApiKey(), generateApiKey()];
-    const old = await keys.register(oldKey, 'partner', { scopes: ['pets:read'] });
+    const old = await keys.register(oldKey, 'partner', { scopes: ['pets:read'], changedBy: ACTOR });
     const now = new Date();
 
     const { previous, next } = await keys.roll(old.keyId, newKey, { graceMs: HOUR, changedBy: 'local:alice', now });
@@ -249,23 +280,23 @@ describe('roll', () => {
 
   it('with no grace ends the old key at once', async () => {
     const oldKey = generateApiKey();
-    const old = await keys.register(oldKey, 'leaked');
-    await keys.roll(old.keyId, generateApiKey(), { graceMs: 0 });
+    const old = await keys.register(oldKey, 'leaked', { changedBy: ACTOR });
+    await keys.roll(old.keyId, generateApiKey(), { graceMs: 0, changedBy: ACTOR });
     expect(await keys.findActive(oldKey)).toBeUndefined();
   });
 
   it('keeps an earlier expiry the old key already had', async () => {
     const expiresAt = at(HOUR).toISOString();
-    const old = await keys.register(generateApiKey(), 'ci', { expiresAt });
-    const { previous } = await keys.roll(old.keyId, generateApiKey(), { graceMs: 24 * HOUR });
+    const old = await keys.register(generateApiKey(), 'ci', { expiresAt, changedBy: ACTOR });
+    const { previous } = await keys.roll(old.keyId, generateApiKey(), { graceMs: 24 * HOUR, changedBy: ACTOR });
     expect(previous.expiresAt).toBe(expiresAt);
     expect((await itemOfId(old.keyId))?.expiresAt).toBe(expiresAt);
   });
 
   it('refuses an unknown, revoked or expired key, and writes nothing', async () => {
-    const revoked = await keys.register(generateApiKey(), 'revoked');
-    await keys.revoke(revoked.keyId);
-    const expired = await keys.register(generateApiKey(), 'expired', { expiresAt: at(-1).toISOString() });
+    const revoked = await keys.register(generateApiKey(), 'revoked', { changedBy: ACTOR });
+    await keys.revoke(revoked.keyId, ACTOR);
+    const expired = await keys.register(generateApiKey(), 'expired', { expiresAt: at(-1).toISOString(), changedBy: ACTOR });
     const before = await rawItems();
 
     for (const [keyId, state] of [
@@ -273,7 +304,7 @@ describe('roll', () => {
       [revoked.keyId, 'revoked'],
       [expired.keyId, 'expired'],
     ] as const) {
-      const refusal = keys.roll(keyId, generateApiKey(), { graceMs: HOUR });
+      const refusal = keys.roll(keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
       await expect(refusal).rejects.toBeInstanceOf(KeyStateError);
       await expect(refusal).rejects.toMatchObject({ keyId, state });
     }
@@ -299,9 +330,9 @@ describe('roll', () => {
       { step: 'initialize' },
     );
     const conflicted = apiKeysRepository({ client, tableName: tables.apiKeys });
-    const old = await keys.register(generateApiKey(), 'ci');
+    const old = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
 
-    const { next } = await conflicted.roll(old.keyId, generateApiKey(), { graceMs: HOUR });
+    const { next } = await conflicted.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
 
     expect(conflicts).toBe(-1);
     expect(await itemOfId(old.keyId)).toMatchObject({ replacedBy: next.keyId });
@@ -309,21 +340,26 @@ describe('roll', () => {
   });
 
   it('refuses to roll a key rolled already: its successor is the one to roll', async () => {
-    const old = await keys.register(generateApiKey(), 'ci');
-    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR });
+    const old = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
 
-    await expect(keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR })).rejects.toMatchObject({ keyId: old.keyId, state: 'rolled' });
-    await expect(keys.roll(next.keyId, generateApiKey(), { graceMs: HOUR })).resolves.toMatchObject({ previous: { keyId: next.keyId } });
+    await expect(keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).rejects.toMatchObject({
+      keyId: old.keyId,
+      state: 'rolled',
+    });
+    await expect(keys.roll(next.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).resolves.toMatchObject({
+      previous: { keyId: next.keyId },
+    });
   });
 
   it('is one transaction: of rolls of the same key at once, one succeeds, the others are told it was rolled', async () => {
     for (let round = 0; round < 5; round += 1) {
-      const old = await keys.register(generateApiKey(), `ci ${round}`);
+      const old = await keys.register(generateApiKey(), `ci ${round}`, { changedBy: ACTOR });
 
       const results = await Promise.allSettled([
-        keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR }),
-        keys.roll(old.keyId, generateApiKey(), { graceMs: 2 * HOUR }),
-        keys.roll(old.keyId, generateApiKey(), { graceMs: 3 * HOUR }),
+        keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR }),
+        keys.roll(old.keyId, generateApiKey(), { graceMs: 2 * HOUR, changedBy: ACTOR }),
+        keys.roll(old.keyId, generateApiKey(), { graceMs: 3 * HOUR, changedBy: ACTOR }),
       ]);
 
       expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
@@ -339,21 +375,21 @@ describe('plans', () => {
   const usage = (n: number) => ({ usageKeyId: `ak-${n}`, usageKey: `${n}`.repeat(40) });
 
   it('stores the plan and the usage key a key is registered with, as plain strings', async () => {
-    const record = await keys.register(generateApiKey(), 'partner', { plan: 'partner', usage: usage(1) });
+    const record = await keys.register(generateApiKey(), 'partner', { plan: 'partner', usage: usage(1), changedBy: ACTOR });
     expect(record).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
     expect(await itemOfId(record.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
   });
 
   it('roll keeps the plan and the usage key, so that the quota already used carries over', async () => {
-    const old = await keys.register(generateApiKey(), 'partner', { plan: 'partner', usage: usage(1) });
-    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR });
+    const old = await keys.register(generateApiKey(), 'partner', { plan: 'partner', usage: usage(1), changedBy: ACTOR });
+    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
     expect(next).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
     expect(await itemOfId(next.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
   });
 
   it('roll of a key from before plans gives its successor no usage key: both stay on the shared one', async () => {
-    const old = await keys.register(generateApiKey(), 'legacy');
-    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR });
+    const old = await keys.register(generateApiKey(), 'legacy', { changedBy: ACTOR });
+    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
     const item = await itemOfId(next.keyId);
     expect(item).not.toHaveProperty('plan');
     expect(item).not.toHaveProperty('usageKeyId');
@@ -361,54 +397,59 @@ describe('plans', () => {
   });
 
   it('setPlan moves a key to another plan, keeping its usage key, and records who', async () => {
-    const record = await keys.register(generateApiKey(), 'app', { plan: 'default', usage: usage(1) });
+    const record = await keys.register(generateApiKey(), 'app', { plan: 'default', usage: usage(1), changedBy: ACTOR });
     const moved = await keys.setPlan(record.keyId, 'partner', { changedBy: 'local:alice' });
     expect(moved).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey, changedBy: 'local:alice' });
     expect(await itemOfId(record.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', changedBy: 'local:alice' });
   });
 
   it('setPlan pairs a key from before plans with the usage key given', async () => {
-    const record = await keys.register(generateApiKey(), 'legacy');
-    expect(await keys.setPlan(record.keyId, 'partner', { usage: usage(2) })).toMatchObject({ plan: 'partner', ...usage(2) });
+    const record = await keys.register(generateApiKey(), 'legacy', { changedBy: ACTOR });
+    expect(await keys.setPlan(record.keyId, 'partner', { usage: usage(2), changedBy: ACTOR })).toMatchObject({
+      plan: 'partner',
+      ...usage(2),
+    });
   });
 
   it('setPlan refuses a second usage key for a key that has one (it would be orphaned), and writes nothing', async () => {
-    const record = await keys.register(generateApiKey(), 'app', { plan: 'default', usage: usage(1) });
-    await expect(keys.setPlan(record.keyId, 'partner', { usage: usage(2) })).rejects.toMatchObject({ state: 'changed' });
+    const record = await keys.register(generateApiKey(), 'app', { plan: 'default', usage: usage(1), changedBy: ACTOR });
+    await expect(keys.setPlan(record.keyId, 'partner', { usage: usage(2), changedBy: ACTOR })).rejects.toMatchObject({ state: 'changing' });
     expect(await itemOfId(record.keyId)).toMatchObject({ plan: 'default', usageKeyId: 'ak-1' });
   });
 
   it('setPlan refuses a missing or revoked key with KeyStateError, and writes nothing', async () => {
-    await expect(keys.setPlan('ffffffffffff', 'partner')).rejects.toEqual(new KeyStateError('ffffffffffff', 'missing'));
-    const record = await keys.register(generateApiKey(), 'app');
-    await keys.revoke(record.keyId);
-    await expect(keys.setPlan(record.keyId, 'partner')).rejects.toEqual(new KeyStateError(record.keyId, 'revoked'));
+    await expect(keys.setPlan('ffffffffffff', 'partner', { changedBy: ACTOR })).rejects.toEqual(
+      new KeyStateError('ffffffffffff', 'missing'),
+    );
+    const record = await keys.register(generateApiKey(), 'app', { changedBy: ACTOR });
+    await keys.revoke(record.keyId, ACTOR);
+    await expect(keys.setPlan(record.keyId, 'partner', { changedBy: ACTOR })).rejects.toEqual(new KeyStateError(record.keyId, 'revoked'));
     expect(await itemOfId(record.keyId)).not.toHaveProperty('plan');
     expect(await rawItems()).toHaveLength(1);
   });
 
   it('othersSharingUsageKey names the other end of a roll while it is active, and no one for a key from before plans', async () => {
-    const old = await keys.register(generateApiKey(), 'app', { plan: 'partner', usage: usage(1) });
-    await keys.register(generateApiKey(), 'other', { plan: 'partner', usage: usage(2) });
+    const old = await keys.register(generateApiKey(), 'app', { plan: 'partner', usage: usage(1), changedBy: ACTOR });
+    await keys.register(generateApiKey(), 'other', { plan: 'partner', usage: usage(2), changedBy: ACTOR });
     const now = new Date();
-    const { previous, next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, now });
+    const { previous, next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, now, changedBy: ACTOR });
 
     expect((await keys.othersSharingUsageKey(previous, now)).map((record) => record.keyId)).toEqual([next.keyId]);
     expect((await keys.othersSharingUsageKey(next, now)).map((record) => record.keyId)).toEqual([old.keyId]);
     // Once the old key's grace is over, the successor is the only key on the usage key.
     expect(await keys.othersSharingUsageKey(next, at(HOUR, now.getTime()))).toEqual([]);
-    await keys.revoke(next.keyId);
+    await keys.revoke(next.keyId, ACTOR);
     expect(await keys.othersSharingUsageKey(previous, now)).toEqual([]);
 
-    const legacy = await keys.register(generateApiKey(), 'legacy');
-    await keys.register(generateApiKey(), 'legacy too');
+    const legacy = await keys.register(generateApiKey(), 'legacy', { changedBy: ACTOR });
+    await keys.register(generateApiKey(), 'legacy too', { changedBy: ACTOR });
     expect(await keys.othersSharingUsageKey(legacy)).toEqual([]);
   });
 });
 
 describe('revoke', () => {
   it('records who revoked the key, and keeps the first revoker when revoked twice', async () => {
-    const record = await keys.register(generateApiKey(), 'ci');
+    const record = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
     await keys.revoke(record.keyId, 'local:alice');
     await keys.revoke(record.keyId, 'local:bob');
     expect(await itemOfId(record.keyId)).toMatchObject({ changedBy: 'local:alice', revokedAt: expect.any(String) });
@@ -418,21 +459,200 @@ describe('revoke', () => {
 describe('markExpired', () => {
   it('marks each expiry reached once, leaving active and revoked keys alone', async () => {
     const now = new Date();
-    const expired = await keys.register(generateApiKey(), 'expired', { expiresAt: at(-1, now.getTime()).toISOString() });
-    await keys.register(generateApiKey(), 'active', { expiresAt: at(HOUR, now.getTime()).toISOString() });
-    const revoked = await keys.register(generateApiKey(), 'revoked', { expiresAt: at(-1, now.getTime()).toISOString() });
-    await keys.revoke(revoked.keyId);
+    const expired = await keys.register(generateApiKey(), 'expired', {
+      expiresAt: at(-1, now.getTime()).toISOString(),
+      changedBy: ACTOR,
+    });
+    await keys.register(generateApiKey(), 'active', { expiresAt: at(HOUR, now.getTime()).toISOString(), changedBy: ACTOR });
+    const revoked = await keys.register(generateApiKey(), 'revoked', {
+      expiresAt: at(-1, now.getTime()).toISOString(),
+      changedBy: ACTOR,
+    });
+    await keys.revoke(revoked.keyId, ACTOR);
 
     expect((await keys.markExpired(now, 'system:key-expiry')).map((record) => record.keyId)).toEqual([expired.keyId]);
     expect(await itemOfId(expired.keyId)).toMatchObject({ expiredAt: expired.expiresAt, changedBy: 'system:key-expiry' });
-    expect(await keys.markExpired(now)).toEqual([]);
+    expect(await keys.markExpired(now, ACTOR)).toEqual([]);
   });
 
   it('marks an expiry written in the console, as a plain string', async () => {
     const expiresAt = at(-HOUR).toISOString();
     await putConsoleKey(tables.client, tables.apiKeys, { extra: { expiresAt: { S: expiresAt } } });
-    const marked = await keys.markExpired();
+    const marked = await keys.markExpired(new Date(), ACTOR);
     expect(marked.map((record) => record.expiredAt)).toEqual([expiresAt]);
+  });
+});
+
+/** Makes every UpdateItem on an item of these hashes fail with `fault`, as DynamoDB would answer it. */
+const failingUpdatesOf = (client: DynamoDBDocumentClient, keyHashes: readonly string[], fault: Record<string, unknown>) =>
+  client.middlewareStack.add(
+    (next, { commandName }) =>
+      async (args) => {
+        // The key as given, or already in DynamoDB's form.
+        const key = (args.input as { Key?: { keyHash?: string | { S?: string } } }).Key?.keyHash;
+        const keyHash = typeof key === 'string' ? key : key?.S;
+        if (commandName === 'UpdateItemCommand' && keyHashes.includes(keyHash ?? '')) {
+          throw Object.assign(new Error(`Refused on ${tables.apiKeys} for ${keyHash}`), fault);
+        }
+        return next(args);
+      },
+    { step: 'initialize', name: 'failUpdates' },
+  );
+
+describe('items edited in the console with other types than documented', () => {
+  /** One item of each odd shape, and a plain key expired an hour ago. */
+  const putOddItems = async () => {
+    const odd = {
+      numberCreatedAt: await putConsoleKey(tables.client, tables.apiKeys, { name: 'n', extra: { createdAt: { N: '1700000000' } } }),
+      hugeCreatedAt: await putConsoleKey(tables.client, tables.apiKeys, {
+        name: 'huge',
+        extra: { createdAt: { N: '123456789012345678901234567890' } },
+      }),
+      nullExpiry: await putConsoleKey(tables.client, tables.apiKeys, { name: 'null expiry', extra: { expiresAt: { NULL: true } } }),
+      boolExpiry: await putConsoleKey(tables.client, tables.apiKeys, { name: 'bool expiry', extra: { expiresAt: { BOOL: true } } }),
+    };
+    const noCreatedAt = generateApiKey();
+    await tables.client.send(
+      new PutItemCommand({
+        TableName: tables.apiKeys,
+        Item: { keyHash: { S: hashApiKey(noCreatedAt) }, name: { S: 'no createdAt' } },
+      }),
+    );
+    const expired = await keys.register(generateApiKey(), 'expired', { expiresAt: at(-HOUR).toISOString(), changedBy: ACTOR });
+    return { ...odd, noCreatedAt, expired };
+  };
+
+  it('lists, finds and revokes every key all the same', async () => {
+    const { noCreatedAt, expired } = await putOddItems();
+    expect(await keys.list()).toHaveLength(6);
+    expect((await keys.findById(expired.keyId))?.name).toBe('expired');
+    expect(await keys.revoke(expired.keyId, ACTOR)).toMatchObject({ revokedAt: expect.any(String), revokedNow: true });
+    expect((await keys.findById(keyIdOf(hashApiKey(noCreatedAt))))?.name).toBe('no createdAt');
+  });
+
+  it('lets the sweep mark every expired key, an expiry of NULL or a Boolean included (fail closed), once', async () => {
+    const { nullExpiry, boolExpiry, expired } = await putOddItems();
+    const now = new Date();
+
+    const marked = await keys.markExpired(now, 'system:key-expiry');
+
+    expect(marked.map((record) => record.keyId).sort()).toEqual(
+      [keyIdOf(hashApiKey(nullExpiry)), keyIdOf(hashApiKey(boolExpiry)), expired.keyId].sort(),
+    );
+    expect(await itemOfId(keyIdOf(hashApiKey(nullExpiry)))).toMatchObject({ expiredAt: null, changedBy: 'system:key-expiry' });
+    expect(await keys.markExpired(now, 'system:key-expiry')).toEqual([]);
+  });
+
+  it('derives the id from the hash, not from a keyId attribute edited or removed', async () => {
+    const edited = await putConsoleKey(tables.client, tables.apiKeys, { name: 'edited', extra: { keyId: { S: 'ffffffffffff' } } });
+    const removed = generateApiKey();
+    await tables.client.send(
+      new PutItemCommand({
+        TableName: tables.apiKeys,
+        Item: { keyHash: { S: hashApiKey(removed) }, name: { S: 'no keyId' }, createdAt: { S: new Date().toISOString() } },
+      }),
+    );
+    expect((await keys.find(edited))?.keyId).toBe(keyIdOf(hashApiKey(edited)));
+    expect((await keys.find(removed))?.keyId).toBe(keyIdOf(hashApiKey(removed)));
+    expect(await keys.findById('ffffffffffff')).toBeUndefined();
+  });
+});
+
+describe('markExpired, when a key cannot be marked', () => {
+  it('marks the others, then throws KeysNotMarked naming that key and the kind of failure only', async () => {
+    const client = createDocumentClient({ endpoint: tables.endpoint, maxAttempts: 1 });
+    const first = await keys.register(generateApiKey(), 'first', { expiresAt: at(-2 * HOUR).toISOString(), changedBy: ACTOR });
+    const second = await keys.register(generateApiKey(), 'second', { expiresAt: at(-HOUR).toISOString(), changedBy: ACTOR });
+    failingUpdatesOf(client, [first.keyHash], { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } });
+
+    const error = await apiKeysRepository({ client, tableName: tables.apiKeys })
+      .markExpired(new Date(), 'system:key-expiry')
+      .then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+
+    expect(error).toBeInstanceOf(KeysNotMarked);
+    expect((error as KeysNotMarked).failures).toEqual([{ keyId: first.keyId, reason: 'AccessDeniedException' }]);
+    expect((error as KeysNotMarked).marked.map((record) => record.keyId)).toEqual([second.keyId]);
+    expect((error as Error).message).toBe(`1 expired key(s) not marked: ${first.keyId} (AccessDeniedException).`);
+    expect(await itemOfId(second.keyId)).toMatchObject({ expiredAt: second.expiresAt });
+    expect((await itemOfId(first.keyId))?.expiredAt).toBeUndefined();
+    client.destroy();
+  });
+});
+
+describe('revoke, as it reports whether it wrote', () => {
+  it('says it revoked the key the first time, and not when a revokedAt of any form was there already', async () => {
+    const record = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    expect((await keys.revoke(record.keyId, ACTOR))?.revokedNow).toBe(true);
+    expect((await keys.revoke(record.keyId, ACTOR))?.revokedNow).toBe(false);
+    for (const revokedAt of [{ S: 'last tuesday' }, { NULL: true } as const, { N: '1' }]) {
+      const console = await putConsoleKey(tables.client, tables.apiKeys, { extra: { revokedAt } });
+      expect(await keys.revoke(keyIdOf(hashApiKey(console)), ACTOR)).toMatchObject({ revokedNow: false });
+    }
+  });
+});
+
+describe('roll refusals the key tool tells apart', () => {
+  it('refuses a key whose stored scopes are all unknown ones as unscoped, writing nothing', async () => {
+    const key = await putConsoleKey(tables.client, tables.apiKeys, { extra: { scopes: { SS: ['pets:admin'] } } });
+    const before = await rawItems();
+    await expect(keys.roll(keyIdOf(hashApiKey(key)), generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).rejects.toMatchObject({
+      name: 'KeyStateError',
+      state: 'unscoped',
+    });
+    expect(await rawItems()).toEqual(before);
+  });
+
+  it.each([
+    ['a conflict', 'TransactionConflict'],
+    ['a changed condition', 'ConditionalCheckFailed'],
+  ])('gives up on a key that meets %s at every attempt as changing, not as the database down', async (_, code) => {
+    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const old = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    client.middlewareStack.add(
+      (next, { commandName }) =>
+        async (args) => {
+          if (commandName === 'TransactWriteItemsCommand') {
+            throw Object.assign(new Error('Transaction cancelled'), {
+              name: 'TransactionCanceledException',
+              CancellationReasons: [{ Code: 'None' }, { Code: code }],
+            });
+          }
+          return next(args);
+        },
+      { step: 'initialize' },
+    );
+    const busy = apiKeysRepository({ client, tableName: tables.apiKeys });
+    await expect(busy.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).rejects.toMatchObject({
+      name: 'KeyStateError',
+      state: 'changing',
+    });
+    client.destroy();
+  });
+
+  it('answers a throttled transaction as DatabaseUnavailable, never with the SDK text', async () => {
+    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const old = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    client.middlewareStack.add(
+      (next, { commandName }) =>
+        async (args) => {
+          if (commandName === 'TransactWriteItemsCommand') {
+            throw Object.assign(new Error(`Transaction cancelled on ${tables.apiKeys}`), {
+              name: 'TransactionCanceledException',
+              CancellationReasons: [{ Code: 'ThrottlingError' }, { Code: 'None' }],
+            });
+          }
+          return next(args);
+        },
+      { step: 'initialize' },
+    );
+    const throttled = apiKeysRepository({ client, tableName: tables.apiKeys });
+    await expect(throttled.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).rejects.toEqual(
+      new DatabaseUnavailable('transaction throttled'),
+    );
+    client.destroy();
   });
 });
 

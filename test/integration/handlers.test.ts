@@ -5,12 +5,12 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { createHandler as createCreatePet } from '../../functions/create-pet';
 import { createHandler as createGetPet } from '../../functions/get-pet';
 import { createHandler as createListPets } from '../../functions/list-pets';
-import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { apiKeysRepository, LAST_USE_DEADLINE_MS, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { logger } from '../../shared/logger';
@@ -19,8 +19,12 @@ import { petsRepository, type PetsRepository } from '../../shared/pets-repositor
 import { freePort } from '../../tools/dynamodb-local';
 import { apiEvent, BASE_URL, context, HOST, tokenEvent } from '../support/events';
 import { putConsoleKey } from '../support/console-keys';
+import { startFaultProxy, type Fault, type FaultProxy } from '../support/fault-proxy';
 import { recordingClient } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
+
+/** Who this file's changes to keys are made by. */
+const ACTOR = 'local:test';
 
 const SUNSET = new Date('2030-12-05T00:00:00Z');
 
@@ -308,7 +312,7 @@ describe('authorizer', () => {
   beforeAll(async () => {
     keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
     key = generateApiKey();
-    keyId = (await keys.register(key, 'handlers-test')).keyId;
+    keyId = (await keys.register(key, 'handlers-test', { changedBy: ACTOR })).keyId;
   });
 
   const API = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5';
@@ -373,12 +377,51 @@ describe('authorizer', () => {
 
   it('refuses a revoked key with exactly "Unauthorized"', async () => {
     const revoked = generateApiKey();
-    const record = await keys.register(revoked, 'to-revoke');
+    const record = await keys.register(revoked, 'to-revoke', { changedBy: ACTOR });
     await expect(createAuthorizer({ keys })(tokenEvent(`Bearer ${revoked}`), context)).resolves.toMatchObject({
       principalId: record.keyId,
     });
-    await keys.revoke(record.keyId);
+    await keys.revoke(record.keyId, ACTOR);
     await expect(createAuthorizer({ keys })(tokenEvent(`Bearer ${revoked}`), context)).rejects.toThrowError(/^Unauthorized$/);
+  });
+
+  describe('refusals, as on-call reads them in the log', () => {
+    /** The authorizer's log lines of one refused call. */
+    const refusalLogged = async (token: string) => {
+      const info = vi.spyOn(logger, 'info');
+      try {
+        await expect(createAuthorizer({ keys })(tokenEvent(token), context)).rejects.toThrowError(/^Unauthorized$/);
+        return info.mock.calls.filter(([message]) => message === 'authorizer');
+      } finally {
+        info.mockRestore();
+      }
+    };
+
+    it.each([
+      ['revoked', { revokedAt: { S: '2020-01-01T00:00:00Z' } }],
+      ['expired', { expiresAt: { S: '2020-01-01T00:00:00Z' } }],
+      ['expired', { expiresAt: { S: '2999-01-31 12:00' } }],
+    ] satisfies Array<[string, Record<string, AttributeValue>]>)(
+      'logs a %s key with its id and why, never the key or its hash',
+      async (reason, extra) => {
+        const raw = await putRawKey(extra);
+        const logged = await refusalLogged(`Bearer ${raw}`);
+        expect(logged).toEqual([['authorizer', { decision: 'refuse', reason, keyId: keyIdOf(hashApiKey(raw)) }]]);
+        expect(JSON.stringify(logged)).not.toContain(hashApiKey(raw));
+      },
+    );
+
+    it('logs an unknown key as unknown, with no id', async () => {
+      const unknown = generateApiKey();
+      const logged = await refusalLogged(`Bearer ${unknown}`);
+      expect(logged).toEqual([['authorizer', { decision: 'refuse', reason: 'unknown' }]]);
+      expect(JSON.stringify(logged)).not.toContain(keyIdOf(hashApiKey(unknown)));
+    });
+  });
+
+  it('names the key by the id of its hash, whatever keyId the item holds or lacks', async () => {
+    const edited = await putRawKey({ keyId: { S: 'ffffffffffff' } });
+    expect((await createAuthorizer({ keys })(tokenEvent(`Bearer ${edited}`), context)).principalId).toBe(keyIdOf(hashApiKey(edited)));
   });
 
   describe('expiry, as the console writes it', () => {
@@ -572,6 +615,46 @@ describe('authorizer', () => {
         warn.mockRestore();
       }
       expect(await lastUsedAtOf(raw)).toBeUndefined();
+    });
+  });
+
+  describe("the last-use write, when the keys table is slow or throttled (through the fault proxy, on the repository's own clients)", () => {
+    let proxy: FaultProxy;
+    beforeAll(async () => {
+      proxy = await startFaultProxy(tables.endpoint);
+    });
+    afterAll(() => proxy.close());
+
+    /** Authorizes a new key's first call (a write is due), timing it, with UpdateItem faulted. */
+    const firstUse = async (fault: Fault) => {
+      const raw = await putRawKey({});
+      vi.stubEnv('DYNAMODB_ENDPOINT', proxy.endpoint);
+      try {
+        const authorizer = createAuthorizer({ keys: apiKeysRepository({ tableName: tables.apiKeys }) });
+        proxy.resetCalls();
+        proxy.inject({ operation: 'UpdateItem', fault });
+        const started = performance.now();
+        const result = await authorizer(tokenEvent(`Bearer ${raw}`), context);
+        return { result, ms: performance.now() - started, raw };
+      } finally {
+        proxy.recover();
+        vi.unstubAllEnvs();
+      }
+    };
+
+    it('makes one attempt at a throttled write, and allows the key', async () => {
+      const { result, raw } = await firstUse('throttle');
+      expect(result.principalId).toBe(keyIdOf(hashApiKey(raw)));
+      expect(proxy.calls({ operation: 'UpdateItem' })).toBe(1);
+    });
+
+    it(`gives up on a write that does not answer within ${LAST_USE_DEADLINE_MS} ms, and allows the key`, async () => {
+      const { result, ms, raw } = await firstUse('hang');
+      expect(result.principalId).toBe(keyIdOf(hashApiKey(raw)));
+      // The shared client's own bound would be 3 attempts of 1 s each.
+      expect(ms).toBeGreaterThanOrEqual(LAST_USE_DEADLINE_MS - 10);
+      expect(ms).toBeLessThan(LAST_USE_DEADLINE_MS + 400);
+      expect(proxy.calls({ operation: 'UpdateItem' })).toBe(1);
     });
   });
 

@@ -12,11 +12,13 @@ import {
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import type { ApiKeyRecord } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { KeyAuditEntry } from '../../shared/key-audit';
+import { SCOPES } from '../../shared/scopes';
 import { apiKeysTable, createTableInput } from '../../shared/tables';
 import { UsageError } from '../../tools/cli';
 import { runKeysCommand } from '../../tools/keys/cli';
@@ -70,6 +72,17 @@ const consoleEdit = async (record: ApiKeyRecord, attributes: string, values: Rec
   );
 };
 
+/** Removes an attribute as the DynamoDB console does. */
+const consoleRemove = async (record: ApiKeyRecord, attribute: string) => {
+  await testClient.send(
+    new UpdateItemCommand({
+      TableName: api.tables.apiKeys,
+      Key: { keyHash: { S: record.keyHash } },
+      UpdateExpression: `REMOVE ${attribute}`,
+    }),
+  );
+};
+
 const register = (name: string, options: { expiresAt?: string } = {}) =>
   api.keys.register(generateApiKey(), name, { scopes: ['pets:read', 'pets:write'], changedBy: ACTOR, ...options });
 
@@ -89,8 +102,11 @@ describe('the local audit trail', () => {
           createdAt: { from: null, to: record.createdAt },
           keyId: { from: null, to: record.keyId },
           name: { from: null, to: 'ci' },
-          scopes: { from: null, to: ['pets:read', 'pets:write'] },
+          scopes: { from: null, to: ['pets:read', 'pets:write'], grants: { from: [], to: ['pets:read', 'pets:write'] } },
         },
+        streamAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/),
+        eventId: expect.any(String),
+        sequenceNumber: expect.stringMatching(/^\d+$/),
       },
     ]);
   });
@@ -123,6 +139,35 @@ describe('the local audit trail', () => {
     });
     // The console's changes are dated by the stream (DynamoDB Local rounds down to the minute).
     expect(Date.parse(narrowed?.at ?? '')).toBeGreaterThan(Date.parse(record.createdAt) - 60_000);
+  });
+
+  it('records scopes removed in the console as every scope, in the text and the JSON', async () => {
+    const record = await api.keys.register(generateApiKey(), 'widened', { scopes: ['pets:read'], changedBy: ACTOR });
+    await consoleRemove(record, 'scopes');
+    await api.keyAudit?.poll();
+
+    const [, widened] = await entriesOf(record.keyId);
+    expect(widened).toMatchObject({
+      action: 'scopes_changed',
+      by: 'unknown',
+      changes: { scopes: { from: ['pets:read'], to: null, grants: { from: ['pets:read'], to: [...SCOPES] } } },
+    });
+    const { lines } = await audit(record.keyId);
+    expect(lines[2]).toMatch(/\tscopes_changed\tunknown\tscopes pets:read -> all \(no scopes attribute\)$/);
+  });
+
+  it('records a NULL revokedAt written in the console as revoked, and its removal as unrevoked', async () => {
+    const record = await register('null-revoked');
+    await consoleEdit(record, 'revokedAt = :null', { ':null': { NULL: true } });
+    await consoleRemove(record, 'revokedAt');
+
+    const entries = await entriesOf(record.keyId);
+    expect(entries.map(({ action, by, changes }) => ({ action, by, revokedAt: changes.revokedAt }))).toEqual([
+      { action: 'created', by: ACTOR, revokedAt: undefined },
+      { action: 'revoked', by: 'unknown', revokedAt: { from: null, to: { NULL: true } } },
+      { action: 'unrevoked', by: 'unknown', revokedAt: { from: { NULL: true }, to: null } },
+    ]);
+    expect(new Set(entries.map(({ eventId }) => eventId)).size).toBe(3);
   });
 
   it('records a roll on both keys, and the old key reaching its expiry through the sweep', async () => {
@@ -170,6 +215,32 @@ describe('the local audit trail', () => {
     expect(everything).not.toContain(hashApiKey(key));
   });
 
+  it('records the changes the key tool makes as by the OS user who ran it', async () => {
+    const tool = async (...argv: string[]) => {
+      const lines: string[] = [];
+      const status = await runKeysCommand([...argv, '--json'], {
+        env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys },
+        print: (line) => lines.push(line),
+      });
+      expect(status).toBe(0);
+      return lines.map((line) => JSON.parse(line) as { id: string; key?: string });
+    };
+    const [created] = await tool('create', '--name', 'by-the-tool', '--scopes', 'pets:read');
+    const [successor] = await tool('roll', created!.id, '--grace', '1h');
+    await tool('revoke', created!.id);
+    const me = `local:${userInfo().username}`;
+
+    expect((await entriesOf(created!.id)).map(({ action, by }) => ({ action, by }))).toEqual([
+      { action: 'created', by: me },
+      { action: 'expiry_set', by: me },
+      { action: 'revoked', by: me },
+    ]);
+    expect(await entriesOf(successor!.id)).toMatchObject([{ action: 'rolled', by: me, name: 'by-the-tool' }]);
+    const lines = (await audit('--json')).lines.join('\n');
+    expect(lines).not.toContain(created!.key);
+    expect(lines).not.toContain(successor!.key);
+  });
+
   it("lists every key's changes without an id, the local key of the stack included", async () => {
     const { lines } = await audit('--json');
     const entries = lines.map((line) => JSON.parse(line) as KeyAuditEntry);
@@ -179,7 +250,9 @@ describe('the local audit trail', () => {
   it('refuses an id no line names in one line (exit status 2), and a key in place of an id without printing it', async () => {
     await expect(audit('ffffffffffff')).rejects.toMatchObject({
       name: 'Error',
-      message: 'No audit entry names the key ffffffffffff (npm run keys -- list shows the ids).',
+      message:
+        'No audit entry names the key ffffffffffff (npm run keys -- list shows the ids): ' +
+        'the trail starts at the deploy that added it, so a key made before and not changed since has none.',
     });
     await expect(audit('ffffffffffff')).rejects.toBeInstanceOf(UsageError);
     const key = generateApiKey();

@@ -19,15 +19,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { generateApiKey } from '../../shared/api-keys';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { runKeysCommand, stageKeysTable, USAGE } from '../../tools/keys/cli';
+import { targetFailure } from '../../tools/keys/target';
 import { UsageError } from '../../tools/cli';
 import { expectOneLineFailure, npmRun } from '../support/command';
 import { putConsoleKey } from '../support/console-keys';
 import { createTestTables, type TestTables } from '../support/tables';
 import { freePort } from '../../tools/dynamodb-local';
+
+/** Who this file's changes to keys are made by. */
+const ACTOR = 'local:test';
 
 let tables: TestTables;
 let keys: ApiKeysRepository;
@@ -266,11 +270,11 @@ describe('keys list', () => {
   });
 
   it('shows each state: active, expired (also for an expiry the console wrote unreadable), revoked', async () => {
-    const active = await keys.register(generateApiKey(), 'active');
-    const expired = await keys.register(generateApiKey(), 'expired', { expiresAt: '2020-01-01T00:00:00.000Z' });
+    const active = await keys.register(generateApiKey(), 'active', { changedBy: ACTOR });
+    const expired = await keys.register(generateApiKey(), 'expired', { expiresAt: '2020-01-01T00:00:00.000Z', changedBy: ACTOR });
     await putConsoleKey(tables.client, tables.apiKeys, { name: 'typo', extra: { expiresAt: { S: 'next tuesday' } } });
-    const revoked = await keys.register(generateApiKey(), 'revoked');
-    await keys.revoke(revoked.keyId);
+    const revoked = await keys.register(generateApiKey(), 'revoked', { changedBy: ACTOR });
+    await keys.revoke(revoked.keyId, ACTOR);
 
     expect(await run('list')).toBe(0);
 
@@ -309,11 +313,11 @@ describe('keys list', () => {
   it('shows with --unused 90d only the active keys not used, or never used and not created, for 90 days', async () => {
     const now = Date.now();
     const ago = (days: number) => new Date(now - days * DAY);
-    const usedLately = await keys.register(generateApiKey(), 'used lately');
+    const usedLately = await keys.register(generateApiKey(), 'used lately', { changedBy: ACTOR });
     await keys.recordUse(usedLately, ago(89));
-    const usedLongAgo = await keys.register(generateApiKey(), 'used long ago');
+    const usedLongAgo = await keys.register(generateApiKey(), 'used long ago', { changedBy: ACTOR });
     await keys.recordUse(usedLongAgo, ago(91));
-    await keys.register(generateApiKey(), 'new, never used');
+    await keys.register(generateApiKey(), 'new, never used', { changedBy: ACTOR });
     const oldCreated = { S: ago(100).toISOString() };
     await putConsoleKey(tables.client, tables.apiKeys, { name: 'old, never used', extra: { createdAt: oldCreated } });
     await putConsoleKey(tables.client, tables.apiKeys, {
@@ -344,7 +348,7 @@ describe('keys list', () => {
 
   it('prints one JSON object per key with --json, never a key', async () => {
     const { key, record } = await createKey('ci');
-    await keys.revoke(record.keyId);
+    await keys.revoke(record.keyId, ACTOR);
     const usedAt = new Date();
     await keys.recordUse(record, usedAt);
 
@@ -410,8 +414,9 @@ describe('keys show', () => {
 
   it('prints every attribute as one JSON object with --json, absent ones as null, never the hash', async () => {
     const { record } = await createKey('ci');
-    await keys.revoke(record.keyId);
+    expect(await run('revoke', record.keyId)).toBe(0);
     const revoked = await recordOf(record.keyId);
+    lines = [];
 
     expect(await run('show', record.keyId, '--json')).toBe(0);
 
@@ -429,7 +434,7 @@ describe('keys show', () => {
         replaces: null,
         replacedBy: null,
         changedBy: LOCAL_ACTOR,
-        changedAt: record.changedAt,
+        changedAt: revoked.changedAt,
         expiredAt: null,
         usageKeyId: record.usageKeyId,
       },
@@ -547,7 +552,7 @@ describe('keys roll', () => {
   });
 
   it.each([
-    ['revoked', async (keyId: string) => void (await keys.revoke(keyId)), 'is revoked: only an active key can be rolled.'],
+    ['revoked', async (keyId: string) => void (await keys.revoke(keyId, ACTOR)), 'is revoked: only an active key can be rolled.'],
     [
       'expired (rolled with --grace 0)',
       async (keyId: string) => void (await run('roll', keyId, '--grace', '0')),
@@ -861,7 +866,11 @@ describe('keys set-plan, locally', () => {
   });
 
   it.each([
-    ['revoked', async (keyId: string) => void (await keys.revoke(keyId)), 'is revoked: only an active key can be put on another plan.'],
+    [
+      'revoked',
+      async (keyId: string) => void (await keys.revoke(keyId, ACTOR)),
+      'is revoked: only an active key can be put on another plan.',
+    ],
     [
       'expired',
       async (keyId: string) => void (await run('roll', keyId, '--grace', '0')),
@@ -1409,6 +1418,133 @@ describe('npm run keys, as an operator meets its errors', () => {
     expect(line).toContain('a key id, not the key itself');
     expect(line).toContain(record.keyId);
     expect(await keys.findActive(key)).toBeDefined();
+  });
+});
+
+describe('console items of other types than documented, through the tool', () => {
+  const putOdd = async () => ({
+    number: await putConsoleKey(tables.client, tables.apiKeys, { name: 'n', extra: { createdAt: { N: '1700000000' } } }),
+    huge: await putConsoleKey(tables.client, tables.apiKeys, {
+      name: 'huge',
+      extra: { lastUsedAt: { N: '123456789012345678901234567890' } },
+    }),
+    nullExpiry: await putConsoleKey(tables.client, tables.apiKeys, { name: 'null expiry', extra: { expiresAt: { NULL: true } } }),
+  });
+
+  it('lists them, in text and --json, each value as DynamoDB stores it', async () => {
+    await putOdd();
+    await tables.client.send(
+      new PutItemCommand({ TableName: tables.apiKeys, Item: { keyHash: { S: hashApiKey(generateApiKey()) }, name: { S: 'bare' } } }),
+    );
+    expect(await run('list')).toBe(0);
+    const byName = Object.fromEntries(lines.slice(1).map((line) => [line.split('\t')[1], line.split('\t')]));
+    expect(byName.n?.[3]).toBe('{"N":"1700000000"}');
+    expect(byName.huge?.[5]).toBe('{"N":"123456789012345678901234567890"}');
+    expect(byName['null expiry']?.slice(4)).toEqual(['{"NULL":true}', '-', 'expired']);
+    expect(byName.bare?.[3]).toBe('-');
+    lines = [];
+    expect(await run('list', '--json')).toBe(0);
+    expect(parsedLines().find((key) => key.name === 'huge')).toMatchObject({ lastUsedAt: '{"N":"123456789012345678901234567890"}' });
+  });
+
+  it('shows and revokes any key all the same', async () => {
+    const { huge } = await putOdd();
+    const { record } = await createKey('ci');
+    const keyId = keyIdOf(hashApiKey(huge));
+    expect(await run('show', keyId)).toBe(0);
+    expect(lines).toContain('lastUsedAt  {"N":"123456789012345678901234567890"}');
+    lines = [];
+    expect(await run('revoke', record.keyId)).toBe(0);
+    expect(lines).toEqual([`Revoked key ${record.keyId}. Callers using it are refused within the authorizer cache TTL.`]);
+  });
+
+  it('says a key revoked in the console with a revokedAt that is no timestamp was revoked already, and writes nothing', async () => {
+    const key = await putConsoleKey(tables.client, tables.apiKeys, { extra: { revokedAt: { S: 'yesterday' } } });
+    const keyId = keyIdOf(hashApiKey(key));
+    expect(await run('revoke', keyId)).toBe(0);
+    expect(lines).toEqual([`Key ${keyId} was already revoked at yesterday.`]);
+    expect((await recordOf(keyId)).changedBy).toBeUndefined();
+  });
+});
+
+describe("the tool's lines for what it cannot do", () => {
+  it('refuses in one line, exit status 2, to roll a key whose stored scopes grant nothing', async () => {
+    const key = await putConsoleKey(tables.client, tables.apiKeys, { extra: { scopes: { SS: ['pets:admin'] } } });
+    const keyId = keyIdOf(hashApiKey(key));
+    expect(await refusal('roll', keyId)).toBe(
+      `Key ${keyId} has no scope this API knows in its stored scopes, so its successor would have none: ` +
+        'give it valid scopes in the console, or create a new key with --scopes.',
+    );
+  });
+
+  it.each([
+    ['--scopes', ['create', '--name', 'x', '--scopes']],
+    ['--name', ['create', '--scopes', 'pets:read', '--name']],
+  ])('refuses a key given to %s without printing it', async (_, argv) => {
+    const key = generateApiKey();
+    for (const value of [key, `pets:read,${key}`, `ci ${key}`]) {
+      if (argv.includes('--scopes') && value.includes(' ')) continue;
+      const refused = await refusal(...argv, value);
+      expect(refused).toContain('looks like an API key (not shown here)');
+      expect(refused).not.toContain(key.slice('petstore_'.length, 30));
+    }
+  });
+
+  it('names an unknown --table on AWS in one line, exit status 2', async () => {
+    vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', tables.endpoint);
+    vi.stubEnv('AWS_REGION', 'eu-west-1');
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
+    try {
+      const error = await runKeysCommand(['list', '--table', 'no-such-table'], { env: {}, print: () => undefined }).catch(
+        (thrown: Error) => thrown,
+      );
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as Error).message).toBe('No keys table no-such-table in this region: check --table, --stage and --region.');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
+  it.each([
+    [
+      'ValidationError',
+      UsageError,
+      'No stack PetStore-nowhere for --stage nowhere in this region: is the stage deployed, and is --region (or AWS_REGION) its region?',
+    ],
+    [
+      'AccessDenied',
+      Error,
+      'AWS refused to describe stack PetStore-nowhere (AccessDenied): check your AWS credentials, and that they may read the stack.',
+    ],
+  ])("answers CloudFormation's %s for --stage in one line naming the stack, never its text", async (name, kind, message) => {
+    const cloudFormation = {
+      send: async () => {
+        throw Object.assign(new Error('Stack with id PetStore-nowhere does not exist; arn:aws:iam::123456789012:role/Admin'), {
+          name,
+          $metadata: { httpStatusCode: 400 },
+        });
+      },
+    } as unknown as Parameters<typeof stageKeysTable>[1];
+    const error = await runKeysCommand(['list', '--stage', 'nowhere'], { env: {}, print: () => undefined, cloudFormation }).catch(
+      (thrown: Error) => thrown,
+    );
+    expect(error).toBeInstanceOf(kind);
+    expect(error instanceof UsageError).toBe(kind === UsageError);
+    expect((error as Error).message).toBe(message);
+  });
+
+  it('answers a refusal of access to the keys table in one line, without the SDK text and its ARNs', () => {
+    const target = { tableName: 'pet-store-prod-api-keys', onAws: true } as Parameters<typeof targetFailure>[0];
+    const denied = Object.assign(new Error('User: arn:aws:sts::123456789012:assumed-role/X is not authorized on arn:aws:dynamodb:…'), {
+      name: 'AccessDeniedException',
+      $metadata: { httpStatusCode: 400 },
+    });
+    const line = targetFailure(target, denied) as Error;
+    expect(line).not.toBeInstanceOf(UsageError);
+    expect(line.message).toBe(
+      'AWS refused access to the keys table pet-store-prod-api-keys (AccessDeniedException): check your AWS credentials, and that they may use it.',
+    );
   });
 });
 

@@ -20,6 +20,9 @@ import { apiEvent, context, tokenEvent } from '../support/events';
 import { recordingClient, type SentCommand } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
 
+/** Who this file's changes to keys are made by. */
+const ACTOR = 'local:test';
+
 /** A command as the grants name it: an IAM action on a table or index. */
 interface Recorded {
   readonly action: string;
@@ -107,17 +110,55 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
   it("authorizer: GetItem on the keys table, for a known and an unknown key; UpdateItem for a key's first use", async () => {
     const { client, sent } = recordingClient(tables.endpoint);
     const key = generateApiKey();
-    await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'permissions-test');
+    await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'permissions-test', {
+      changedBy: ACTOR,
+    });
     const authorizer = createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) });
     await expect(authorizer(tokenEvent(`Bearer ${key}`), context)).resolves.toMatchObject({ principalId: expect.any(String) });
     await expect(authorizer(tokenEvent(`Bearer ${generateApiKey()}`), context)).rejects.toThrow('Unauthorized');
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('authorizer')));
   });
 
+  /** The attributes each UpdateItem named, and its ReturnValues, against the attributes the grant allows. */
+  const expectUpdatesWithin = (sent: SentCommand[], name: FunctionName) => {
+    const [allowed] = tableAccess[name]
+      .filter((access) => access.actions.includes('dynamodb:UpdateItem'))
+      .map((access) => access.attributes);
+    const updates = sent.filter((command) => command.command === 'UpdateItem');
+    expect(updates.length).toBeGreaterThan(0);
+    expect(allowed).toBeDefined();
+    for (const update of updates) {
+      expect(allowed).toEqual(expect.arrayContaining([...(update.attributes ?? [])]));
+      expect(update.returnValues).toBe('NONE');
+    }
+    // Every attribute granted is one the function uses: the grant is no wider than the code.
+    expect([...new Set(updates.flatMap((update) => update.attributes ?? []))].sort()).toEqual([...(allowed ?? [])].sort());
+  };
+
+  it('authorizer: UpdateItem names only the key and lastUsedAt, first use and later use, and asks nothing back', async () => {
+    const { client, sent } = recordingClient(tables.endpoint);
+    const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    const key = generateApiKey();
+    await keys.register(key, 'permissions-test', { changedBy: ACTOR });
+    const authorizer = (now: Date) => createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }), now: () => now });
+    await authorizer(new Date())(tokenEvent(`Bearer ${key}`), context);
+    await authorizer(new Date(Date.now() + 2 * 3_600_000))(tokenEvent(`Bearer ${key}`), context);
+    expect(sent.filter((command) => command.command === 'UpdateItem')).toHaveLength(2);
+    expectUpdatesWithin(sent, 'authorizer');
+  });
+
+  it('keyExpiry: UpdateItem names only the key, the expiry it reads and the attributes it writes, and asks nothing back', async () => {
+    const { client, sent } = recordingClient(tables.endpoint);
+    const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    await keys.register(generateApiKey(), 'expiring', { expiresAt: new Date(Date.now() - 1_000).toISOString(), changedBy: ACTOR });
+    await createKeyExpiry({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) })({}, context);
+    expectUpdatesWithin(sent, 'keyExpiry');
+  });
+
   it('keyExpiry: Scan and UpdateItem on the keys table, with a key to mark and without', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
     const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
-    await keys.register(generateApiKey(), 'expiring', { expiresAt: new Date(Date.now() - 1_000).toISOString() });
+    await keys.register(generateApiKey(), 'expiring', { expiresAt: new Date(Date.now() - 1_000).toISOString(), changedBy: ACTOR });
     const sweep = createKeyExpiry({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) });
     expect((await sweep({}, context)).marked).toHaveLength(1);
     expect((await sweep({}, context)).marked).toEqual([]);

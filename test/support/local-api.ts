@@ -1,12 +1,12 @@
 /** A local server on fresh tables, with a registered key, for end-to-end tests over HTTP. */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { randomBytes, randomUUID } from 'node:crypto';
 import createClient, { type Client } from 'openapi-fetch';
 import { expect, inject } from 'vitest';
 import { generateApiKey } from '../../shared/api-keys';
 import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
+import { localUsageKey } from '../../tools/keys/usage-keys';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../tools/local-server/local-stack';
 import { startLocalServer } from '../../tools/local-server/server';
 import type { components, paths } from '../../generated/openapi-types';
@@ -78,8 +78,9 @@ export const startLocalApi = async ({
 export const registerKeyOnPlan = async (api: LocalApi, plan: string, name = `on-${plan}`): Promise<string> => {
   const key = generateApiKey();
   await api.keys.register(key, name, {
+    changedBy: 'local:test',
     plan,
-    usage: { usageKeyId: `local-${randomUUID()}`, usageKey: randomBytes(30).toString('base64url') },
+    usage: localUsageKey(),
   });
   return key;
 };

@@ -8,7 +8,42 @@ export interface SentCommand {
   readonly tableName: string;
   readonly indexName?: string;
   readonly limit?: number;
+  /** An update's top-level attributes, as IAM's `dynamodb:Attributes` names them: its key's, and those its expressions name. */
+  readonly attributes?: readonly string[];
+  /** An update's ReturnValues, NONE when it sets none. */
+  readonly returnValues?: string;
 }
+
+/** Words of an expression that name no attribute. */
+const EXPRESSION_WORDS = new Set(
+  ['SET', 'REMOVE', 'ADD', 'DELETE', 'AND', 'OR', 'NOT', 'BETWEEN', 'IN'].concat([
+    'attribute_exists',
+    'attribute_not_exists',
+    'attribute_type',
+    'begins_with',
+    'contains',
+    'size',
+    'if_not_exists',
+    'list_append',
+  ]),
+);
+
+interface UpdateInput {
+  readonly Key?: Record<string, unknown>;
+  readonly UpdateExpression?: string;
+  readonly ConditionExpression?: string;
+  readonly ExpressionAttributeNames?: Record<string, string>;
+  readonly ReturnValues?: string;
+}
+
+/** The top-level attributes an update names, sorted. */
+const attributesOf = ({ Key = {}, UpdateExpression = '', ConditionExpression = '', ExpressionAttributeNames = {} }: UpdateInput) => {
+  const names = `${UpdateExpression} ${ConditionExpression}`
+    .replace(/:[A-Za-z0-9_]+/g, ' ')
+    .replace(/#[A-Za-z0-9_]+/g, (placeholder) => ExpressionAttributeNames[placeholder] ?? placeholder)
+    .match(/[A-Za-z_][A-Za-z0-9_]*/g);
+  return [...new Set([...Object.keys(Key), ...(names ?? []).filter((word) => !EXPRESSION_WORDS.has(word))])].sort();
+};
 
 /** The action IAM checks for each kind of item in a transaction (there is no TransactWriteItems action). */
 const TRANSACTION_ACTIONS = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' } as const;
@@ -31,11 +66,15 @@ export const recordingClient = (endpoint: string) => {
           }
           return next(args);
         }
+        const command = String(commandName).replace(/Command$/, '');
         sent.push({
-          command: String(commandName).replace(/Command$/, ''),
+          command,
           tableName: input.TableName,
           indexName: input.IndexName,
           limit: input.Limit,
+          ...(command === 'UpdateItem'
+            ? { attributes: attributesOf(input as UpdateInput), returnValues: (input as UpdateInput).ReturnValues ?? 'NONE' }
+            : {}),
         });
         return next(args);
       },

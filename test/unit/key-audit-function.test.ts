@@ -1,8 +1,8 @@
 /** The key-audit function over a stream batch: one line per change, in order; a line not written is handed again. */
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
-import { createHandler } from '../../functions/key-audit';
-import type { KeyAuditEntry } from '../../shared/key-audit';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createHandler, logAuditEntry } from '../../functions/key-audit';
+import { auditEntryOf, type KeyAuditEntry } from '../../shared/key-audit';
 import { context } from '../support/events';
 
 /** A MODIFY record of the keys table (AWS's documented shape, NEW_AND_OLD_IMAGES) that sets one attribute. */
@@ -27,8 +27,8 @@ const batch = (...records: DynamoDBRecord[]): DynamoDBStreamEvent => ({ Records:
 
 describe('the key-audit function', () => {
   it('writes one line per change, in stream order, and none for a lastUsedAt update', async () => {
-    const written: Array<{ entry: KeyAuditEntry; eventId: string; sequenceNumber: string }> = [];
-    const handler = createHandler({ write: (entry, source) => void written.push({ entry, ...source }) });
+    const written: KeyAuditEntry[] = [];
+    const handler = createHandler({ write: (entry) => void written.push(entry) });
 
     const result = await handler(
       batch(
@@ -40,7 +40,7 @@ describe('the key-audit function', () => {
     );
 
     expect(result).toEqual({ batchItemFailures: [] });
-    expect(written.map(({ entry, eventId, sequenceNumber }) => [eventId, sequenceNumber, entry.action])).toEqual([
+    expect(written.map(({ eventId, sequenceNumber, action }) => [eventId, sequenceNumber, action])).toEqual([
       ['event-1', '1', 'renamed'],
       ['event-3', '3', 'revoked'],
     ]);
@@ -50,7 +50,7 @@ describe('the key-audit function', () => {
     const written: string[] = [];
     let calls = 0;
     const handler = createHandler({
-      write: (_, { eventId }) => {
+      write: ({ eventId }) => {
         calls += 1;
         if (calls === 2) throw new Error('log destination unavailable');
         written.push(eventId);
@@ -64,5 +64,34 @@ describe('the key-audit function', () => {
 
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: '11' }] });
     expect(written).toEqual(['event-10']);
+  });
+});
+
+describe('the audit line as logged', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** The JSON lines written to stdout while `run` runs. */
+  const stdoutLines = (run: () => void): Array<Record<string, unknown>> => {
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      return true;
+    });
+    run();
+    vi.restoreAllMocks();
+    return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  };
+
+  it("is written whatever POWERTOOLS_LOG_LEVEL says (here SILENT, the tests' setting), and names its stream record", () => {
+    expect(process.env.POWERTOOLS_LOG_LEVEL).toBe('SILENT');
+    const entry = auditEntryOf(modifyRecord('42', 'revokedAt', '2030-01-01T00:00:00.000Z'));
+
+    const lines = stdoutLines(() => logAuditEntry(entry!));
+
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'INFO', message: 'key change', action: 'revoked', eventId: 'event-42', sequenceNumber: '42' }),
+    ]);
   });
 });

@@ -7,7 +7,8 @@
 import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
-import { auditEntryOf, auditLogGroupName } from '../../shared/key-audit';
+import { auditEntryOf, auditLogGroupName, DECLARED_TIME_TOLERANCE_MS } from '../../shared/key-audit';
+import { SCOPES } from '../../shared/scopes';
 
 const key = generateApiKey();
 const keyHash = hashApiKey(key);
@@ -15,6 +16,11 @@ const keyId = keyIdOf(keyHash);
 /** 2030-01-02T03:04:05Z, as the stream gives it. */
 const STREAM_SECONDS = 1_893_553_445;
 const STREAM_TIME = '2030-01-02T03:04:05.000Z';
+/** A time the key tool declares for a change: a few seconds before the stream records it. */
+const TOOL_TIME = '2030-01-02T03:04:03.000Z';
+const EVENT_ID = 'c4ca4238a0b923820dcc509a6f75849b';
+/** What every entry says of its stream record. */
+const SOURCE = { streamAt: STREAM_TIME, eventId: EVENT_ID, sequenceNumber: '111' };
 
 type Image = Record<string, AttributeValue>;
 
@@ -24,15 +30,15 @@ const stored = (extra: Image = {}): Image => ({
   keyId: { S: keyId },
   name: { S: 'ci' },
   scopes: { SS: ['pets:read', 'pets:write'] },
-  createdAt: { S: '2030-01-01T00:00:00.000Z' },
+  createdAt: { S: TOOL_TIME },
   changedBy: { S: 'arn:aws:sts::123456789012:assumed-role/admin/alice' },
-  changedAt: { S: '2030-01-01T00:00:00.000Z' },
+  changedAt: { S: TOOL_TIME },
   ...extra,
 });
 
 const streamRecord = (eventName: 'INSERT' | 'MODIFY' | 'REMOVE', { OldImage, NewImage }: { OldImage?: Image; NewImage?: Image }) =>
   ({
-    eventID: 'c4ca4238a0b923820dcc509a6f75849b',
+    eventID: EVENT_ID,
     eventName,
     eventVersion: '1.1',
     eventSource: 'aws:dynamodb',
@@ -55,17 +61,18 @@ const byTool = (at: string) => ({ changedBy: { S: 'local:bob' }, changedAt: { S:
 describe('auditEntryOf', () => {
   it('records a key created through the key tool: who, when, and every attribute but the hash', () => {
     expect(auditEntryOf(streamRecord('INSERT', { NewImage: stored() }))).toEqual({
-      at: '2030-01-01T00:00:00.000Z',
+      at: TOOL_TIME,
       keyId,
       name: 'ci',
       action: 'created',
       by: 'arn:aws:sts::123456789012:assumed-role/admin/alice',
       changes: {
-        createdAt: { from: null, to: '2030-01-01T00:00:00.000Z' },
+        createdAt: { from: null, to: TOOL_TIME },
         keyId: { from: null, to: keyId },
         name: { from: null, to: 'ci' },
-        scopes: { from: null, to: ['pets:read', 'pets:write'] },
+        scopes: { from: null, to: ['pets:read', 'pets:write'], grants: { from: [], to: ['pets:read', 'pets:write'] } },
       },
+      ...SOURCE,
     });
   });
 
@@ -75,30 +82,31 @@ describe('auditEntryOf', () => {
   });
 
   it('records a revocation with its time and revoker', () => {
-    const after = stored({ revokedAt: { S: '2030-01-05T00:00:00.000Z' }, ...byTool('2030-01-05T00:00:00.000Z') });
+    const after = stored({ revokedAt: { S: '2030-01-02T03:04:04.000Z' }, ...byTool('2030-01-02T03:04:04.000Z') });
     expect(modify(stored(), after)).toEqual({
-      at: '2030-01-05T00:00:00.000Z',
+      at: '2030-01-02T03:04:04.000Z',
       keyId,
       name: 'ci',
       action: 'revoked',
       by: 'local:bob',
-      changes: { revokedAt: { from: null, to: '2030-01-05T00:00:00.000Z' } },
+      changes: { revokedAt: { from: null, to: '2030-01-02T03:04:04.000Z' } },
+      ...SOURCE,
     });
   });
 
   it("records the expiry sweep's mark as expired, by the sweep", () => {
-    const before = stored({ expiresAt: { S: '2030-01-03T00:00:00.000Z' } });
+    const before = stored({ expiresAt: { S: '2030-01-02T03:00:00.000Z' } });
     const after = {
       ...before,
-      expiredAt: { S: '2030-01-03T00:00:00.000Z' },
+      expiredAt: { S: '2030-01-02T03:00:00.000Z' },
       changedBy: { S: 'system:key-expiry' },
-      changedAt: { S: '2030-01-03T00:10:00.000Z' },
+      changedAt: { S: '2030-01-02T03:04:04.500Z' },
     };
     expect(modify(before, after)).toMatchObject({
       action: 'expired',
       by: 'system:key-expiry',
-      at: '2030-01-03T00:10:00.000Z',
-      changes: { expiredAt: { from: null, to: '2030-01-03T00:00:00.000Z' } },
+      at: '2030-01-02T03:04:04.500Z',
+      changes: { expiredAt: { from: null, to: '2030-01-02T03:00:00.000Z' } },
     });
   });
 
@@ -109,7 +117,10 @@ describe('auditEntryOf', () => {
       name: 'ci',
       action: 'scopes_changed',
       by: 'unknown',
-      changes: { scopes: { from: ['pets:read', 'pets:write'], to: ['pets:read'] } },
+      changes: {
+        scopes: { from: ['pets:read', 'pets:write'], to: ['pets:read'], grants: { from: ['pets:read', 'pets:write'], to: ['pets:read'] } },
+      },
+      ...SOURCE,
     });
   });
 
@@ -117,12 +128,61 @@ describe('auditEntryOf', () => {
     expect(modify(stored(), stored({ scopes: { SS: ['pets:write', 'pets:read'] } }))).toBeUndefined();
   });
 
-  it('records a scopes attribute removed (the key gets every scope) as a scope change', () => {
+  it('records a scopes attribute removed as a scope change that grants every scope', () => {
     const { scopes: _, ...withoutScopes } = stored();
     expect(modify(stored(), withoutScopes)).toMatchObject({
       action: 'scopes_changed',
-      changes: { scopes: { from: ['pets:read', 'pets:write'], to: null } },
+      changes: { scopes: { from: ['pets:read', 'pets:write'], to: null, grants: { from: ['pets:read', 'pets:write'], to: [...SCOPES] } } },
     });
+  });
+
+  it('says what a key made without a scopes attribute is granted: every scope', () => {
+    const { scopes: _, ...withoutScopes } = stored();
+    expect(auditEntryOf(streamRecord('INSERT', { NewImage: withoutScopes }))?.changes.scopes).toEqual({
+      from: null,
+      to: null,
+      grants: { from: [], to: [...SCOPES] },
+    });
+  });
+
+  it('tells an attribute of another type from an absent one: a NULL revokedAt revokes, and is recorded', () => {
+    expect(modify(stored(), stored({ revokedAt: { NULL: true } }))).toMatchObject({
+      action: 'revoked',
+      by: 'unknown',
+      changes: { revokedAt: { from: null, to: { NULL: true } } },
+    });
+    expect(modify(stored(), stored({ revokedAt: { BOOL: false } }))?.action).toBe('revoked');
+    expect(modify(stored(), stored({ expiresAt: { NULL: true } }))).toMatchObject({
+      action: 'expiry_set',
+      changes: { expiresAt: { from: null, to: { NULL: true } } },
+    });
+    expect(modify(stored(), stored({ scopes: { L: [{ S: 'pets:read' }] } }))?.changes.scopes).toEqual({
+      from: ['pets:read', 'pets:write'],
+      to: { L: [{ S: 'pets:read' }] },
+      grants: { from: ['pets:read', 'pets:write'], to: ['pets:read'] },
+    });
+  });
+
+  it('records revokedAt removed as unrevoked: the key works again', () => {
+    const revoked = stored({ revokedAt: { S: '2030-01-02T00:00:00.000Z' } });
+    expect(modify(revoked, stored())).toMatchObject({
+      action: 'unrevoked',
+      by: 'unknown',
+      changes: { revokedAt: { from: '2030-01-02T00:00:00.000Z', to: null } },
+    });
+    expect(modify(stored({ revokedAt: { NULL: true } }), stored())?.action).toBe('unrevoked');
+  });
+
+  it('believes a declared changedBy only when its changedAt is close to the stream time', () => {
+    // A console "duplicate item" of a key made with the tool carries the original's stamp.
+    const copied = auditEntryOf(streamRecord('INSERT', { NewImage: stored(byTool('2029-12-01T00:00:00.000Z')) }));
+    expect(copied).toMatchObject({ action: 'created', by: 'unknown', at: STREAM_TIME });
+    // A writer naming someone else with a stamp far from now.
+    const far = new Date(Date.parse(STREAM_TIME) + DECLARED_TIME_TOLERANCE_MS + 1000).toISOString();
+    expect(modify(stored(), stored({ name: { S: 'x' }, ...byTool(far) }))).toMatchObject({ by: 'unknown', at: STREAM_TIME });
+    // DynamoDB Local's stream time is rounded down to the minute: a minute later is still believed.
+    const minuteLater = new Date(Date.parse(STREAM_TIME) + 60_000).toISOString();
+    expect(modify(stored(), stored({ name: { S: 'x' }, ...byTool(minuteLater) }))).toMatchObject({ by: 'local:bob', at: minuteLater });
   });
 
   it('records an expiry set, changed and removed', () => {
@@ -142,7 +202,7 @@ describe('auditEntryOf', () => {
     const after = stored({
       expiresAt: { S: '2030-01-02T00:00:00.000Z' },
       replacedBy: { S: 'bbbbbbbbbbbb' },
-      ...byTool('2030-01-01T12:00:00.000Z'),
+      ...byTool('2030-01-02T03:04:04.000Z'),
     });
     expect(modify(stored(), after)).toMatchObject({
       action: 'expiry_set',
@@ -161,7 +221,7 @@ describe('auditEntryOf', () => {
       action: 'changed',
       changes: { note: { from: null, to: 'rotate in May' } },
     });
-    expect(modify(stored(), stored({ priority: { N: '3' } }))?.changes).toEqual({ priority: { from: null, to: '3' } });
+    expect(modify(stored(), stored({ priority: { N: '3' } }))?.changes).toEqual({ priority: { from: null, to: { N: '3' } } });
   });
 
   it("writes no entry for the authorizer's lastUsedAt, nor for a write that changed nothing", () => {
@@ -185,11 +245,25 @@ describe('auditEntryOf', () => {
       action: 'deleted',
       by: 'unknown',
       changes: {
-        createdAt: { from: '2030-01-01T00:00:00.000Z', to: null },
+        createdAt: { from: TOOL_TIME, to: null },
         keyId: { from: keyId, to: null },
         name: { from: 'ci', to: null },
-        scopes: { from: ['pets:read', 'pets:write'], to: null },
+        scopes: { from: ['pets:read', 'pets:write'], to: null, grants: { from: ['pets:read', 'pets:write'], to: [] } },
       },
+      ...SOURCE,
+    });
+  });
+
+  it('reads the stream time of a record the AWS CLI printed (an ISO string), as when a failed batch is recovered by hand', () => {
+    const record = streamRecord('MODIFY', {
+      OldImage: stored(),
+      NewImage: stored({ name: { S: 'x' }, ...byTool('2030-01-02T03:04:04.000Z') }),
+    });
+    const printed = { ...record, dynamodb: { ...record.dynamodb, ApproximateCreationDateTime: '2030-01-02T03:04:05+00:00' } };
+    expect(auditEntryOf(printed as unknown as DynamoDBRecord)).toMatchObject({
+      streamAt: STREAM_TIME,
+      by: 'local:bob',
+      at: '2030-01-02T03:04:04.000Z',
     });
   });
 

@@ -17,14 +17,21 @@ const logs = mockClient(CloudWatchLogsClient);
 beforeEach(() => logs.reset());
 afterEach(() => logs.reset());
 
-const entry = (keyId: string, action: KeyAuditEntry['action'], at: string, changes: KeyAuditEntry['changes'] = {}): KeyAuditEntry => ({
-  at,
-  keyId,
-  name: 'ci',
-  action,
-  by: 'arn:aws:sts::123456789012:assumed-role/admin/alice',
-  changes,
-});
+let events = 0;
+const entry = (keyId: string, action: KeyAuditEntry['action'], at: string, changes: KeyAuditEntry['changes'] = {}): KeyAuditEntry => {
+  events += 1;
+  return {
+    at,
+    keyId,
+    name: 'ci',
+    action,
+    by: 'arn:aws:sts::123456789012:assumed-role/admin/alice',
+    changes,
+    streamAt: at,
+    eventId: `event-${events}`,
+    sequenceNumber: String(100 + events),
+  };
+};
 
 /** The line the key-audit function logs for an entry (Powertools' fields, then the entry's). */
 const loggedLine = (audit: KeyAuditEntry) =>
@@ -114,5 +121,44 @@ describe('keys audit on AWS (CloudWatch Logs mocked with aws-sdk-client-mock)', 
     await expect(run('--table', 'T', '--region', 'eu-west-1')).rejects.toThrow(
       'No audit log group /pet-store/key-audit/T: is the stage deployed with the audit trail, and is this its keys table?',
     );
+  });
+
+  it('prints a stream record logged twice (Lambda handed it again) once, by its eventId', async () => {
+    logs.on(FilterLogEventsCommand).resolves({
+      events: [
+        { timestamp: 1, message: loggedLine(created) },
+        { timestamp: 2, message: loggedLine(narrowed) },
+        { timestamp: 3, message: loggedLine(created) },
+        { timestamp: 4, message: loggedLine(narrowed) },
+        { timestamp: 5, message: loggedLine(revoked) },
+      ],
+    });
+
+    const { lines } = await run('--table', 'T', '--region', 'eu-west-1', '--json');
+
+    expect(lines.map((line) => (JSON.parse(line) as KeyAuditEntry).eventId)).toEqual([created.eventId, narrowed.eventId, revoked.eventId]);
+  });
+
+  it('prints a scopes attribute removed as every scope, never as none, and what odd values grant', async () => {
+    const widened = entry('aaaaaaaaaaaa', 'scopes_changed', '2030-01-04T00:00:00.000Z', {
+      scopes: { from: ['pets:read'], to: null, grants: { from: ['pets:read'], to: ['pets:read', 'pets:write', 'orders:read'] } },
+    });
+    const nulled = entry('aaaaaaaaaaaa', 'scopes_changed', '2030-01-05T00:00:00.000Z', {
+      scopes: { from: null, to: { NULL: true }, grants: { from: ['pets:read', 'pets:write', 'orders:read'], to: [] } },
+    });
+    const bare = entry('cccccccccccc', 'created', '2030-01-06T00:00:00.000Z', {
+      scopes: { from: null, to: null, grants: { from: [], to: ['pets:read', 'pets:write', 'orders:read'] } },
+    });
+    logs.on(FilterLogEventsCommand).resolves({
+      events: [widened, nulled, bare].map((audit, position) => ({ timestamp: position, message: loggedLine(audit) })),
+    });
+
+    const { lines } = await run('--table', 'T', '--region', 'eu-west-1');
+
+    expect(lines.slice(1).map((line) => line.split('\t')[5])).toEqual([
+      'scopes pets:read -> all (no scopes attribute)',
+      'scopes all (no scopes attribute) -> {"NULL":true} (grants none)',
+      'scopes all (no scopes attribute)',
+    ]);
   });
 });

@@ -5,11 +5,18 @@
  */
 import { CloudWatchLogsClient, paginateFilterLogEvents } from '@aws-sdk/client-cloudwatch-logs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { API_KEY_PATTERN, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { callDatabase } from '../../shared/dynamodb';
-import { AUDIT_ACTIONS, auditLogGroupName, type AuditValue, type KeyAuditEntry } from '../../shared/key-audit';
+import {
+  AUDIT_ACTIONS,
+  AUDIT_MESSAGE,
+  auditLogGroupName,
+  type AttributeChange,
+  type AuditValue,
+  type KeyAuditEntry,
+} from '../../shared/key-audit';
 import { UsageError } from '../cli';
 import { localAuditLogName, readLocalAuditLog } from '../local-server/key-audit-log';
+import { keyIdArgument } from './key-id';
 
 export const AUDIT_USAGE = `  npm run keys -- audit [KEY_ID] [--json] [TARGET]
                                                 the audit trail of key changes, oldest first
@@ -29,20 +36,6 @@ export interface AuditCommandOptions {
   readonly print: (line: string) => void;
 }
 
-/** What a key id looks like (keyIdOf): anything else is not echoed, since it may be a key. */
-const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
-
-const keyIdArgument = (argument: string | undefined): string | undefined => {
-  if (argument === undefined || KEY_ID_PATTERN.test(argument)) return argument;
-  if (API_KEY_PATTERN.test(argument)) {
-    throw new UsageError(`audit takes a key id, not the key itself (not shown here): that key's id is ${keyIdOf(hashApiKey(argument))}.`);
-  }
-  throw new UsageError('audit takes a key id, 12 hexadecimal digits as npm run keys -- list shows them.');
-};
-
-/** The message of a Powertools line of the key-audit function (functions/key-audit.ts). */
-const AUDIT_MESSAGE = 'key change';
-
 /** A CloudWatch Logs filter pattern for the audit lines, of one key when given (its id is hexadecimal: nothing to escape). */
 export const auditFilterPattern = (keyId?: string): string =>
   `{ $.message = "${AUDIT_MESSAGE}"${keyId === undefined ? '' : ` && $.keyId = "${keyId}"`} }`;
@@ -52,8 +45,8 @@ const entryOfLine = (line: string | undefined): KeyAuditEntry | undefined => {
   try {
     const fields = JSON.parse(line ?? '') as Record<string, unknown>;
     if (fields.message !== AUDIT_MESSAGE || !(AUDIT_ACTIONS as readonly unknown[]).includes(fields.action)) return undefined;
-    const { at, keyId, name, action, by, changes } = fields as unknown as KeyAuditEntry;
-    return { at, keyId, name, action, by, changes };
+    const { at, keyId, name, action, by, changes, streamAt, eventId, sequenceNumber } = fields as unknown as KeyAuditEntry;
+    return { at, keyId, name, action, by, changes, streamAt, eventId, sequenceNumber };
   } catch {
     return undefined;
   }
@@ -78,7 +71,22 @@ const readAuditLogGroup = async (logGroupName: string, keyId: string | undefined
     logs.destroy();
   }
   // In the order they were written, which is the stream's: a console edit's `at` is only to the second.
-  return lines.sort((a, b) => a.timestamp - b.timestamp).map(({ entry }) => entry);
+  return withoutRepeats(lines.sort((a, b) => a.timestamp - b.timestamp).map(({ entry }) => entry));
+};
+
+/**
+ * Each stream record's line once: Lambda may hand a record twice (a batch retried after a crash or
+ * a timeout, a mapping replaced), and each time it is logged again under the same eventId.
+ */
+const withoutRepeats = (entries: readonly KeyAuditEntry[]): KeyAuditEntry[] => {
+  const seen = new Set<string>();
+  return entries.filter(({ eventId }) => {
+    // Lines written before they carried an eventId cannot be told apart: all are kept.
+    if (typeof eventId !== 'string') return true;
+    if (seen.has(eventId)) return false;
+    seen.add(eventId);
+    return true;
+  });
 };
 
 const readLocal = async (client: DynamoDBDocumentClient, tableName: string, keyId: string | undefined, endpoint: string) => {
@@ -102,19 +110,38 @@ const shortValue = (value: AuditValue | undefined): string => {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 };
 
+/** The phrase for an absent `scopes` attribute: the key has every scope, never "none". */
+export const ALL_SCOPES_PHRASE = 'all (no scopes attribute)';
+
+/**
+ * A `scopes` value as what it grants: absent is every scope; a value whose scopes are not exactly
+ * what it grants (another type, a string that is no scope) is followed by what it grants.
+ */
+const scopesValue = (value: AuditValue | undefined, grants: readonly string[] | undefined): string => {
+  if (value === null || value === undefined) return ALL_SCOPES_PHRASE;
+  const listed = Array.isArray(value) ? [...value].map(String).sort() : undefined;
+  if (grants === undefined || JSON.stringify(listed) === JSON.stringify([...grants].sort())) return shortValue(value);
+  return `${shortValue(value)} (grants ${grants.length === 0 ? 'none' : grants.join(',')})`;
+};
+
+const changePhrase = (name: string, { from, to, grants }: AttributeChange): string =>
+  name === 'scopes'
+    ? `scopes ${scopesValue(from, grants?.from)} -> ${scopesValue(to, grants?.to)}`
+    : `${name} ${shortValue(from)} -> ${shortValue(to)}`;
+
 /** What changed, in a short phrase: a new key's scopes and expiry, or each attribute's before and after. */
 export const whatChanged = ({ action, changes }: KeyAuditEntry): string => {
   if (action === 'deleted') return 'item deleted';
   if (action === 'created' || action === 'rolled') {
     const to = (name: string) => changes[name]?.to;
     return [
-      `scopes ${to('scopes') === null || to('scopes') === undefined ? 'all' : shortValue(to('scopes'))}`,
+      `scopes ${scopesValue(to('scopes'), changes.scopes?.grants?.to)}`,
       ...(to('expiresAt') ? [`expires ${shortValue(to('expiresAt'))}`] : []),
       ...(to('replaces') ? [`replaces ${shortValue(to('replaces'))}`] : []),
     ].join('; ');
   }
   return Object.entries(changes)
-    .map(([name, { from, to }]) => `${name} ${shortValue(from)} -> ${shortValue(to)}`)
+    .map(([name, change]) => changePhrase(name, change))
     .join('; ');
 };
 
@@ -130,7 +157,10 @@ export const runAuditCommand = async (argument: string | undefined, options: Aud
       ? await readAuditLogGroup(auditLogGroupName(tableName), keyId, options.region)
       : await readLocal(options.client, tableName, keyId, endpoint);
   if (keyId !== undefined && entries.length === 0) {
-    throw new UsageError(`No audit entry names the key ${keyId} (npm run keys -- list shows the ids).`);
+    throw new UsageError(
+      `No audit entry names the key ${keyId} (npm run keys -- list shows the ids): ` +
+        'the trail starts at the deploy that added it, so a key made before and not changed since has none.',
+    );
   }
   if (options.json) {
     for (const entry of entries) print(JSON.stringify(entry));

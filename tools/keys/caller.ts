@@ -9,22 +9,23 @@ import type { KeysTarget } from './target';
 
 export type CallerLookup = Pick<STSClient, 'send'>;
 
-/** The OS user's name; a process without a passwd entry (some containers) falls back on $USER. */
-const osUser = (env: Readonly<Record<string, string | undefined>>): string => {
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Who makes a change on this machine, as the key tool and the local server record it:
+ * `local:<the OS user>`. A process without a passwd entry (some containers) falls back on $USER.
+ */
+export const localActor = (env: Env = process.env): Actor => {
   try {
-    return userInfo().username;
+    return `local:${userInfo().username}`;
   } catch {
-    return env.USER || env.USERNAME || 'unknown';
+    return `local:${env.USER || env.USERNAME || 'unknown'}`;
   }
 };
 
 /** The actor of the changes this run makes on `target`; `sts` answers on AWS (built from --region when absent). */
-export const callerOf = async (
-  target: Pick<KeysTarget, 'onAws' | 'region'>,
-  env: Readonly<Record<string, string | undefined>>,
-  sts?: CallerLookup,
-): Promise<Actor> => {
-  if (!target.onAws) return `local:${osUser(env)}`;
+export const callerOf = async (target: Pick<KeysTarget, 'onAws' | 'region'>, env: Env, sts?: CallerLookup): Promise<Actor> => {
+  if (!target.onAws) return localActor(env);
   const client = sts ?? new STSClient({ region: target.region });
   const refused = (reason: string) =>
     new Error(`AWS STS could not say who you are (${reason}), so nothing was changed: check your AWS credentials.`);

@@ -4,10 +4,11 @@
  * stage (tools/keys/target.ts). A new key is printed once; only its hash is stored. Every input is
  * checked before any database is reached: a refused command writes nothing.
  */
-import { API_KEY_PATTERN, hashApiKey, keyIdOf } from '../../shared/api-keys';
+import { API_KEY_PATTERN, looksLikeApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { DEFAULT_PLAN } from '../../shared/plan-policy';
+import { PLANS_FILE_VARIABLE } from '../../shared/plans';
 import { DatabaseUnavailable } from '../../shared/dynamodb';
-import { DEFAULT_PLAN, PLANS_FILE_VARIABLE } from '../../shared/plans';
 import { isScope, SCOPES, type Scope } from '../../shared/scopes';
 import { stackOutputs } from '../../shared/stack';
 import { parseCommandLine, UsageError } from '../cli';
@@ -15,7 +16,17 @@ import { AUDIT_USAGE, runAuditCommand } from './audit';
 import { callerOf, type CallerLookup } from './caller';
 import { createKey, listKeys, revokeKey, rollKey, setKeyPlan, showKey, type CommandContext } from './commands';
 import { expiryOption, parseDuration } from './durations';
-import { KEYS_HELP, resolveKeysTarget, TARGET_OPTIONS, TARGET_USAGE, unreachableTarget, type CloudFormationLookup } from './target';
+import { keyIdArgument } from './key-id';
+import {
+  KEYS_HELP,
+  resolveKeysTarget,
+  TARGET_OPTIONS,
+  TARGET_USAGE,
+  targetFailure,
+  type CloudFormationLookup,
+  type KeysTarget,
+  type TargetOptions,
+} from './target';
 import { usageKeysFor, type ApiGatewayCalls } from './usage-keys';
 
 export { stageKeysTable } from './target';
@@ -90,32 +101,46 @@ const isCommand = (name: string): name is Command => Object.hasOwn(COMMAND_OPTIO
 const WITH_ID: ReadonlySet<Command> = new Set(['show', 'roll', 'set-plan', 'revoke']);
 const WITH_OPTIONAL_ID: ReadonlySet<Command> = new Set(['audit']);
 
-/** What a key id looks like (see keyIdOf): anything else is not echoed, since it may be a key. */
-const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
-
 const DEFAULT_GRACE = '24h';
 
+const PARSE_OPTIONS = {
+  name: { type: 'string' },
+  scopes: { type: 'string' },
+  plan: { type: 'string' },
+  'expires-in': { type: 'string' },
+  'expires-at': { type: 'string' },
+  grace: { type: 'string' },
+  unused: { type: 'string' },
+  json: { type: 'boolean' },
+  ...TARGET_OPTIONS,
+  help: { type: 'boolean' },
+} as const;
+
 /** The id a command acts on; a key given in its place is refused without being printed. */
-const keyIdArgument = (command: Command, argument: string | undefined): string => {
+const requiredKeyId = (command: Command, argument: string | undefined): string => {
   if (!argument) throw new UsageError(`${command} needs a key id (see: npm run keys -- list).`);
-  if (KEY_ID_PATTERN.test(argument)) return argument;
-  if (API_KEY_PATTERN.test(argument)) {
-    const keyId = keyIdOf(hashApiKey(argument));
-    throw new UsageError(
-      `${command} takes a key id, not the key itself (not shown here): that key's id is ${keyId} (npm run keys -- ${command} ${keyId}).`,
-    );
-  }
-  throw new UsageError(`${command} takes a key id, 12 hexadecimal digits as npm run keys -- list shows them.`);
+  return keyIdArgument(argument, command) ?? argument;
 };
 
-/** The scopes of --scopes: at least one, each a scope the API knows. */
+/** The scopes of --scopes: at least one, each a scope the API knows. An entry shaped as a key is not echoed. */
 const scopesArgument = (value: string): Scope[] => {
   const names = value.split(',').map((name) => name.trim());
   const valid = `the scopes are ${SCOPES.join(', ')}`;
   if (names.some((name) => name === '')) throw new UsageError(`--scopes needs one or more scopes separated by commas: ${valid}.`);
   const unknown = names.find((name) => !isScope(name));
+  if (unknown !== undefined && (API_KEY_PATTERN.test(unknown) || looksLikeApiKey(unknown))) {
+    throw new UsageError(`--scopes holds what looks like an API key (not shown here), not a scope: ${valid}.`);
+  }
   if (unknown !== undefined) throw new UsageError(`unknown scope '${unknown}' in --scopes: ${valid}.`);
   return names.filter(isScope);
+};
+
+/** The name of --name: what the key is for. A key pasted there would be stored and printed by every listing. */
+const nameArgument = (value: string | undefined): string => {
+  if (!value) throw new UsageError('create needs --name NAME (who or what the key is for).');
+  if (looksLikeApiKey(value))
+    throw new UsageError('--name holds what looks like an API key (not shown here): name the key by who or what it is for.');
+  return value;
 };
 
 /** Refuses an option the command does not take, and arguments it does not take (not echoed: one may be a key). */
@@ -140,88 +165,105 @@ const checkCommandLine = (command: Command, given: Record<string, unknown>, posi
   }
 };
 
+/** A command line, every input checked: what runs, on which target. */
+interface KeysInvocation {
+  readonly command: Command;
+  /** The key id of show, roll and revoke; audit's, when given. */
+  readonly keyId?: string;
+  readonly name: string;
+  readonly scopes: readonly Scope[];
+  /** create's --plan, or set-plan's plan. */
+  readonly plan?: string;
+  readonly expiresAt?: string;
+  readonly graceMs: number;
+  readonly unusedMs?: number;
+  readonly json: boolean;
+  readonly target: TargetOptions;
+}
+
+/**
+ * Reads a command line: the invocation, or the usage to print (`--help`, exit 0; no command,
+ * exit 2). Every input is checked here, before any database is reached: a refused command writes
+ * nothing.
+ */
+const parseKeysCommand = (argv: string[], now: Date): KeysInvocation | { readonly usage: number } => {
+  const { values, positionals } = parseCommandLine({ args: argv, allowPositionals: true, options: PARSE_OPTIONS }, KEYS_HELP);
+  const [command, argument, planArgument] = positionals;
+  const { help, ...given } = values;
+  if (help || !command) return { usage: help ? 0 : 2 };
+  if (!isCommand(command)) throw new UsageError(`unknown command '${command}': use ${COMMANDS.join(', ')} (see ${KEYS_HELP}).`);
+  checkCommandLine(command, given, positionals.slice(1));
+  if (command === 'set-plan' && !planArgument) throw new UsageError(`set-plan needs a plan after the key id (see ${KEYS_HELP}).`);
+  return {
+    command,
+    keyId: WITH_ID.has(command) ? requiredKeyId(command, argument) : keyIdArgument(argument),
+    name: command === 'create' ? nameArgument(values.name) : '',
+    scopes: values.scopes === undefined ? [...SCOPES] : scopesArgument(values.scopes),
+    plan: command === 'set-plan' ? planArgument : values.plan,
+    expiresAt: expiryOption(values, now),
+    graceMs: parseDuration(values.grace ?? DEFAULT_GRACE, '--grace'),
+    unusedMs: values.unused === undefined ? undefined : parseDuration(values.unused, '--unused'),
+    json: values.json === true,
+    target: values,
+  };
+};
+
+/** Runs a checked invocation on its target. */
+const dispatch = async (invocation: KeysInvocation, target: KeysTarget, context: CommandContext): Promise<number> => {
+  const { command, keyId = '', name, scopes, plan, expiresAt, graceMs, unusedMs } = invocation;
+  switch (command) {
+    case 'create':
+      return createKey(context, { name, scopes, expiresAt, plan });
+    case 'list':
+      return listKeys(context, { unusedMs });
+    case 'show':
+      return showKey(context, keyId);
+    case 'roll':
+      return rollKey(context, keyId, { graceMs, expiresAt });
+    case 'set-plan':
+      return setKeyPlan(context, keyId, plan ?? '');
+    case 'revoke':
+      return revokeKey(context, keyId);
+    case 'audit':
+      return runAuditCommand(invocation.keyId, {
+        json: context.json,
+        tableName: target.tableName,
+        endpoint: target.onAws ? undefined : target.endpoint,
+        region: target.region,
+        client: target.client,
+        print: context.print,
+      });
+  }
+};
+
 /** Runs one key command; returns the process exit code. A refusal is thrown: UsageError (exit 2) or another Error (exit 1). */
 export const runKeysCommand = async (argv: string[], options: KeysCommandOptions = {}): Promise<number> => {
   const env = options.env ?? process.env;
   const print = options.print ?? ((line: string) => console.log(line));
-  const { values, positionals } = parseCommandLine(
-    {
-      args: argv,
-      allowPositionals: true,
-      options: {
-        name: { type: 'string' },
-        scopes: { type: 'string' },
-        plan: { type: 'string' },
-        'expires-in': { type: 'string' },
-        'expires-at': { type: 'string' },
-        grace: { type: 'string' },
-        unused: { type: 'string' },
-        json: { type: 'boolean' },
-        ...TARGET_OPTIONS,
-        help: { type: 'boolean' },
-      },
-    },
-    KEYS_HELP,
-  );
-  const [command, argument, planArgument] = positionals;
-  const { help, ...given } = values;
-  if (help || !command) {
+  const invocation = parseKeysCommand(argv, new Date());
+  if ('usage' in invocation) {
     print(USAGE);
-    return help ? 0 : 2;
+    return invocation.usage;
   }
-  if (!isCommand(command)) throw new UsageError(`unknown command '${command}': use ${COMMANDS.join(', ')} (see ${KEYS_HELP}).`);
-  checkCommandLine(command, given, positionals.slice(1));
-
-  // Every input is checked here, before any database is reached: a refused command writes nothing.
-  const now = new Date();
-  const keyId = WITH_ID.has(command) ? keyIdArgument(command, argument) : '';
-  const scopes = values.scopes === undefined ? [...SCOPES] : scopesArgument(values.scopes);
-  const expiresAt = expiryOption(values, now);
-  const graceMs = parseDuration(values.grace ?? DEFAULT_GRACE, '--grace');
-  const unusedMs = values.unused === undefined ? undefined : parseDuration(values.unused, '--unused');
-  if (command === 'create' && !values.name) throw new UsageError('create needs --name NAME (who or what the key is for).');
-  if (command === 'set-plan' && !planArgument) throw new UsageError(`set-plan needs a plan after the key id (see ${KEYS_HELP}).`);
-
-  const target = await resolveKeysTarget(values, env, options.cloudFormation);
+  const target = await resolveKeysTarget(invocation.target, env, options.cloudFormation);
   const usageKeys = usageKeysFor(target, env, options.apiGateway);
   const context: CommandContext = {
     keys: apiKeysRepository({ client: target.client, tableName: target.tableName }),
     usageKeys,
     print,
-    json: values.json === true,
+    json: invocation.json,
     caller: () => callerOf(target, env, options.sts),
   };
   try {
     // A plan is checked against the plans in force (locally) or the stage's (on AWS), before any write.
-    if (command === 'set-plan') usageKeys.checkPlan(planArgument ?? '');
-    if (command === 'create' && (values.plan !== undefined || usageKeys.pairs)) usageKeys.checkPlan(values.plan ?? DEFAULT_PLAN);
-    switch (command) {
-      case 'create':
-        return await createKey(context, { name: values.name ?? '', scopes, expiresAt, plan: values.plan });
-      case 'list':
-        return await listKeys(context, { unusedMs });
-      case 'show':
-        return await showKey(context, keyId);
-      case 'roll':
-        return await rollKey(context, keyId, { graceMs, expiresAt });
-      case 'set-plan':
-        return await setKeyPlan(context, keyId, planArgument ?? '');
-      case 'revoke':
-        return await revokeKey(context, keyId);
-      case 'audit':
-        return await runAuditCommand(argument, {
-          json: context.json,
-          tableName: target.tableName,
-          endpoint: target.onAws ? undefined : target.endpoint,
-          region: target.region,
-          client: target.client,
-          print,
-        });
-    }
+    const { command, plan } = invocation;
+    if (command === 'set-plan') usageKeys.checkPlan(plan ?? '');
+    if (command === 'create' && (plan !== undefined || usageKeys.pairs)) usageKeys.checkPlan(plan ?? DEFAULT_PLAN);
+    return await dispatch(invocation, target, context);
   } catch (error) {
-    throw error instanceof DatabaseUnavailable ? unreachableTarget(target, error) : error;
+    // The audit log has its own lines for a missing log or a refusal; the keys table's are these.
+    throw invocation.command !== 'audit' || error instanceof DatabaseUnavailable ? targetFailure(target, error) : error;
   } finally {
     target.client.destroy();
-    usageKeys.close();
   }
 };

@@ -4,11 +4,13 @@
  * (an id no key has, a key that cannot be rolled) is a UsageError of one line.
  */
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
-import { KeyStateError, keyState, type Actor, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
-import { DEFAULT_PLAN } from '../../shared/plans';
+import { KeyStateError, type Actor, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { parseInstant } from '../../shared/instants';
+import { keyState } from '../../shared/key-state';
+import { DEFAULT_PLAN, meteredPlan, onSharedUsageKey } from '../../shared/plan-policy';
 import type { Scope } from '../../shared/scopes';
 import { UsageError } from '../cli';
-import { fullKeyJson, keyJson, LIST_HEADER, listLine, meteredPlan, onSharedUsageKey, showLines } from './output';
+import { attributeText, fullKeyJson, keyJson, LIST_HEADER, listLine, showLines } from './output';
 import type { UsageKeys } from './usage-keys';
 
 export interface CommandContext {
@@ -81,7 +83,7 @@ export const listKeys = async ({ keys, print, json }: CommandContext, { unusedMs
   const now = new Date();
   const records = (await keys.list()).filter((record) => {
     if (unusedMs === undefined) return true;
-    const seen = Date.parse(record.lastUsedAt ?? record.createdAt);
+    const seen = parseInstant(record.lastUsedAt ?? record.createdAt)?.getTime() ?? Number.NaN;
     // A last use that is no timestamp (a console edit) says nothing recent: shown.
     return keyState(record, now) === 'active' && !(now.getTime() - seen < unusedMs);
   });
@@ -109,18 +111,33 @@ export interface RollInput {
   readonly expiresAt?: string;
 }
 
+/** Why a key cannot be rolled, in one line: a UsageError for what the operator can fix, an Error for a busy key. */
+const rollRefusal = (keyId: string, { state }: KeyStateError): Error => {
+  switch (state) {
+    case 'missing':
+      return noSuchKey(keyId);
+    case 'rolled':
+      return new UsageError(`Key ${keyId} has been rolled already: roll its successor (npm run keys -- show ${keyId} names it).`);
+    case 'unscoped':
+      return new UsageError(
+        `Key ${keyId} has no scope this API knows in its stored scopes, so its successor would have none: ` +
+          'give it valid scopes in the console, or create a new key with --scopes.',
+      );
+    case 'changing':
+      return new Error(
+        `Key ${keyId} kept changing while it was rolled (another change at the same moment): nothing was rolled; roll it again.`,
+      );
+    default:
+      return new UsageError(`Key ${keyId} is ${state}: only an active key can be rolled.`);
+  }
+};
+
 /** A new key in place of `keyId`, printed once; the old one keeps working for the grace. */
 export const rollKey = async ({ keys, print, json, caller }: CommandContext, keyId: string, input: RollInput): Promise<number> => {
   const changedBy = await caller();
   const key = generateApiKey();
   const { previous, next } = await keys.roll(keyId, key, { ...input, changedBy }).catch((error: unknown) => {
-    if (!(error instanceof KeyStateError)) throw error;
-    if (error.state === 'missing') throw noSuchKey(keyId);
-    throw new UsageError(
-      error.state === 'rolled'
-        ? `Key ${keyId} has been rolled already: roll its successor (npm run keys -- show ${keyId} names it).`
-        : `Key ${keyId} is ${error.state}: only an active key can be rolled.`,
-    );
+    throw error instanceof KeyStateError ? rollRefusal(keyId, error) : error;
   });
   if (json) {
     print(keyJson(next, key));
@@ -129,7 +146,7 @@ export const rollKey = async ({ keys, print, json, caller }: CommandContext, key
   }
   print(`Rolled key ${keyId} to ${next.keyId} (${describeNew(next)}) on ${describePlan(next)}. The new key is shown only this once:`);
   print(key);
-  const ended = previous.expiresAt !== undefined && Date.parse(previous.expiresAt) <= Date.now();
+  const ended = (parseInstant(previous.expiresAt)?.getTime() ?? Number.NaN) <= Date.now();
   print(
     ended
       ? `The old key ${keyId} expired at ${previous.expiresAt}: callers still using it are refused ${CACHE_NOTE}.`
@@ -142,7 +159,7 @@ export const rollKey = async ({ keys, print, json, caller }: CommandContext, key
 const planRefusal = (keyId: string, error: unknown): unknown => {
   if (!(error instanceof KeyStateError)) return error;
   if (error.state === 'missing') return noSuchKey(keyId);
-  if (error.state === 'changed') return new UsageError(`Key ${keyId} changed meanwhile: run set-plan again.`);
+  if (error.state === 'changing') return new UsageError(`Key ${keyId} changed meanwhile: run set-plan again.`);
   return new UsageError(`Key ${keyId} is ${error.state}: only an active key can be put on another plan.`);
 };
 
@@ -214,7 +231,6 @@ export const setKeyPlan = async (
 
 export const revokeKey = async ({ keys, usageKeys, print, json, caller }: CommandContext, keyId: string): Promise<number> => {
   const changedBy = await caller();
-  const started = new Date().toISOString();
   const record = await keys.revoke(keyId, changedBy);
   if (!record) throw noSuchKey(keyId);
   // Its API key goes too, unless another active key still uses it (the other end of a roll). A
@@ -227,8 +243,8 @@ export const revokeKey = async ({ keys, usageKeys, print, json, caller }: Comman
     print(keyJson(record));
     return 0;
   }
-  // Revoking twice keeps the first time: a revokedAt from before this run is an earlier revocation.
-  if (record.revokedAt !== undefined && record.revokedAt < started) print(`Key ${keyId} was already revoked at ${record.revokedAt}.`);
+  // Revoking twice keeps the first time, and the first revoker.
+  if (!record.revokedNow) print(`Key ${keyId} was already revoked at ${attributeText(record.revokedAt)}.`);
   else print(`Revoked key ${keyId}. Callers using it are refused ${CACHE_NOTE}.`);
   if (!usageKeys.onApiGateway) return 0;
   if (disabled !== undefined) print(`Its API Gateway API key ${disabled} is disabled.`);

@@ -2,6 +2,7 @@
  * The key tool's durations (--expires-in, --grace, --unused) and instants (--expires-at). An
  * expiry is stored as `toISOString()` writes it, so that expiries compare as strings.
  */
+import { parseInstant } from '../../shared/instants';
 import { UsageError } from '../cli';
 
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -22,28 +23,6 @@ export const parseDuration = (value: string, option: string): number => {
   const ms = Number(amount) * UNIT_MS[unit as keyof typeof UNIT_MS];
   if (ms > MAX_DURATION_MS) throw new UsageError(refused);
   return ms;
-};
-
-/** ISO 8601 with a time zone, as `date`, `date T hh:mm[:ss[.fff]]` then `Z` or `±hh:mm`. */
-const INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3}))?)?([Zz]|[+-]\d{2}:\d{2}))?$/;
-
-/**
- * The instant an ISO 8601 text names, or undefined when it names none: a day that does not exist
- * (2025-02-30) is refused rather than rolled over, and a time needs its zone (no guessing the
- * machine's). A date alone is midnight UTC.
- */
-export const parseInstant = (value: string): Date | undefined => {
-  const match = INSTANT.exec(value);
-  if (!match) return undefined;
-  const [, year, month, day, hour = '0', minute = '0', second = '0', fraction = '0', zone = 'Z'] = match;
-  const fields = [year, month, day, hour, minute, second].map(Number) as [number, number, number, number, number, number];
-  const [y, mo, d, h, mi, s] = fields;
-  const utc = new Date(Date.UTC(y, mo - 1, d, h, mi, s, Number(fraction.padEnd(3, '0'))));
-  utc.setUTCFullYear(y); // Date.UTC reads years 0-99 as 1900-1999
-  const exists = utc.getUTCFullYear() === y && utc.getUTCMonth() === mo - 1 && utc.getUTCDate() === d && h < 24 && mi < 60 && s < 60;
-  if (!exists) return undefined;
-  const offsetMinutes = /^[Zz]$/.test(zone) ? 0 : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4)));
-  return new Date(utc.getTime() - offsetMinutes * 60_000);
 };
 
 export interface ExpiryOptions {

@@ -1,21 +1,33 @@
 /** How the key tool prints a key: a listing's line, `show`'s attribute lines, and --json's object. */
-import { keyState, type ApiKeyRecord } from '../../shared/api-keys-repository';
-import { DEFAULT_PLAN } from '../../shared/plans';
+import { convertToAttr } from '@aws-sdk/util-dynamodb';
+import { type ApiKeyRecord } from '../../shared/api-keys-repository';
+import { keyState } from '../../shared/key-state';
+import { DEFAULT_PLAN, meteredPlan, onSharedUsageKey } from '../../shared/plan-policy';
 
 /** What an absent attribute shows as in the text output. */
 const NONE = '-';
 
-export const LIST_HEADER = ['id', 'name', 'scopes', 'created', 'expires', 'last used', 'state', 'plan'].join('\t');
-
 /**
- * Whether the key is metered on the `default` plan's shared usage key: it has no API key of its own
- * (a key from before plans, until set-plan), or an empty one typed in the console.
+ * A stored attribute as text. A console edit may have given it another type than a String (a
+ * Number, read as a BigInt when it is large, NULL, a Boolean): that is shown as DynamoDB writes
+ * it, such as {"N":"1700000000"} or {"NULL":true}, so that it is neither lost nor taken for text.
  */
-export const onSharedUsageKey = (record: Pick<ApiKeyRecord, 'usageKey'>): boolean => !record.usageKey;
+const storedText = (value: unknown): string => {
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(convertToAttr(value));
+  } catch {
+    return String(value);
+  }
+};
 
-/** The plan a key is metered on, as the authorizer names it: its `plan` with a usage key of its own, else `default`. */
-export const meteredPlan = (record: Pick<ApiKeyRecord, 'plan' | 'usageKey'>): string =>
-  onSharedUsageKey(record) || !record.plan ? DEFAULT_PLAN : record.plan;
+/** An attribute in the text output: absent as NONE. */
+export const attributeText = (value: unknown): string => (value === undefined ? NONE : storedText(value));
+
+/** An attribute in --json: absent as null, any other type as its text (JSON has no BigInt). */
+const attributeJson = (value: unknown): string | null => (value === undefined ? null : storedText(value));
+
+export const LIST_HEADER = ['id', 'name', 'scopes', 'created', 'expires', 'last used', 'state', 'plan'].join('\t');
 
 const scopesText = (record: ApiKeyRecord): string => record.scopes.join(',') || '(none)';
 
@@ -23,11 +35,11 @@ const scopesText = (record: ApiKeyRecord): string => record.scopes.join(',') || 
 export const listLine = (record: ApiKeyRecord, now: Date): string =>
   [
     record.keyId,
-    record.name,
+    attributeText(record.name),
     scopesText(record),
-    record.createdAt,
-    record.expiresAt ?? NONE,
-    record.lastUsedAt ?? NONE,
+    attributeText(record.createdAt),
+    attributeText(record.expiresAt),
+    attributeText(record.lastUsedAt),
     keyState(record, now),
     meteredPlan(record),
   ].join('\t');
@@ -61,7 +73,7 @@ export const showLines = (record: ApiKeyRecord, now: Date): string[] => {
   const value = (name: (typeof SHOWN)[number]): string => {
     if (name === 'scopes') return scopesText(record);
     if (name === 'plan') return onSharedUsageKey(record) ? SHARED_USAGE_KEY_NOTE : meteredPlan(record);
-    return record[name] ?? NONE;
+    return attributeText(record[name]);
   };
   return [`${'state'.padEnd(width)}${keyState(record, now)}`, ...SHOWN.map((name) => `${name.padEnd(width)}${value(name)}`)];
 };
@@ -69,12 +81,12 @@ export const showLines = (record: ApiKeyRecord, now: Date): string[] => {
 /** A key as --json prints it, absent attributes as null; `plan` is the one it is metered on, never null. */
 const keyObject = (record: ApiKeyRecord) => ({
   id: record.keyId,
-  name: record.name,
+  name: attributeJson(record.name),
   scopes: record.scopes,
-  createdAt: record.createdAt,
-  expiresAt: record.expiresAt ?? null,
-  revokedAt: record.revokedAt ?? null,
-  lastUsedAt: record.lastUsedAt ?? null,
+  createdAt: attributeJson(record.createdAt),
+  expiresAt: attributeJson(record.expiresAt),
+  revokedAt: attributeJson(record.revokedAt),
+  lastUsedAt: attributeJson(record.lastUsedAt),
   plan: meteredPlan(record),
 });
 
@@ -87,10 +99,10 @@ export const fullKeyJson = (record: ApiKeyRecord, now: Date): string =>
   JSON.stringify({
     ...keyObject(record),
     state: keyState(record, now),
-    replaces: record.replaces ?? null,
-    replacedBy: record.replacedBy ?? null,
-    changedBy: record.changedBy ?? null,
-    changedAt: record.changedAt ?? null,
-    expiredAt: record.expiredAt ?? null,
-    usageKeyId: record.usageKeyId ?? null,
+    replaces: attributeJson(record.replaces),
+    replacedBy: attributeJson(record.replacedBy),
+    changedBy: attributeJson(record.changedBy),
+    changedAt: attributeJson(record.changedAt),
+    expiredAt: attributeJson(record.expiredAt),
+    usageKeyId: attributeJson(record.usageKeyId),
   });

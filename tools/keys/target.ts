@@ -6,7 +6,7 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { apiKeysTableName } from '../../shared/config';
-import { createDocumentClient, type DatabaseUnavailable } from '../../shared/dynamodb';
+import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, dynamoDBLocalEndpoint } from '../dynamodb-local';
@@ -55,9 +55,27 @@ export interface KeysTarget {
   readonly stackOutputs?: Readonly<Record<string, string>>;
 }
 
+/** An AWS error's name, never its message: that may quote an ARN, an account or an access key id. */
+const awsErrorName = (error: unknown): string | undefined => (error instanceof Error && '$metadata' in error ? error.name : undefined);
+
+const ACCESS_DENIED = /^(AccessDenied|UnrecognizedClient|InvalidClientTokenId|ExpiredToken|InvalidSignature|MissingAuthenticationToken)/;
+
 /** The outputs of a deployed stage's stack, by name (those with a value). */
 const stageOutputs = async (stage: string, cloudFormation: CloudFormationLookup): Promise<Record<string, string>> => {
-  const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName(stage) }));
+  const name = stackName(stage);
+  const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: name })).catch((error: unknown) => {
+    const kind = awsErrorName(error);
+    // CloudFormation answers a stack it does not have with a ValidationError.
+    if (kind === 'ValidationError') {
+      throw new UsageError(
+        `No stack ${name} for --stage ${stage} in this region: is the stage deployed, and is --region (or AWS_REGION) its region?`,
+      );
+    }
+    if (kind !== undefined && ACCESS_DENIED.test(kind)) {
+      throw new Error(`AWS refused to describe stack ${name} (${kind}): check your AWS credentials, and that they may read the stack.`);
+    }
+    throw error;
+  });
   const outputs: Record<string, string> = {};
   for (const { OutputKey, OutputValue } of Stacks?.[0]?.Outputs ?? []) if (OutputKey && OutputValue) outputs[OutputKey] = OutputValue;
   return outputs;
@@ -104,10 +122,32 @@ export const resolveKeysTarget = async (
 };
 
 /** The one line for a target whose DynamoDB did not answer. */
-export const unreachableTarget = (target: KeysTarget, error: DatabaseUnavailable): Error =>
+const unreachableTarget = (target: KeysTarget, error: DatabaseUnavailable): Error =>
   new Error(
     target.endpoint === undefined
       ? `DynamoDB did not answer (${error.reason}): check your AWS credentials, region and network.`
       : `No DynamoDB answers at ${target.endpoint} (${error.reason}): is the local server running (npm start)? ` +
           'Its banner prints the keys command that reaches its DynamoDB.',
   );
+
+/**
+ * The one line for a failure of the target's DynamoDB: unreachable, no such table (bad input,
+ * exit 2), access refused, or any other refusal, by the error's name only (never the SDK's text,
+ * which may quote ARNs). Anything that is no AWS error is returned as it is.
+ */
+export const targetFailure = (target: KeysTarget, error: unknown): unknown => {
+  if (error instanceof DatabaseUnavailable) return unreachableTarget(target, error);
+  const kind = awsErrorName(error);
+  if (kind === undefined) return error;
+  const table = `keys table ${target.tableName}`;
+  if (kind === 'ResourceNotFoundException') {
+    return new UsageError(
+      target.onAws
+        ? `No ${table} in this region${target.stage === undefined ? '' : ` (--stage ${target.stage})`}: check --table, --stage and --region.`
+        : `No ${table} at ${target.endpoint}: check --table (or API_KEYS_TABLE_NAME), or start the local server (npm start).`,
+    );
+  }
+  if (ACCESS_DENIED.test(kind))
+    return new Error(`AWS refused access to the ${table} (${kind}): check your AWS credentials, and that they may use it.`);
+  return new Error(`DynamoDB refused the call on the ${table} (${kind}).`);
+};

@@ -50,6 +50,9 @@ export interface UsageKeys {
 /** An API key's value: 40 hexadecimal digits (160 random bits), within API Gateway's 20 to 128 characters. */
 const newUsageKeyValue = (): string => randomBytes(20).toString('hex');
 
+/** A usage key of the local gateway's own (no API Gateway locally): a random value and a local id. */
+export const localUsageKey = (): UsageKey => ({ usageKeyId: `local-${randomBytes(6).toString('hex')}`, usageKey: newUsageKeyValue() });
+
 const unknownPlan = (plan: string, known: readonly string[], where: string): UsageError =>
   new UsageError(
     PLAN_NAME_PATTERN.test(plan)
@@ -73,7 +76,7 @@ const localUsageKeys = (env: Readonly<Record<string, string | undefined>>): Usag
       const known = planNames();
       if (!known.includes(plan)) throw unknownPlan(plan, known, 'the plans in force');
     },
-    create: async () => ({ usageKeyId: `local-${randomBytes(6).toString('hex')}`, usageKey: newUsageKeyValue() }),
+    create: async () => localUsageKey(),
     move: async () => undefined,
     disable: async () => undefined,
     discard: async () => undefined,

@@ -3,27 +3,22 @@
  * local server metering with the plans given, and the run's keys on one plan, each with a usage
  * key of its own, so that each is metered apart as each deployed client is.
  */
-import { randomBytes } from 'node:crypto';
 import { generateApiKey } from '../../shared/api-keys';
-import type { ApiKeysRepository, UsageKey } from '../../shared/api-keys-repository';
+import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import type { Plans } from '../../shared/plans';
+import { localActor } from '../keys/caller';
+import { localUsageKey } from '../keys/usage-keys';
 import { startLocalStack } from '../local-server/local-stack';
 import { inParallel } from '../requests';
 
 /** The name the run's keys are registered under. */
 export const LOAD_KEY_NAME = 'load';
 
-/** A local usage key: a random value and a local id, all the local gateway meters by (no API Gateway here). */
-const localUsageKey = (): UsageKey => ({
-  usageKeyId: `local-${randomBytes(6).toString('hex')}`,
-  usageKey: randomBytes(20).toString('hex'),
-});
-
 /** Registers `count` new keys on `plan`, each with its own usage key; returns the keys, in order. */
 export const registerLoadKeys = async (keys: ApiKeysRepository, count: number, plan: string): Promise<string[]> =>
   inParallel(count, 8, async () => {
     const key = generateApiKey();
-    await keys.register(key, LOAD_KEY_NAME, { plan, usage: localUsageKey() });
+    await keys.register(key, LOAD_KEY_NAME, { plan, usage: localUsageKey(), changedBy: localActor() });
     return key;
   });
 
@@ -39,7 +34,7 @@ export const startLoadTarget = async ({ keys, plan, plans }: LoadTargetOptions) 
   const stack = await startLocalStack({ dynamodbLocal: { port: 0 }, keyName: LOAD_KEY_NAME, server: { port: 0, plans } });
   try {
     // The stack's own key goes on the plan too, with a usage key of its own: none is metered on the shared one.
-    await stack.keys.setPlan(stack.keyId, plan, { usage: localUsageKey() });
+    await stack.keys.setPlan(stack.keyId, plan, { usage: localUsageKey(), changedBy: localActor() });
     const others = await registerLoadKeys(stack.keys, keys - 1, plan);
     return { url: stack.url, keys: [stack.key, ...others], stop: stack.stop };
   } catch (error) {

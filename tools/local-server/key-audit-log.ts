@@ -38,7 +38,8 @@ export const ensureLocalAuditLog = (client: DynamoDBDocumentClient, keysTableNam
 /** The key-audit function's writer for the local server: each line an item of the local audit log. */
 export const localAuditWriter =
   (client: DynamoDBDocumentClient, keysTableName: string): AuditWriter =>
-  async (entry, { eventId, sequenceNumber }) => {
+  async (entry) => {
+    const { eventId, sequenceNumber } = entry;
     const item: AuditLogItem = { eventId, keyId: entry.keyId, at: entry.at, sequenceNumber, line: JSON.stringify(entry) };
     await client.send(new PutCommand({ TableName: localAuditLogName(keysTableName), Item: item }));
   };

@@ -2,7 +2,7 @@
  * The key audit trail, locally: the same key-audit function Lambda runs, fed from the keys
  * table's stream in DynamoDB Local as Lambda's event source mapping feeds it (a
  * DynamoDBStreamEvent in AWS's shape, from the oldest record on, a batch handed again while the
- * function reports it failed), writing to the local audit log; and the expiry sweep on a timer,
+ * function reports a record of it failed), writing to the local audit log; and the expiry sweep on a timer,
  * as the schedule runs it deployed.
  */
 import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
@@ -27,7 +27,7 @@ import { ensureLocalAuditLog, localAuditWriter } from './key-audit-log';
 export interface LocalKeyAuditOptions {
   /** Milliseconds between reads of the stream. */
   readonly pollIntervalMs?: number;
-  /** Milliseconds between runs of the expiry sweep (deployed: 15 minutes). */
+  /** Milliseconds between runs of the expiry sweep (DEFAULT_EXPIRY_SWEEP_INTERVAL_MS; deployed: EXPIRY_SWEEP_INTERVAL of the stack). */
   readonly expirySweepIntervalMs?: number;
 }
 
@@ -47,6 +47,7 @@ export interface LocalKeyAudit {
 }
 
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
+/** Shorter than the deployed EXPIRY_SWEEP_INTERVAL (infra/constructs/key-audit.ts), so a local expiry shows in the trail soon. */
 const DEFAULT_EXPIRY_SWEEP_INTERVAL_MS = 60_000;
 const REGION = 'local';
 
@@ -122,7 +123,9 @@ export const startLocalKeyAudit = async (
           { Records: Records.map((record) => lambdaRecord(record, streamArn)) },
           lambdaContext('pet-store-local-keyAudit'),
         );
-        // As Lambda does: the batch is handed again from the start, on the next read.
+        // Handed again on the next read from the batch's start, where Lambda (ReportBatchItemFailures)
+        // resumes at the failed record: the lines before it are written again under the same
+        // eventId, which the local log keeps once.
         if (batchItemFailures.length > 0) return;
       }
       iterators.set(shardId, NextShardIterator);

@@ -5,12 +5,12 @@
  * and the end-to-end tests all start it here.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { userInfo } from 'node:os';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { tableNames } from '../../shared/config';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
+import { localActor } from '../keys/caller';
 import { ensureApiTables, startDynamoDBLocal, type DynamoDBLocal, type DynamoDBLocalOptions } from '../dynamodb-local';
 import { startLocalKeyAudit, type LocalKeyAudit, type LocalKeyAuditOptions } from './key-audit-stream';
 import { startLocalServer, type LocalServer, type LocalServerOptions } from './server';
@@ -63,15 +63,6 @@ export class RevokedKeyError extends Error {
     super('The API key to register has been revoked in this database: choose another.');
   }
 }
-
-/** Who the local stack's changes to keys are by, in the audit trail: `local:<the OS user>`. */
-export const localActor = (): string => {
-  try {
-    return `local:${userInfo().username}`;
-  } catch {
-    return `local:${process.env.USER ?? 'unknown'}`; // a user with no entry in the password database
-  }
-};
 
 export const startLocalStack = async ({
   dynamodbEndpoint,
