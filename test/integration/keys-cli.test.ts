@@ -1440,7 +1440,8 @@ describe('console items of other types than documented, through the tool', () =>
     const byName = Object.fromEntries(lines.slice(1).map((line) => [line.split('\t')[1], line.split('\t')]));
     expect(byName.n?.[3]).toBe('{"N":"1700000000"}');
     expect(byName.huge?.[5]).toBe('{"N":"123456789012345678901234567890"}');
-    expect(byName['null expiry']?.slice(4)).toEqual(['{"NULL":true}', '-', 'expired']);
+    // expires, last used, state, plan
+    expect(byName['null expiry']?.slice(4)).toEqual(['{"NULL":true}', '-', 'expired', 'default']);
     expect(byName.bare?.[3]).toBe('-');
     lines = [];
     expect(await run('list', '--json')).toBe(0);

@@ -193,10 +193,11 @@ const parseKeysCommand = (argv: string[], now: Date): KeysInvocation | { readonl
   if (help || !command) return { usage: help ? 0 : 2 };
   if (!isCommand(command)) throw new UsageError(`unknown command '${command}': use ${COMMANDS.join(', ')} (see ${KEYS_HELP}).`);
   checkCommandLine(command, given, positionals.slice(1));
+  const keyId = WITH_ID.has(command) ? requiredKeyId(command, argument) : keyIdArgument(argument);
   if (command === 'set-plan' && !planArgument) throw new UsageError(`set-plan needs a plan after the key id (see ${KEYS_HELP}).`);
   return {
     command,
-    keyId: WITH_ID.has(command) ? requiredKeyId(command, argument) : keyIdArgument(argument),
+    keyId,
     name: command === 'create' ? nameArgument(values.name) : '',
     scopes: values.scopes === undefined ? [...SCOPES] : scopesArgument(values.scopes),
     plan: command === 'set-plan' ? planArgument : values.plan,
