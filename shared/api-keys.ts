@@ -2,7 +2,7 @@
  * API keys: how they look, how they are hashed, and how a bearer credential is read.
  * A key is shown once when created; only its SHA-256 hash is stored.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'petstore_';
 /** 32 random bytes: 256 bits, well over the 128 the API promises. */
@@ -21,7 +21,8 @@ const bearer = new RegExp(BEARER_PATTERN);
 
 export const generateApiKey = (): string => API_KEY_PREFIX + randomBytes(KEY_BYTES).toString('base64url');
 
-export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+/** One-shot `hash` (Node 20.12+): about half the time of a `createHash` object, on every cache miss. */
+export const hashApiKey = (key: string): string => hash('sha256', key, 'hex');
 
 /** A short, stable, non-secret name for a key: the start of its hash. Safe to log. */
 export const keyIdOf = (keyHash: string): string => keyHash.slice(0, 12);

@@ -4,7 +4,7 @@
  * than silently starting the listing somewhere else. A cursor is not secret and grants nothing:
  * it only says where a listing resumes.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ApiError } from './errors';
 import * as z from 'zod/mini';
 import { CURSOR_MAX_LENGTH, PetId, PetStatus } from './models';
@@ -14,8 +14,7 @@ const CursorPayload = z.strictObject({ s: z.nullable(PetStatus), k: PetId });
 type CursorPayload = z.infer<typeof CursorPayload>;
 
 const VERSION = 'v1';
-const checksum = (payload: string): string =>
-  createHash('sha256').update(`pet-store-cursor:${VERSION}:${payload}`).digest('base64url').slice(0, 16);
+const checksum = (payload: string): string => hash('sha256', `pet-store-cursor:${VERSION}:${payload}`, 'base64url').slice(0, 16);
 
 export const encodeCursor = (status: PetStatus | undefined, lastId: number): string => {
   const payload = Buffer.from(JSON.stringify({ s: status ?? null, k: lastId } satisfies CursorPayload)).toString('base64url');

@@ -4,7 +4,7 @@
  * record exists exactly when its pet does: a retry finds either both or neither, and no "in
  * progress" state is ever visible.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { NewPet } from './models';
 
 /** How long a key is remembered (the IETF draft suggests at least 24 hours). */
@@ -18,7 +18,7 @@ export interface IdempotentRequest {
   readonly requestHash: string;
 }
 
-const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+const sha256 = (text: string): string => hash('sha256', text, 'hex');
 
 export const idempotentRequest = (callerKeyHash: string, idempotencyKey: string, newPet: NewPet): IdempotentRequest => ({
   recordKey: sha256(`${callerKeyHash}\n${idempotencyKey}`),

@@ -24,6 +24,9 @@ export const queryOf = (event: Pick<APIGatewayProxyEvent, 'multiValueQueryString
 /** A header's value, whatever case the client used. */
 export const headerOf = (event: Pick<APIGatewayProxyEvent, 'headers'>, name: string): string | undefined => {
   const wanted = name.toLowerCase();
+  // The header normalizer has usually lower-cased the names already: one lookup, no scan.
+  const direct = event.headers?.[wanted];
+  if (direct !== undefined) return direct;
   for (const [key, value] of Object.entries(event.headers ?? {})) {
     if (key.toLowerCase() === wanted) return value;
   }

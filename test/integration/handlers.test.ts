@@ -411,6 +411,17 @@ describe('authorizer', () => {
       },
     );
 
+    it('writes no line for an allowed key: the access log names the key on every request', async () => {
+      const info = vi.spyOn(logger, 'info');
+      try {
+        const allowed = await putRawKey({});
+        await createAuthorizer({ keys })(tokenEvent(`Bearer ${allowed}`), context);
+        expect(info.mock.calls.filter(([message]) => message === 'authorizer')).toEqual([]);
+      } finally {
+        info.mockRestore();
+      }
+    });
+
     it('logs an unknown key as unknown, with no id', async () => {
       const unknown = generateApiKey();
       const logged = await refusalLogged(`Bearer ${unknown}`);
