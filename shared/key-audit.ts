@@ -88,10 +88,12 @@ export const DECLARED_TIME_TOLERANCE_MS = 2 * 60 * 1000;
 export const UNKNOWN_ACTOR = 'unknown';
 
 /**
- * Attributes never listed in `changes`: the hash (a key's secret stands behind it), the
- * authorizer's use stamp (a busy key would fill the trail), and who-and-when (the entry says it).
+ * Attributes never listed in `changes`: the hash (a key's secret stands behind it), the value of
+ * its API Gateway API key (not a credential here, but `show` keeps it out of sight too; its id,
+ * `usageKeyId`, is listed), the authorizer's use stamp (a busy key would fill the trail), and
+ * who-and-when (the entry says it).
  */
-const UNAUDITED = new Set(['keyHash', 'lastUsedAt', 'changedBy', 'changedAt']);
+const UNAUDITED = new Set(['keyHash', 'usageKey', 'lastUsedAt', 'changedBy', 'changedAt']);
 
 /** The audit log group of a keys table: the key-audit function writes it, `npm run keys -- audit` reads it. */
 export const auditLogGroupName = (keysTableName: string): string => `/${PROJECT_NAME}/key-audit/${keysTableName}`;

@@ -1136,12 +1136,15 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     expect(record).toMatchObject({ plan: 'default', usageKeyId: 'ak-1' });
   });
 
-  it("refuses a plan the stage's stack does not name, in one line, calling API Gateway for nothing", async () => {
-    expect(await stageRefusal('create', '--name', 'x', '--plan', 'gold')).toBe(
-      "unknown plan 'gold': the plans of stage staging are default, partner.",
-    );
-    expect(apiGatewayCalls()).toEqual([]);
-  });
+  it.each(['gold', 'constructor'])(
+    "refuses a plan the stage's stack does not name (%s), in one line, calling API Gateway for nothing",
+    async (plan) => {
+      expect(await stageRefusal('create', '--name', 'x', '--plan', plan)).toBe(
+        `unknown plan '${plan}': the plans of stage staging are default, partner.`,
+      );
+      expect(apiGatewayCalls()).toEqual([]);
+    },
+  );
 
   it('deletes the new API key when the keys table cannot be written, and writes nothing', async () => {
     stackTable = `missing-${tables.apiKeys}`;

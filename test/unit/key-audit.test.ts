@@ -124,6 +124,16 @@ describe('auditEntryOf', () => {
     });
   });
 
+  it('lists a usage key paired with its id only: the API key value stays out of the trail', () => {
+    const value = 'f'.repeat(40);
+    const entry = modify(
+      stored(),
+      stored({ plan: { S: 'partner' }, usageKeyId: { S: 'abc123' }, usageKey: { S: value }, ...byTool(TOOL_TIME) }),
+    );
+    expect(entry?.changes).toEqual({ plan: { from: null, to: 'partner' }, usageKeyId: { from: null, to: 'abc123' } });
+    expect(JSON.stringify(entry)).not.toContain(value);
+  });
+
   it('compares String Sets as sets: the same scopes in another order are no change', () => {
     expect(modify(stored(), stored({ scopes: { SS: ['pets:write', 'pets:read'] } }))).toBeUndefined();
   });

@@ -120,7 +120,8 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
   };
   const usagePlanId = (plan: string): string => {
     const ids = usagePlanIds();
-    const id = ids[plan];
+    // Own properties only: a plan named `constructor` is no plan.
+    const id = Object.hasOwn(ids, plan) ? ids[plan] : undefined;
     if (id === undefined) throw unknownPlan(plan, Object.keys(ids), `the plans of stage ${stage}`);
     return id;
   };

@@ -115,7 +115,9 @@ export const createGateway = ({
   const meterUsage = (authorized: APIGatewayAuthorizerResult): GatewayResponseType | undefined => {
     const usageKey = authorized.usageIdentifierKey;
     const planName = authorized.context?.plan;
-    const plan = plans[typeof planName === 'string' ? planName : DEFAULT_PLAN];
+    const name = typeof planName === 'string' ? planName : DEFAULT_PLAN;
+    // Own properties only: a plan named `constructor` is no plan.
+    const plan = Object.hasOwn(plans, name) ? plans[name] : undefined;
     if (!usageKey || !plan) return 'INVALID_API_KEY';
     const metered = usageMeter.take(usageKey, plan, now().getTime());
     return metered === 'allowed' ? undefined : metered;

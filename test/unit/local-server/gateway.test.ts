@@ -244,7 +244,12 @@ describe('the local gateway and the usage plans', () => {
   });
 
   it('refuses with INVALID_API_KEY (403) when the authorizer names no usage key, or a plan that does not exist', async () => {
-    for (const authorizer of [async () => policy('Allow', {}), async () => policy('Allow', { usageIdentifierKey: 'k', plan: 'gold' })]) {
+    for (const authorizer of [
+      async () => policy('Allow', {}),
+      async () => policy('Allow', { usageIdentifierKey: 'k', plan: 'gold' }),
+      // An object's own properties only: not what every object inherits.
+      async () => policy('Allow', { usageIdentifierKey: 'k', plan: 'constructor' }),
+    ]) {
       const response = await gatewayWith({ authorizer, plans: PLANS })(request('/pets'));
       expect(response.statusCode).toBe(403);
       expect(bodyOf(response)).toMatchObject({ code: 'forbidden', status: 403 });
