@@ -20,8 +20,18 @@ export interface StageSettings {
    * it; beyond, 429. The ceiling over every plan: no plan lets a key past it.
    */
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
-  /** The usage plans: each key's own rate, burst and quota (shared/plans.ts, which a stage may override plan by plan). */
+  /**
+   * The usage plans: each key's own rate, burst and quota (shared/plans.ts, which a stage may
+   * override plan by plan). None may be above the stage throttle, the ceiling over all of them.
+   */
   readonly plans: Plans;
+  /**
+   * Whether every method requires the API key the authorizer names, so that the plans meter each
+   * client. Deploy a stage from before plans once with `false` (the plans and the shared usage key
+   * are created, nothing is metered yet), wait one authorizer cache TTL, then deploy with `true`:
+   * API Gateway never requires a key that has no usage plan yet, and no cached answer lacks one.
+   */
+  readonly enforceUsagePlans: boolean;
   /**
    * How long API Gateway reuses the authorizer's answer for one key: a revoked key keeps
    * working for at most this long. 0 turns the cache off (one keys-table read per request).
@@ -53,6 +63,7 @@ export interface StageSettings {
 export const defaultSettings: StageSettings = {
   throttle: { rateLimit: 50, burstLimit: 100 },
   plans,
+  enforceUsagePlans: true,
   authorizerCacheTtlSeconds: 60,
   logRetention: RetentionDays.ONE_WEEK,
   corsAllowedOrigins: [],
@@ -101,6 +112,15 @@ export const stageSettings = (stage: string, overridesByStage: Readonly<Record<s
   if (!checked.success) {
     const issue = checked.error.issues[0];
     throw new Error(`Stage '${stage}': plans.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}.`);
+  }
+  const { rateLimit, burstLimit } = settings.throttle;
+  for (const [name, plan] of Object.entries(settings.plans)) {
+    if (plan.rateLimit > rateLimit || plan.burstLimit > burstLimit) {
+      throw new Error(
+        `Stage '${stage}': plan '${name}' (${plan.rateLimit}/s, bursts of ${plan.burstLimit}) is above the stage throttle ` +
+          `(${rateLimit}/s, bursts of ${burstLimit}), the ceiling over every plan: lower the plan or raise the throttle.`,
+      );
+    }
   }
   if (settings.authorizerCacheTtlSeconds < 0 || settings.authorizerCacheTtlSeconds > 3600) {
     throw new Error(`Stage '${stage}': authorizerCacheTtlSeconds must be 0–3600 (API Gateway's limit).`);

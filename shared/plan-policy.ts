@@ -6,6 +6,14 @@
 
 export const DEFAULT_PLAN = 'default';
 
+/**
+ * The plan of the shared usage key, which meters together the keys that have no API key of their
+ * own (made before plans, until set-plan pairs them): the stage's throttle and no quota, so that
+ * such clients are limited on deploy exactly as before plans. A reserved name: no plan of
+ * shared/plans.ts may take it, and no key may be put on it.
+ */
+export const SHARED_PLAN = 'shared';
+
 export const QUOTA_PERIODS = ['DAY', 'WEEK', 'MONTH'] as const;
 export type QuotaPeriod = (typeof QUOTA_PERIODS)[number];
 
@@ -76,9 +84,23 @@ export const policiesOf = (plans: Readonly<Record<string, unknown>>): ReadonlyMa
 export const ownUsageKey = (record: { readonly usageKey?: unknown }): string | undefined =>
   typeof record.usageKey === 'string' && record.usageKey !== '' ? record.usageKey : undefined;
 
-/** Whether a key is metered on the `default` plan's shared usage key: it has none of its own (a key from before plans, until set-plan). */
+/** Whether a key is metered on the shared usage key: it has none of its own (a key from before plans, until set-plan). */
 export const onSharedUsageKey = (record: { readonly usageKey?: unknown }): boolean => ownUsageKey(record) === undefined;
 
-/** The plan a key is metered on: its `plan` when it has a usage key of its own (the plan that key is in), else `default`. */
-export const meteredPlan = (record: { readonly usageKey?: unknown; readonly plan?: unknown }): string =>
-  onSharedUsageKey(record) || typeof record.plan !== 'string' || record.plan === '' ? DEFAULT_PLAN : record.plan;
+/**
+ * The plan a key is metered on: with a usage key of its own, its `plan` (the plan that key is in;
+ * `default` when it names none); without one, the shared plan.
+ */
+export const meteredPlan = (record: { readonly usageKey?: unknown; readonly plan?: unknown }): string => {
+  if (onSharedUsageKey(record)) return SHARED_PLAN;
+  return typeof record.plan !== 'string' || record.plan === '' ? DEFAULT_PLAN : record.plan;
+};
+
+/** The plans with the shared plan added: the stage's throttle (the ceiling over every plan), and no quota. */
+export const withSharedPlan = <P extends PlanLimits>(
+  plans: Readonly<Record<string, P>>,
+  stageThrottle: { readonly rateLimit: number; readonly burstLimit: number },
+): Readonly<Record<string, P | PlanLimits>> => ({
+  ...plans,
+  [SHARED_PLAN]: { rateLimit: stageThrottle.rateLimit, burstLimit: stageThrottle.burstLimit },
+});

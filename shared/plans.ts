@@ -6,10 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import * as z from 'zod/mini';
-import { DEFAULT_PLAN, QUOTA_PERIODS } from './plan-policy';
+import { DEFAULT_PLAN, QUOTA_PERIODS, SHARED_PLAN } from './plan-policy';
 
 // Defined with what the authorizer reads (shared/plan-policy.ts, without zod), and offered here too.
-export { DEFAULT_PLAN, QUOTA_PERIODS, SHARED_USAGE_KEY_VARIABLE, USAGE_PLANS_VARIABLE, type QuotaPeriod } from './plan-policy';
+export { DEFAULT_PLAN, QUOTA_PERIODS, SHARED_PLAN, SHARED_USAGE_KEY_VARIABLE, USAGE_PLANS_VARIABLE, type QuotaPeriod } from './plan-policy';
 
 /** The name of a plan: what the key tool accepts and the keys table stores. */
 export const PLAN_NAME_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
@@ -26,13 +26,17 @@ export type Plan = z.infer<typeof Plan>;
 
 export const Plans = z
   .record(z.string().check(z.regex(PLAN_NAME_PATTERN, 'a plan name is 1-32 lower-case letters, digits or hyphens')), Plan)
-  .check(z.refine((plans) => DEFAULT_PLAN in plans, `there must be a '${DEFAULT_PLAN}' plan`));
+  .check(
+    z.refine((plans) => Object.hasOwn(plans, DEFAULT_PLAN), `there must be a '${DEFAULT_PLAN}' plan`),
+    z.refine((plans) => !Object.hasOwn(plans, SHARED_PLAN), `'${SHARED_PLAN}' is reserved for the shared usage key's plan`),
+  );
 export type Plans = z.infer<typeof Plans>;
 
 /** The plans every stage has unless it overrides them (infra/stages.ts). */
 export const plans: Plans = {
   default: { rateLimit: 10, burstLimit: 20, quota: { limit: 100_000, period: 'DAY' } },
-  partner: { rateLimit: 100, burstLimit: 200, quota: { limit: 5_000_000, period: 'MONTH' } },
+  // At most the smallest stage throttle (infra/stages.ts), the ceiling over every plan.
+  partner: { rateLimit: 50, burstLimit: 100, quota: { limit: 5_000_000, period: 'MONTH' } },
 };
 
 /** The variable naming a JSON file of plans that replaces these, for trying things out and for tests. */

@@ -72,6 +72,8 @@ export interface PetStoreApiProps {
   /** The stage's settings (infra/stages.ts) say what each of these is. */
   readonly throttle: StageSettings['throttle'];
   readonly plans: StageSettings['plans'];
+  /** Whether every method requires the API key the authorizer names, so that the plans meter it. */
+  readonly enforceUsagePlans: boolean;
   readonly authorizerCacheTtlSeconds: number;
   /** None: no CORS headers, no preflight. */
   readonly corsAllowedOrigins: readonly string[];
@@ -133,7 +135,8 @@ export class PetStoreApi extends Construct {
       },
       // Usage plans meter the API key the authorizer names (usageIdentifierKey): no client sends one.
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,
-      defaultMethodOptions: { authorizationType: AuthorizationType.CUSTOM, authorizer, apiKeyRequired: true },
+      // Off only for the first deploy of a stage from before plans (StageSettings.enforceUsagePlans).
+      defaultMethodOptions: { authorizationType: AuthorizationType.CUSTOM, authorizer, apiKeyRequired: props.enforceUsagePlans },
       ...(origins.length > 0 ? { defaultCorsPreflightOptions: corsPreflight(origins) } : {}),
       ...(props.customDomain
         ? {
@@ -153,7 +156,12 @@ export class PetStoreApi extends Construct {
     this.api.node.tryRemoveChild('Endpoint');
 
     for (const route of routes) this.addRoute(route, props.operations, origins);
-    this.usagePlans = new UsagePlans(this, 'UsagePlans', { api: this.api, namePrefix: props.apiName, plans: props.plans });
+    this.usagePlans = new UsagePlans(this, 'UsagePlans', {
+      api: this.api,
+      namePrefix: props.apiName,
+      plans: props.plans,
+      stageThrottle: throttle,
+    });
     // The CORS preflights CDK adds (when origins are configured) are mock integrations too.
     for (const method of this.api.methods) {
       if (method.httpMethod === 'OPTIONS') mockAsText(method.node.defaultChild as CfnMethod);

@@ -1,8 +1,8 @@
 /**
  * Usage plans as a client meets them through the local gateway: each key metered on its own plan
  * (rate, then quota), 429s in the Error shape with Retry-After, the plan stated in
- * `RateLimit-Policy` on successful answers, keys from before plans on the default plan's shared
- * usage key, and a key on no plan of the stage refused.
+ * `RateLimit-Policy` on successful answers, keys from before plans on the shared usage key (its
+ * plan the stage throttle), and a key on no plan of the stage refused.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { QUOTA_RETRY_AFTER_SECONDS, RETRY_AFTER_SECONDS } from '../../shared/errors';
@@ -88,28 +88,35 @@ describe('RateLimit-Policy', () => {
 });
 
 describe('keys from before plans', () => {
-  it('are metered on the default plan by its shared usage key, whatever plan the item names, until they are paired', async () => {
-    // A small default plan, so that the shared bucket shows: two such keys spend it together.
-    const shared = await startLocalApi({ plans: { ...PLANS, default: { rateLimit: 0.001, burstLimit: 4 } } });
+  it('are metered together by the shared usage key, at the stage throttle, whatever plan the item names, until they are paired', async () => {
+    // A small stage throttle, so that the shared bucket shows: two such keys spend it together.
+    const stage = await startLocalApi({ plans: PLANS, throttle: { rate: 0.001, burst: 4 } });
     try {
       const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
-      // Typed in the console: a plan, but no usage key of its own.
-      const consoleKey = await putConsoleKey(client, shared.tables.apiKeys, { extra: { plan: { S: 'metered' } } });
+      // Typed in the console: no usage key of their own; one names a plan all the same.
+      const before = await putConsoleKey(client, stage.tables.apiKeys, {});
+      const consoleKey = await putConsoleKey(client, stage.tables.apiKeys, { extra: { plan: { S: 'metered' } } });
       client.destroy();
-      const paired = await registerKeyOnPlan(shared, 'default');
 
-      const first = await getWith(shared, consoleKey);
+      const first = await getWith(stage, consoleKey);
       expect(first.status).toBe(200);
-      expect(first.headers.get('ratelimit-policy')).toBe('"default";q=1;w=1000');
+      expect(first.headers.get('ratelimit-policy')).toBe('"shared";q=1;w=1000');
       const statuses = [];
-      for (const key of [shared.key, consoleKey, shared.key, consoleKey]) statuses.push((await getWith(shared, key)).status);
-      // The server's own key and the console key share one bucket of 4: the fifth request of the two is refused.
+      for (const key of [before, consoleKey, before, consoleKey]) statuses.push((await getWith(stage, key)).status);
+      // One bucket of 4 for both: the fifth request of the two is refused.
       expect(statuses).toEqual([200, 200, 200, 429]);
-      // A key paired with a usage key of its own has its own bucket on the same plan.
-      expect((await getWith(shared, paired)).status).toBe(200);
     } finally {
-      await shared.close();
+      await stage.close();
     }
+  });
+
+  it('are on the shared plan, and a paired key on its own plan and bucket', async () => {
+    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    const before = await putConsoleKey(client, api.tables.apiKeys, {});
+    client.destroy();
+    const paired = await registerKeyOnPlan(api, 'default');
+    expect((await getWith(api, before)).headers.get('ratelimit-policy')).toMatch(/^"shared";/);
+    expect((await getWith(api, paired)).headers.get('ratelimit-policy')).toMatch(/^"default";/);
   });
 });
 

@@ -322,7 +322,7 @@ describe('authorizer', () => {
   it('allows a new key every route of the stage and hands its id, hash and plan to the handlers', async () => {
     const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${key}`), context);
     expect(result.principalId).toBe(keyId);
-    expect(result.context).toEqual({ keyId, keyHash: hashApiKey(key), plan: 'default' });
+    expect(result.context).toEqual({ keyId, keyHash: hashApiKey(key), plan: 'shared' });
     expect(resourcesOf(result)).toEqual([
       {
         Effect: 'Allow',
@@ -478,14 +478,16 @@ describe('authorizer', () => {
     const PLANS = {
       default: { rateLimit: 10, burstLimit: 20 },
       partner: { rateLimit: 100, burstLimit: 200, quota: { limit: 5, period: 'WEEK' } },
+      // The stage throttle, as the stack adds it for the shared usage key.
+      shared: { rateLimit: 1_000, burstLimit: 2_000 },
     };
     const authorize = async (raw: string, dependencies: Parameters<typeof createAuthorizer>[0] = {}) =>
       createAuthorizer({ keys, sharedUsageKey: SHARED, plans: PLANS, ...dependencies })(tokenEvent(`Bearer ${raw}`), context);
 
-    it('meters a key from before plans (no plan, no usage key) by the shared usage key, on the default plan', async () => {
+    it('meters a key from before plans (no plan, no usage key) by the shared usage key, on the shared plan (the stage throttle)', async () => {
       const result = await authorize(await putRawKey({}));
       expect(result.usageIdentifierKey).toBe(SHARED);
-      expect(result.context).toMatchObject({ plan: 'default', rateLimitPolicy: '"default";q=10;w=1' });
+      expect(result.context).toMatchObject({ plan: 'shared', rateLimitPolicy: '"shared";q=1000;w=1' });
     });
 
     it.each([
@@ -493,11 +495,11 @@ describe('authorizer', () => {
       ['an empty usage key', { plan: { S: 'partner' }, usageKey: { S: '' } }],
       ['a usage key of the wrong type', { plan: { S: 'partner' }, usageKey: { N: '12345' } }],
     ] satisfies Array<[string, Record<string, AttributeValue>]>)(
-      'meters a key with %s on the default plan by the shared usage key',
+      'meters a key with %s on the shared plan by the shared usage key',
       async (_, extra) => {
         const result = await authorize(await putRawKey(extra));
         expect(result.usageIdentifierKey).toBe(SHARED);
-        expect(result.context).toMatchObject({ plan: 'default' });
+        expect(result.context).toMatchObject({ plan: 'shared' });
       },
     );
 
@@ -535,7 +537,7 @@ describe('authorizer', () => {
       try {
         const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${await putRawKey({})}`), context);
         expect(result.usageIdentifierKey).toBe('shared-from-the-environment');
-        expect(result.context).toMatchObject({ plan: 'default', rateLimitPolicy: '"default";q=10;w=1' });
+        expect(result.context).toMatchObject({ plan: 'shared', rateLimitPolicy: '"shared";q=1000;w=1' });
       } finally {
         vi.unstubAllEnvs();
       }

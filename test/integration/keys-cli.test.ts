@@ -706,10 +706,10 @@ describe('keys and plans, locally', () => {
     expect(parsedLines()[0]).toMatchObject({ name: 'partner-app', plan: 'partner' });
   });
 
-  it("lists each key's plan, in the list's last column and --json's plan: default for a key from before plans", async () => {
+  it("lists each key's plan, in the list's last column and --json's plan: shared for a key from before plans", async () => {
     const partner = (await createKey('partner-app', '--plan', 'partner')).record;
     await putConsoleKey(tables.client, tables.apiKeys, { name: 'before plans' });
-    // A plan written in the console without a usage key: the key is still metered on the shared one, in default.
+    // A plan written in the console without a usage key: the key is still metered on the shared one, in its plan.
     await putConsoleKey(tables.client, tables.apiKeys, { name: 'plan only', extra: { plan: { S: 'partner' } } });
 
     expect(await run('list')).toBe(0);
@@ -718,14 +718,14 @@ describe('keys and plans, locally', () => {
       `${partner.keyId}\tpartner-app\tpets:read,pets:write,orders:read\t${partner.createdAt}\t-\t-\tactive\tpartner`,
     );
     const planByName = (rows: string[]) => Object.fromEntries(rows.map((row) => row.split('\t')).map((cells) => [cells[1], cells[7]]));
-    expect(planByName(lines.slice(1))).toEqual({ 'partner-app': 'partner', 'before plans': 'default', 'plan only': 'default' });
+    expect(planByName(lines.slice(1))).toEqual({ 'partner-app': 'partner', 'before plans': 'shared', 'plan only': 'shared' });
 
     lines = [];
     expect(await run('list', '--json')).toBe(0);
     expect(Object.fromEntries(parsedLines().map((key) => [key.name, key.plan]))).toEqual({
       'partner-app': 'partner',
-      'before plans': 'default',
-      'plan only': 'default',
+      'before plans': 'shared',
+      'plan only': 'shared',
     });
   });
 
@@ -741,11 +741,11 @@ describe('keys and plans, locally', () => {
 
     lines = [];
     expect(await run('show', before?.keyId ?? '')).toBe(0);
-    expect(shown(lines)).toMatchObject({ plan: 'default (the shared usage key, until set-plan)', usageKeyId: '-' });
+    expect(shown(lines)).toMatchObject({ plan: 'shared (the shared usage key, at the stage throttle, until set-plan)', usageKeyId: '-' });
 
     lines = [];
     expect(await run('show', before?.keyId ?? '', '--json')).toBe(0);
-    expect(parsedLines()[0]).toMatchObject({ plan: 'default', usageKeyId: null });
+    expect(parsedLines()[0]).toMatchObject({ plan: 'shared', usageKeyId: null });
   });
 
   it('checks --plan against PLANS_FILE when it is set', async () => {
@@ -834,7 +834,7 @@ describe('keys set-plan, locally', () => {
     expect(await run('set-plan', keyId, 'default')).toBe(0);
 
     expect(lines).toEqual([
-      `Moved key ${keyId} from plan default, on the shared usage key, to plan default with a usage key of its own: its new limits apply within the authorizer cache TTL.`,
+      `Moved key ${keyId} from plan shared, on the shared usage key, to plan default with a usage key of its own: its new limits apply within the authorizer cache TTL.`,
     ]);
     expect(await recordOf(keyId)).toMatchObject({
       plan: 'default',
@@ -1294,7 +1294,7 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
 
   it('creates a key on the shared usage key with --table alone, where the usage plans are unknown', async () => {
     expect(await onTable('create', '--name', 'x')).toBe(0);
-    expect(lines[0]).toMatch(/\(x, scopes pets:read,pets:write,orders:read\) on plan default, on the shared usage key\. /);
+    expect(lines[0]).toMatch(/\(x, scopes pets:read,pets:write,orders:read\) on plan shared, on the shared usage key\. /);
     const [record] = await keys.list();
     expect(record?.usageKeyId).toBeUndefined();
     expect(record?.plan).toBeUndefined();
@@ -1444,7 +1444,7 @@ describe('console items of other types than documented, through the tool', () =>
     expect(byName.n?.[3]).toBe('{"N":"1700000000"}');
     expect(byName.huge?.[5]).toBe('{"N":"123456789012345678901234567890"}');
     // expires, last used, state, plan
-    expect(byName['null expiry']?.slice(4)).toEqual(['{"NULL":true}', '-', 'expired', 'default']);
+    expect(byName['null expiry']?.slice(4)).toEqual(['{"NULL":true}', '-', 'expired', 'shared']);
     expect(byName.bare?.[3]).toBe('-');
     lines = [];
     expect(await run('list', '--json')).toBe(0);

@@ -6,7 +6,7 @@ import { generateApiKey } from '../../shared/api-keys';
 import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
-import { localUsageKey } from '../../tools/keys/usage-keys';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../tools/local-server/local-stack';
 import { startLocalServer } from '../../tools/local-server/server';
 import type { components, paths } from '../../generated/openapi-types';

@@ -51,7 +51,7 @@ describe('the plans the authorizer reads (USAGE_PLANS)', () => {
   it("gives each plan's policy by name", () => {
     expect(Object.fromEntries(policiesOfJson(JSON.stringify(plans)))).toEqual({
       default: '"default";q=10;w=1, "default-quota";q=100000;w=86400',
-      partner: '"partner";q=100;w=1, "partner-quota";q=5000000;w=2592000',
+      partner: '"partner";q=50;w=1, "partner-quota";q=5000000;w=2592000',
     });
   });
 

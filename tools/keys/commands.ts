@@ -7,7 +7,7 @@ import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { KeyStateError, type Actor, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { parseInstant } from '../../shared/instants';
 import { keyState } from '../../shared/key-state';
-import { DEFAULT_PLAN, meteredPlan, onSharedUsageKey } from '../../shared/plan-policy';
+import { DEFAULT_PLAN, meteredPlan, onSharedUsageKey, SHARED_PLAN } from '../../shared/plan-policy';
 import type { Scope } from '../../shared/scopes';
 import { UsageError } from '../cli';
 import { attributeText, fullKeyJson, keyJson, LIST_HEADER, listLine, showLines } from './output';
@@ -29,7 +29,7 @@ const describeNew = (record: ApiKeyRecord): string =>
   `${record.name}, scopes ${record.scopes.join(',')}${record.expiresAt === undefined ? '' : `, expires ${record.expiresAt}`}`;
 
 const describePlan = (record: ApiKeyRecord): string =>
-  onSharedUsageKey(record) ? `plan ${DEFAULT_PLAN}, on the shared usage key` : `plan ${meteredPlan(record)}`;
+  onSharedUsageKey(record) ? `plan ${SHARED_PLAN}, on the shared usage key` : `plan ${meteredPlan(record)}`;
 
 const noSuchKey = (keyId: string): UsageError => new UsageError(`No key has the id ${keyId} (npm run keys -- list shows them).`);
 

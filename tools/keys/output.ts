@@ -2,7 +2,7 @@
 import { convertToAttr } from '@aws-sdk/util-dynamodb';
 import { type ApiKeyRecord } from '../../shared/api-keys-repository';
 import { keyState } from '../../shared/key-state';
-import { DEFAULT_PLAN, meteredPlan, onSharedUsageKey } from '../../shared/plan-policy';
+import { meteredPlan, onSharedUsageKey, SHARED_PLAN } from '../../shared/plan-policy';
 
 /** What an absent attribute shows as in the text output. */
 const NONE = '-';
@@ -65,7 +65,7 @@ const SHOWN = [
   'usageKeyId',
 ] as const satisfies ReadonlyArray<Exclude<keyof ApiKeyRecord, 'keyHash' | 'usageKey'>>;
 
-const SHARED_USAGE_KEY_NOTE = `${DEFAULT_PLAN} (the shared usage key, until set-plan)`;
+const SHARED_USAGE_KEY_NOTE = `${SHARED_PLAN} (the shared usage key, at the stage throttle, until set-plan)`;
 
 /** `show`'s lines: the key's state, then each attribute, name and value. */
 export const showLines = (record: ApiKeyRecord, now: Date): string[] => {

@@ -20,6 +20,7 @@ import { PLAN_NAME_PATTERN, plansInForce } from '../../shared/plans';
 import { PROJECT_NAME } from '../../shared/project';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { UsageError } from '../cli';
+import { localUsageKey } from '../local-server/usage-plans';
 import { KEYS_HELP, type KeysTarget } from './target';
 
 export type ApiGatewayCalls = Pick<APIGatewayClient, 'send'>;
@@ -49,9 +50,6 @@ export interface UsageKeys {
 
 /** An API key's value: 40 hexadecimal digits (160 random bits), within API Gateway's 20 to 128 characters. */
 const newUsageKeyValue = (): string => randomBytes(20).toString('hex');
-
-/** A usage key of the local gateway's own (no API Gateway locally): a random value and a local id. */
-export const localUsageKey = (): UsageKey => ({ usageKeyId: `local-${randomBytes(6).toString('hex')}`, usageKey: newUsageKeyValue() });
 
 const unknownPlan = (plan: string, known: readonly string[], where: string): UsageError =>
   new UsageError(

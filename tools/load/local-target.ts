@@ -7,7 +7,7 @@ import { generateApiKey } from '../../shared/api-keys';
 import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import type { Plans } from '../../shared/plans';
 import { localActor } from '../keys/caller';
-import { localUsageKey } from '../keys/usage-keys';
+import { localUsageKey } from '../local-server/usage-plans';
 import { startLocalStack } from '../local-server/local-stack';
 import { inParallel } from '../requests';
 

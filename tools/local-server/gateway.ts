@@ -20,7 +20,8 @@ import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER, type GatewayResponseType } fr
 import { cors, corsOrigins } from '../../shared/http/cors';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { logger } from '../../shared/logger';
-import { DEFAULT_PLAN, plansInForce, type Plans } from '../../shared/plans';
+import { DEFAULT_PLAN, type PlanLimits } from '../../shared/plan-policy';
+import { plansInForce } from '../../shared/plans';
 import { createAuthorizerCache } from './authorizer-cache';
 import { lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from './events';
 import { policyAllows } from './policy';
@@ -56,7 +57,7 @@ export interface GatewayOptions {
   /** The stage throttle: the ceiling over all keys together, applied after each key's plan. */
   readonly throttle?: { readonly rate: number; readonly burst: number };
   /** The usage plans each key is metered on (by default those of PLANS_FILE, else shared/plans.ts). */
-  readonly plans?: Plans;
+  readonly plans?: Readonly<Record<string, PlanLimits>>;
   readonly now?: () => Date;
   /**
    * The API's own host (and port), as API Gateway sets `requestContext.domainName`: the URLs the

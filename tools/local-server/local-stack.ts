@@ -10,7 +10,9 @@ import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys
 import { tableNames } from '../../shared/config';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
+import { DEFAULT_PLAN } from '../../shared/plan-policy';
 import { localActor } from '../keys/caller';
+import { localUsageKey } from './usage-plans';
 import { ensureApiTables, startDynamoDBLocal, type DynamoDBLocal, type DynamoDBLocalOptions } from '../dynamodb-local';
 import { startLocalKeyAudit, type LocalKeyAudit, type LocalKeyAuditOptions } from './key-audit-stream';
 import { startLocalServer, type LocalServer, type LocalServerOptions } from './server';
@@ -97,7 +99,8 @@ export const startLocalStack = async ({
     }
     const changedBy = localActor();
     // A key registered before (a persistent database) finds its record again: reused, not registered twice.
-    const record = await keys.register(apiKey, keyName, { changedBy });
+    // A new key is on the default plan with a usage key of its own, as the key tool makes one.
+    const record = await keys.register(apiKey, keyName, { changedBy, plan: DEFAULT_PLAN, usage: localUsageKey() });
     if (record.revokedAt) throw new RevokedKeyError();
     const replacedKeyIds = revokeOtherKeysOfItsName ? await keys.revokeOthersNamed(keyName, record.keyId, changedBy) : [];
     server = await startLocalServer({ ...serverOptions, client: serverClient ?? client, tables });

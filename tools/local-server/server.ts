@@ -21,9 +21,17 @@ import { petsRepository, type PetsRepository } from '../../shared/pets-repositor
 import { routes } from '../../shared/routes';
 import type { TableNames } from '../../shared/tables';
 import { createDocumentation } from './docs';
-import { createGateway, GATEWAY_MAX_BODY_BYTES, withGatewayRequestId, type GatewayOptions, type ProxyHandler } from './gateway';
+import {
+  createGateway,
+  DEFAULT_THROTTLE,
+  GATEWAY_MAX_BODY_BYTES,
+  withGatewayRequestId,
+  type GatewayOptions,
+  type ProxyHandler,
+} from './gateway';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { projectRoot } from '../../shared/project-root';
+import { withSharedPlan } from '../../shared/plan-policy';
 import { plansInForce, type Plans } from '../../shared/plans';
 import { LOCAL_SHARED_USAGE_KEY } from './usage-plans';
 
@@ -85,6 +93,9 @@ export const startLocalServer = async ({
   });
   // The server's own address, known once it listens: the host of the URLs the API writes.
   let ownAddress = host;
+  // The shared usage key's plan is the stage throttle, as the stack makes it.
+  const stageThrottle = throttle ?? DEFAULT_THROTTLE;
+  const meteredPlans = withSharedPlan(plans, { rateLimit: stageThrottle.rate, burstLimit: stageThrottle.burst });
   const gateway = createGateway({
     handlers: await loadHandlers({ pets, now }),
     // The authorizer as the stack configures it: the shared usage key, and the plans for RateLimit-Policy.
@@ -92,11 +103,11 @@ export const startLocalServer = async ({
       keys: apiKeysRepository({ client, tableName: tables.apiKeys }),
       now,
       sharedUsageKey: LOCAL_SHARED_USAGE_KEY,
-      plans,
+      plans: meteredPlans,
     }),
     authCacheTtlSeconds,
     throttle,
-    plans,
+    plans: meteredPlans,
     now,
     domainName: () => ownAddress,
   });

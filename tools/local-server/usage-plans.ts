@@ -3,13 +3,25 @@
  * key at its plan's rate and burst, then a quota counter per key and period. Quota periods start as
  * API Gateway's do with no offset: a DAY at 00:00 UTC, a WEEK on Sunday, a MONTH on its first day.
  */
-import { plans, type Plan, type Plans, type QuotaPeriod } from '../../shared/plans';
+import { randomBytes } from 'node:crypto';
+import type { UsageKey } from '../../shared/api-keys-repository';
+import type { PlanLimits } from '../../shared/plan-policy';
+import { plans, type Plans, type QuotaPeriod } from '../../shared/plans';
 
 /**
  * The local stand-in for the `default` plan's shared usage key (on AWS, SHARED_USAGE_KEY): it
  * meters the keys that have no usage key of their own.
  */
 export const LOCAL_SHARED_USAGE_KEY = 'local-shared-usage-key';
+
+/**
+ * A usage key of the local gateway's own, as the key tool pairs a key locally (there is no API
+ * Gateway here): a random value, never the bearer key, and a local id.
+ */
+export const localUsageKey = (): UsageKey => ({
+  usageKeyId: `local-${randomBytes(6).toString('hex')}`,
+  usageKey: randomBytes(20).toString('hex'),
+});
 
 /**
  * Every plan of shared/plans.ts at the most API Gateway allows a plan, without a quota: for the
@@ -22,7 +34,7 @@ export type Metered = 'allowed' | 'THROTTLED' | 'QUOTA_EXCEEDED';
 
 export interface UsageMeter {
   /** Meters one request of the key `usageKey` on `plan` at `at` (epoch milliseconds). */
-  take(usageKey: string, plan: Plan, at: number): Metered;
+  take(usageKey: string, plan: PlanLimits, at: number): Metered;
 }
 
 /** The start of the quota period that `at` falls in, in epoch milliseconds (UTC). */
