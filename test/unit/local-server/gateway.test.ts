@@ -257,6 +257,18 @@ describe('the local gateway and the usage plans', () => {
     expect(lines).toContainEqual(expect.objectContaining({ gatewayResponse: 'INVALID_API_KEY' }));
   });
 
+  it("does not let a key's requests refused by its plan spend the stage throttle that all keys share", async () => {
+    const gateway = gatewayWith({ authorizer: perToken, plans: PLANS, throttle: { rate: 0.001, burst: 5 } });
+    // The noisy key's plan lets 2 through; its other 8 requests must not touch the stage's 5.
+    expect((await statuses(gateway, 'small-1', 10)).filter(({ status }) => status === 200)).toHaveLength(2);
+    expect(await statuses(gateway, 'default-1', 4)).toEqual([
+      { status: 200 },
+      { status: 200 },
+      { status: 200 },
+      { status: 429, code: 'too_many_requests' },
+    ]);
+  });
+
   it('applies the stage throttle over all keys after their plans', async () => {
     const gateway = gatewayWith({ authorizer: perToken, plans: PLANS, throttle: { rate: 0.001, burst: 3 } });
     const answers = [...(await statuses(gateway, 'default-1', 2)), ...(await statuses(gateway, 'default-2', 2))];
