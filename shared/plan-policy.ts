@@ -43,7 +43,7 @@ export const QUOTA_PERIOD_SECONDS: Readonly<Record<QuotaPeriod, number>> = { DAY
  * window of whole seconds, never more than the rate allows), and its quota, if any, as
  * `"NAME-quota";q=…;w=…`. The burst is not stated: it is a grace, not a rate to plan on.
  */
-export const rateLimitPolicy = (name: string, plan: PlanLimits): string => {
+export const rateLimitPolicyValue = (name: string, plan: PlanLimits): string => {
   const window = Math.max(1, Math.ceil(1 / plan.rateLimit));
   const rate = `"${name}";q=${Math.max(1, Math.floor(plan.rateLimit * window))};w=${window}`;
   return plan.quota ? `${rate}, "${name}-quota";q=${plan.quota.limit};w=${QUOTA_PERIOD_SECONDS[plan.quota.period]}` : rate;
@@ -76,7 +76,7 @@ export const policiesOfJson = (json: string | undefined): ReadonlyMap<string, st
 export const policiesOf = (plans: Readonly<Record<string, unknown>>): ReadonlyMap<string, string> =>
   new Map(
     Object.entries(plans).flatMap(([name, plan]): Array<[string, string]> =>
-      isPlanLimits(plan) ? [[name, rateLimitPolicy(name, plan)]] : [],
+      isPlanLimits(plan) ? [[name, rateLimitPolicyValue(name, plan)]] : [],
     ),
   );
 

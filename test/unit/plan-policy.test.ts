@@ -1,30 +1,30 @@
 /** A plan's RateLimit-Policy as the authorizer states it, and the plans it reads from USAGE_PLANS. */
 import { describe, expect, it } from 'vitest';
-import { policiesOf, policiesOfJson, rateLimitPolicy } from '../../shared/plan-policy';
+import { policiesOf, policiesOfJson, rateLimitPolicyValue } from '../../shared/plan-policy';
 import { plans } from '../../shared/plans';
 import { buildOpenApiDocument } from '../../tools/openapi/document';
 
-describe('rateLimitPolicy', () => {
+describe('rateLimitPolicyValue', () => {
   it('states the rate per second, and nothing else for a plan without a quota', () => {
-    expect(rateLimitPolicy('default', { rateLimit: 25, burstLimit: 50 })).toBe('"default";q=25;w=1');
+    expect(rateLimitPolicyValue('default', { rateLimit: 25, burstLimit: 50 })).toBe('"default";q=25;w=1');
   });
 
   it('states the quota as a second policy, its window the period in seconds', () => {
-    expect(rateLimitPolicy('default', { rateLimit: 10, burstLimit: 20, quota: { limit: 100_000, period: 'DAY' } })).toBe(
+    expect(rateLimitPolicyValue('default', { rateLimit: 10, burstLimit: 20, quota: { limit: 100_000, period: 'DAY' } })).toBe(
       '"default";q=10;w=1, "default-quota";q=100000;w=86400',
     );
-    expect(rateLimitPolicy('weekly', { rateLimit: 1, burstLimit: 1, quota: { limit: 7, period: 'WEEK' } })).toBe(
+    expect(rateLimitPolicyValue('weekly', { rateLimit: 1, burstLimit: 1, quota: { limit: 7, period: 'WEEK' } })).toBe(
       '"weekly";q=1;w=1, "weekly-quota";q=7;w=604800',
     );
-    expect(rateLimitPolicy('partner', { rateLimit: 100, burstLimit: 200, quota: { limit: 5_000_000, period: 'MONTH' } })).toBe(
+    expect(rateLimitPolicyValue('partner', { rateLimit: 100, burstLimit: 200, quota: { limit: 5_000_000, period: 'MONTH' } })).toBe(
       '"partner";q=100;w=1, "partner-quota";q=5000000;w=2592000',
     );
   });
 
   it('never states more than the rate allows: whole requests in a window of whole seconds', () => {
-    expect(rateLimitPolicy('slow', { rateLimit: 0.5, burstLimit: 1 })).toBe('"slow";q=1;w=2');
-    expect(rateLimitPolicy('slower', { rateLimit: 0.3, burstLimit: 1 })).toBe('"slower";q=1;w=4');
-    expect(rateLimitPolicy('odd', { rateLimit: 2.5, burstLimit: 5 })).toBe('"odd";q=2;w=1');
+    expect(rateLimitPolicyValue('slow', { rateLimit: 0.5, burstLimit: 1 })).toBe('"slow";q=1;w=2');
+    expect(rateLimitPolicyValue('slower', { rateLimit: 0.3, burstLimit: 1 })).toBe('"slower";q=1;w=4');
+    expect(rateLimitPolicyValue('odd', { rateLimit: 2.5, burstLimit: 5 })).toBe('"odd";q=2;w=1');
   });
 
   it('matches what openapi.json documents, for every plan', () => {
@@ -33,11 +33,11 @@ describe('rateLimitPolicy', () => {
       maxLength: number;
     };
     for (const [name, plan] of Object.entries(plans)) {
-      const policy = rateLimitPolicy(name, plan);
+      const policy = rateLimitPolicyValue(name, plan);
       expect(policy).toMatch(new RegExp(pattern));
       expect(policy.length).toBeLessThanOrEqual(maxLength);
     }
-    const longest = rateLimitPolicy('a'.repeat(32), {
+    const longest = rateLimitPolicyValue('a'.repeat(32), {
       rateLimit: 10_000,
       burstLimit: 5_000,
       quota: { limit: 2 ** 53 - 1, period: 'MONTH' },

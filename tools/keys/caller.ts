@@ -24,7 +24,7 @@ export const localActor = (env: Env = process.env): Actor => {
 };
 
 /** The actor of the changes this run makes on `target`; `sts` answers on AWS (built from --region when absent). */
-export const callerOf = async (target: Pick<KeysTarget, 'onAws' | 'region'>, env: Env, sts?: CallerLookup): Promise<Actor> => {
+export const actorOf = async (target: Pick<KeysTarget, 'onAws' | 'region'>, env: Env, sts?: CallerLookup): Promise<Actor> => {
   if (!target.onAws) return localActor(env);
   const client = sts ?? new STSClient({ region: target.region });
   const refused = (reason: string) =>

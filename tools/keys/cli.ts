@@ -13,7 +13,7 @@ import { isScope, SCOPES, type Scope } from '../../shared/scopes';
 import { stackOutputs } from '../../shared/stack';
 import { parseCommandLine, UsageError } from '../cli';
 import { AUDIT_USAGE, runAuditCommand } from './audit';
-import { callerOf, type CallerLookup } from './caller';
+import { actorOf, type CallerLookup } from './caller';
 import { createKey, listKeys, revokeKey, rollKey, setKeyPlan, showKey, type CommandContext } from './commands';
 import { expiryOption, parseDuration } from './durations';
 import { keyIdArgument } from './key-id';
@@ -253,7 +253,7 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
     usageKeys,
     print,
     json: invocation.json,
-    caller: () => callerOf(target, env, options.sts),
+    caller: () => actorOf(target, env, options.sts),
   };
   try {
     // A plan is checked against the plans in force (locally) or the stage's (on AWS), before any write.
