@@ -3,13 +3,14 @@
  * a keys table on AWS by name, or a deployed stage's keys table. Every command of `npm run keys`
  * resolves its target here, from the same options.
  */
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { apiKeysTableName } from '../../shared/config';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, dynamoDBLocalEndpoint } from '../dynamodb-local';
+import { ACCESS_DENIED, awsErrorName, stageOutputs, type CloudFormationLookup } from '../stack-outputs';
 
 export const KEYS_HELP = 'npm run keys -- --help';
 
@@ -37,7 +38,7 @@ export interface TargetOptions {
   readonly region?: string;
 }
 
-export type CloudFormationLookup = Pick<CloudFormationClient, 'send'>;
+export type { CloudFormationLookup };
 
 export interface KeysTarget {
   /** A client on the target's DynamoDB; the caller destroys it when done. */
@@ -54,32 +55,6 @@ export interface KeysTarget {
   /** The outputs of the stage's stack, by name, when --stage is given. */
   readonly stackOutputs?: Readonly<Record<string, string>>;
 }
-
-/** An AWS error's name, never its message: that may quote an ARN, an account or an access key id. */
-const awsErrorName = (error: unknown): string | undefined => (error instanceof Error && '$metadata' in error ? error.name : undefined);
-
-const ACCESS_DENIED = /^(AccessDenied|UnrecognizedClient|InvalidClientTokenId|ExpiredToken|InvalidSignature|MissingAuthenticationToken)/;
-
-/** The outputs of a deployed stage's stack, by name (those with a value). */
-const stageOutputs = async (stage: string, cloudFormation: CloudFormationLookup): Promise<Record<string, string>> => {
-  const name = stackName(stage);
-  const { Stacks } = await cloudFormation.send(new DescribeStacksCommand({ StackName: name })).catch((error: unknown) => {
-    const kind = awsErrorName(error);
-    // CloudFormation answers a stack it does not have with a ValidationError.
-    if (kind === 'ValidationError') {
-      throw new UsageError(
-        `No stack ${name} for --stage ${stage} in this region: is the stage deployed, and is --region (or AWS_REGION) its region?`,
-      );
-    }
-    if (kind !== undefined && ACCESS_DENIED.test(kind)) {
-      throw new Error(`AWS refused to describe stack ${name} (${kind}): check your AWS credentials, and that they may read the stack.`);
-    }
-    throw error;
-  });
-  const outputs: Record<string, string> = {};
-  for (const { OutputKey, OutputValue } of Stacks?.[0]?.Outputs ?? []) if (OutputKey && OutputValue) outputs[OutputKey] = OutputValue;
-  return outputs;
-};
 
 const keysTableOf = (stage: string, outputs: Readonly<Record<string, string>>): string => {
   const table = outputs[stackOutputs.apiKeysTableName];
