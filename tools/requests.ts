@@ -1,4 +1,14 @@
-/** Small helpers for clients of the API: the load tool and the tests share them. */
+/** Small helpers for clients of the API: the load tool, the smoke test and the tests share them. */
+
+/** How long a tool waits for one answer before it gives up on it. */
+export const REQUEST_TIMEOUT_MS = 10_000;
+
+/** Why fetch got no answer, in a word or two (ECONNREFUSED, ENOTFOUND, a timeout). */
+export const noAnswerReason = (error: unknown): string => {
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+  const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
+  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+};
 
 /** Runs `count` calls of `task` with at most `concurrency` in flight; results keep their order. */
 export const inParallel = async <T>(count: number, concurrency: number, task: (index: number) => Promise<T>) => {

@@ -11,7 +11,7 @@ import { hashApiKey, keyIdOf } from '../../shared/api-keys';
 import type { ErrorCode } from '../../shared/errors';
 import { PetStatus } from '../../shared/models';
 import { UsageError } from '../cli';
-import { inParallel, linkOf, retryAfterMs } from '../requests';
+import { inParallel, linkOf, noAnswerReason, REQUEST_TIMEOUT_MS, retryAfterMs } from '../requests';
 import { quantile } from '../stats';
 
 const PET_STATUSES: readonly PetStatus[] = PetStatus.options;
@@ -117,13 +117,6 @@ export const judgeWalk = (
  */
 class TargetUnusable extends UsageError {}
 
-/** Why fetch got no answer, in a word or two (ECONNREFUSED, ENOTFOUND, a timeout). */
-const noAnswerReason = (error: unknown): string => {
-  if (error instanceof Error && error.name === 'TimeoutError') return 'no answer within 10 s';
-  const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
-  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
-};
-
 /**
  * One listing request per key before the run, so that an unreachable URL or a refused key is said
  * in one line instead of being counted as thousands of failed answers. A key is named by its id,
@@ -136,7 +129,10 @@ export const checkTarget = async (url: string, keys: readonly string[]): Promise
 const checkKey = async (url: string, key: string, which: string): Promise<void> => {
   let response: Response;
   try {
-    response = await fetch(`${url}/pets?limit=1`, { headers: { Authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) });
+    response = await fetch(`${url}/pets?limit=1`, {
+      headers: { Authorization: `Bearer ${key}` },
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
   } catch (error) {
     throw new TargetUnusable(
       `no answer from ${url} (${noAnswerReason(error)}): is the API running, and is --url its address ending in /v1?`,
