@@ -25,7 +25,7 @@ export const inParallel = async <T>(count: number, concurrency: number, task: (i
 };
 
 /** The URL of a `Link` header's entry with this rel (RFC 8288), if any. */
-export const linkOf = (response: Response, rel: string): string | undefined => {
+export const linkOf = (response: Pick<Response, 'headers'>, rel: string): string | undefined => {
   const header = response.headers.get('link') ?? '';
   return new RegExp(`<([^>]+)>;\\s*rel="${rel}"`).exec(header)?.[1];
 };

@@ -12,7 +12,7 @@ import { link } from './response';
 export type Clock = () => Date;
 
 /** The `Deprecation` and `Sunset` values: constant for an operation, so built once. */
-const datedHeaders = (deprecation: Deprecation): Record<string, string> => ({
+export const datedHeaders = (deprecation: Deprecation): Record<string, string> => ({
   Deprecation: `@${Math.floor(deprecation.deprecatedAt.getTime() / 1000)}`,
   Sunset: deprecation.sunsetAt.toUTCString(),
 });

@@ -5,7 +5,7 @@ import { errorBody, errorHeaders, type ErrorCode } from '../errors';
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
 /** Headers on every answer, success or error, whoever sends it. */
-const COMMON_HEADERS: Readonly<Record<string, string>> = {
+export const COMMON_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'application/json',
   'Cache-Control': 'no-store',
   'X-Content-Type-Options': 'nosniff',

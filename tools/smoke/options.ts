@@ -1,0 +1,105 @@
+/**
+ * The command line of `npm run smoke`, read and checked: which deployment (--url, or --stage's
+ * ApiUrl output), with which key (--key or PETSTORE_API_KEY), whether it may create a pet, and
+ * how to report. Every mistake is a UsageError of one line that never repeats the key.
+ */
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { BASE_PATH } from '../../shared/routes';
+import { stackName, stackOutputs } from '../../shared/stack';
+import { parseCommandLine, UsageError } from '../cli';
+import { stageOutputs, type CloudFormationLookup } from '../stack-outputs';
+
+export const SMOKE_HELP = 'npm run smoke -- --help';
+export const KEY_VARIABLE = 'PETSTORE_API_KEY';
+
+export const SMOKE_USAGE = `Usage: npm run smoke -- (--url URL | --stage STAGE) [options]
+
+Checks a running deployment from outside, as a client does: a create and a get of that pet
+(with its deprecation headers), a listing and its next page, the 401 without a key, the 404 of
+an unknown route. Every answer is checked against openapi.json. One line per check, then a
+summary; it finishes in seconds (each request gives up after 10 s).
+
+Options:
+  --url URL         the API's base URL, ending in ${BASE_PATH} (as the stack's ApiUrl output gives it)
+  --stage STAGE     a deployed stage: the URL is the ApiUrl output of stack ${stackName('STAGE')}
+  --region REGION   the AWS region of --stage (default: from the AWS environment)
+  --key KEY         the API key (default: $${KEY_VARIABLE}, which keeps it out of the shell history)
+  --read-only       create nothing: for prod, with a key that has only pets:read
+  --json            print the report as one JSON document
+  --help            show this help
+
+Exits 1 when a check failed, 2 when the smoke test cannot start (a bad option, no key, no stack).
+`;
+
+/** Where the deployment is: an address given, or a stage whose stack names it. */
+export type SmokeTarget =
+  { readonly kind: 'url'; readonly url: string } | { readonly kind: 'stage'; readonly stage: string; readonly region?: string };
+
+export interface SmokeCommand {
+  readonly target: SmokeTarget;
+  readonly key: string;
+  readonly readOnly: boolean;
+  readonly json: boolean;
+}
+
+/** The base URL as the checks use it: http(s), its path the base path, no trailing slash. */
+export const baseUrlOf = (value: string, source: string): string => {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  const path = url?.pathname.replace(/\/+$/, '');
+  if (
+    (url?.protocol !== 'http:' && url?.protocol !== 'https:') ||
+    path !== BASE_PATH ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== '' ||
+    url.password !== ''
+  ) {
+    throw new UsageError(`${source} must be the API's base URL, http or https and ending in ${BASE_PATH}: see ${SMOKE_HELP}`);
+  }
+  return `${url.origin}${BASE_PATH}`;
+};
+
+/** The command line `args` (after `--`), read against `env`; undefined when it asks for the help. */
+export const parseSmokeCommand = (
+  args: readonly string[],
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): SmokeCommand | undefined => {
+  const { values } = parseCommandLine(
+    {
+      args: [...args],
+      options: {
+        url: { type: 'string' },
+        stage: { type: 'string' },
+        region: { type: 'string' },
+        key: { type: 'string' },
+        'read-only': { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', default: false },
+      },
+    },
+    SMOKE_HELP,
+  );
+  if (values.help) return undefined;
+
+  if (values.url !== undefined && values.stage !== undefined) {
+    throw new UsageError(`give --url or --stage, not both (--stage finds the URL in its stack): see ${SMOKE_HELP}`);
+  }
+  if (values.region !== undefined && values.stage === undefined) throw new UsageError(`--region goes with --stage: see ${SMOKE_HELP}`);
+  let target: SmokeTarget;
+  if (values.url !== undefined) target = { kind: 'url', url: baseUrlOf(values.url, '--url') };
+  else if (values.stage !== undefined && values.stage !== '') target = { kind: 'stage', stage: values.stage, region: values.region };
+  else throw new UsageError(`give the deployment to check, --url URL or --stage STAGE: see ${SMOKE_HELP}`);
+
+  const key = values.key ?? env[KEY_VARIABLE] ?? '';
+  if (key.trim() === '') throw new UsageError(`give an API key, with --key or in ${KEY_VARIABLE}: see ${SMOKE_HELP}`);
+  return { target, key, readOnly: values['read-only'], json: values.json };
+};
+
+/** The base URL of the target: --url as given, or the ApiUrl output of the stage's stack. */
+export const resolveBaseUrl = async (target: SmokeTarget, cloudFormation?: CloudFormationLookup): Promise<string> => {
+  if (target.kind === 'url') return target.url;
+  const outputs = await stageOutputs(target.stage, cloudFormation ?? new CloudFormationClient({ region: target.region }));
+  const apiUrl = outputs[stackOutputs.apiUrl];
+  if (apiUrl === undefined) throw new Error(`Stack ${stackName(target.stage)} has no ${stackOutputs.apiUrl} output.`);
+  return baseUrlOf(apiUrl, `The ${stackOutputs.apiUrl} output of stack ${stackName(target.stage)}`);
+};

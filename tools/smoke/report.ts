@@ -1,0 +1,30 @@
+/** How `npm run smoke` reports: one line per check and a summary, or one JSON document. */
+import { CHECK_NAMES, type CheckResult } from './checks';
+
+export interface SmokeReport {
+  readonly checks: readonly CheckResult[];
+  readonly passed: number;
+  readonly failed: number;
+  readonly skipped: number;
+  readonly seconds: number;
+}
+
+export const smokeReport = (checks: readonly CheckResult[], seconds: number): SmokeReport => ({
+  checks,
+  passed: checks.filter((check) => check.status === 'ok').length,
+  failed: checks.filter((check) => check.status === 'FAIL').length,
+  skipped: checks.filter((check) => check.status === 'skip').length,
+  seconds: Math.round(seconds * 100) / 100,
+});
+
+const NAME_WIDTH = Math.max(...CHECK_NAMES.map((name) => name.length));
+
+/** `ok   list           200, 1 pet, Link rel="next"  (12 ms)` */
+export const formatCheck = ({ name, status, detail, ms }: CheckResult): string =>
+  `${status.padEnd(4)} ${name.padEnd(NAME_WIDTH)}  ${detail}  (${ms} ms)`;
+
+export const formatReport = (report: SmokeReport): string =>
+  [
+    ...report.checks.map(formatCheck),
+    `${report.failed === 0 ? 'Passed' : 'FAILED'}: ${report.passed} ok, ${report.failed} failed, ${report.skipped} skipped in ${report.seconds} s`,
+  ].join('\n');
