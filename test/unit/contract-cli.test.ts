@@ -1,0 +1,126 @@
+/**
+ * `npm run contract` and `npm run contract:accept` as an operator runs them, on a contract and a
+ * document in a temporary folder (never the repository's contract/v1.json).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { check, resolveConfig } from 'prettier';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { projectRoot } from '../../shared/project-root';
+import { CONTRACT_PATH } from '../../tools/contract/paths';
+import { buildOpenApiDocument } from '../../tools/openapi/document';
+import { expectOneLineFailure, npmRun, type CommandResult } from '../support/command';
+
+interface Document {
+  paths: Record<string, Record<string, unknown>>;
+  components: {
+    schemas: Record<string, { properties: Record<string, unknown>; required: string[] }>;
+    headers: Record<string, { schema: { maxLength?: number } }>;
+  };
+}
+
+const generated = (): Document => JSON.parse(JSON.stringify(buildOpenApiDocument()));
+
+let folder: string;
+let contractFile: string;
+let documentFile: string;
+
+beforeEach(() => {
+  folder = mkdtempSync(join(tmpdir(), 'contract-'));
+  contractFile = join(folder, 'v1.json');
+  documentFile = join(folder, 'openapi.json');
+});
+afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+const write = (file: string, document: Document) => writeFileSync(file, `${JSON.stringify(document, null, 2)}\n`);
+
+/** The generated document, broken twice: a field removed from Pet, and a new required field in NewPet. */
+const broken = (): Document => {
+  const document = generated();
+  const pet = document.components.schemas.Pet;
+  const newPet = document.components.schemas.NewPet;
+  if (!pet || !newPet) throw new Error('no Pet or NewPet schema');
+  delete pet.properties.categoryId;
+  pet.required = pet.required.filter((field) => field !== 'categoryId');
+  newPet.properties.tag = { type: 'string' };
+  newPet.required.push('tag');
+  return document;
+};
+
+/** What the command wrote on stderr, without npm's warnings about this machine's npm configuration. */
+const errorLines = (result: CommandResult) =>
+  result.stderr.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('npm warn'));
+
+const BROKEN_LINES = [
+  /^ {2}GET \/pets: response 200 body `\[\]\.categoryId` \(required\): removed/,
+  /^ {2}POST \/pets: response 201 body `categoryId` \(required\): removed/,
+  /^ {2}GET \/pets\/\{petId\}: response 200 body `categoryId` \(required\): removed/,
+  /^ {2}POST \/pets: request body `tag` \(required\): added/,
+];
+
+describe('npm run contract', () => {
+  it('lists the breaking changes of a broken document and exits 1', async () => {
+    write(contractFile, generated());
+    write(documentFile, broken());
+    const result = await npmRun('contract', ['--contract', contractFile, '--document', documentFile]);
+    expect(result.status).toBe(1);
+    for (const line of BROKEN_LINES) expect(result.stdout.split('\n')).toContainEqual(expect.stringMatching(line));
+    expect(errorLines(result)).toEqual(['npm run contract: 4 breaking, 0 to review: see the list above']);
+  });
+
+  it('refuses an unknown option in one line, exit status 2', async () => {
+    const line = expectOneLineFailure(await npmRun('contract', ['--contracts', contractFile]), { status: 2 });
+    expect(line).toBe("npm run contract: unknown option '--contracts': see npm run contract -- --help");
+  });
+});
+
+describe('npm run contract:accept', () => {
+  it('takes an additive change: the contract becomes the document generated now, formatted as Prettier leaves it', async () => {
+    const released = generated();
+    delete released.paths['/store/orders'];
+    write(contractFile, released);
+    const result = await npmRun('contract:accept', ['--contract', contractFile]);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`${contractFile}: accepted 1 change:\n  GET /store/orders: added`);
+    const text = readFileSync(contractFile, 'utf8');
+    expect(JSON.parse(text)).toEqual(generated());
+    const filepath = resolve(projectRoot, CONTRACT_PATH);
+    expect(await check(text, { ...(await resolveConfig(filepath)), filepath })).toBe(true);
+  });
+
+  it('refuses a breaking change: exit 1, one line per change, the contract unchanged', async () => {
+    write(contractFile, generated());
+    const before = readFileSync(contractFile, 'utf8');
+    write(documentFile, broken());
+    const result = await npmRun('contract:accept', ['--contract', contractFile, '--document', documentFile]);
+    expect(result.status).toBe(1);
+    const [summary, ...changes] = errorLines(result);
+    expect(summary).toBe(`npm run contract:accept: refused, ${contractFile} is unchanged: 4 would break /v1:`);
+    expect(changes).toHaveLength(BROKEN_LINES.length);
+    for (const line of BROKEN_LINES) expect(changes).toContainEqual(expect.stringMatching(line));
+    expect(readFileSync(contractFile, 'utf8')).toBe(before);
+  });
+
+  it('holds a change the diff tool cannot classify until --reviewed says a person has checked it', async () => {
+    write(contractFile, generated());
+    const before = readFileSync(contractFile, 'utf8');
+    const document = generated();
+    const location = document.components.headers.Location;
+    if (!location) throw new Error('no Location header');
+    location.schema.maxLength = 64;
+    write(documentFile, document);
+
+    const held = await npmRun('contract:accept', ['--contract', contractFile, '--document', documentFile]);
+    expect(held.status).toBe(1);
+    expect(errorLines(held)).toEqual([
+      `npm run contract:accept: refused, ${contractFile} is unchanged: 1 to review (accept with --reviewed once checked):`,
+      expect.stringMatching(/^ {2}POST \/pets: response 201 header `Location` maxLength: changed from \d+ to 64$/),
+    ]);
+    expect(readFileSync(contractFile, 'utf8')).toBe(before);
+
+    const reviewed = await npmRun('contract:accept', ['--contract', contractFile, '--document', documentFile, '--reviewed']);
+    expect(reviewed.status, reviewed.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(contractFile, 'utf8'))).toEqual(document);
+  });
+});
