@@ -40,3 +40,13 @@ export const FUNCTION_BUNDLING = {
   bundleAwsSDK: true,
   esbuildArgs: { '--alias': Object.entries(LAMBDA_ALIASES).map(([module, path]) => `${module}=${path}`) },
 } as const satisfies BundlingOptions;
+
+/**
+ * The pre-traffic hook's bundle: as every function's, but with the SDK's event-stream codecs. The
+ * Lambda client it invokes versions with imports them (for InvokeWithResponseStream), so the
+ * event-streams stand-in, which has only what the DynamoDB client loads, cannot replace them.
+ */
+export const HOOK_BUNDLING = {
+  ...FUNCTION_BUNDLING,
+  esbuildArgs: { '--alias': [`@aws-sdk/credential-provider-node=${LAMBDA_ALIASES['@aws-sdk/credential-provider-node']}`] },
+} as const satisfies BundlingOptions;

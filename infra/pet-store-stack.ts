@@ -13,6 +13,7 @@ import { KeyAuditTrail } from './constructs/key-audit';
 import { Monitoring } from './constructs/monitoring';
 import { PetStoreApi } from './constructs/pet-store-api';
 import { PetStoreFunctions } from './constructs/pet-store-functions';
+import { Release } from './constructs/release';
 import { PetStoreTables } from './constructs/tables';
 import type { StageSettings } from './stages';
 
@@ -27,6 +28,8 @@ export class PetStoreStack extends Stack {
   readonly api: PetStoreApi;
   readonly keyAudit: KeyAuditTrail;
   readonly monitoring: Monitoring;
+  /** The CodeDeploy release of the functions; none when the stage releases all at once. */
+  readonly release?: Release;
 
   constructor(scope: Construct, id: string, { stage, settings, ...stackProps }: PetStoreStackProps) {
     super(scope, id, {
@@ -49,11 +52,13 @@ export class PetStoreStack extends Stack {
       corsAllowedOrigins: settings.corsAllowedOrigins,
       ...kept,
     });
+    // The API invokes each function's `live` alias; monitoring watches each function whole.
+    const operationAliases = new Map([...this.functions.operations].map(([name, fn]) => [name, fn.alias]));
     const operations = new Map([...this.functions.operations].map(([name, fn]) => [name, fn.function]));
     this.api = new PetStoreApi(this, 'Api', {
       apiName: resourceName,
-      operations,
-      authorizer: this.functions.authorizer.function,
+      operations: operationAliases,
+      authorizer: this.functions.authorizer.alias,
       throttle: settings.throttle,
       plans: settings.plans,
       enforceUsagePlans: settings.enforceUsagePlans,
@@ -91,6 +96,17 @@ export class PetStoreStack extends Stack {
       },
       alarmEmail: settings.alarmEmail,
     });
+    if (settings.release !== 'AllAtOnce') {
+      this.release = new Release(this, 'Release', {
+        strategy: settings.release,
+        namePrefix: resourceName,
+        operations: this.functions.operations,
+        authorizer: this.functions.authorizer,
+        apiName: resourceName,
+        alarmTopic: this.monitoring.alarmTopic,
+        ...kept,
+      });
+    }
 
     new CfnOutput(this, stackOutputs.apiUrl, { value: this.api.url, description: 'Base URL of the API (ends in /v1)' });
     new CfnOutput(this, stackOutputs.petsTableName, { value: this.tables.pets.tableName });

@@ -14,6 +14,16 @@ export interface CustomDomain {
   readonly certificateArn: string;
 }
 
+/**
+ * How a new version of each function takes traffic. `AllAtOnce`: the functions' `live` aliases
+ * move to the new versions in the stack update itself, no CodeDeploy (the fastest loop). The
+ * others are CodeDeploy releases of the API's functions (infra/constructs/release.ts): a
+ * pre-traffic hook checks the new versions first, then `Canary10Percent5Minutes` sends them 10%
+ * of requests for 5 minutes before the rest, `Linear10PercentEvery1Minute` 10% more each minute;
+ * an alarm during either rolls the release back (docs/operations.md, Releases).
+ */
+export type ReleaseStrategy = 'AllAtOnce' | 'Canary10Percent5Minutes' | 'Linear10PercentEvery1Minute';
+
 export interface StageSettings {
   /**
    * Steady requests per second the stage accepts from all clients together, and the burst above
@@ -57,6 +67,8 @@ export interface StageSettings {
   readonly removalPolicy: RemovalPolicy.RETAIN | RemovalPolicy.DESTROY;
   /** CloudFormation termination protection: `cdk destroy` refuses until it is turned off in the console. */
   readonly terminationProtection: boolean;
+  /** How a new version of the functions takes traffic: at once, or a CodeDeploy canary or linear release. */
+  readonly release: ReleaseStrategy;
 }
 
 /** Any stage not named below: a developer's or a feature branch's, cheap to run and to throw away. */
@@ -69,6 +81,7 @@ export const defaultSettings: StageSettings = {
   corsAllowedOrigins: [],
   removalPolicy: RemovalPolicy.DESTROY,
   terminationProtection: false,
+  release: 'AllAtOnce',
 };
 
 /** What a stage changes: any setting, and any plan by its name (the others stay as shared/plans.ts defines them). */
@@ -86,6 +99,8 @@ export const stages: Readonly<Record<string, StageOverrides>> = {
     logRetention: RetentionDays.ONE_YEAR,
     removalPolicy: RemovalPolicy.RETAIN,
     terminationProtection: true,
+    // A broken version meets 10% of requests, and its alarms, before the rest.
+    release: 'Canary10Percent5Minutes',
   },
 };
 

@@ -2,11 +2,14 @@
  * ApiFunction: one Lambda function of the API, bundled from its handler module, with its own log
  * group (kept for the stage's retention), its own role (allowed to write only that log group,
  * plus X-Ray) and active tracing. Table permissions are granted by the caller, action by action.
+ * Each deploy publishes the function as a version behind the alias `live`, which is what every
+ * caller invokes (never `$LATEST`), so that a release can move, or split, the traffic between
+ * versions (infra/constructs/release.ts).
  */
 import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { type ApplicationLogLevel, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Alias, type ApplicationLogLevel, LoggingFormat, SystemLogLevel, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { resolve } from 'node:path';
@@ -32,15 +35,22 @@ export interface ApiFunctionProps {
   readonly fixedLogLevel?: ApplicationLogLevel;
   readonly description: string;
   readonly environment: Record<string, string>;
+  /** How the bundle is built. @default FUNCTION_BUNDLING */
+  readonly bundling?: BundlingOptions;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
+
+/** The alias every caller invokes: the API's integrations and authorizer, the stream mapping, the schedule. */
+export const LIVE_ALIAS = 'live';
 
 /** Memory in MB. Lambda gives CPU in proportion to memory, and CPU is what a cold start spends. */
 const MEMORY_MB = 512;
 
 export class ApiFunction extends Construct {
   readonly function: NodejsFunction;
+  /** `live`, on the version this deploy publishes (`function.currentVersion`): what callers invoke. */
+  readonly alias: Alias;
   readonly logGroup: LogGroup;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
@@ -74,7 +84,7 @@ export class ApiFunction extends Construct {
       ...(props.withoutPlatformLines ? { systemLogLevelV2: SystemLogLevel.WARN } : {}),
       ...(props.fixedLogLevel ? { applicationLogLevelV2: props.fixedLogLevel } : {}),
       tracing: Tracing.ACTIVE,
-      bundling: FUNCTION_BUNDLING,
+      bundling: props.bundling ?? FUNCTION_BUNDLING,
       projectRoot,
       depsLockFilePath: resolve(projectRoot, 'package-lock.json'),
       environment: {
@@ -84,6 +94,9 @@ export class ApiFunction extends Construct {
         ...props.environment,
       },
     });
+    // currentVersion is a new version whenever the code or configuration changes (old ones are
+    // kept, so a rollback has its version to return to).
+    this.alias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: "Active tracing: X-Ray's PutTraceSegments and PutTelemetryRecords have no resource-level permissions.",

@@ -71,7 +71,8 @@ export class KeyAuditTrail extends Construct {
       reason:
         "This queue is itself a dead-letter queue: the key-audit stream mapping's on-failure destination, alarmed on when it holds anything.",
     });
-    this.writer.function.addEventSource(
+    // On the alias, like every caller: the mapping follows `live` to each new version.
+    this.writer.alias.addEventSource(
       new DynamoEventSource(props.apiKeys, {
         // The stream keeps 24 hours: a new mapping starts from the oldest record it has.
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -100,7 +101,7 @@ export class KeyAuditTrail extends Construct {
     new Rule(this, 'ExpirySchedule', {
       description: 'Runs the API-key expiry sweep',
       schedule: Schedule.rate(EXPIRY_SWEEP_INTERVAL),
-      targets: [new LambdaFunction(this.expirySweep.function, { retryAttempts: 2 })],
+      targets: [new LambdaFunction(this.expirySweep.alias, { retryAttempts: 2 })],
     });
   }
 }

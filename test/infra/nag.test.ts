@@ -4,6 +4,7 @@
  */
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Table, AttributeType } from 'aws-cdk-lib/aws-dynamodb';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
@@ -60,6 +61,13 @@ describe.each(Object.entries(shapes))('cdk-nag on %s', (name, synthesize) => {
         'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         // With a web ACL the WAF rule is met, not acknowledged.
         ...(name === 'a stage with every option set' ? [] : ['AwsSolutions-APIG3']),
+        // A gradual release (prod's canary): CodeDeploy's role, and its grant of the pre-traffic hook.
+        ...(stack.release
+          ? [
+              'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
+              `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(stack.release.preTrafficHook.function.node.defaultChild as CfnFunction)}.Arn>:*]`,
+            ]
+          : []),
       ]),
     );
   });

@@ -25,6 +25,7 @@ const logicalIdOf = (synthesized: SynthesizedStage, name: FunctionName) => {
   return {
     function: Stack.of(fn).getLogicalId(fn.function.node.defaultChild as CfnFunction),
     role: Stack.of(fn).getLogicalId(fn.function.role!.node.defaultChild as CfnFunction),
+    alias: Stack.of(fn).getLogicalId(fn.alias.node.defaultChild as CfnFunction),
     logGroup: Stack.of(fn).getLogicalId(fn.logGroup.node.defaultChild as CfnFunction),
   };
 };
@@ -178,14 +179,14 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       }
     });
 
-    it('sends each operation to its own function by Lambda proxy integration', () => {
+    it("sends each operation to its own function's live alias by Lambda proxy integration", () => {
       const methods = methodsOf(template);
       for (const route of routes) {
         if (!('handler' in route)) continue;
         const method = methods.find(({ method: m, path }) => m === route.method && path === route.path);
         const integration = method?.properties.Integration as { Type: string; Uri: unknown };
         expect(integration.Type).toBe('AWS_PROXY');
-        expect(JSON.stringify(integration.Uri)).toContain(`"${logicalIdOf(synthesized, route.operationId).function}","Arn"`);
+        expect(JSON.stringify(integration.Uri)).toContain(`{"Ref":"${logicalIdOf(synthesized, route.operationId).alias}"}`);
       }
     });
 
@@ -198,7 +199,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         IdentityValidationExpression: BEARER_PATTERN,
         AuthorizerResultTtlInSeconds: settings.authorizerCacheTtlSeconds,
       });
-      expect(JSON.stringify(authorizer?.properties.AuthorizerUri)).toContain(logicalIdOf(synthesized, 'authorizer').function);
+      expect(JSON.stringify(authorizer?.properties.AuthorizerUri)).toContain(`{"Ref":"${logicalIdOf(synthesized, 'authorizer').alias}"}`);
       for (const { method, properties } of methodsOf(template)) {
         if (method === 'OPTIONS') continue;
         expect(properties).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizer?.logicalId } });
@@ -578,13 +579,14 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       const queueId = idOf(stack.keyAudit.failedBatches);
       expect(mapping?.properties).toMatchObject({
         EventSourceArn: { 'Fn::GetAtt': [keysTableId(), 'StreamArn'] },
-        FunctionName: { Ref: idOf(writer().function) },
         StartingPosition: 'TRIM_HORIZON',
         BisectBatchOnFunctionError: true,
         MaximumRetryAttempts: 10,
         FunctionResponseTypes: ['ReportBatchItemFailures'],
         DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
       });
+      // The writer's live alias, by its name (`<function>:live`).
+      expect(JSON.stringify(mapping?.properties.FunctionName)).toContain(`{"Ref":"${idOf(writer().alias)}"}`);
       expect(resource(queueId).Properties).toMatchObject({ SqsManagedSseEnabled: true });
       template.hasResourceProperties('AWS::SQS::QueuePolicy', {
         Queues: [{ Ref: queueId }],
@@ -655,7 +657,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       const sweepId = idOf(sweep().function);
       template.hasResourceProperties('AWS::Events::Rule', {
         ScheduleExpression: 'rate(15 minutes)',
-        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [sweepId, 'Arn'] } })],
+        Targets: [Match.objectLike({ Arn: { Ref: idOf(sweep().alias) } })],
       });
       expect(resource(sweepId).Properties).toMatchObject({
         FunctionName: `pet-store-${stage}-keyExpiry`,
@@ -721,7 +723,11 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     });
 
     it("alarms on the 5xx rate, p99 latency, each function's errors and DynamoDB throttles, to one SNS topic", () => {
-      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(({ properties }) => properties);
+      // Monitoring's own alarms (a gradual release has its own: test/infra/release.test.ts).
+      const monitored = new Set(stack.monitoring.alarms.map((alarm) => stack.getLogicalId(alarm.node.defaultChild as CfnFunction)));
+      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm')
+        .filter(({ logicalId }) => monitored.has(logicalId))
+        .map(({ properties }) => properties);
       const [topic] = resourcesOf(template, 'AWS::SNS::Topic');
       for (const alarm of alarms) {
         expect(alarm.AlarmActions).toEqual([{ Ref: topic?.logicalId }]);

@@ -1,9 +1,9 @@
 /**
- * The tests' defaults for API Gateway events (tools/local-server/events.ts builds them): a request
+ * The tests' defaults for API Gateway events (shared/gateway-events.ts builds them): a request
  * through the API's own host, as the functions receive it deployed or behind the local gateway.
  */
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
-import { lambdaContext, proxyEvent, tokenEvent as gatewayTokenEvent, type ProxyEventInit } from '../../tools/local-server/events';
+import { lambdaContext, proxyEvent, tokenEvent as gatewayTokenEvent, type ProxyEventInit } from '../../shared/gateway-events';
 
 export const HOST = 'pets.example.test';
 export const BASE_URL = `http://${HOST}/v1`;

@@ -15,7 +15,7 @@ import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { petsRepository } from '../../shared/pets-repository';
 import { petsStatusIndex } from '../../shared/tables';
-import { lambdaContext, proxyEvent, tokenEvent } from '../local-server/events';
+import { lambdaContext, proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { atMost, type Check, type PartResult } from './results';
 import { withStdoutSink } from './sink';
 import { median, quantile, round } from '../stats';

@@ -23,7 +23,7 @@ import { logger } from '../../shared/logger';
 import { DEFAULT_PLAN, type PlanLimits } from '../../shared/plan-policy';
 import { plansInForce } from '../../shared/plans';
 import { createAuthorizerCache } from './authorizer-cache';
-import { lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from './events';
+import { lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { policyAllows } from './policy';
 import { matchRoute, pathBelowBase } from './route-matcher';
 import { createUsageMeter } from './usage-plans';

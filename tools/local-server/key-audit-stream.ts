@@ -21,7 +21,7 @@ import { createHandler as createKeyExpiryHandler } from '../../functions/key-exp
 import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import { logger, safeErrorFields } from '../../shared/logger';
 import { apiKeysTable } from '../../shared/tables';
-import { lambdaContext } from './events';
+import { lambdaContext } from '../../shared/gateway-events';
 import { ensureLocalAuditLog, localAuditWriter } from './key-audit-log';
 
 export interface LocalKeyAuditOptions {

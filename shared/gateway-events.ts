@@ -1,16 +1,17 @@
 /**
  * The events and Lambda context API Gateway hands the functions, built in one place: the local
- * gateway builds each request's event here, and the tests and benchmarks build theirs the same way.
+ * gateway builds each request's event here, the pre-traffic hook the events it sends a new version
+ * (shared/release-checks.ts), and the tests and benchmarks build theirs the same way.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
-import { BASE_PATH, STAGE_NAME } from '../../shared/routes';
-import { FUNCTION_TIMEOUT_SECONDS } from '../../shared/stack';
+import { BASE_PATH, STAGE_NAME } from './routes';
+import { FUNCTION_TIMEOUT_SECONDS } from './stack';
 
 /** How long a handler may run: the functions' timeout in the stack. */
 export const HANDLER_TIMEOUT_MS = FUNCTION_TIMEOUT_SECONDS * 1000;
 
-/** The account and API id of the local stand-in, in its ARNs and events. */
+/** The account and API id of events built outside API Gateway (the local stand-in's, the hook's), in their ARNs. */
 export const LOCAL_ACCOUNT_ID = '000000000000';
 export const LOCAL_API_ID = 'local';
 

@@ -1,0 +1,283 @@
+/**
+ * Releases in the synthesized template: every function published as a version behind `live`, and
+ * every caller on the alias; on a gradual stage (prod's canary), a CodeDeploy deployment group per
+ * API function with its configuration, alarms and automatic rollback, and the pre-traffic hook,
+ * allowed exactly what it does. What only AWS can show (CodeDeploy shifting traffic, alarms firing,
+ * the hook's real invocations) is listed in docs/operations.md, Releases.
+ */
+import { Stack } from 'aws-cdk-lib';
+import type { CfnResource } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import type { ApiFunction } from '../../infra/constructs/api-function';
+import { RELEASE_LATENCY_P99_THRESHOLD_MS, RELEASE_SERVER_ERROR_RATE_THRESHOLD } from '../../infra/constructs/release';
+import { VERSION_ARN_VARIABLES } from '../../shared/release-checks';
+import { policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
+
+// Two synths shared by every test: a development stage (all at once) and prod (canary).
+const dev = synthStage('dev');
+const prod = synthStage('prod');
+
+/** A construct's logical id as the template has it (a version's is overridden with its hash). */
+const logicalId = (synthesized: SynthesizedStage, construct: { node: { defaultChild?: unknown } }): string =>
+  Stack.of(synthesized.stack).resolve((construct.node.defaultChild as CfnResource).logicalId) as string;
+
+/** Every function of the stage by name: the API's four and the key audit's two. */
+const functionsOf = ({ stack }: SynthesizedStage): Map<string, ApiFunction> =>
+  new Map([
+    ...stack.functions.operations,
+    ['authorizer', stack.functions.authorizer],
+    ['keyAudit', stack.keyAudit.writer],
+    ['keyExpiry', stack.keyAudit.expirySweep],
+  ]);
+
+const aliasArnRef = (synthesized: SynthesizedStage, fn: ApiFunction) => ({ Ref: logicalId(synthesized, fn.alias) });
+const functionArnRef = (synthesized: SynthesizedStage, fn: ApiFunction) => ({ 'Fn::GetAtt': [logicalId(synthesized, fn.function), 'Arn'] });
+const versionRef = (synthesized: SynthesizedStage, fn: ApiFunction) => ({ Ref: logicalId(synthesized, fn.function.currentVersion) });
+
+describe.each([
+  ['a development stage', dev],
+  ['prod', prod],
+])('on %s, every function is published behind live, and every caller invokes the alias', (_name, synthesized) => {
+  const functions = functionsOf(synthesized);
+  const template = synthesized.template.toJSON() as Record<string, unknown>;
+  const text = JSON.stringify(template);
+
+  it('publishes a version of each function, with an alias live on it', () => {
+    const aliases = resourcesOf(synthesized.template, 'AWS::Lambda::Alias');
+    const versions = resourcesOf(synthesized.template, 'AWS::Lambda::Version');
+    for (const fn of functions.values()) {
+      const functionRef = { Ref: logicalId(synthesized, fn.function) };
+      const version = versions.find(({ properties }) => JSON.stringify(properties.FunctionName) === JSON.stringify(functionRef));
+      expect(version).toBeDefined();
+      expect(aliases.find(({ properties }) => JSON.stringify(properties.FunctionName) === JSON.stringify(functionRef))?.properties).toEqual(
+        {
+          FunctionName: functionRef,
+          FunctionVersion: { 'Fn::GetAtt': [version?.logicalId, 'Version'] },
+          Name: 'live',
+        },
+      );
+    }
+  });
+
+  it("points every API integration and the authorizer at the alias, never at the function's own ARN", () => {
+    const uris = resourcesOf(synthesized.template, 'AWS::ApiGateway::Method')
+      .map(({ properties }) => (properties.Integration as { Type?: string; Uri?: unknown } | undefined) ?? {})
+      .filter(({ Type }) => Type === 'AWS_PROXY')
+      .map(({ Uri }) => JSON.stringify(Uri));
+    const authorizerUris = resourcesOf(synthesized.template, 'AWS::ApiGateway::Authorizer').map(({ properties }) =>
+      JSON.stringify(properties.AuthorizerUri),
+    );
+    expect(uris).toHaveLength(3);
+    expect(authorizerUris).toHaveLength(1);
+    for (const [name, fn] of [...synthesized.stack.functions.operations]) {
+      expect(
+        uris.filter((uri) => uri.includes(JSON.stringify(aliasArnRef(synthesized, fn)))),
+        name,
+      ).toHaveLength(1);
+    }
+    expect(authorizerUris[0]).toContain(JSON.stringify(aliasArnRef(synthesized, synthesized.stack.functions.authorizer)));
+    for (const uri of [...uris, ...authorizerUris]) expect(uri).not.toMatch(/Function[0-9A-F]{8}","Arn"/);
+  });
+
+  it('allows API Gateway, the stream and the schedule to invoke the aliases only', () => {
+    const permissions = resourcesOf(synthesized.template, 'AWS::Lambda::Permission').map(({ properties }) => properties);
+    expect(permissions.length).toBeGreaterThan(0);
+    const aliasRefs = [...functions.values()].map((fn) => JSON.stringify(aliasArnRef(synthesized, fn)));
+    for (const permission of permissions) expect(aliasRefs).toContain(JSON.stringify(permission.FunctionName));
+
+    const [mapping, ...others] = resourcesOf(synthesized.template, 'AWS::Lambda::EventSourceMapping');
+    expect(others).toEqual([]);
+    // CDK names the alias `<function name>:live`, the name taken from the alias's ARN.
+    expect(JSON.stringify(mapping?.properties.FunctionName)).toContain(
+      JSON.stringify(aliasArnRef(synthesized, synthesized.stack.keyAudit.writer)),
+    );
+    expect(JSON.stringify(mapping?.properties.FunctionName)).toContain('":live"');
+
+    const targets = resourcesOf(synthesized.template, 'AWS::Events::Rule').flatMap(
+      ({ properties }) => properties.Targets as Array<{ Arn: unknown }>,
+    );
+    expect(targets.map(({ Arn }) => Arn)).toEqual([aliasArnRef(synthesized, synthesized.stack.keyAudit.expirySweep)]);
+    // Nothing invokes a function but through its alias (the hook invokes versions, below).
+    for (const fn of functions.values()) {
+      const arn = JSON.stringify(functionArnRef(synthesized, fn));
+      const uses = text.split(arn).length - 1;
+      expect(uses, `${fn.node.path}: uses of the function's own ARN`).toBe(0);
+    }
+  });
+});
+
+describe('a development stage releases all at once', () => {
+  it('has no CodeDeploy application, deployment group or alias update policy: the stack update moves live', () => {
+    expect(dev.settings.release).toBe('AllAtOnce');
+    expect(dev.stack.release).toBeUndefined();
+    expect(resourcesOf(dev.template, 'AWS::CodeDeploy::Application')).toEqual([]);
+    expect(resourcesOf(dev.template, 'AWS::CodeDeploy::DeploymentGroup')).toEqual([]);
+    const aliases = dev.template.toJSON() as { Resources: Record<string, { Type: string; UpdatePolicy?: unknown }> };
+    expect(Object.values(aliases.Resources).filter((resource) => resource.UpdatePolicy !== undefined)).toEqual([]);
+  });
+});
+
+describe('prod releases each API function by a CodeDeploy canary', () => {
+  const release = prod.stack.release;
+  if (!release) throw new Error('prod has no release');
+  const api = new Map([...prod.stack.functions.operations, ['authorizer', prod.stack.functions.authorizer]]);
+  const groups = resourcesOf(prod.template, 'AWS::CodeDeploy::DeploymentGroup');
+  const resources = (
+    prod.template.toJSON() as { Resources: Record<string, { Properties: Record<string, unknown>; UpdatePolicy?: Record<string, unknown> }> }
+  ).Resources;
+  const hookRef = { Ref: logicalId(prod, release.preTrafficHook.function) };
+  const alarmRef = (alarm: { node: { defaultChild?: unknown } }) => ({ Name: { Ref: logicalId(prod, alarm) } });
+  const apiAlarms = release.apiAlarms.map(alarmRef);
+
+  it('has one application, and one deployment group per API function, with the canary configuration and automatic rollback', () => {
+    expect(prod.settings.release).toBe('Canary10Percent5Minutes');
+    expect(resourcesOf(prod.template, 'AWS::CodeDeploy::Application').map(({ properties }) => properties.ComputePlatform)).toEqual([
+      'Lambda',
+    ]);
+    expect(groups).toHaveLength(api.size);
+    for (const group of groups) {
+      expect(group.properties).toMatchObject({
+        ApplicationName: { Ref: logicalId(prod, release.application) },
+        DeploymentConfigName: 'CodeDeployDefault.LambdaCanary10Percent5Minutes',
+        DeploymentStyle: { DeploymentType: 'BLUE_GREEN', DeploymentOption: 'WITH_TRAFFIC_CONTROL' },
+        AutoRollbackConfiguration: {
+          Enabled: true,
+          Events: ['DEPLOYMENT_FAILURE', 'DEPLOYMENT_STOP_ON_REQUEST', 'DEPLOYMENT_STOP_ON_ALARM'],
+        },
+      });
+    }
+  });
+
+  it("hands each API function's alias update to its group, with the hook before traffic for the three operations", () => {
+    for (const [name, fn] of api) {
+      const group = release.deploymentGroups.get(name);
+      if (!group) throw new Error(`no group for ${name}`);
+      expect(resources[logicalId(prod, fn.alias)]?.UpdatePolicy, name).toEqual({
+        CodeDeployLambdaAliasUpdate: {
+          ApplicationName: { Ref: logicalId(prod, release.application) },
+          DeploymentGroupName: { Ref: logicalId(prod, group) },
+          ...(name === 'authorizer' ? {} : { BeforeAllowTrafficHook: hookRef }),
+        },
+      });
+    }
+    // The key audit's functions move with the stack update.
+    for (const fn of [prod.stack.keyAudit.writer, prod.stack.keyAudit.expirySweep]) {
+      expect(resources[logicalId(prod, fn.alias)]?.UpdatePolicy).toBeUndefined();
+    }
+  });
+
+  it("watches the new version's errors (alias metrics), the API's 5xx rate and its p99 latency, on 1-minute periods", () => {
+    for (const [name, fn] of api) {
+      const group = resources[logicalId(prod, release.deploymentGroups.get(name)!)]?.Properties;
+      const alarms = (group?.AlarmConfiguration as { Enabled: boolean; Alarms: unknown[] }) ?? { Alarms: [] };
+      expect(alarms.Enabled).toBe(true);
+      if (name === 'authorizer') {
+        // It refuses keys by throwing, which Lambda counts as errors: only the API's alarms.
+        expect(alarms.Alarms).toEqual(apiAlarms);
+        continue;
+      }
+      const [errors, ...rest] = alarms.Alarms as Array<{ Name: { Ref: string } }>;
+      expect(rest).toEqual(apiAlarms);
+      const functionName = { Ref: logicalId(prod, fn.function) };
+      expect(resources[errors!.Name.Ref]?.Properties).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Statistic: 'Sum',
+        Period: 60,
+        Dimensions: expect.arrayContaining([
+          { Name: 'FunctionName', Value: functionName },
+          { Name: 'Resource', Value: { 'Fn::Join': ['', [functionName, ':live']] } },
+          { Name: 'ExecutedVersion', Value: { 'Fn::GetAtt': [logicalId(prod, fn.function.currentVersion), 'Version'] } },
+        ]),
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: 0,
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 2,
+        TreatMissingData: 'notBreaching',
+      });
+    }
+    const [serverErrors, latency] = release.apiAlarms.map((alarm) => resources[logicalId(prod, alarm)]?.Properties);
+    // By name: a Ref to the stage would close a loop (alias, group, alarm, stage, API, alias).
+    const stageDimensions = [
+      { Name: 'ApiName', Value: 'pet-store-prod' },
+      { Name: 'Stage', Value: 'v1' },
+    ];
+    expect(serverErrors).toMatchObject({
+      MetricName: '5XXError',
+      Statistic: 'Average',
+      Period: 60,
+      Dimensions: stageDimensions,
+      Threshold: RELEASE_SERVER_ERROR_RATE_THRESHOLD,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+    });
+    expect(latency).toMatchObject({
+      MetricName: 'Latency',
+      ExtendedStatistic: 'p99',
+      Period: 60,
+      Dimensions: stageDimensions,
+      Threshold: RELEASE_LATENCY_P99_THRESHOLD_MS,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+    });
+    // Each notifies the stage's alarm topic when it fires.
+    const topic = { Ref: logicalId(prod, prod.stack.monitoring.alarmTopic) };
+    for (const alarm of [serverErrors, latency]) expect(alarm?.AlarmActions).toEqual([topic]);
+  });
+
+  it('lets the hook invoke only the new versions it checks, and report only to its deployment groups', () => {
+    const hook = release.preTrafficHook;
+    const statements = policyStatementsOf(prod.template, logicalId(prod, hook.function.role!));
+    const invoke = statements.filter(({ Action }) => JSON.stringify(Action).includes('lambda:'));
+    const checked = Object.keys(VERSION_ARN_VARIABLES).map((operation) => prod.stack.functions.operations.get(operation)!);
+    expect(invoke).toEqual([{ Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: checked.map((fn) => versionRef(prod, fn)) }]);
+
+    const report = statements.filter(({ Action }) => JSON.stringify(Action).includes('codedeploy:'));
+    expect(report.map(({ Action }) => Action)).toEqual(
+      Object.keys(VERSION_ARN_VARIABLES).map(() => 'codedeploy:PutLifecycleEventHookExecutionStatus'),
+    );
+    const reportedGroups = report.map(({ Resource }) => JSON.stringify(Resource));
+    for (const operation of Object.keys(VERSION_ARN_VARIABLES)) {
+      const group = JSON.stringify({ Ref: logicalId(prod, release.deploymentGroups.get(operation)!) });
+      expect(reportedGroups.filter((arn) => arn.includes(':deploymentgroup:') && arn.includes(group))).toHaveLength(1);
+    }
+    // Its only other actions: its own log group, and traces.
+    const others = statements
+      .filter((statement) => !invoke.includes(statement) && !report.includes(statement))
+      .flatMap(({ Action }) => Action as string[]);
+    expect(others.sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+
+    // Its environment names each new version, so each deploy that publishes one updates it.
+    const variables = (resources[logicalId(prod, hook.function)]?.Properties.Environment as { Variables: Record<string, unknown> })
+      .Variables;
+    for (const [operation, variable] of Object.entries(VERSION_ARN_VARIABLES)) {
+      expect(variables[variable]).toEqual(versionRef(prod, prod.stack.functions.operations.get(operation)!));
+    }
+  });
+
+  it("lets CodeDeploy's role invoke the hook, which needs no CodeDeployHook_ name", () => {
+    const roleRef = groups.map(({ properties }) => JSON.stringify(properties.ServiceRoleArn));
+    expect(new Set(roleRef).size).toBe(1);
+    const role = JSON.parse(roleRef[0]!) as { 'Fn::GetAtt': [string, string] };
+    const statements = policyStatementsOf(prod.template, role['Fn::GetAtt'][0]);
+    const hookArn = { 'Fn::GetAtt': [logicalId(prod, release.preTrafficHook.function), 'Arn'] };
+    expect(statements).toEqual([
+      { Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: [hookArn, { 'Fn::Join': ['', [hookArn, ':*']] }] },
+    ]);
+  });
+});
+
+describe('a stage that chooses the linear release', () => {
+  it('shifts 10% more every minute', () => {
+    const linear = synthStage('linear', { release: 'Linear10PercentEvery1Minute' });
+    const configs = resourcesOf(linear.template, 'AWS::CodeDeploy::DeploymentGroup').map(
+      ({ properties }) => properties.DeploymentConfigName,
+    );
+    expect(configs).toEqual([
+      'CodeDeployDefault.LambdaLinear10PercentEvery1Minute',
+      'CodeDeployDefault.LambdaLinear10PercentEvery1Minute',
+      'CodeDeployDefault.LambdaLinear10PercentEvery1Minute',
+      'CodeDeployDefault.LambdaLinear10PercentEvery1Minute',
+    ]);
+  });
+});
