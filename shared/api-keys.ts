@@ -32,11 +32,18 @@ export const KEY_ID_PATTERN = /^[0-9a-f]{12}$/;
 
 export const isKeyId = (value: string): boolean => KEY_ID_PATTERN.test(value);
 
+/** The characters after the prefix of a key generateApiKey makes (base64url). */
+const GENERATED_KEY_CHARACTERS = '[A-Za-z0-9_-]';
 /** A key as generateApiKey makes them, anywhere in a text (a name, a list of scopes) where it was pasted by mistake. */
-const GENERATED_KEY = new RegExp(`${API_KEY_PREFIX}[A-Za-z0-9_-]{20,}`);
+const GENERATED_KEY = new RegExp(`${API_KEY_PREFIX}${GENERATED_KEY_CHARACTERS}{20,}`);
+/** A generated key or any start of one, as a text cut short may hold it. */
+const GENERATED_KEY_OR_PART = new RegExp(`${API_KEY_PREFIX}${GENERATED_KEY_CHARACTERS}*`, 'g');
 
 /** Whether a value an operator typed holds a generated key: the tools refuse it without printing it. */
 export const looksLikeApiKey = (value: string): boolean => GENERATED_KEY.test(value);
+
+/** `text` with every generated key, whole or cut short, replaced by `mask`: for lines that quote what a server sent. */
+export const maskApiKeys = (text: string, mask = '…'): string => text.replace(GENERATED_KEY_OR_PART, mask);
 
 /** The key from an `Authorization` value, or undefined when it is not a Bearer credential. */
 export const bearerKey = (authorization: string | undefined): string | undefined => {

@@ -3,9 +3,9 @@
 /** How long a tool waits for one answer before it gives up on it. */
 export const REQUEST_TIMEOUT_MS = 10_000;
 
-/** Why fetch got no answer, in a word or two (ECONNREFUSED, ENOTFOUND, a timeout). */
-export const noAnswerReason = (error: unknown): string => {
-  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+/** Why fetch got no answer, in a word or two (ECONNREFUSED, ENOTFOUND, a timeout of `timeoutMs`). */
+export const noAnswerReason = (error: unknown, timeoutMs = REQUEST_TIMEOUT_MS): string => {
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
   const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
   return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
 };

@@ -30,6 +30,11 @@ export const stageOutputs = async (stage: string, cloudFormation: CloudFormation
     if (kind !== undefined && ACCESS_DENIED.test(kind)) {
       throw new Error(`AWS refused to describe stack ${name} (${kind}): check your AWS credentials, and that they may read the stack.`);
     }
+    if (kind !== undefined) {
+      // A network failure is an AWS error too, once the SDK's retries have marked it: its code says the most.
+      const code = (error as { code?: unknown }).code;
+      throw new Error(`CloudFormation could not describe stack ${name} (${typeof code === 'string' ? code : kind}).`);
+    }
     throw error;
   });
   const outputs: Record<string, string> = {};

@@ -8,10 +8,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { generateApiKey } from '../../shared/api-keys';
+import { API_KEY_PREFIX, generateApiKey } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
-import { startApiProxy, type Breakage } from '../support/api-proxy';
-import { expectOneLineFailure, npmRun, type CommandResult } from '../support/command';
+import { startApiProxy, type Breakage, type RequestBreakage } from '../support/api-proxy';
+import { expectOneLineFailure, npmRun, runCommand, type CommandResult } from '../support/command';
 import { postPet, startLocalApi, type LocalApi } from '../support/local-api';
 
 const CHECKS = ['create', 'list', 'next page', 'get', 'no key', 'unknown route'];
@@ -20,8 +20,6 @@ let api: LocalApi;
 
 beforeAll(async () => {
   api = await startLocalApi();
-  // Two pets, so that a listing of limit 1 has a next page.
-  for (const name of ['Rex', 'Tom']) expect((await postPet(api, { name, categoryId: 1 })).status).toBe(201);
 });
 afterAll(() => api?.close());
 
@@ -52,7 +50,25 @@ const petCount = async (): Promise<number> => {
   }
 };
 
+describe('npm run smoke on a fresh stage', () => {
+  it('creates a second pet named smoke-test, so that the next page is really followed', async () => {
+    expect(await petCount()).toBe(0);
+
+    const result = await smoke(['--url', api.url, '--key', api.key]);
+
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    expect(statusesOf(result)).toEqual(Object.fromEntries(CHECKS.map((name) => [name, 'ok'])));
+    expect(result.stdout).toMatch(/^ok +next page +200, 1 pet, after creating 1 more pet named smoke-test /m);
+    expect(await petCount()).toBe(2);
+  });
+});
+
 describe('npm run smoke against the local server', () => {
+  beforeAll(async () => {
+    // Two more pets, so that a listing of limit 1 has a next page without the smoke's own.
+    for (const name of ['Rex', 'Tom']) expect((await postPet(api, { name, categoryId: 1 })).status).toBe(201);
+  });
+
   it('passes every check, one line each, and a summary', async () => {
     const result = await smoke(['--url', `${api.url}/`, '--key', api.key]);
     expect(result.status, result.stdout + result.stderr).toBe(0);
@@ -78,6 +94,24 @@ describe('npm run smoke against the local server', () => {
     expectNoSecret(result, readKey);
   });
 
+  // npm prints the command line it runs (its banner), on stdout: the documented form keeps the key
+  // in PETSTORE_API_KEY, and -s (--silent) leaves stdout to the report.
+  it('run as documented, without npm --silent, never shows the key from PETSTORE_API_KEY', async () => {
+    const result = await runCommand('npm', ['run', 'smoke', '--', '--url', api.url], { PETSTORE_API_KEY: api.key });
+
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toContain('> node '); // npm's banner is there…
+    expectNoSecret(result, api.key); // …without the key
+  });
+
+  it('npm run -s smoke -- --json prints one JSON document and nothing else', async () => {
+    const result = await runCommand('npm', ['run', '-s', 'smoke', '--', '--url', api.url, '--json'], { PETSTORE_API_KEY: api.key });
+
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ passed: 6, failed: 0, skipped: 0 });
+    expectNoSecret(result, api.key);
+  });
+
   it('refuses to start without a key, in one line (exit status 2)', async () => {
     expect(expectOneLineFailure(await smoke(['--url', api.url]), { status: 2 })).toMatch(
       /give an API key, with --key or in PETSTORE_API_KEY/,
@@ -98,6 +132,30 @@ describe('npm run smoke against the local server', () => {
     expect(statusesOf(result)).toMatchObject({ list: 'FAIL', 'no key': 'FAIL', 'unknown route': 'FAIL' });
     expectNoSecret(result, api.key);
   });
+
+  it('sends nothing more once a request got no answer: the other checks fail as not tried', async () => {
+    // Accepts connections and reads requests, never answers, as a black-holed host.
+    let requests = 0;
+    const server = createServer(() => void requests++).listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const result = await smoke(['--url', `${origin}/v1`, '--key', api.key], { PETSTORE_SMOKE_TIMEOUT_MS: '300' });
+
+      expect(result.status).toBe(1);
+      const lines = result.stdout.split('\n').filter((line) => /^(ok|FAIL|skip) /.test(line));
+      expect(lines).toEqual([
+        expect.stringMatching(new RegExp(`^FAIL create +no answer from ${origin} \\(no answer within 0.3 s\\)  \\(\\d+ ms\\)$`)),
+        ...CHECKS.slice(1).map((name) =>
+          expect.stringMatching(new RegExp(`^FAIL ${name} +not tried: ${origin} did not answer  \\(0 ms\\)$`)),
+        ),
+      ]);
+      expect(requests).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 });
 
 /** Pets of a listing's answers (GET /v1/pets, 200), changed by `change`. */
@@ -109,8 +167,18 @@ const inListings =
     }
   };
 
-/** What breaks, the check that must fail, how its line says why, and the breakage. */
-const breakages: Array<[string, string, RegExp, Breakage]> = [
+/** Every POST /pets answer's Location, changed by `change`. */
+const inLocations =
+  (change: (location: string) => string | undefined): Breakage =>
+  (answer, { method }) => {
+    if (method !== 'POST' || answer.headers.location === undefined) return;
+    const location = change(answer.headers.location);
+    if (location === undefined) delete answer.headers.location;
+    else answer.headers.location = location;
+  };
+
+/** What breaks, the check that must fail, how its line says why, the breakage (of answers, then of requests). */
+const breakages: Array<[string, string, RegExp, Breakage, RequestBreakage?]> = [
   [
     'drops the id of pets in listings',
     'list',
@@ -150,11 +218,30 @@ const breakages: Array<[string, string, RegExp, Breakage]> = [
     /"name":"Bearer …"/,
     inListings((pets, authorization) => pets.map((pet) => ({ ...pet, name: authorization, status: 'lost' }))),
   ],
+  [
+    'lets a request without a key through, as if the authorizer were missing',
+    'no key',
+    /GET \/v1\/pets answered 200, not 401/,
+    () => undefined,
+    (headers) => {
+      headers.authorization ??= `Bearer ${api.key}`;
+    },
+  ],
+  ['sends no Location for a created pet', 'create', /required header Location is missing/, inLocations(() => undefined)],
+  [
+    'puts a created pet on another host',
+    'create',
+    /Location is not on http:\/\/127\.0\.0\.1:\d+: http:\/\/pets\.example\.net/,
+    inLocations((location) => location.replace(/^http:\/\/[^/]+/, 'http://pets.example.net')),
+  ],
 ];
 
+/** The checks that learn from another one: they cannot pass when it fails. */
+const DEPENDENTS: Record<string, string[]> = { list: ['next page'], create: ['get'] };
+
 describe('npm run smoke against a broken server', () => {
-  it.each(breakages)('%s: exits 1, naming the check (%s)', async (_, failing, why, breakage) => {
-    const proxy = await startApiProxy(api.url, breakage);
+  it.each(breakages)('%s: exits 1, naming the check (%s)', async (_, failing, why, breakage, alterRequest) => {
+    const proxy = await startApiProxy(api.url, breakage, alterRequest);
     try {
       const result = await smoke(['--url', proxy.url, '--key', api.key]);
 
@@ -163,10 +250,60 @@ describe('npm run smoke against a broken server', () => {
       expect(statuses[failing], result.stdout).toBe('FAIL');
       expect(result.stdout.split('\n').find((line) => line.startsWith(`FAIL ${failing} `))).toMatch(why);
       // The one breakage fails its check; the checks that do not depend on it still pass.
-      const unaffected = CHECKS.filter((name) => name !== failing && !(failing === 'list' && name === 'next page'));
+      const unaffected = CHECKS.filter((name) => name !== failing && !DEPENDENTS[failing]?.includes(name));
       for (const name of unaffected) expect([name, statuses[name]]).toEqual([name, 'ok']);
       expect(result.stdout).toMatch(/^FAILED: \d ok, 1 failed, \d skipped in [\d.]+ s$/m);
       expectNoSecret(result, api.key);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+/** The listings' answers replaced by `[{"note": "x…x<the Authorization header>"}]`, its key starting at `keyAt`. */
+const echoingAuthorizationAt =
+  (keyAt: number): Breakage =>
+  (answer, { method, path, authorization = '' }) => {
+    if (method !== 'GET' || !/^\/v1\/pets(\?|$)/.test(path) || authorization === '') return;
+    const head = '[{"note":"';
+    const padding = 'x'.repeat(keyAt - head.length - 'Bearer '.length);
+    answer.body = `${head}${padding}${authorization}"}]`;
+  };
+
+describe('npm run smoke never prints a key a broken server sends back', () => {
+  // The contract check quotes the first 300 characters of a body that is not as documented: a key
+  // starting at 285 straddles that cut.
+  it.each([
+    ['a key as the key tool makes them', () => api.key],
+    ['a key of another form', () => `smoke-operator-key.${'0123456789'.repeat(4)}`],
+  ])('%s, echoed across the cut of a quoted body', async (_, keyOf) => {
+    const key = keyOf();
+    if (key !== api.key) await api.keys.register(key, 'smoke straddle', { scopes: ['pets:read'], changedBy: 'local:test' });
+    const proxy = await startApiProxy(api.url, echoingAuthorizationAt(285));
+    try {
+      const result = await smoke(['--url', proxy.url, '--read-only'], { PETSTORE_API_KEY: key });
+
+      expect(result.status, result.stdout).toBe(1);
+      const unprefixed = key.startsWith(API_KEY_PREFIX) ? key.slice(API_KEY_PREFIX.length) : key;
+      expect(result.stdout + result.stderr).not.toContain(unprefixed.slice(0, 12));
+      expect(result.stdout).toMatch(/^FAIL list +the body does not match the documented schema: .* in \[\{"note":"x+Bearer …"\}\]/m);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("masks another client's key in a line, whole or cut short", async () => {
+    const other = generateApiKey();
+    // A listing whose pets are named after that key: the list check quotes the pet, and the cut one.
+    const proxy = await startApiProxy(
+      api.url,
+      inListings((pets) => pets.map((pet) => ({ ...pet, name: `${other} ${other.slice(0, 20)}`, status: 'lost' }))),
+    );
+    try {
+      const result = await smoke(['--url', proxy.url, '--key', api.key]);
+
+      expect(result.stdout).toMatch(/^FAIL list +.*"name":"… …"/m);
+      expect(result.stdout + result.stderr).not.toContain(other.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + 8));
     } finally {
       await proxy.close();
     }

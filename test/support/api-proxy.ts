@@ -1,11 +1,12 @@
 /**
  * An HTTP proxy in front of a local API that a test uses to break it: each answer passes through
- * `breakage`, which may change its status, headers or body, as a faulty deployment would answer.
+ * `breakage`, which may change its status, headers or body, as a faulty deployment would answer;
+ * `alterRequest` may change a request's headers before it goes on (e.g. add a key it lacks).
  * Like any reverse proxy, it rewrites the API's own address in `Location` and `Link` to its own,
  * so that an unbroken answer through it is a correct answer of the proxy's address.
  */
 import { once } from 'node:events';
-import { createServer, request, type IncomingMessage } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ProxiedAnswer {
@@ -25,6 +26,9 @@ export interface ProxiedRequest {
 /** Changes an answer in place. */
 export type Breakage = (answer: ProxiedAnswer, request: ProxiedRequest) => void;
 
+/** Changes the headers of a request in place, before it is forwarded. */
+export type RequestBreakage = (headers: IncomingHttpHeaders) => void;
+
 export interface ApiProxy {
   /** The proxy's base URL, ending in /v1 like the API's. */
   readonly url: string;
@@ -39,13 +43,18 @@ const readAll = async (stream: IncomingMessage): Promise<Buffer> => {
 
 const REWRITTEN_HEADERS = ['location', 'link'];
 
-export const startApiProxy = async (apiUrl: string, breakage: Breakage): Promise<ApiProxy> => {
+export const startApiProxy = async (
+  apiUrl: string,
+  breakage: Breakage,
+  alterRequest: RequestBreakage = () => undefined,
+): Promise<ApiProxy> => {
   const api = new URL(apiUrl);
   let ownOrigin = '';
 
   const forward = (req: IncomingMessage, body: Buffer) =>
     new Promise<ProxiedAnswer>((resolve, reject) => {
       const headers = { ...req.headers, host: api.host };
+      alterRequest(headers);
       const outgoing = request({ host: api.hostname, port: api.port, path: req.url, method: req.method, headers }, (answer) => {
         readAll(answer).then((answerBody) => {
           const answerHeaders: Record<string, string> = {};

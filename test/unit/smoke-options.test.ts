@@ -7,7 +7,8 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../tools/cli';
-import { parseSmokeCommand, resolveBaseUrl } from '../../tools/smoke/options';
+import { REQUEST_TIMEOUT_MS } from '../../tools/requests';
+import { parseSmokeCommand, resolveBaseUrl, SMOKE_USAGE } from '../../tools/smoke/options';
 
 const KEY = 'petstore_smoke_unit_key_0123456789abcdef';
 const URL_V1 = 'https://abc123.execute-api.eu-west-1.amazonaws.com/v1';
@@ -34,6 +35,7 @@ describe('npm run smoke options', () => {
       key: KEY,
       readOnly: false,
       json: false,
+      timeoutMs: REQUEST_TIMEOUT_MS,
     });
   });
 
@@ -48,8 +50,21 @@ describe('npm run smoke options', () => {
       key: KEY,
       readOnly: true,
       json: true,
+      timeoutMs: REQUEST_TIMEOUT_MS,
     });
     expect(parseSmokeCommand(['--help'], {})).toBeUndefined();
+  });
+
+  it.each(['http://localhost:3000/v1', 'http://127.0.0.1:3000/v1', 'http://127.8.9.10/v1/', 'http://[::1]:3000/v1'])(
+    'takes plain http to this machine: %s',
+    (url) => {
+      expect(parseSmokeCommand(['--url', url, '--key', KEY], {})?.target).toEqual({ kind: 'url', url: url.replace(/\/$/, '') });
+    },
+  );
+
+  it('takes the time each request waits from PETSTORE_SMOKE_TIMEOUT_MS, and says the default in its usage', () => {
+    expect(parseSmokeCommand(['--url', URL_V1, '--key', KEY], { PETSTORE_SMOKE_TIMEOUT_MS: '250' })?.timeoutMs).toBe(250);
+    expect(SMOKE_USAGE).toContain(`each request gives up after ${REQUEST_TIMEOUT_MS / 1000} s`);
   });
 
   it.each([
@@ -68,8 +83,18 @@ describe('npm run smoke options', () => {
     ['a URL below /v1', ['--url', `${URL_V1}/pets`, '--key', KEY], /ending in \/v1/],
     ['a URL that is not http', ['--url', 'ftp://api.example.com/v1', '--key', KEY], /http or https/],
     ['a URL with a query', ['--url', `${URL_V1}?x=1`, '--key', KEY], /--url must be/],
+    // The key would cross the network in clear.
+    ['plain http to another host', ['--url', 'http://api.example.com/v1', '--key', KEY], /plain http to api\.example\.com.*in clear/],
+    ['plain http to a private address', ['--url', 'http://10.0.0.7:3000/v1', '--key', KEY], /plain http to 10\.0\.0\.7:3000/],
+    ['plain http to a name that starts like localhost', ['--url', 'http://localhost.example.com/v1', '--key', KEY], /plain http/],
   ])('refuses %s in one line', (_, args, message) => {
     expect(usageErrorOf(args)).toMatch(message);
+  });
+
+  it.each(['0', '-5', '1.5', 'ten', '700000'])('refuses PETSTORE_SMOKE_TIMEOUT_MS=%s in one line', (value) => {
+    expect(usageErrorOf(['--url', URL_V1, '--key', KEY], { PETSTORE_SMOKE_TIMEOUT_MS: value })).toMatch(
+      /PETSTORE_SMOKE_TIMEOUT_MS must be a number of milliseconds from 1 to 600000/,
+    );
   });
 });
 
@@ -112,12 +137,28 @@ describe('npm run smoke --stage', () => {
     expect((error as Error).message).toMatch(/^No stack PetStore-nowhere for --stage nowhere in this region/);
   });
 
-  it('says a stack without an ApiUrl output has none', async () => {
+  it('says a stack without an ApiUrl output has none (exit status 2)', async () => {
     mock
       .on(DescribeStacksCommand)
       .resolves({ Stacks: [{ StackName: 'x', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] }] });
-    await expect(resolveBaseUrl({ kind: 'stage', stage: 'staging' }, cloudFormation)).rejects.toThrow(
-      'Stack PetStore-staging has no ApiUrl output.',
-    );
+    const error = await resolveBaseUrl({ kind: 'stage', stage: 'staging' }, cloudFormation).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toBe('Stack PetStore-staging has no ApiUrl output.');
+  });
+
+  it.each([
+    ['AccessDenied', {}, 'AWS refused to describe stack PetStore-staging (AccessDenied): check your AWS credentials'],
+    ['ThrottlingException', {}, 'CloudFormation could not describe stack PetStore-staging (ThrottlingException).'],
+    // A network failure, as the SDK's retries leave it.
+    ['Error', { code: 'ENOTFOUND' }, 'CloudFormation could not describe stack PetStore-staging (ENOTFOUND).'],
+  ])("names CloudFormation's %s in one line, never its text (exit status 2)", async (name, more, line) => {
+    const text = 'User: arn:aws:sts::123456789012:assumed-role/Deployer/AKIAEXAMPLEEXAMPLE is not authorized';
+    mock.on(DescribeStacksCommand).rejects(Object.assign(new Error(text), { name, $metadata: { attempts: 3 }, ...more }));
+    const error = await resolveBaseUrl({ kind: 'stage', stage: 'staging' }, cloudFormation).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(UsageError);
+    const message = (error as Error).message;
+    expect(message).toContain(line);
+    expect(message).not.toMatch(/arn:|123456789012|AKIA|not authorized/);
+    expect(message).not.toContain('\n');
   });
 });

@@ -46,8 +46,9 @@ const validatorAt = (path: string) => {
 const isDocumentation = (path: string) =>
   path === `${BASE_PATH}/openapi.json` || path === `${BASE_PATH}/docs` || path.startsWith(`${BASE_PATH}/docs/`);
 
-const NOT_JSON = Symbol('not JSON');
-const parseJson = (body: string): unknown => {
+/** What parseJson gives for a body that is not JSON. */
+export const NOT_JSON = Symbol('not JSON');
+export const parseJson = (body: string): unknown => {
   try {
     return JSON.parse(body);
   } catch {
@@ -55,6 +56,7 @@ const parseJson = (body: string): unknown => {
   }
 };
 
+/** An answer as a client received it, for the request it answers. */
 export interface Described {
   readonly method: string;
   readonly url: URL;

@@ -1,18 +1,19 @@
 /**
  * The checks of `npm run smoke`, in the order they run: each sends a request or two to a
- * deployment as a client would and judges the answers: the status it expects, the Error shape
- * (status equal to the HTTP status), the headers every answer carries, and openapi.json's
- * description of the answer (tools/openapi/answer-check.ts). URLs the API writes (Location, Link)
+ * deployment as a client would and judges the answers: the status it expects, openapi.json's
+ * description of the answer (tools/openapi/answer-check.ts), what the document cannot say (an
+ * Error's status equal to the HTTP status; an unknown route's headers). URLs the API writes (Location, Link)
  * must be on the base URL's origin, below its path; a foreign one is never followed, and no
  * redirect is, so the key only ever goes to the base URL's origin.
  */
+import { maskApiKeys } from '../../shared/api-keys';
 import { ApiErrorBody, Pet, Pets } from '../../shared/models';
 import { WWW_AUTHENTICATE } from '../../shared/errors';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { datedHeaders } from '../../shared/http/deprecation';
 import { COMMON_HEADERS } from '../../shared/http/response';
 import { BASE_PATH, routeOf } from '../../shared/routes';
-import { contractViolations } from '../openapi/answer-check';
+import { contractViolations, parseJson, type Described } from '../openapi/answer-check';
 import { linkOf, noAnswerReason, REQUEST_TIMEOUT_MS } from '../requests';
 
 export type CheckStatus = 'ok' | 'FAIL' | 'skip';
@@ -31,8 +32,8 @@ export type CheckName = (typeof CHECK_NAMES)[number];
 export const SMOKE_PET_NAME = 'smoke-test';
 /** A path below the base URL that no route has. */
 export const UNKNOWN_ROUTE_PATH = '/smoke-test/no-such-route';
-/** Page size of the listing: 1, so that two pets make a second page. */
-const LIST_LIMIT = 1;
+/** Page size of the smoke's listing: 1, so that two pets make a second page. */
+const SMOKE_PAGE_SIZE = 1;
 
 export interface SmokeOptions {
   /** The base URL, ending in the base path, without a trailing slash. */
@@ -42,50 +43,69 @@ export interface SmokeOptions {
   readonly readOnly: boolean;
   /** When the checks run, for the deprecated route's sunset. */
   readonly now?: Date;
+  /** How long each request waits for its answer (default REQUEST_TIMEOUT_MS). */
+  readonly timeoutMs?: number;
 }
 
 /** A check that cannot pass: its line says why. */
 class CheckFailed extends Error {}
 /** A check that has nothing to judge: its line says why, and it is no failure. */
 class CheckSkipped extends Error {}
-
-interface Answer {
-  readonly method: string;
-  readonly url: URL;
-  readonly status: number;
-  readonly headers: Headers;
-  readonly body: string;
+/** A request got no answer at all: the checks after it send nothing more to that origin. */
+class NoAnswer extends CheckFailed {
+  constructor(
+    readonly origin: string,
+    reason: string,
+  ) {
+    super(`no answer from ${origin} (${reason})`);
+  }
 }
 
-/** One request; no answer (refused, unknown host, timeout) fails the check in one line. */
-const send = async (method: 'GET' | 'POST', url: URL, { key, body }: { key?: string; body?: unknown } = {}): Promise<Answer> => {
-  const headers: Record<string, string> = {};
-  if (key !== undefined) headers.Authorization = `Bearer ${key}`;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  try {
-    const response = await fetch(url, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      redirect: 'manual',
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    return { method, url, status: response.status, headers: response.headers, body: await response.text() };
-  } catch (error) {
-    throw new CheckFailed(`no answer from ${url.origin} (${noAnswerReason(error)})`);
-  }
+type Send = (method: 'GET' | 'POST', url: URL, request?: { key?: string; body?: unknown }) => Promise<Described>;
+
+/**
+ * One request at a time, each giving up after `timeoutMs`; no answer (refused, unknown host,
+ * timeout) is a NoAnswer. The answer is returned with `secret` masked in its headers and body as
+ * soon as it is received, so that no check quotes it, whole or cut short.
+ */
+const senderMasking =
+  (secret: string, timeoutMs: number): Send =>
+  async (method, url, { key, body } = {}) => {
+    const headers: Record<string, string> = {};
+    if (key !== undefined) headers.Authorization = `Bearer ${key}`;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    try {
+      const response = await fetch(url, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await response.text();
+      const masked = new Headers();
+      for (const [name, value] of response.headers) masked.append(name, value.replaceAll(secret, '…'));
+      return { method, url, status: response.status, headers: masked, body: text.replaceAll(secret, '…') };
+    } catch (error) {
+      throw new NoAnswer(url.origin, noAnswerReason(error, timeoutMs));
+    }
+  };
+
+/** What is wrong with an answer besides its status: openapi.json's description, and the Error's status. */
+const answerProblems = (answer: Described): string[] => {
+  // openapi.json cannot say that an Error's status is the HTTP status; it says the rest.
+  const error = answer.status >= 400 ? ApiErrorBody.safeParse(parseJson(answer.body)) : undefined;
+  const problems =
+    error?.success && error.data.status !== answer.status ? [`the body's status is ${error.data.status}, not ${answer.status}`] : [];
+  // The checker's sentences start with the request, which the check's line already names.
+  return [...problems, ...contractViolations(answer).map((problem) => problem.replace(/^.*? → \d+: /, ''))];
 };
 
-const jsonOf = (answer: Answer): unknown => {
-  try {
-    return JSON.parse(answer.body);
-  } catch {
-    return undefined;
-  }
-};
-
-/** What is wrong with an answer besides its status: the headers of every answer, the Error shape, openapi.json. */
-const answerProblems = (answer: Answer): string[] => {
+/**
+ * The headers every answer carries, whoever sends it: openapi.json requires them on each answer it
+ * describes, so they are checked here only for an answer it does not describe (an unknown route).
+ */
+const headersOfEveryAnswer = (answer: Described): string[] => {
   const problems: string[] = [];
   for (const [name, value] of Object.entries(COMMON_HEADERS)) {
     const sent = answer.headers.get(name);
@@ -93,26 +113,20 @@ const answerProblems = (answer: Answer): string[] => {
       problems.push(sent === null ? `no ${name} header` : `${name} is ${JSON.stringify(sent)}, not ${JSON.stringify(value)}`);
   }
   if (!answer.headers.has(GATEWAY_REQUEST_ID_HEADER)) problems.push(`no ${GATEWAY_REQUEST_ID_HEADER} header`);
-  if (answer.status >= 400) {
-    const error = ApiErrorBody.safeParse(jsonOf(answer));
-    if (!error.success) problems.push('the body is not the Error shape {code, message, status}');
-    else if (error.data.status !== answer.status) problems.push(`the body's status is ${error.data.status}, not ${answer.status}`);
-  }
-  // The checker's sentences start with the request, which the check's line already names.
-  return [...problems, ...contractViolations(answer).map((problem) => problem.replace(/^.*? → \d+: /, ''))];
+  return problems;
 };
 
 /** The answer's status must be `status`, and the answer without fault; returns its JSON body. */
-const expectAnswer = (answer: Answer, status: number): unknown => {
+const expectAnswer = (answer: Described, status: number, moreProblems: (answer: Described) => string[] = () => []): unknown => {
   if (answer.status !== status) {
-    const code = ApiErrorBody.safeParse(jsonOf(answer));
+    const code = ApiErrorBody.safeParse(parseJson(answer.body));
     throw new CheckFailed(
       `${answer.method} ${answer.url.pathname} answered ${answer.status}${code.success ? ` ${code.data.code}` : ''}, not ${status}`,
     );
   }
-  const [first, ...others] = answerProblems(answer);
+  const [first, ...others] = [...answerProblems(answer), ...moreProblems(answer)];
   if (first !== undefined) throw new CheckFailed(`${first}${others.length > 0 ? ` (and ${others.length} more)` : ''}`);
-  return jsonOf(answer);
+  return parseJson(answer.body);
 };
 
 /** A URL the API wrote: it must be on the base URL's origin, at `path`; a foreign one is refused, never followed. */
@@ -144,49 +158,76 @@ interface Findings {
 
 type Check = (findings: Findings) => Promise<string>;
 
-const checksFor = ({ baseUrl, key, readOnly, now = new Date() }: SmokeOptions): Record<CheckName, Check> => {
+const checksFor = ({
+  baseUrl,
+  key,
+  readOnly,
+  now = new Date(),
+  timeoutMs = REQUEST_TIMEOUT_MS,
+}: SmokeOptions): Record<CheckName, Check> => {
+  const send = senderMasking(key, timeoutMs);
   const base = new URL(baseUrl);
   const at = (path: string) => new URL(`${baseUrl}${path}`);
   const petsPath = `${BASE_PATH}/pets`;
   const getPet = routeOf('getPet');
   const deprecation = getPet.deprecated;
 
+  /** POST /pets of a pet named SMOKE_PET_NAME: 201, that pet, at a Location of the base URL's. */
+  const createPet = async (): Promise<NonNullable<Findings['created']>> => {
+    const answer = await send('POST', at('/pets'), { key, body: { name: SMOKE_PET_NAME, categoryId: 1 } });
+    const pet = petOf(expectAnswer(answer, 201));
+    if (pet.name !== SMOKE_PET_NAME) throw new CheckFailed(`the pet's name is ${JSON.stringify(pet.name)}, not ${SMOKE_PET_NAME}`);
+    const location = ownUrl(answer.headers.get('location') ?? undefined, 'Location', base, `${petsPath}/${pet.id}`);
+    return { pet, location };
+  };
+
+  /** GET /pets?limit=…: 200, at most `limit` pets, and the next page's link if any. */
+  const listing = async (limit: number): Promise<NonNullable<Findings['firstPage']>> => {
+    const answer = await send('GET', at(`/pets?limit=${limit}`), { key });
+    const pets = petsOf(expectAnswer(answer, 200));
+    if (pets.length > limit) throw new CheckFailed(`${plural(pets.length, 'pet')} on a page of limit ${limit}`);
+    return { pets, next: linkOf(answer, 'next') };
+  };
+
   return {
     create: async (findings) => {
       if (readOnly) throw new CheckSkipped('--read-only: nothing is created');
-      const answer = await send('POST', at('/pets'), { key, body: { name: SMOKE_PET_NAME, categoryId: 1 } });
-      const pet = petOf(expectAnswer(answer, 201));
-      if (pet.name !== SMOKE_PET_NAME) throw new CheckFailed(`the pet's name is ${JSON.stringify(pet.name)}, not ${SMOKE_PET_NAME}`);
-      const location = ownUrl(answer.headers.get('location') ?? undefined, 'Location', base, `${petsPath}/${pet.id}`);
-      findings.created = { pet, location };
-      return `201, pet ${pet.id} at ${location.pathname}`;
+      findings.created = await createPet();
+      return `201, pet ${findings.created.pet.id} at ${findings.created.location.pathname}`;
     },
 
     list: async (findings) => {
-      const answer = await send('GET', at(`/pets?limit=${LIST_LIMIT}`), { key });
-      const pets = petsOf(expectAnswer(answer, 200));
-      if (pets.length > LIST_LIMIT) throw new CheckFailed(`${plural(pets.length, 'pet')} on a page of limit ${LIST_LIMIT}`);
-      const next = linkOf(answer, 'next');
-      findings.firstPage = { pets, next };
+      findings.firstPage = await listing(SMOKE_PAGE_SIZE);
+      const { pets, next } = findings.firstPage;
       return `200, ${plural(pets.length, 'pet')}${next === undefined ? ', no Link rel="next"' : ', Link rel="next"'}`;
     },
 
     'next page': async (findings) => {
-      const page = findings.firstPage;
+      let page = findings.firstPage;
       if (page === undefined) throw new CheckSkipped('no listing to follow (list failed)');
+      let made = '';
       if (page.next === undefined) {
-        if (page.pets.length < LIST_LIMIT) throw new CheckSkipped('one page only: the listing is empty');
         // A full page without a next link is the last only if no other pet exists: ask for more.
-        const answer = await send('GET', at(`/pets?limit=${LIST_LIMIT + 1}`), { key });
-        const pets = petsOf(expectAnswer(answer, 200));
-        if (pets.length <= LIST_LIMIT) throw new CheckSkipped(`one page only: the listing holds ${plural(pets.length, 'pet')}`);
-        throw new CheckFailed(`a full page of limit ${LIST_LIMIT} has no Link rel="next", though more pets exist`);
+        const count = page.pets.length < SMOKE_PAGE_SIZE ? page.pets.length : (await listing(SMOKE_PAGE_SIZE + 1)).pets.length;
+        if (count > SMOKE_PAGE_SIZE)
+          throw new CheckFailed(`a full page of limit ${SMOKE_PAGE_SIZE} has no Link rel="next", though more pets exist`);
+        if (readOnly)
+          throw new CheckSkipped(
+            count === 0 ? 'one page only: the listing is empty' : `one page only: the listing holds ${plural(count, 'pet')}`,
+          );
+        // A fresh stage holds only the smoke's pet: more of them make a second page, so the link is really followed.
+        for (let pets = count; pets <= SMOKE_PAGE_SIZE; pets++) await createPet();
+        made = `, after creating ${plural(SMOKE_PAGE_SIZE + 1 - count, 'more pet')} named ${SMOKE_PET_NAME}`;
+        page = await listing(SMOKE_PAGE_SIZE);
+        if (page.next === undefined)
+          throw new CheckFailed(`no Link rel="next" on a page of limit ${SMOKE_PAGE_SIZE}, though ${SMOKE_PAGE_SIZE + 1} pets exist`);
       }
       const url = ownUrl(page.next, 'Link rel="next"', base, petsPath);
       const pets = petsOf(expectAnswer(await send('GET', url, { key }), 200));
-      const repeated = pets.filter((pet) => page.pets.some((first) => first.id === pet.id));
+      const first = page.pets;
+      const repeated = pets.filter((pet) => first.some((firstPet) => firstPet.id === pet.id));
       if (repeated.length > 0) throw new CheckFailed(`the next page repeats pet ${repeated[0]?.id} of the first`);
-      return `200, ${plural(pets.length, 'pet')}`;
+      return `200, ${plural(pets.length, 'pet')}${made}`;
     },
 
     get: async (findings) => {
@@ -213,40 +254,48 @@ const checksFor = ({ baseUrl, key, readOnly, now = new Date() }: SmokeOptions): 
     },
 
     'no key': async () => {
-      const answer = await send('GET', at('/pets'));
-      expectAnswer(answer, 401);
-      if (answer.headers.get('www-authenticate') !== WWW_AUTHENTICATE) throw new CheckFailed(`WWW-Authenticate is not ${WWW_AUTHENTICATE}`);
+      // openapi.json requires the 401's WWW-Authenticate, with its value.
+      expectAnswer(await send('GET', at('/pets')), 401);
       return `401 unauthorized, WWW-Authenticate: ${WWW_AUTHENTICATE}`;
     },
 
     'unknown route': async () => {
       const answer = await send('GET', at(UNKNOWN_ROUTE_PATH), { key });
-      expectAnswer(answer, 404);
+      expectAnswer(answer, 404, headersOfEveryAnswer);
       return `404 not_found for GET ${BASE_PATH}${UNKNOWN_ROUTE_PATH}`;
     },
   };
 };
 
-/** The text of a check's failure, never with the key in it (a broken server might echo it). */
-const describeFailure = (error: unknown, key: string): string => {
-  const message = error instanceof CheckFailed || error instanceof CheckSkipped ? error.message : `unexpected: ${String(error)}`;
-  return message.replaceAll(key, '…').replace(/\s+/g, ' ').trim();
-};
+/** A check's line, one line, never with the key or anything like one of the API's keys in it (a broken server might echo one). */
+const detailLine = (text: string, key: string): string => maskApiKeys(text.replaceAll(key, '…')).replace(/\s+/g, ' ').trim();
 
-/** Runs every check in order; a failed one does not stop the others. */
+const describeFailure = (error: unknown): string =>
+  error instanceof CheckFailed || error instanceof CheckSkipped ? error.message : `unexpected: ${String(error)}`;
+
+/**
+ * Runs every check in order; a failed one does not stop the others, but once a request got no
+ * answer, the checks after it send nothing (each would wait as long) and fail as not tried.
+ */
 export const runChecks = async (options: SmokeOptions): Promise<CheckResult[]> => {
   const checks = checksFor(options);
   const findings: Findings = {};
   const results: CheckResult[] = [];
+  let silentOrigin: string | undefined;
   for (const name of CHECK_NAMES) {
+    if (silentOrigin !== undefined) {
+      results.push({ name, status: 'FAIL', detail: `not tried: ${silentOrigin} did not answer`, ms: 0 });
+      continue;
+    }
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
     try {
       const detail = await checks[name](findings);
-      results.push({ name, status: 'ok', detail: detail.replaceAll(options.key, '…'), ms: ms() });
+      results.push({ name, status: 'ok', detail: detailLine(detail, options.key), ms: ms() });
     } catch (error) {
+      if (error instanceof NoAnswer) silentOrigin = error.origin;
       const status = error instanceof CheckSkipped ? 'skip' : 'FAIL';
-      results.push({ name, status, detail: describeFailure(error, options.key), ms: ms() });
+      results.push({ name, status, detail: detailLine(describeFailure(error), options.key), ms: ms() });
     }
   }
   return results;

@@ -17,7 +17,7 @@ const main = async (): Promise<number> => {
   const { runChecks } = await import('./checks');
   const { formatReport, smokeReport } = await import('./report');
   if (!command.json) console.log(`Smoke test of ${baseUrl}${command.readOnly ? ' (read-only)' : ''}`);
-  const checks = await runChecks({ baseUrl, key: command.key, readOnly: command.readOnly });
+  const checks = await runChecks({ baseUrl, key: command.key, readOnly: command.readOnly, timeoutMs: command.timeoutMs });
   const report = smokeReport(checks, (performance.now() - started) / 1000);
   console.log(command.json ? JSON.stringify(report, null, 2) : formatReport(report));
   return report.failed === 0 ? 0 : 1;

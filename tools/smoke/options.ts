@@ -7,28 +7,37 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { BASE_PATH } from '../../shared/routes';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { parseCommandLine, UsageError } from '../cli';
+import { REQUEST_TIMEOUT_MS } from '../requests';
 import { stageOutputs, type CloudFormationLookup } from '../stack-outputs';
 
 export const SMOKE_HELP = 'npm run smoke -- --help';
 export const KEY_VARIABLE = 'PETSTORE_API_KEY';
+/** How long each request waits, in milliseconds, when not REQUEST_TIMEOUT_MS: for a slow network, or a test. */
+export const TIMEOUT_VARIABLE = 'PETSTORE_SMOKE_TIMEOUT_MS';
+const MAX_TIMEOUT_MS = 600_000;
 
-export const SMOKE_USAGE = `Usage: npm run smoke -- (--url URL | --stage STAGE) [options]
+export const SMOKE_USAGE = `Usage: npm run -s smoke -- (--url URL | --stage STAGE) [options]
 
 Checks a running deployment from outside, as a client does: a create and a get of that pet
 (with its deprecation headers), a listing and its next page, the 401 without a key, the 404 of
 an unknown route. Every answer is checked against openapi.json. One line per check, then a
-summary; it finishes in seconds (each request gives up after 10 s).
+summary; it finishes in seconds: each request gives up after ${REQUEST_TIMEOUT_MS / 1000} s ($${TIMEOUT_VARIABLE} in ms
+to change), and once one got no answer, nothing more is sent.
 
 Options:
-  --url URL         the API's base URL, ending in ${BASE_PATH} (as the stack's ApiUrl output gives it)
+  --url URL         the API's base URL, ending in ${BASE_PATH} (as the stack's ApiUrl output gives it);
+                    https, or http on this machine only (localhost, 127.x.x.x, [::1])
   --stage STAGE     a deployed stage: the URL is the ApiUrl output of stack ${stackName('STAGE')}
   --region REGION   the AWS region of --stage (default: from the AWS environment)
-  --key KEY         the API key (default: $${KEY_VARIABLE}, which keeps it out of the shell history)
+  --key KEY         the API key (default: $${KEY_VARIABLE}). Prefer the variable: npm prints the
+                    command line it runs, so --key shows the key (and -s, npm's --silent, is
+                    needed for --json anyway)
   --read-only       create nothing: for prod, with a key that has only pets:read
   --json            print the report as one JSON document
   --help            show this help
 
-Exits 1 when a check failed, 2 when the smoke test cannot start (a bad option, no key, no stack).
+Exits 1 when a check failed, 2 when the smoke test cannot start (a bad option, no key, no stack
+or no URL from it).
 `;
 
 /** Where the deployment is: an address given, or a stage whose stack names it. */
@@ -40,7 +49,13 @@ export interface SmokeCommand {
   readonly key: string;
   readonly readOnly: boolean;
   readonly json: boolean;
+  /** How long each request waits for its answer. */
+  readonly timeoutMs: number;
 }
+
+/** This machine: the only host a key may be sent to in clear. */
+const isLoopback = (hostname: string): boolean =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 
 /** The base URL as the checks use it: http(s), its path the base path, no trailing slash. */
 export const baseUrlOf = (value: string, source: string): string => {
@@ -55,6 +70,11 @@ export const baseUrlOf = (value: string, source: string): string => {
     url.password !== ''
   ) {
     throw new UsageError(`${source} must be the API's base URL, http or https and ending in ${BASE_PATH}: see ${SMOKE_HELP}`);
+  }
+  if (url.protocol === 'http:' && !isLoopback(url.hostname)) {
+    throw new UsageError(
+      `${source} is plain http to ${url.host}, which would carry the key in clear: use https (http is for this machine only): see ${SMOKE_HELP}`,
+    );
   }
   return `${url.origin}${BASE_PATH}`;
 };
@@ -92,14 +112,30 @@ export const parseSmokeCommand = (
 
   const key = values.key ?? env[KEY_VARIABLE] ?? '';
   if (key.trim() === '') throw new UsageError(`give an API key, with --key or in ${KEY_VARIABLE}: see ${SMOKE_HELP}`);
-  return { target, key, readOnly: values['read-only'], json: values.json };
+  return { target, key, readOnly: values['read-only'], json: values.json, timeoutMs: timeoutOf(env[TIMEOUT_VARIABLE]) };
 };
 
-/** The base URL of the target: --url as given, or the ApiUrl output of the stage's stack. */
+/** $PETSTORE_SMOKE_TIMEOUT_MS, when set, else REQUEST_TIMEOUT_MS. */
+const timeoutOf = (value: string | undefined): number => {
+  if (value === undefined || value === '') return REQUEST_TIMEOUT_MS;
+  const ms = /^\d{1,6}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(ms >= 1 && ms <= MAX_TIMEOUT_MS))
+    throw new UsageError(`${TIMEOUT_VARIABLE} must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS}: see ${SMOKE_HELP}`);
+  return ms;
+};
+
+/**
+ * The base URL of the target: --url as given, or the ApiUrl output of the stage's stack. Without
+ * it the smoke test cannot start, whatever the reason: every failure is a UsageError (exit 2).
+ */
 export const resolveBaseUrl = async (target: SmokeTarget, cloudFormation?: CloudFormationLookup): Promise<string> => {
   if (target.kind === 'url') return target.url;
-  const outputs = await stageOutputs(target.stage, cloudFormation ?? new CloudFormationClient({ region: target.region }));
+  const outputs = await stageOutputs(target.stage, cloudFormation ?? new CloudFormationClient({ region: target.region })).catch(
+    (error: unknown) => {
+      throw error instanceof UsageError ? error : new UsageError(error instanceof Error ? error.message : String(error));
+    },
+  );
   const apiUrl = outputs[stackOutputs.apiUrl];
-  if (apiUrl === undefined) throw new Error(`Stack ${stackName(target.stage)} has no ${stackOutputs.apiUrl} output.`);
+  if (apiUrl === undefined) throw new UsageError(`Stack ${stackName(target.stage)} has no ${stackOutputs.apiUrl} output.`);
   return baseUrlOf(apiUrl, `The ${stackOutputs.apiUrl} output of stack ${stackName(target.stage)}`);
 };
