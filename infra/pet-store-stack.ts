@@ -81,6 +81,7 @@ export class PetStoreStack extends Stack {
       apiStage: this.api.api.deploymentStage,
       functions: operations,
       authorizer: this.functions.authorizer.function,
+      authorizerLogGroup: this.functions.authorizer.logGroup,
       tables: [
         { table: this.tables.pets, indexNames: [petsStatusIndex.indexName] },
         { table: this.tables.apiKeys, indexNames: [] },

@@ -19,10 +19,12 @@ import {
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { FilterPattern, type IFilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { AUTHORIZER_FAILURE_LINE } from '../../shared/http/authorizer-log';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/metrics';
 import { pascalCase } from './pet-store-functions';
 
@@ -39,6 +41,8 @@ export interface MonitoringProps {
   /** The functions by name, as the dashboard labels them. */
   readonly functions: ReadonlyMap<string, IFunction>;
   readonly authorizer: IFunction;
+  /** The authorizer's log group, whose failure lines its alarm counts (its Errors count refusals too). */
+  readonly authorizerLogGroup: ILogGroup;
   readonly tables: readonly MonitoredTable[];
   /**
    * The key audit trail: its functions (alarmed on their errors), the one that reads the keys
@@ -64,6 +68,10 @@ const LATENCY_P99_THRESHOLD_MS = 1000;
  * stuck mapping, well before the stream's 24 hours drop it.
  */
 export const AUDIT_ITERATOR_AGE_THRESHOLD_MS = 5 * 60 * 1000;
+
+/** The authorizer's failure lines, in CloudWatch Logs' JSON filter syntax: `{ $.decision = "fail" }`. */
+export const authorizerFailurePattern = (): IFilterPattern =>
+  FilterPattern.stringValue(`$.${AUTHORIZER_FAILURE_LINE.field}`, '=', AUTHORIZER_FAILURE_LINE.value);
 
 export class Monitoring extends Construct {
   readonly dashboard: Dashboard;
@@ -103,7 +111,7 @@ export class Monitoring extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 3,
     });
-    for (const [name, fn] of allFunctions) {
+    for (const [name, fn] of props.functions) {
       alarm(`${pascalCase(name)}Errors`, {
         alarmDescription: `The ${name} function failed (crashed or timed out) at least once in 5 minutes.`,
         metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
@@ -112,6 +120,25 @@ export class Monitoring extends Construct {
         evaluationPeriods: 1,
       });
     }
+    // The authorizer refuses a key by throwing (a TOKEN authorizer's only way to answer 401), which
+    // Lambda counts in Errors: on a public API that alarm would fire all the time. Its failures are
+    // counted from its log instead; a crash before its log middleware or a timeout is answered 503
+    // by API Gateway, which ServerErrorRate sees.
+    const authorizerFailures = new MetricFilter(this, 'AuthorizerFailuresFilter', {
+      logGroup: props.authorizerLogGroup,
+      filterPattern: authorizerFailurePattern(),
+      metricNamespace: METRICS_NAMESPACE,
+      metricName: AUTHORIZER_FAILURE_LINE.metricName,
+      metricValue: '1',
+    }).metric({ statistic: 'Sum', period: FIVE_MINUTES });
+    alarm('AuthorizerFailures', {
+      alarmDescription:
+        'The authorizer failed (its keys table unreadable) at least once in 5 minutes: clients got 503. Refused keys do not count; a crash or timeout shows in ServerErrorRate.',
+      metric: authorizerFailures,
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+    });
     for (const [name, fn] of props.keyAudit?.functions ?? []) {
       alarm(`${pascalCase(name)}Errors`, {
         alarmDescription: `The ${name} function failed at least once in 5 minutes: key changes may be missing from the audit trail until it succeeds.`,
@@ -188,18 +215,21 @@ export class Monitoring extends Construct {
       }),
     );
     this.dashboard.addWidgets(
-      perFunction('Function errors', (fn, label) => fn.metricErrors({ statistic: 'Sum', label })),
+      perFunction('Function errors', (fn, label) =>
+        fn.metricErrors({ statistic: 'Sum', label: fn === props.authorizer ? `${label} (refusals included)` : label }),
+      ),
       perFunction('Function throttles', (fn, label) => fn.metricThrottles({ statistic: 'Sum', label })),
       perFunction('Function duration p99 (ms)', (fn, label) => fn.metricDuration({ statistic: 'p99', label })),
       perFunction('Concurrent executions', (fn, label) => fn.metric('ConcurrentExecutions', { statistic: 'Maximum', label })),
     );
     this.dashboard.addWidgets(
       new GraphWidget({
-        title: 'Authorizer: calls (cache misses) and errors',
+        title: 'Authorizer: calls (cache misses), errors and failures',
         width: 8,
         left: [
           props.authorizer.metricInvocations({ statistic: 'Sum', label: 'invocations' }),
-          props.authorizer.metricErrors({ statistic: 'Sum', label: 'errors' }),
+          props.authorizer.metricErrors({ statistic: 'Sum', label: 'errors (refusals included)' }),
+          authorizerFailures.with({ label: 'failures' }),
         ],
       }),
       new GraphWidget({

@@ -9,12 +9,19 @@ import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 
 import { AUTHORIZER_REFUSAL, AuthorizerRefusal } from '../auth-policy';
 import { logger, safeErrorFields } from '../logger';
 
+/**
+ * What marks the line of an authorizer failure (never a refusal's): the field and value that the
+ * stack's metric filter on the authorizer's log group counts as `AuthorizerFailures`, and alarms
+ * on (infra/constructs/monitoring.ts). Lambda's own Errors cannot tell the two apart.
+ */
+export const AUTHORIZER_FAILURE_LINE = { field: 'decision', value: 'fail', metricName: 'AuthorizerFailures' } as const;
+
 export const authorizerLog = (): middy.MiddlewareObj<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult> => ({
   onError: async ({ error }) => {
     // Leaves the error in place: API Gateway decides the answer from it.
     if (error instanceof AuthorizerRefusal) {
       logger.info('authorizer', { decision: 'refuse', reason: error.reason, ...(error.keyId === undefined ? {} : { keyId: error.keyId }) });
     } else if (error instanceof Error && error.message === AUTHORIZER_REFUSAL) logger.info('authorizer', { decision: 'refuse' });
-    else logger.error('authorizer', { decision: 'fail', ...safeErrorFields(error) });
+    else logger.error('authorizer', { [AUTHORIZER_FAILURE_LINE.field]: AUTHORIZER_FAILURE_LINE.value, ...safeErrorFields(error) });
   },
 });

@@ -737,10 +737,53 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(alarms).toContainEqual(expect.objectContaining({ MetricName: '5XXError', Statistic: 'Average', Threshold: 0.01 }));
       expect(alarms).toContainEqual(expect.objectContaining({ MetricName: 'Latency', ExtendedStatistic: 'p99', Threshold: 1000 }));
       const functionErrorAlarms = alarms.filter((alarm) => alarm.MetricName === 'Errors' && alarm.Namespace === 'AWS/Lambda');
-      expect(functionErrorAlarms).toHaveLength(functionNames.length + 2); // and the key audit's writer and expiry sweep
+      // Every function but the authorizer (its failures instead, below), and the key audit's writer and expiry sweep.
+      expect(functionErrorAlarms).toHaveLength(functionNames.length - 1 + 2);
+      const alarmedFunctions = functionErrorAlarms.map((alarm) => JSON.stringify(alarm.Dimensions));
+      for (const name of functionNames.filter((name) => name !== 'authorizer')) {
+        expect(alarmedFunctions).toContainEqual(expect.stringContaining(logicalIdOf(synthesized, name).function));
+      }
       const throttleAlarms = alarms.filter((alarm) => JSON.stringify(alarm.Metrics ?? '').includes('ThrottleEvents'));
       expect(throttleAlarms).toHaveLength(3); // one per table
       expect(JSON.stringify(throttleAlarms)).toContain(petsStatusIndex.indexName);
+    });
+
+    it("alarms on the authorizer's failures, counted from its log, and not on its Errors, which count every refused key", () => {
+      const ids = logicalIdOf(synthesized, 'authorizer');
+      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(({ properties }) => properties);
+      expect(JSON.stringify(alarms.filter((alarm) => alarm.MetricName === 'Errors'))).not.toContain(ids.function);
+      expect(JSON.stringify(alarms.filter((alarm) => alarm.MetricName === 'Errors'))).not.toContain(ids.alias);
+
+      const filters = resourcesOf(template, 'AWS::Logs::MetricFilter').map(({ properties }) => properties);
+      expect(filters).toEqual([
+        {
+          LogGroupName: { Ref: ids.logGroup },
+          FilterPattern: '{ $.decision = "fail" }',
+          MetricTransformations: [{ MetricNamespace: 'PetStore', MetricName: 'AuthorizerFailures', MetricValue: '1' }],
+        },
+      ]);
+      const [topic] = resourcesOf(template, 'AWS::SNS::Topic');
+      expect(alarms.filter((alarm) => alarm.MetricName === 'AuthorizerFailures')).toEqual([
+        expect.objectContaining({
+          Namespace: 'PetStore',
+          Statistic: 'Sum',
+          Period: 300,
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          EvaluationPeriods: 1,
+          TreatMissingData: 'notBreaching',
+          AlarmActions: [{ Ref: topic?.logicalId }],
+          AlarmDescription: expect.stringContaining('ServerErrorRate'),
+        }),
+      ]);
+      expect(alarms.find((alarm) => alarm.MetricName === 'AuthorizerFailures')?.Dimensions).toBeUndefined();
+    });
+
+    it("shows the authorizer's failures on the dashboard, and its errors as including refusals", () => {
+      const body = dashboardBody();
+      expect(body).toContain('"PetStore","AuthorizerFailures"');
+      expect(body).toContain('"label":"errors (refusals included)"');
+      expect(body).toContain('"label":"authorizer (refusals included)"');
     });
 
     it('has no e-mail subscription unless the stage names an address', () => {
