@@ -13,23 +13,38 @@ import { buildOpenApiDocument } from '../../tools/openapi/document';
 
 /** The parts of an OpenAPI document these tests change. */
 interface Schema {
-  type?: string;
+  type?: string | string[];
+  format?: string;
+  const?: string;
   maxLength?: number;
   enum?: string[];
   properties?: Record<string, Schema>;
   required?: string[];
 }
+interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  style?: string;
+  schema: Schema;
+}
+interface MediaType {
+  example?: unknown;
+  examples?: Record<string, { value: { message: string } }>;
+}
 interface Operation {
   description?: string;
   deprecated?: boolean;
-  parameters?: Array<{ $ref: string }>;
-  responses: Record<string, { headers?: Record<string, unknown> }>;
+  parameters?: Array<{ $ref: string } | Parameter>;
+  requestBody?: { content: Record<string, MediaType> };
+  responses: Record<string, { headers?: Record<string, { $ref: string; required?: boolean }>; content?: Record<string, MediaType> }>;
 }
 interface Document {
+  tags: Array<{ name: string; description?: string }>;
   paths: Record<string, Record<string, Operation>>;
   components: {
     schemas: Record<string, Schema>;
-    parameters: Record<string, { name: string; in: string; required?: boolean; schema: Schema }>;
+    parameters: Record<string, Parameter>;
     headers: Record<string, { schema: Schema }>;
   };
 }
@@ -59,6 +74,16 @@ const property = (document: Document, model: string, name: string): Schema => {
 const operation = (document: Document, route: string, method: string): Operation => {
   const found = document.paths[route]?.[method];
   if (found === undefined) throw new Error(`no operation ${method} ${route}`);
+  return found;
+};
+const header = (document: Document, route: string, method: string, status: string, name: string) => {
+  const found = operation(document, route, method).responses[status]?.headers?.[name];
+  if (found === undefined) throw new Error(`no header ${name} in ${method} ${route} ${status}`);
+  return found;
+};
+const json = (content: Record<string, MediaType> | undefined): MediaType => {
+  const found = content?.['application/json'];
+  if (found === undefined) throw new Error('no application/json content');
   return found;
 };
 const removeField = (document: Document, model: string, name: string) => {
@@ -143,9 +168,69 @@ describe('the gate refuses a breaking change and names it', () => {
       (document: Document) => delete operation(document, '/pets', 'post').responses['201']?.headers?.Location,
       /^POST \/pets: response 201 header `Location`: removed/,
     ],
+    [
+      // NewPet refuses members it does not know: a client still sending the field gets 400.
+      'a required request field removed',
+      (document: Document) => removeField(document, 'NewPet', 'name'),
+      /^POST \/pets: request body `name` \(required\): removed/,
+    ],
+    [
+      'an optional request field removed',
+      (document: Document) => delete schema(document, 'NewPet').properties?.status,
+      /^POST \/pets: request body `status`: removed/,
+    ],
+    [
+      'a wider answer type: an integer becoming any number',
+      (document: Document) => (property(document, 'Pet', 'id').type = 'number'),
+      /^GET \/pets\/\{petId\}: response 200 body `id` type: changed from "integer" to "number"/,
+    ],
+    [
+      'a wider answer type: a string that may be null',
+      (document: Document) => (property(document, 'Pet', 'name').type = ['string', 'null']),
+      /^GET \/pets: response 200 body `\[\]\.name` type: changed from "string" to \["string","null"\]/,
+    ],
+    [
+      'another format',
+      (document: Document) => (property(document, 'Pet', 'id').format = 'int32'),
+      /^POST \/pets: response 201 body `id` format: changed from "int64" to "int32"/,
+    ],
+    [
+      'a constant no longer constant',
+      (document: Document) => delete document.components.headers.CacheControl?.schema.const,
+      /^GET \/pets: response 200 header `Cache-Control` const: removed \("no-store"\)/,
+    ],
+    [
+      'a required response header made optional',
+      (document: Document) => delete header(document, '/pets/{petId}', 'get', '200', 'Sunset').required,
+      /^GET \/pets\/\{petId\}: response 200 header `Sunset` required: removed/,
+    ],
+    [
+      'a required response header marked not required',
+      (document: Document) => (header(document, '/pets', 'post', '201', 'X-Request-Id').required = false),
+      /^POST \/pets: response 201 header `X-Request-Id` required: removed/,
+    ],
   ])('%s', (_kind, change, line) => {
     const { breaking } = judge(change);
     expect(breaking).toContainEqual(expect.stringMatching(line));
+  });
+});
+
+describe('the gate refuses a property removed from a parameter', () => {
+  it('an object query parameter losing a property', () => {
+    const withFilter = (document: Document, properties: Record<string, Schema>) =>
+      operation(document, '/pets', 'get').parameters?.push({
+        name: 'filter',
+        in: 'query',
+        style: 'deepObject',
+        schema: { type: 'object', properties },
+      });
+    const before = generated();
+    withFilter(before, { tag: { type: 'string' }, color: { type: 'string' } });
+    const after = generated();
+    withFilter(after, { tag: { type: 'string' } });
+    expect(compareContracts(before, after).breaking).toEqual([
+      expect.stringMatching(/^GET \/pets: query parameter `filter` `color`: removed/),
+    ]);
   });
 });
 
@@ -190,6 +275,38 @@ describe('the gate lets an additive change pass', () => {
       (document: Document) => schema(document, 'Error').properties?.code?.enum?.splice(-1),
       /^GET \/pets: response 400 body `code` enum value "service_unavailable": removed/,
     ],
+    [
+      'another example of an answer',
+      (document: Document) => (json(operation(document, '/pets', 'post').responses['201']?.content).example = { id: 7, name: 'Max' }),
+      /^POST \/pets: response 201 body example/,
+    ],
+    [
+      'another example of a request',
+      (document: Document) => (json(operation(document, '/pets', 'post').requestBody?.content).example = { name: 'Max', categoryId: 2 }),
+      /^POST \/pets: request body example/,
+    ],
+    [
+      // The error examples are the error catalogue's messages.
+      'another error message in every example of it',
+      (document: Document) => {
+        for (const item of Object.values(document.paths))
+          for (const { responses } of Object.values(item))
+            for (const response of Object.values(responses)) {
+              const example = response.content?.['application/json']?.examples?.validation_failed;
+              if (example) example.value.message = 'The request does not fit the model.';
+            }
+      },
+      /^POST \/pets: response 400 body examples\/validation_failed\/value\/message: changed from "[^"]+" to "The request does not fit the model\."/,
+    ],
+    [
+      'a tag described otherwise',
+      (document: Document) => {
+        const [first] = document.tags;
+        if (first) first.description = 'Animals for sale.';
+      },
+      /^tags\/0\/description: changed from "[^"]+" to "Animals for sale\."/,
+    ],
+    ['a new tag', (document: Document) => document.tags.push({ name: 'orders', description: 'Orders.' }), /^tags\/2: added/],
   ])('%s', (_kind, change, line) => {
     const { breaking, review, additive } = judge(change);
     expect([...breaking, ...review]).toEqual([]);

@@ -3,11 +3,14 @@
  * one line per change, sorted into what breaks a client of the released interface (`breaking`),
  * what the diff tool could not classify so a person must look (`review`), and the rest
  * (`additive`: new operations and optional fields, descriptions, deprecations). The
- * classification is api-smart-diff's; this module only chooses which of its findings count and
- * names them.
+ * classification is api-smart-diff's, corrected by the gate's own rules (rules.ts) and joined by
+ * the response headers' `required` flags, which the tool cannot see (headers.ts); this module
+ * chooses which findings count and names them.
  */
-import { apiCompare, type Diff } from 'api-smart-diff';
+import { apiCompare, type Diff, type DiffType } from 'api-smart-diff';
+import { requiredHeadersDropped } from './headers';
 import { placeOf, type Place } from './place';
+import { gateType } from './rules';
 
 export interface ContractComparison {
   readonly breaking: readonly string[];
@@ -34,9 +37,10 @@ const RESOLVED_COMPONENTS = new Set([
 ]);
 const isResolvedComponent = (diff: Diff) => diff.path[0] === 'components' && RESOLVED_COMPONENTS.has(String(diff.path[1]));
 
-/** A value short enough to print in a change's line (a long description is not). */
+const isScalar = (value: unknown) => value === null || ['string', 'number', 'boolean'].includes(typeof value);
+/** A value short enough to print in a change's line (a long description is not): a scalar or a list of them (`type`). */
 const isShortValue = (value: unknown) =>
-  (value === null || ['string', 'number', 'boolean'].includes(typeof value)) && JSON.stringify(value).length <= 60;
+  (isScalar(value) || (Array.isArray(value) && value.every(isScalar))) && JSON.stringify(value).length <= 60;
 const quoted = (value: unknown) => JSON.stringify(value);
 
 /** What happened, with the values when they are short enough to read and not named already. */
@@ -67,10 +71,36 @@ const toolDescription = (diff: Diff): string =>
 interface Change {
   readonly diff: Diff;
   readonly place: Place;
+  /** The gate's classification. */
+  readonly type: DiffType;
 }
 
 /** Changes that are the same finding about the same field: a field and its `required` entry go together. */
-const fieldKey = ({ diff, place }: Change) => JSON.stringify([diff.type, diff.action, place.operation, place.location, place.field]);
+const fieldKey = ({ type, diff, place }: Change) => JSON.stringify([type, diff.action, place.operation, place.location, place.field]);
+
+const graver = (one: DiffType, other: DiffType): DiffType =>
+  [one, other].find((type) => type === 'breaking') ?? [one, other].find((type) => type === 'unclassified') ?? one;
+
+/**
+ * A field added or removed with its `required` entry is one change, as grave as the graver of the
+ * two (a request field removed breaks, though dropping its `required` entry alone would not).
+ */
+const joinRequired = (changes: readonly Change[]): Change[] => {
+  const sameField = (one: Change, other: Change) =>
+    one.diff.action === other.diff.action &&
+    one.place.operation === other.place.operation &&
+    one.place.location === other.place.location &&
+    one.place.field === other.place.field;
+  const isWholeField = ({ place }: Change) => place.field !== '' && place.detail === '';
+  const isRequiredEntry = ({ place }: Change) => place.detail === 'required';
+  return changes.map((change) => {
+    const partners = changes.filter(
+      (other) =>
+        sameField(change, other) && (isWholeField(change) ? isRequiredEntry(other) : isRequiredEntry(change) && isWholeField(other)),
+    );
+    return { ...change, type: partners.reduce((type, other) => graver(type, other.type), change.type) };
+  });
+};
 
 const lineOf = ({ diff, place }: Change, required: boolean): string => {
   const where = [place.location, place.field && `\`${place.field}\``, required && '(required)', place.detail].filter(Boolean).join(' ');
@@ -94,10 +124,19 @@ const linesOf = (changes: readonly Change[]): string[] => {
 export const compareContracts = (released: unknown, current: unknown): ContractComparison => {
   // apiCompare may rewrite the objects it is given.
   const { diffs } = apiCompare(structuredClone(released), structuredClone(current));
-  const changes = diffs.filter((diff) => !isResolvedComponent(diff)).map((diff) => ({ diff, place: placeOf(released, current, diff) }));
+  const headerDiffs = requiredHeadersDropped(released, current);
+  // Those flags are headers.ts's to judge: a finding of the tool at the same place would say it twice.
+  const headerPaths = new Set(headerDiffs.map(({ path }) => JSON.stringify(path)));
+  const changes = joinRequired(
+    [...diffs.filter((diff) => !isResolvedComponent(diff) && !headerPaths.has(JSON.stringify(diff.path))), ...headerDiffs].map((diff) => ({
+      diff,
+      place: placeOf(released, current, diff),
+      type: gateType(diff),
+    })),
+  );
   return {
-    breaking: linesOf(changes.filter(({ diff }) => diff.type === 'breaking')),
-    review: linesOf(changes.filter(({ diff }) => diff.type === 'unclassified')),
-    additive: linesOf(changes.filter(({ diff }) => diff.type !== 'breaking' && diff.type !== 'unclassified')),
+    breaking: linesOf(changes.filter(({ type }) => type === 'breaking')),
+    review: linesOf(changes.filter(({ type }) => type === 'unclassified')),
+    additive: linesOf(changes.filter(({ type }) => type !== 'breaking' && type !== 'unclassified')),
   };
 };

@@ -25,13 +25,13 @@ export interface DiffAt {
   readonly after?: unknown;
 }
 
-const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+export const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 const COMBINATORS = new Set(['allOf', 'anyOf', 'oneOf']);
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
 /** Follows local `$ref`s (`#/components/parameters/status`), so a parameter's name can be read. */
-const dereference = (document: unknown, value: unknown): unknown => {
+export const dereference = (document: unknown, value: unknown): unknown => {
   for (let hops = 0; hops < 16 && isRecord(value) && typeof value.$ref === 'string' && value.$ref.startsWith('#/'); hops += 1) {
     value = value.$ref
       .slice(2)
