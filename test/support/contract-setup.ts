@@ -4,10 +4,12 @@
  * the test that made the request.
  */
 import { contractViolations } from './contract';
+import { uncheckedOrigins } from './unchecked-origins';
 
 const originalFetch = globalThis.fetch;
 
-const isLocalApi = (url: URL) => (url.hostname === '127.0.0.1' || url.hostname === 'localhost') && url.pathname.startsWith('/v1');
+const isLocalApi = (url: URL) =>
+  (url.hostname === '127.0.0.1' || url.hostname === 'localhost') && url.pathname.startsWith('/v1') && !uncheckedOrigins.has(url.origin);
 
 globalThis.fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
   const response = await originalFetch(input, init);
