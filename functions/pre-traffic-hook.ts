@@ -3,22 +3,16 @@
  * alias sends a new version any request, CodeDeploy runs this, which invokes the new versions
  * (their ARNs are in its environment) with the requests of shared/release-checks.ts and reports
  * Succeeded only when every answer is right. Failed stops the release: the alias stays on the old
- * version. One log line per check; it reports even when a check cannot run.
+ * version. One log line per check; it reports even when a check cannot run, and each invocation
+ * has a deadline that leaves it the time to report, whatever the version does.
  */
 import { CodeDeployClient, PutLifecycleEventHookExecutionStatusCommand } from '@aws-sdk/client-codedeploy';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import type { APIGatewayProxyResult } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import type { Environment } from '../shared/config';
 import { logger, safeErrorFields } from '../shared/logger';
-import {
-  InvocationFailed,
-  releaseChecks,
-  runReleaseChecks,
-  VERSION_ARN_VARIABLES,
-  type CheckedOperation,
-  type Invoke,
-} from '../shared/release-checks';
+import { releaseChecks, runReleaseChecks, VERSION_ARN_VARIABLES, type CheckedFunction, type Invoke } from '../shared/release-checks';
 
 /** What CodeDeploy sends a lifecycle hook. */
 export interface LifecycleHookEvent {
@@ -31,33 +25,45 @@ export type HookStatus = 'Succeeded' | 'Failed';
 /** Tells CodeDeploy how the lifecycle event ended. */
 export type ReportStatus = (event: LifecycleHookEvent, status: HookStatus) => Promise<void>;
 
-/** The answer a proxy integration expects of a function (the fields the checks read). */
-const ProxyAnswer = z.object({
-  statusCode: z.number(),
-  body: z.string(),
-  headers: z.optional(z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))),
-  isBase64Encoded: z.optional(z.boolean()),
-});
+/**
+ * The time kept back from the hook's own timeout for reporting (CodeDeploy's call, with its
+ * retries) once the checks are over or given up on: a hook Lambda ends before it reports leaves
+ * CodeDeploy waiting an hour for the lifecycle event.
+ */
+export const REPORT_MARGIN_MS = 15_000;
+/**
+ * The most a check's invocation may take: a cold start, then at most the function's own timeout
+ * (10 s, after which Lambda ends it with an error), with room to spare. Longer is an invocation
+ * that hangs (throttled, retried): a failed check, not a reason to wait.
+ */
+export const CHECK_DEADLINE_CAP_MS = 25_000;
+
+/** Each check's deadline: what the hook has left, less the margin to report, and never more than the cap. */
+export const checkDeadlineMs = (remainingMs: number): number =>
+  Math.max(0, Math.min(CHECK_DEADLINE_CAP_MS, remainingMs - REPORT_MARGIN_MS));
+
+/** Lambda's report of a function error: its payload names the error's type and message. */
+const ErrorPayload = z.object({ errorType: z.optional(z.string()), errorMessage: z.optional(z.string()) });
 
 /**
- * Invokes a version with Lambda's Invoke (synchronous) and decodes its answer. A function that
- * crashed (FunctionError) or answered something API Gateway could not use is an InvocationFailed
- * naming only the kind of failure, never the function's message.
+ * Invokes a version with Lambda's Invoke (synchronous), aborted by `signal`, and returns how it
+ * ended: its payload parsed (undefined when it is not JSON), or its function error. One retry at
+ * most: the check's deadline, not the client's backoff, bounds the wait.
  */
 export const lambdaInvoke =
   (client: Pick<LambdaClient, 'send'>): Invoke =>
-  async (functionArn, event) => {
+  async (functionArn, event, signal) => {
     const output = await client.send(
       new InvokeCommand({ FunctionName: functionArn, Payload: new TextEncoder().encode(JSON.stringify(event)) }),
+      { abortSignal: signal },
     );
-    const text = output.Payload === undefined ? '' : new TextDecoder().decode(output.Payload);
+    const payload = parseJson(output.Payload === undefined ? '' : new TextDecoder().decode(output.Payload));
     if (output.FunctionError !== undefined) {
-      const errorType = z.object({ errorType: z.string() }).safeParse(parseJson(text));
-      throw new InvocationFailed(`function error ${errorType.success ? errorType.data.errorType : output.FunctionError}`);
+      const error = ErrorPayload.safeParse(payload);
+      const { errorType = output.FunctionError, errorMessage = '' } = error.success ? error.data : {};
+      return { functionError: { errorType, errorMessage } };
     }
-    const answer = ProxyAnswer.safeParse(parseJson(text));
-    if (!answer.success) throw new InvocationFailed('the function answered something that is not an API Gateway proxy answer');
-    return answer.data as APIGatewayProxyResult;
+    return { answer: payload };
   };
 
 const parseJson = (text: string): unknown => {
@@ -81,8 +87,8 @@ export const codeDeployReport =
     );
   };
 
-/** The new version ARNs the stack put in the environment, by operation. */
-export const versionArnsOf = (env: Environment): Partial<Record<CheckedOperation, string>> =>
+/** The new version ARNs the stack put in the environment, by function. */
+export const versionArnsOf = (env: Environment): Partial<Record<CheckedFunction, string>> =>
   Object.fromEntries(
     Object.entries(VERSION_ARN_VARIABLES).flatMap(([operation, variable]) => (env[variable] ? [[operation, env[variable]]] : [])),
   );
@@ -96,13 +102,14 @@ export interface PreTrafficHookDependencies {
 
 export const createHandler =
   ({
-    invoke = lambdaInvoke(new LambdaClient({})),
+    invoke = lambdaInvoke(new LambdaClient({ maxAttempts: 2 })),
     report = codeDeployReport(new CodeDeployClient({})),
     env = process.env,
     now = () => new Date(),
   }: PreTrafficHookDependencies = {}) =>
-  async (event: LifecycleHookEvent): Promise<{ status: HookStatus }> => {
-    const results = await runReleaseChecks(releaseChecks(now()), versionArnsOf(env), invoke);
+  async (event: LifecycleHookEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<{ status: HookStatus }> => {
+    const deadlineMs = checkDeadlineMs(context.getRemainingTimeInMillis());
+    const results = await runReleaseChecks(releaseChecks(now()), versionArnsOf(env), invoke, deadlineMs);
     for (const { check, passed, problem } of results) {
       if (passed) logger.info('release check passed', { check });
       else logger.error('release check failed', { check, problem });

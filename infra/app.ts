@@ -7,14 +7,21 @@ import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { stackName } from '../shared/stack';
 import { PetStoreStack } from './pet-store-stack';
-import { parseStageName, stageSettings } from './stages';
+import { parseIgnoreReleaseAlarms, parseStageName, stageSettings } from './stages';
 
 const app = new App();
-/** The stage and its settings; a bad name is the operator's to fix: its message alone, no stack trace. */
-const { stage, settings } = (() => {
+/**
+ * The stage and its settings, and whether this deploy's release ignores its alarms; a bad value is
+ * the operator's to fix: its message alone, no stack trace.
+ */
+const { stage, settings, ignoreReleaseAlarms } = (() => {
   try {
     const name = parseStageName(app.node.tryGetContext('stage'));
-    return { stage: name, settings: stageSettings(name) };
+    return {
+      stage: name,
+      settings: stageSettings(name),
+      ignoreReleaseAlarms: parseIgnoreReleaseAlarms(app.node.tryGetContext('ignoreReleaseAlarms')),
+    };
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
     return process.exit(1);
@@ -23,6 +30,7 @@ const { stage, settings } = (() => {
 new PetStoreStack(app, stackName(stage), {
   stage,
   settings,
+  ignoreReleaseAlarms,
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

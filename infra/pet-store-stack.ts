@@ -20,6 +20,11 @@ import type { StageSettings } from './stages';
 export interface PetStoreStackProps extends StackProps {
   readonly stage: string;
   readonly settings: StageSettings;
+  /**
+   * This deploy's release ignores its alarms (`cdk deploy -c ignoreReleaseAlarms=true`): for a fix
+   * deployed while they fire, which CodeDeploy would otherwise stop and roll back. @default false
+   */
+  readonly ignoreReleaseAlarms?: boolean;
 }
 
 export class PetStoreStack extends Stack {
@@ -31,7 +36,7 @@ export class PetStoreStack extends Stack {
   /** The CodeDeploy release of the functions; none when the stage releases all at once. */
   readonly release?: Release;
 
-  constructor(scope: Construct, id: string, { stage, settings, ...stackProps }: PetStoreStackProps) {
+  constructor(scope: Construct, id: string, { stage, settings, ignoreReleaseAlarms = false, ...stackProps }: PetStoreStackProps) {
     super(scope, id, {
       description: `Pet store API, stage ${stage}`,
       terminationProtection: settings.terminationProtection,
@@ -103,8 +108,10 @@ export class PetStoreStack extends Stack {
         namePrefix: resourceName,
         operations: this.functions.operations,
         authorizer: this.functions.authorizer,
-        apiName: resourceName,
+        // The name the RestApi was given: the alarms' ApiName dimension must be exactly it.
+        apiName: this.api.api.restApiName,
         alarmTopic: this.monitoring.alarmTopic,
+        ignoreAlarms: ignoreReleaseAlarms,
         ...kept,
       });
     }

@@ -67,7 +67,10 @@ export interface StageSettings {
   readonly removalPolicy: RemovalPolicy.RETAIN | RemovalPolicy.DESTROY;
   /** CloudFormation termination protection: `cdk destroy` refuses until it is turned off in the console. */
   readonly terminationProtection: boolean;
-  /** How a new version of the functions takes traffic: at once, or a CodeDeploy canary or linear release. */
+  /**
+   * How a new version of the functions takes traffic: at once (development stages), or a
+   * CodeDeploy canary or linear release (staging and prod, so that staging rehearses prod's).
+   */
   readonly release: ReleaseStrategy;
 }
 
@@ -91,6 +94,9 @@ export const stages: Readonly<Record<string, StageOverrides>> = {
   staging: {
     throttle: { rateLimit: 100, burstLimit: 200 },
     logRetention: RetentionDays.ONE_MONTH,
+    // Staging rehearses prod's release: CodeDeploy, the pre-traffic hook and the release alarms
+    // run here first, so prod is never the first place a release runs.
+    release: 'Canary10Percent5Minutes',
   },
   prod: {
     throttle: { rateLimit: 1_000, burstLimit: 2_000 },
@@ -102,6 +108,16 @@ export const stages: Readonly<Record<string, StageOverrides>> = {
     // A broken version meets 10% of requests, and its alarms, before the rest.
     release: 'Canary10Percent5Minutes',
   },
+};
+
+/**
+ * `-c ignoreReleaseAlarms=true`: this deploy's CodeDeploy release ignores its alarms (a fix
+ * deployed during an incident, whose alarms already fire). Absent or `false`: they are watched.
+ */
+export const parseIgnoreReleaseAlarms = (value: unknown): boolean => {
+  if (value === undefined || value === false || value === 'false') return false;
+  if (value === true || value === 'true') return true;
+  throw new Error(`Invalid ignoreReleaseAlarms '${String(value)}': use -c ignoreReleaseAlarms=true, or leave it out.`);
 };
 
 /** The stage used when `-c stage=…` is not given. */

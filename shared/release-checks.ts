@@ -1,45 +1,64 @@
 /**
  * What a new version must answer before it takes traffic: the pre-traffic hook
- * (functions/pre-traffic-hook.ts) sends each operation's new version the event API Gateway would
- * send, and each check says what is wrong with the answer, if anything. Nothing here talks to AWS:
- * the caller says how to invoke, so the same checks run against the local handlers in the tests.
+ * (functions/pre-traffic-hook.ts) sends each checked function's new version the event API Gateway
+ * would send, and each check says what is wrong with the outcome, if anything. Nothing here talks
+ * to AWS: the caller says how to invoke, so the same checks run against the local handlers in the
+ * tests.
  */
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
 import { z } from 'zod';
+import { generateApiKey } from './api-keys';
+import { AUTHORIZER_REFUSAL } from './auth-policy';
 import type { ErrorCode } from './errors';
-import { proxyEvent } from './gateway-events';
+import { methodArn, proxyEvent, tokenEvent } from './gateway-events';
 import { ApiErrorBody, MAX_SAFE_ID, Pet } from './models';
 import { routeOf } from './routes';
 
-/** Sends a function (a version's ARN) an API Gateway event and returns its answer; throws when the invocation fails. */
-export type Invoke = (functionArn: string, event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+/** What a check sends: the event API Gateway would send the function (a proxy request, or a TOKEN authorization). */
+export type CheckEvent = APIGatewayProxyEvent | APIGatewayTokenAuthorizerEvent;
 
-/** The operations whose new versions are checked: each has a check below. */
-export type CheckedOperation = 'listPets' | 'getPet' | 'createPet';
+/** The error a function ended with, as Lambda reports it (FunctionError, and the payload's type and message). */
+export interface FunctionError {
+  readonly errorType: string;
+  readonly errorMessage: string;
+}
+
+/** How an invocation ended: the function's answer (its payload, parsed), or the error it ended with. */
+export type Invocation = { readonly answer: unknown } | { readonly functionError: FunctionError };
 
 /**
- * The environment variable that holds each checked operation's new version ARN. The stack sets
+ * Sends a function (a version's ARN) an event and says how the invocation ended; throws when it
+ * could not be made (denied, throttled, aborted by `signal` at the check's deadline).
+ */
+export type Invoke = (functionArn: string, event: CheckEvent, signal: AbortSignal) => Promise<Invocation>;
+
+/** The functions whose new versions are checked: each has a check below. */
+export type CheckedFunction = 'listPets' | 'getPet' | 'createPet' | 'authorizer';
+
+/**
+ * The environment variable that holds each checked function's new version ARN. The stack sets
  * them to each function's current version, so every deploy that publishes one updates the hook.
  */
-export const VERSION_ARN_VARIABLES: Readonly<Record<CheckedOperation, string>> = {
+export const VERSION_ARN_VARIABLES: Readonly<Record<CheckedFunction, string>> = {
   listPets: 'LIST_PETS_VERSION_ARN',
   getPet: 'GET_PET_VERSION_ARN',
   createPet: 'CREATE_PET_VERSION_ARN',
+  authorizer: 'AUTHORIZER_VERSION_ARN',
 };
 
 export interface ReleaseCheck {
   /** Names the check in the hook's log line: what it sends and what it expects. */
   readonly name: string;
-  readonly operation: CheckedOperation;
-  readonly event: APIGatewayProxyEvent;
-  /** What is wrong with the answer; undefined when it is right. */
-  readonly problemWith: (answer: APIGatewayProxyResult) => string | undefined;
+  readonly target: CheckedFunction;
+  readonly event: CheckEvent;
+  /** What is wrong with how the invocation ended; undefined when it is right. */
+  readonly problemWith: (invocation: Invocation) => string | undefined;
 }
 
 export interface CheckResult {
   readonly check: string;
   readonly passed: boolean;
-  /** Why it failed: a wrong answer, an invocation that failed, or no version to invoke. */
+  /** Why it failed: a wrong answer, an invocation that failed or ran out of time, or no version to invoke. */
   readonly problem?: string;
 }
 
@@ -70,6 +89,27 @@ const errorProblem = (answer: APIGatewayProxyResult, status: number, code: Error
   return undefined;
 };
 
+/** The answer a proxy integration expects of a function (the fields the checks read). */
+const ProxyAnswer = z.object({
+  statusCode: z.number(),
+  body: z.string(),
+  headers: z.optional(z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))),
+  isBase64Encoded: z.optional(z.boolean()),
+});
+
+/**
+ * A check of a proxy answer: a function error, or an answer API Gateway could not use, is a
+ * problem named by its kind only (an error's message may quote anything).
+ */
+const proxyAnswerCheck =
+  (problemWithAnswer: (answer: APIGatewayProxyResult) => string | undefined) =>
+  (invocation: Invocation): string | undefined => {
+    if ('functionError' in invocation) return `failed with the error ${invocation.functionError.errorType}`;
+    const answer = ProxyAnswer.safeParse(invocation.answer);
+    if (!answer.success) return 'answered something that is not an API Gateway proxy answer';
+    return problemWithAnswer(answer.data);
+  };
+
 /** A listing of at most one pet, each as the API returns pets. */
 const OnePetPage = z.array(Pet).check(z.maxLength(1));
 
@@ -85,69 +125,107 @@ export const releaseChecks = (now: Date = new Date()): readonly ReleaseCheck[] =
   return [
     {
       name: 'listPets GET /pets?limit=1 answers 200 with at most one pet',
-      operation: 'listPets',
+      target: 'listPets',
       event: proxyEvent({ method: 'GET', resource: '/pets', query: { limit: '1' } }),
-      problemWith: (answer) => {
+      problemWith: proxyAnswerCheck((answer) => {
         const wrongStatus = statusProblem(answer, 200);
         if (wrongStatus) return wrongStatus;
         return OnePetPage.safeParse(parsedBody(answer)).success ? undefined : 'answered a body that is not a list of at most one pet';
-      },
+      }),
     },
     {
       name: `getPet GET /pets/${UNKNOWN_PET_ID} answers ${unknownPet.status} ${unknownPet.code}`,
-      operation: 'getPet',
+      target: 'getPet',
       event: proxyEvent({
         method: 'GET',
         resource: '/pets/{petId}',
         path: `/pets/${UNKNOWN_PET_ID}`,
         pathParameters: { petId: UNKNOWN_PET_ID },
       }),
-      problemWith: (answer) => errorProblem(answer, unknownPet.status, unknownPet.code),
+      problemWith: proxyAnswerCheck((answer) => errorProblem(answer, unknownPet.status, unknownPet.code)),
     },
     {
       // Refused before any write: a pet without a name is never stored.
       name: 'createPet POST /pets without a name answers 400 validation_failed',
-      operation: 'createPet',
+      target: 'createPet',
       event: proxyEvent({
         method: 'POST',
         resource: '/pets',
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ categoryId: 1 }),
       }),
-      problemWith: (answer) => errorProblem(answer, 400, 'validation_failed'),
+      problemWith: proxyAnswerCheck((answer) => errorProblem(answer, 400, 'validation_failed')),
+    },
+    {
+      // A key of the right form that no one has (a fresh random one): the new version reads the
+      // keys table (one GetItem, no write) and must refuse it. A valid key is out of reach: the
+      // hook would need to write one to the keys table.
+      name: `authorizer refuses an unknown key with ${AUTHORIZER_REFUSAL}`,
+      target: 'authorizer',
+      event: tokenEvent(`Bearer ${generateApiKey()}`, methodArn('GET', '/pets')),
+      problemWith: (invocation) => {
+        if (!('functionError' in invocation)) return `answered a policy, expected the error ${AUTHORIZER_REFUSAL}`;
+        // The message is compared, never logged: only the refusal's is known to hold nothing else.
+        return invocation.functionError.errorMessage === AUTHORIZER_REFUSAL
+          ? undefined
+          : `failed with another error (${invocation.functionError.errorType}), expected ${AUTHORIZER_REFUSAL}`;
+      },
     },
   ];
 };
 
 /** The name of an error, and nothing of its message: an invocation error may quote ARNs or the payload. */
 const invocationProblem = (error: unknown): string =>
-  `the invocation failed (${error instanceof Error ? error.name : typeof error}${error instanceof InvocationFailed ? `: ${error.message}` : ''})`;
+  `the invocation failed (${error instanceof Error ? error.name : typeof error}${error instanceof InvocationTimedOut ? `: ${error.message}` : ''})`;
 
-/** What the AWS invoke path throws for an invocation that ran but did not answer as API Gateway expects. */
-export class InvocationFailed extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvocationFailed';
+/** An invocation that gave no outcome within its check's deadline: it is aborted, and the check has failed. */
+export class InvocationTimedOut extends Error {
+  constructor(deadlineMs: number) {
+    super(`no outcome within ${deadlineMs} ms`);
+    this.name = 'InvocationTimedOut';
   }
 }
 
 /**
- * Runs every check against the version ARNs given (by operation), all at once, and never throws:
- * a check whose version is missing, or whose invocation throws, has failed.
+ * Invokes with a deadline: at `deadlineMs` the invocation is aborted (its signal) and given up
+ * on, whether or not the invoke heeds the signal, so that the hook always lives to report.
+ */
+const invokeWithin = async (invoke: Invoke, functionArn: string, event: CheckEvent, deadlineMs: number): Promise<Invocation> => {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      const timedOut = new InvocationTimedOut(deadlineMs);
+      controller.abort(timedOut);
+      reject(timedOut);
+    }, deadlineMs);
+  });
+  try {
+    return await Promise.race([invoke(functionArn, event, controller.signal), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+/**
+ * Runs every check against the version ARNs given (by function), all at once, each within
+ * `deadlineMs`, and never throws: a check whose version is missing, or whose invocation throws or
+ * runs out of time, has failed.
  */
 export const runReleaseChecks = async (
   checks: readonly ReleaseCheck[],
-  versionArns: Readonly<Partial<Record<CheckedOperation, string>>>,
+  versionArns: Readonly<Partial<Record<CheckedFunction, string>>>,
   invoke: Invoke,
+  deadlineMs: number,
 ): Promise<CheckResult[]> =>
   Promise.all(
-    checks.map(async ({ name, operation, event, problemWith }): Promise<CheckResult> => {
-      const functionArn = versionArns[operation];
+    checks.map(async ({ name, target, event, problemWith }): Promise<CheckResult> => {
+      const functionArn = versionArns[target];
       if (!functionArn)
-        return { check: name, passed: false, problem: `no version to invoke (${VERSION_ARN_VARIABLES[operation]} is not set)` };
+        return { check: name, passed: false, problem: `no version to invoke (${VERSION_ARN_VARIABLES[target]} is not set)` };
       let problem: string | undefined;
       try {
-        problem = problemWith(await invoke(functionArn, event));
+        problem = problemWith(await invokeWithin(invoke, functionArn, event, deadlineMs));
       } catch (error) {
         problem = invocationProblem(error);
       }

@@ -37,6 +37,14 @@ export interface ApiFunctionProps {
   readonly environment: Record<string, string>;
   /** How the bundle is built. @default FUNCTION_BUNDLING */
   readonly bundling?: BundlingOptions;
+  /** How long an invocation may run. @default FUNCTION_TIMEOUT_SECONDS, the API's request budget */
+  readonly timeout?: Duration;
+  /**
+   * Whether the function is published as a version behind `live`. Off for a function nothing
+   * calls through an alias (the pre-traffic hook, which CodeDeploy invokes by name).
+   * @default true
+   */
+  readonly withLiveAlias?: boolean;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -49,9 +57,8 @@ const MEMORY_MB = 512;
 
 export class ApiFunction extends Construct {
   readonly function: NodejsFunction;
-  /** `live`, on the version this deploy publishes (`function.currentVersion`): what callers invoke. */
-  readonly alias: Alias;
   readonly logGroup: LogGroup;
+  private readonly liveAlias?: Alias;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     super(scope, id);
@@ -75,7 +82,7 @@ export class ApiFunction extends Construct {
       runtime: FUNCTION_RUNTIME,
       architecture: FUNCTION_ARCHITECTURE,
       memorySize: MEMORY_MB,
-      timeout: Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
+      timeout: props.timeout ?? Duration.seconds(FUNCTION_TIMEOUT_SECONDS),
       role,
       logGroup: this.logGroup,
       // Powertools already writes JSON lines; the platform's own lines become JSON too.
@@ -94,12 +101,21 @@ export class ApiFunction extends Construct {
         ...props.environment,
       },
     });
-    // currentVersion is a new version whenever the code or configuration changes (old ones are
-    // kept, so a rollback has its version to return to).
-    this.alias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
+    // currentVersion is a new version whenever the code or configuration changes. CloudFormation
+    // deletes the previous one once an update succeeds; during the update it is still there, so a
+    // rollback has its version to return to.
+    if (props.withLiveAlias ?? true) {
+      this.liveAlias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
+    }
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: "Active tracing: X-Ray's PutTraceSegments and PutTelemetryRecords have no resource-level permissions.",
     });
+  }
+
+  /** `live`, on the version this deploy publishes (`function.currentVersion`): what callers invoke. */
+  get alias(): Alias {
+    if (!this.liveAlias) throw new Error(`${this.node.path} is built without a live alias.`);
+    return this.liveAlias;
   }
 }

@@ -26,6 +26,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { AUTHORIZER_FAILURE_LINE } from '../../shared/http/authorizer-log';
 import { METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/metrics';
+import { serverErrorRate } from './api-metrics';
 import { pascalCase } from './pet-store-functions';
 
 export interface MonitoredTable {
@@ -96,10 +97,12 @@ export class Monitoring extends Construct {
       return created;
     };
 
-    // API Gateway's 5XXError averaged over requests is the share of requests answered 5xx.
+    // The share of requests answered 5xx, the not-implemented routes' 501s left out (a client
+    // polling one would otherwise page the operator for a route that works as designed).
     alarm('ServerErrorRate', {
-      alarmDescription: 'More than the threshold share of requests answered 5xx: the database or a function is failing.',
-      metric: stage.metricServerError({ statistic: 'Average', period: FIVE_MINUTES }),
+      alarmDescription:
+        "More than the threshold share of requests answered 5xx (the not-implemented routes' 501s left out): the database or a function is failing.",
+      metric: serverErrorRate(stage.restApi.restApiName, FIVE_MINUTES),
       threshold: SERVER_ERROR_RATE_THRESHOLD,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,

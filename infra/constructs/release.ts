@@ -16,10 +16,11 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { VERSION_ARN_VARIABLES, type CheckedOperation } from '../../shared/release-checks';
-import { STAGE_NAME } from '../../shared/routes';
+import { VERSION_ARN_VARIABLES, type CheckedFunction } from '../../shared/release-checks';
+import { routes, type Route } from '../../shared/routes';
 import { HOOK_BUNDLING } from '../bundling';
 import type { ReleaseStrategy } from '../stages';
+import { methodMetric, serverErrorRate, stageMetric } from './api-metrics';
 import { ApiFunction, LIVE_ALIAS } from './api-function';
 import { pascalCase } from './pet-store-functions';
 
@@ -32,16 +33,22 @@ const deploymentConfigs: Readonly<Record<GradualRelease, ILambdaDeploymentConfig
 };
 
 /**
- * Release alarms look at 1-minute periods, 2 of the last 3 breaching: a 5-minute canary must see
- * trouble within minutes (the operational alarms, in Monitoring, look at 5 minutes), and one bad
- * minute alone does not undo a release.
+ * Release alarms look at 1-minute periods (the operational alarms, in Monitoring, at 5): a
+ * 5-minute canary must see trouble within minutes. A rate (the API's, a method's) or a latency
+ * alarms on 2 of the last 3 minutes: one bad minute of the whole API, which the old version
+ * mostly serves, does not undo a release. The new version's own errors alarm on 1 of 1: any error
+ * of it is its fault, and with CloudWatch's delay of a minute or two, 2 of 3 would fire only near
+ * the canary's end, or after it.
  */
 const RELEASE_PERIOD = Duration.minutes(1);
-const RELEASE_EVALUATION = { evaluationPeriods: 3, datapointsToAlarm: 2 } as const;
+const RATE_EVALUATION = { evaluationPeriods: 3, datapointsToAlarm: 2 } as const;
+const NEW_VERSION_EVALUATION = { evaluationPeriods: 1, datapointsToAlarm: 1 } as const;
 /**
  * Share of requests answered 5xx, per minute, that rolls a release back: 1%, as the operational
- * alarm. A new version that fails every request it gets during the canary's 10% puts the whole
- * API's rate near 10% of that function's share of requests, far above it.
+ * alarm, for the whole API and for each released function's own method(s). The method's rate is
+ * what sees a small function: a new version that fails every request it gets during the canary's
+ * 10% puts its method's rate near 10%, while the whole API's moves by 10% of that function's
+ * share of requests, which may stay under 1%.
  */
 export const RELEASE_SERVER_ERROR_RATE_THRESHOLD = 0.01;
 /**
@@ -51,6 +58,12 @@ export const RELEASE_SERVER_ERROR_RATE_THRESHOLD = 0.01;
  * retries, which give up after about 3 s) crosses it.
  */
 export const RELEASE_LATENCY_P99_THRESHOLD_MS = 3000;
+/**
+ * The pre-traffic hook's timeout: its checks run at once, each given up on after at most 25 s
+ * (functions/pre-traffic-hook.ts), with time left to report. A hook Lambda ends before it reports
+ * leaves CodeDeploy waiting an hour, and the stack update with it.
+ */
+export const PRE_TRAFFIC_HOOK_TIMEOUT = Duration.seconds(60);
 
 /** The rollback every gradual release has: on a failed or stopped deployment, and on any of its alarms. */
 const AUTO_ROLLBACK = { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: true } as const;
@@ -63,20 +76,30 @@ export interface ReleaseProps {
   readonly operations: ReadonlyMap<string, ApiFunction>;
   readonly authorizer: ApiFunction;
   /**
-   * The REST API's name, whose stage's 5xx rate and p99 latency every release watches. By name,
-   * not by the stage: the aliases depend on their deployment groups, and the API on the aliases.
+   * The REST API's name (the RestApi's own `restApiName`), whose stage's metrics the release
+   * alarms watch. By name, not by the stage: the aliases depend on their deployment groups, and
+   * the API on the aliases.
    */
   readonly apiName: string;
   /** Where the release alarms notify when they fire (the stage's alarm topic). */
   readonly alarmTopic: ITopic;
+  /**
+   * The deployment groups ignore their alarms: `cdk deploy -c ignoreReleaseAlarms=true`, for a
+   * fix deployed while an alarm is already firing (CodeDeploy would stop it and roll it back).
+   */
+  readonly ignoreAlarms: boolean;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
+
+type ReleaseAlarm = (alarmId: string, alarmProps: Omit<AlarmProps, 'evaluationPeriods'> & { evaluationPeriods?: number }) => Alarm;
 
 export class Release extends Construct {
   readonly application: LambdaApplication;
   /** The deployment group of each released function, by name (operationId or `authorizer`). */
   readonly deploymentGroups: ReadonlyMap<string, LambdaDeploymentGroup>;
+  /** The alarms each group watches, by the same names. */
+  readonly groupAlarms: ReadonlyMap<string, readonly Alarm[]>;
   readonly preTrafficHook: ApiFunction;
   /** The two alarms on the API as a whole, which every deployment group watches. */
   readonly apiAlarms: readonly Alarm[];
@@ -84,19 +107,11 @@ export class Release extends Construct {
   constructor(scope: Construct, id: string, props: ReleaseProps) {
     super(scope, id);
     const notify = new SnsAction(props.alarmTopic);
-    const apiMetric = (metricName: string, statistic: string) =>
-      new Metric({
-        namespace: 'AWS/ApiGateway',
-        metricName,
-        dimensionsMap: { ApiName: props.apiName, Stage: STAGE_NAME },
-        statistic,
-        period: RELEASE_PERIOD,
-      });
-    const releaseAlarm = (alarmId: string, alarmProps: Omit<AlarmProps, 'evaluationPeriods'>) => {
+    const releaseAlarm: ReleaseAlarm = (alarmId, alarmProps) => {
       const alarm = new Alarm(this, alarmId, {
         treatMissingData: TreatMissingData.NOT_BREACHING,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        ...RELEASE_EVALUATION,
+        ...RATE_EVALUATION,
         ...alarmProps,
       });
       // Only when it fires: the operational alarms already tell when things are well again.
@@ -107,33 +122,36 @@ export class Release extends Construct {
     this.apiAlarms = [
       releaseAlarm('ServerErrorRate', {
         alarmDescription:
-          'Release alarm: more than 1% of requests answered 5xx in 2 of 3 minutes. A gradual release under way is rolled back (docs/operations.md, Releases).',
-        metric: apiMetric('5XXError', 'Average'),
+          "Release alarm: more than 1% of requests answered 5xx (the not-implemented routes' 501s left out) in 2 of 3 minutes. A gradual release under way is rolled back (docs/operations.md, Releases).",
+        metric: serverErrorRate(props.apiName, RELEASE_PERIOD),
         threshold: RELEASE_SERVER_ERROR_RATE_THRESHOLD,
       }),
       releaseAlarm('LatencyP99', {
         alarmDescription: `Release alarm: p99 latency above ${RELEASE_LATENCY_P99_THRESHOLD_MS} ms in 2 of 3 minutes. A gradual release under way is rolled back (docs/operations.md, Releases).`,
-        metric: apiMetric('Latency', 'p99'),
+        metric: stageMetric(props.apiName, 'Latency', 'p99', RELEASE_PERIOD),
         threshold: RELEASE_LATENCY_P99_THRESHOLD_MS,
       }),
     ];
 
+    // Every released function is checked: the API's three and the authorizer.
+    const released = new Map([...props.operations, ['authorizer', props.authorizer] as const]);
+    const checked = (Object.keys(VERSION_ARN_VARIABLES) as CheckedFunction[]).map((name) => {
+      const fn = released.get(name);
+      if (!fn) throw new Error(`No ${name} function for the pre-traffic hook to check.`);
+      return [name, fn] as const;
+    });
     // The SAM pattern: the hook's environment holds each checked function's new version, so
     // every deploy that publishes one updates the hook, before CodeDeploy runs it.
-    const checked = Object.keys(VERSION_ARN_VARIABLES).map((operation) => {
-      const fn = props.operations.get(operation);
-      if (!fn) throw new Error(`No ${operation} function for the pre-traffic hook to check.`);
-      return [operation as CheckedOperation, fn] as const;
-    });
     const versionArns = checked.map(([, fn]) => fn.function.currentVersion.functionArn);
     this.preTrafficHook = new ApiFunction(this, 'PreTrafficHook', {
       entry: 'functions/pre-traffic-hook.ts',
       bundling: HOOK_BUNDLING,
       functionName: `${props.namePrefix}-preTrafficHook`,
       description: 'pet store: checks the new versions of a release before they take traffic',
-      environment: Object.fromEntries(
-        checked.map(([operation, fn]) => [VERSION_ARN_VARIABLES[operation], fn.function.currentVersion.functionArn]),
-      ),
+      environment: Object.fromEntries(checked.map(([name, fn]) => [VERSION_ARN_VARIABLES[name], fn.function.currentVersion.functionArn])),
+      timeout: PRE_TRAFFIC_HOOK_TIMEOUT,
+      // CodeDeploy invokes it by name: a version and an alias of its own would serve nothing.
+      withLiveAlias: false,
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
@@ -150,43 +168,52 @@ export class Release extends Construct {
       managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSCodeDeployRoleForLambdaLimited')],
     });
 
-    const checkedNames = new Set<string>(checked.map(([operation]) => operation));
     const groups = new Map<string, LambdaDeploymentGroup>();
-    for (const [name, fn] of [...props.operations, ['authorizer', props.authorizer] as const]) {
+    const groupAlarms = new Map<string, readonly Alarm[]>();
+    for (const [name, fn] of released) {
       // The authorizer refuses a key by throwing (a TOKEN authorizer's only way to answer 401),
       // which Lambda counts as an error: its Errors would roll back a release whenever clients
-      // send bad keys. Its real failures reach clients as 503 (AUTHORIZER_FAILURE), in the 5xx rate.
-      const alarms = name === 'authorizer' ? [...this.apiAlarms] : [this.newVersionErrors(releaseAlarm, name, fn), ...this.apiAlarms];
-      groups.set(
-        name,
-        new LambdaDeploymentGroup(this, `${pascalCase(name)}Deployment`, {
-          application: this.application,
-          alias: fn.alias,
-          deploymentConfig: deploymentConfigs[props.strategy],
-          alarms,
-          autoRollback: AUTO_ROLLBACK,
-          role,
-          ...(checkedNames.has(name) ? { preHook: this.preTrafficHook.function } : {}),
-        }),
-      );
+      // send bad keys. Its real failures reach clients as 503 on every method, which the API's own
+      // 5xx rate sees undiluted (it serves every request).
+      const alarms =
+        name === 'authorizer'
+          ? [...this.apiAlarms]
+          : [
+              this.newVersionErrors(releaseAlarm, name, fn),
+              ...this.methodServerErrorRates(releaseAlarm, name, props.apiName),
+              ...this.apiAlarms,
+            ];
+      const group = new LambdaDeploymentGroup(this, `${pascalCase(name)}Deployment`, {
+        application: this.application,
+        alias: fn.alias,
+        deploymentConfig: deploymentConfigs[props.strategy],
+        alarms,
+        ignoreAlarmConfiguration: props.ignoreAlarms,
+        autoRollback: AUTO_ROLLBACK,
+        role,
+        preHook: this.preTrafficHook.function,
+      });
+      // What the alias update (CodeDeploy's deployment) needs exists before it starts, in the
+      // template's DependsOn rather than only through references inside its UpdatePolicy.
+      fn.alias.node.addDependency(this.preTrafficHook, ...alarms);
+      groups.set(name, group);
+      groupAlarms.set(name, alarms);
     }
     this.deploymentGroups = groups;
+    this.groupAlarms = groupAlarms;
     this.acknowledgeDeploymentRole(role);
   }
 
   /**
    * A function's errors on the version being released only: Lambda publishes an alias's metrics
    * with the dimensions FunctionName, Resource (`<function>:live`) and ExecutedVersion, so the old
-   * version's errors during the canary do not count against the new one.
+   * version's errors during the canary do not count against the new one. It counts crashes and
+   * timeouts only: a handler's 500 answer is a successful invocation (the method's rate sees it).
    */
-  private newVersionErrors(
-    releaseAlarm: (alarmId: string, alarmProps: Omit<AlarmProps, 'evaluationPeriods'>) => Alarm,
-    name: string,
-    fn: ApiFunction,
-  ): Alarm {
+  private newVersionErrors(releaseAlarm: ReleaseAlarm, name: string, fn: ApiFunction): Alarm {
     const functionName = fn.function.functionName;
     return releaseAlarm(`${pascalCase(name)}NewVersionErrors`, {
-      alarmDescription: `Release alarm: the ${name} function's new version failed (crashed or timed out) in 2 of 3 minutes. A gradual release under way is rolled back.`,
+      alarmDescription: `Release alarm: the ${name} function's new version failed (crashed or timed out) in a minute. A gradual release under way is rolled back.`,
       metric: new Metric({
         namespace: 'AWS/Lambda',
         metricName: 'Errors',
@@ -199,9 +226,25 @@ export class Release extends Construct {
         period: RELEASE_PERIOD,
       }),
       threshold: 0,
+      ...NEW_VERSION_EVALUATION,
     });
   }
 
+  /**
+   * The share of requests answered 5xx on each method an operation serves (the route table's
+   * method and path): the 500s its handler answers, which Lambda does not count as errors, and
+   * which the whole API's rate dilutes.
+   */
+  private methodServerErrorRates(releaseAlarm: ReleaseAlarm, operationId: string, apiName: string): Alarm[] {
+    const served = routes.filter((route: Route) => route.operationId === operationId);
+    return served.map((route, position) =>
+      releaseAlarm(`${pascalCase(operationId)}ServerErrorRate${position === 0 ? '' : position + 1}`, {
+        alarmDescription: `Release alarm: more than 1% of ${route.method} ${route.path} requests answered 5xx in 2 of 3 minutes. A gradual release under way is rolled back.`,
+        metric: methodMetric(apiName, route, '5XXError', 'Average', RELEASE_PERIOD),
+        threshold: RELEASE_SERVER_ERROR_RATE_THRESHOLD,
+      }),
+    );
+  }
   /** cdk-nag findings on the deployment role, each a deliberate choice with its reason. */
   private acknowledgeDeploymentRole(role: Role): void {
     Validations.of(role).acknowledge({

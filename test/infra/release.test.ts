@@ -10,12 +10,58 @@ import type { CfnResource } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import type { ApiFunction } from '../../infra/constructs/api-function';
 import { RELEASE_LATENCY_P99_THRESHOLD_MS, RELEASE_SERVER_ERROR_RATE_THRESHOLD } from '../../infra/constructs/release';
-import { VERSION_ARN_VARIABLES } from '../../shared/release-checks';
+import { VERSION_ARN_VARIABLES, type CheckedFunction } from '../../shared/release-checks';
+import { CHECK_DEADLINE_CAP_MS, REPORT_MARGIN_MS } from '../../functions/pre-traffic-hook';
+import { routes } from '../../shared/routes';
 import { policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
 
-// Two synths shared by every test: a development stage (all at once) and prod (canary).
+/** An alarm's metric math, each query by id: its expression, or its metric's name, dimensions and statistic. */
+const serverErrorRateMetrics = (alarm: Record<string, unknown> | undefined) =>
+  Object.fromEntries(
+    ((alarm?.Metrics as Array<Record<string, unknown>> | undefined) ?? []).map(({ Id, Expression, MetricStat }) => {
+      if (Expression !== undefined) return [Id, Expression];
+      const { Metric, Stat, Period } = MetricStat as {
+        Metric: { MetricName: string; Dimensions: unknown[] };
+        Stat: string;
+        Period: number;
+      };
+      return [Id, { MetricName: Metric.MetricName, Dimensions: Metric.Dimensions, Stat, Period }];
+    }),
+  );
+
+/** The 5xx rate without GET /store/orders, the one not-implemented route: each query, as the template must have it. */
+const expectedServerErrorRate = (apiName: unknown, period: number) => {
+  const stage = [
+    { Name: 'ApiName', Value: apiName },
+    { Name: 'Stage', Value: 'v1' },
+  ];
+  return {
+    expr_1: '(errors - FILL(notImplemented0, 0)) / requests',
+    errors: { MetricName: '5XXError', Dimensions: stage, Stat: 'Sum', Period: period },
+    requests: { MetricName: 'Count', Dimensions: stage, Stat: 'Sum', Period: period },
+    notImplemented0: {
+      MetricName: '5XXError',
+      Dimensions: [
+        { Name: 'ApiName', Value: apiName },
+        { Name: 'Method', Value: 'GET' },
+        { Name: 'Resource', Value: '/store/orders' },
+        { Name: 'Stage', Value: 'v1' },
+      ],
+      Stat: 'Sum',
+      Period: period,
+    },
+  };
+};
+
+// Three synths shared by every test: a development stage (all at once), prod (canary), and a
+// stage that chooses the linear release, deployed with its release alarms ignored.
 const dev = synthStage('dev');
 const prod = synthStage('prod');
+const linearIgnoringAlarms = synthStage('linear', { release: 'Linear10PercentEvery1Minute' }, { ignoreReleaseAlarms: true });
+
+type TemplateResource = { Type: string; Properties: Record<string, unknown>; UpdatePolicy?: Record<string, unknown>; DependsOn?: string[] };
+const resourcesById = (synthesized: SynthesizedStage) =>
+  (synthesized.template.toJSON() as { Resources: Record<string, TemplateResource> }).Resources;
 
 /** A construct's logical id as the template has it (a version's is overridden with its hash). */
 const logicalId = (synthesized: SynthesizedStage, construct: { node: { defaultChild?: unknown } }): string =>
@@ -122,12 +168,13 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
   if (!release) throw new Error('prod has no release');
   const api = new Map([...prod.stack.functions.operations, ['authorizer', prod.stack.functions.authorizer]]);
   const groups = resourcesOf(prod.template, 'AWS::CodeDeploy::DeploymentGroup');
-  const resources = (
-    prod.template.toJSON() as { Resources: Record<string, { Properties: Record<string, unknown>; UpdatePolicy?: Record<string, unknown> }> }
-  ).Resources;
+  const resources = resourcesById(prod);
   const hookRef = { Ref: logicalId(prod, release.preTrafficHook.function) };
   const alarmRef = (alarm: { node: { defaultChild?: unknown } }) => ({ Name: { Ref: logicalId(prod, alarm) } });
   const apiAlarms = release.apiAlarms.map(alarmRef);
+  const [restApi] = resourcesOf(prod.template, 'AWS::ApiGateway::RestApi');
+  /** The RestApi's Name as the template has it: every API Gateway metric names the API by it. */
+  const apiName = restApi?.properties.Name;
 
   it('has one application, and one deployment group per API function, with the canary configuration and automatic rollback', () => {
     expect(prod.settings.release).toBe('Canary10Percent5Minutes');
@@ -148,7 +195,7 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
     }
   });
 
-  it("hands each API function's alias update to its group, with the hook before traffic for the three operations", () => {
+  it("hands each API function's alias update to its group, with the hook before traffic, the authorizer's too", () => {
     for (const [name, fn] of api) {
       const group = release.deploymentGroups.get(name);
       if (!group) throw new Error(`no group for ${name}`);
@@ -156,7 +203,7 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
         CodeDeployLambdaAliasUpdate: {
           ApplicationName: { Ref: logicalId(prod, release.application) },
           DeploymentGroupName: { Ref: logicalId(prod, group) },
-          ...(name === 'authorizer' ? {} : { BeforeAllowTrafficHook: hookRef }),
+          BeforeAllowTrafficHook: hookRef,
         },
       });
     }
@@ -166,17 +213,30 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
     }
   });
 
-  it("watches the new version's errors (alias metrics), the API's 5xx rate and its p99 latency, on 1-minute periods", () => {
+  it("updates each alias only once the hook and the group's alarms exist (DependsOn)", () => {
+    const hookIds = [release.preTrafficHook.function, release.preTrafficHook.function.role!, release.preTrafficHook.logGroup].map(
+      (construct) => logicalId(prod, construct),
+    );
+    for (const [name, fn] of api) {
+      const dependsOn = resources[logicalId(prod, fn.alias)]?.DependsOn ?? [];
+      for (const id of hookIds) expect(dependsOn, `${name} on ${id}`).toContain(id);
+      const alarms = release.groupAlarms.get(name) ?? [];
+      expect(alarms.length).toBeGreaterThan(0);
+      for (const alarm of alarms) expect(dependsOn, `${name} on ${alarm.node.id}`).toContain(logicalId(prod, alarm));
+    }
+  });
+
+  it("watches the new version's errors, its method's 5xx rate, the API's 5xx rate and its p99 latency, on 1-minute periods", () => {
     for (const [name, fn] of api) {
       const group = resources[logicalId(prod, release.deploymentGroups.get(name)!)]?.Properties;
       const alarms = (group?.AlarmConfiguration as { Enabled: boolean; Alarms: unknown[] }) ?? { Alarms: [] };
       expect(alarms.Enabled).toBe(true);
       if (name === 'authorizer') {
-        // It refuses keys by throwing, which Lambda counts as errors: only the API's alarms.
+        // It refuses keys by throwing, which Lambda counts as errors, and serves every method: the API's alarms.
         expect(alarms.Alarms).toEqual(apiAlarms);
         continue;
       }
-      const [errors, ...rest] = alarms.Alarms as Array<{ Name: { Ref: string } }>;
+      const [errors, methodRate, ...rest] = alarms.Alarms as Array<{ Name: { Ref: string } }>;
       expect(rest).toEqual(apiAlarms);
       const functionName = { Ref: logicalId(prod, fn.function) };
       expect(resources[errors!.Name.Ref]?.Properties).toMatchObject({
@@ -191,6 +251,26 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
         ]),
         ComparisonOperator: 'GreaterThanThreshold',
         Threshold: 0,
+        // Any error of the new version, in any minute: detection fits inside the 5-minute canary.
+        EvaluationPeriods: 1,
+        DatapointsToAlarm: 1,
+        TreatMissingData: 'notBreaching',
+      });
+      // Its handler's 500s, which Lambda does not count as errors, on its own method: undiluted by the rest of the API.
+      const route = routes.find(({ operationId }) => operationId === name)!;
+      expect(resources[methodRate!.Name.Ref]?.Properties).toMatchObject({
+        Namespace: 'AWS/ApiGateway',
+        MetricName: '5XXError',
+        Statistic: 'Average',
+        Period: 60,
+        Dimensions: [
+          { Name: 'ApiName', Value: apiName },
+          { Name: 'Method', Value: route.method },
+          { Name: 'Resource', Value: route.path },
+          { Name: 'Stage', Value: 'v1' },
+        ],
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: RELEASE_SERVER_ERROR_RATE_THRESHOLD,
         EvaluationPeriods: 3,
         DatapointsToAlarm: 2,
         TreatMissingData: 'notBreaching',
@@ -199,18 +279,11 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
     const [serverErrors, latency] = release.apiAlarms.map((alarm) => resources[logicalId(prod, alarm)]?.Properties);
     // By name: a Ref to the stage would close a loop (alias, group, alarm, stage, API, alias).
     const stageDimensions = [
-      { Name: 'ApiName', Value: 'pet-store-prod' },
+      { Name: 'ApiName', Value: apiName },
       { Name: 'Stage', Value: 'v1' },
     ];
-    expect(serverErrors).toMatchObject({
-      MetricName: '5XXError',
-      Statistic: 'Average',
-      Period: 60,
-      Dimensions: stageDimensions,
-      Threshold: RELEASE_SERVER_ERROR_RATE_THRESHOLD,
-      EvaluationPeriods: 3,
-      DatapointsToAlarm: 2,
-    });
+    expect(serverErrors).toMatchObject({ Threshold: RELEASE_SERVER_ERROR_RATE_THRESHOLD, EvaluationPeriods: 3, DatapointsToAlarm: 2 });
+    expect(serverErrorRateMetrics(serverErrors)).toEqual(expectedServerErrorRate(apiName, 60));
     expect(latency).toMatchObject({
       MetricName: 'Latency',
       ExtendedStatistic: 'p99',
@@ -225,20 +298,36 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
     for (const alarm of [serverErrors, latency]) expect(alarm?.AlarmActions).toEqual([topic]);
   });
 
-  it('lets the hook invoke only the new versions it checks, and report only to its deployment groups', () => {
+  it('names the API in the alarms exactly as the RestApi is named', () => {
+    expect(typeof apiName).toBe('string');
+    const apiNames = resourcesOf(prod.template, 'AWS::CloudWatch::Alarm').flatMap(({ properties }) => {
+      const dimensions = [
+        ...((properties.Dimensions as Array<{ Name: string; Value: unknown }> | undefined) ?? []),
+        ...(
+          (properties.Metrics as Array<{ MetricStat?: { Metric: { Dimensions: Array<{ Name: string; Value: unknown }> } } }> | undefined) ??
+          []
+        ).flatMap(({ MetricStat }) => MetricStat?.Metric.Dimensions ?? []),
+      ];
+      return dimensions.filter(({ Name }) => Name === 'ApiName').map(({ Value }) => Value);
+    });
+    // The release's: each operation's method, and the API's 5xx rate (3 metrics) and latency; Monitoring's too.
+    expect(apiNames.length).toBeGreaterThanOrEqual(3 + 3 + 1);
+    expect(new Set(apiNames)).toEqual(new Set([apiName]));
+  });
+
+  it("lets the hook invoke only the new versions it checks, the authorizer's included, and report only to its deployment groups", () => {
     const hook = release.preTrafficHook;
     const statements = policyStatementsOf(prod.template, logicalId(prod, hook.function.role!));
     const invoke = statements.filter(({ Action }) => JSON.stringify(Action).includes('lambda:'));
-    const checked = Object.keys(VERSION_ARN_VARIABLES).map((operation) => prod.stack.functions.operations.get(operation)!);
+    const checked = (Object.keys(VERSION_ARN_VARIABLES) as CheckedFunction[]).map((name) => api.get(name)!);
     expect(invoke).toEqual([{ Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: checked.map((fn) => versionRef(prod, fn)) }]);
+    expect(checked).toContain(prod.stack.functions.authorizer);
 
     const report = statements.filter(({ Action }) => JSON.stringify(Action).includes('codedeploy:'));
-    expect(report.map(({ Action }) => Action)).toEqual(
-      Object.keys(VERSION_ARN_VARIABLES).map(() => 'codedeploy:PutLifecycleEventHookExecutionStatus'),
-    );
+    expect(report.map(({ Action }) => Action)).toEqual([...api.keys()].map(() => 'codedeploy:PutLifecycleEventHookExecutionStatus'));
     const reportedGroups = report.map(({ Resource }) => JSON.stringify(Resource));
-    for (const operation of Object.keys(VERSION_ARN_VARIABLES)) {
-      const group = JSON.stringify({ Ref: logicalId(prod, release.deploymentGroups.get(operation)!) });
+    for (const name of api.keys()) {
+      const group = JSON.stringify({ Ref: logicalId(prod, release.deploymentGroups.get(name)!) });
       expect(reportedGroups.filter((arn) => arn.includes(':deploymentgroup:') && arn.includes(group))).toHaveLength(1);
     }
     // Its only other actions: its own log group, and traces.
@@ -250,9 +339,23 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
     // Its environment names each new version, so each deploy that publishes one updates it.
     const variables = (resources[logicalId(prod, hook.function)]?.Properties.Environment as { Variables: Record<string, unknown> })
       .Variables;
-    for (const [operation, variable] of Object.entries(VERSION_ARN_VARIABLES)) {
-      expect(variables[variable]).toEqual(versionRef(prod, prod.stack.functions.operations.get(operation)!));
+    for (const [name, variable] of Object.entries(VERSION_ARN_VARIABLES)) {
+      expect(variables[variable]).toEqual(versionRef(prod, api.get(name)!));
     }
+  });
+
+  it('gives the hook a timeout longer than the functions it checks, and no version or alias of its own', () => {
+    const timeoutOf = (fn: { node: { defaultChild?: unknown } }) => resources[logicalId(prod, fn)]?.Properties.Timeout as number;
+    const hookTimeout = timeoutOf(release.preTrafficHook.function);
+    for (const fn of api.values()) expect(hookTimeout).toBeGreaterThan(timeoutOf(fn.function));
+    // Its checks are given up on within CHECK_DEADLINE_CAP_MS, and REPORT_MARGIN_MS is kept to report.
+    expect(hookTimeout * 1000).toBeGreaterThanOrEqual(CHECK_DEADLINE_CAP_MS + REPORT_MARGIN_MS);
+
+    const hookRef = JSON.stringify({ Ref: logicalId(prod, release.preTrafficHook.function) });
+    for (const type of ['AWS::Lambda::Version', 'AWS::Lambda::Alias']) {
+      expect(resourcesOf(prod.template, type).filter(({ properties }) => JSON.stringify(properties.FunctionName) === hookRef)).toEqual([]);
+    }
+    expect(() => release.preTrafficHook.alias).toThrow(/without a live alias/);
   });
 
   it("lets CodeDeploy's role invoke the hook, which needs no CodeDeployHook_ name", () => {
@@ -267,17 +370,71 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
   });
 });
 
-describe('a stage that chooses the linear release', () => {
-  it('shifts 10% more every minute', () => {
-    const linear = synthStage('linear', { release: 'Linear10PercentEvery1Minute' });
-    const configs = resourcesOf(linear.template, 'AWS::CodeDeploy::DeploymentGroup').map(
-      ({ properties }) => properties.DeploymentConfigName,
+describe("the API's 5xx rate leaves out the not-implemented routes' 501s", () => {
+  it('in the operational alarm and in the release alarm: (5xx − 5xx of those routes) / requests', () => {
+    const resources = resourcesById(prod);
+    const [restApi] = resourcesOf(prod.template, 'AWS::ApiGateway::RestApi');
+    const operational = prod.stack.monitoring.alarms.find((alarm) => alarm.node.id === 'ServerErrorRate')!;
+    const release = prod.stack.release!.apiAlarms[0]!;
+    expect(serverErrorRateMetrics(resources[logicalId(prod, operational)]?.Properties)).toEqual(
+      expectedServerErrorRate(restApi?.properties.Name, 300),
     );
-    expect(configs).toEqual([
+    expect(serverErrorRateMetrics(resources[logicalId(prod, release)]?.Properties)).toEqual(
+      expectedServerErrorRate(restApi?.properties.Name, 60),
+    );
+  });
+});
+
+describe('a stage that chooses the linear release, deployed with -c ignoreReleaseAlarms=true', () => {
+  const groups = resourcesOf(linearIgnoringAlarms.template, 'AWS::CodeDeploy::DeploymentGroup');
+
+  it('shifts 10% more every minute', () => {
+    expect(groups.map(({ properties }) => properties.DeploymentConfigName)).toEqual([
       'CodeDeployDefault.LambdaLinear10PercentEvery1Minute',
       'CodeDeployDefault.LambdaLinear10PercentEvery1Minute',
       'CodeDeployDefault.LambdaLinear10PercentEvery1Minute',
       'CodeDeployDefault.LambdaLinear10PercentEvery1Minute',
     ]);
+  });
+
+  it('ignores the release alarms, which stay listed, while prod (deployed without it) watches them', () => {
+    for (const [synthesized, enabled] of [
+      [linearIgnoringAlarms, false],
+      [prod, true],
+    ] as const) {
+      const configurations = resourcesOf(synthesized.template, 'AWS::CodeDeploy::DeploymentGroup').map(
+        ({ properties }) => properties.AlarmConfiguration as { Enabled: boolean; Alarms: unknown[] },
+      );
+      expect(configurations).toHaveLength(4);
+      for (const configuration of configurations) {
+        expect(configuration.Enabled).toBe(enabled);
+        expect(configuration.Alarms.length).toBeGreaterThan(0);
+      }
+    }
+  });
+});
+
+describe('a stage deployed before aliases keeps its stream mapping and schedule target', () => {
+  it("keeps the mapping's logical id, so the update moves it to the alias in place (no second mapping replaying the stream)", () => {
+    // As `cdk synth -c stage=prod` wrote it at 9cd63f2, the last commit before aliases.
+    const [mapping, ...others] = resourcesOf(prod.template, 'AWS::Lambda::EventSourceMapping');
+    expect(others).toEqual([]);
+    expect(mapping?.logicalId).toBe('KeyAuditWriterFunctionDynamoDBEventSourcePetStoreprodTablesApiKeysTable962FD045BB79B48D');
+    expect(JSON.stringify(mapping?.properties.FunctionName)).toContain(JSON.stringify(aliasArnRef(prod, prod.stack.keyAudit.writer)));
+    expect(mapping?.properties).toMatchObject({
+      BatchSize: 100,
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: 10,
+      StartingPosition: 'TRIM_HORIZON',
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(prod, prod.stack.keyAudit.failedBatches), 'Arn'] } } },
+    });
+  });
+
+  it("keeps the schedule's target id", () => {
+    const targets = resourcesOf(prod.template, 'AWS::Events::Rule').flatMap(
+      ({ properties }) => properties.Targets as Array<{ Id: string }>,
+    );
+    expect(targets.map(({ Id }) => Id)).toEqual(['Target0']);
   });
 });

@@ -4,7 +4,7 @@
  */
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { PetStoreStack } from '../../infra/pet-store-stack';
+import { PetStoreStack, type PetStoreStackProps } from '../../infra/pet-store-stack';
 import { stageSettings, type StageSettings } from '../../infra/stages';
 import { stackName } from '../../shared/stack';
 
@@ -15,12 +15,18 @@ export interface SynthesizedStage {
   readonly settings: StageSettings;
 }
 
-export const synthStage = (stage: string, overrides: Partial<StageSettings> = {}): SynthesizedStage => {
+/** `deploy` holds what a deploy's context says besides the stage (`-c ignoreReleaseAlarms=true`). */
+export const synthStage = (
+  stage: string,
+  overrides: Partial<StageSettings> = {},
+  deploy: Pick<PetStoreStackProps, 'ignoreReleaseAlarms'> = {},
+): SynthesizedStage => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   const settings = { ...stageSettings(stage), ...overrides };
   const stack = new PetStoreStack(app, stackName(stage), {
     stage,
     settings,
+    ...deploy,
     env: { account: '123456789012', region: 'eu-west-1' },
   });
   return { app, stack, template: Template.fromStack(stack), settings };

@@ -1,50 +1,109 @@
 /**
  * The pre-traffic hook's AWS side: invoking a version through Lambda's Invoke (the Lambda client
- * mocked with aws-sdk-client-mock), and its bundle, which must carry the SDK's event-stream codecs
- * the Lambda client imports.
+ * mocked with aws-sdk-client-mock), the deadline that lets it report whatever an invocation does,
+ * and its bundle, which must carry the SDK's event-stream codecs the Lambda client imports.
  */
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { build } from 'esbuild';
 import { resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FUNCTION_BUNDLING, HOOK_BUNDLING } from '../../infra/bundling';
-import { lambdaInvoke } from '../../functions/pre-traffic-hook';
-import { proxyEvent } from '../../shared/gateway-events';
+import {
+  CHECK_DEADLINE_CAP_MS,
+  checkDeadlineMs,
+  createHandler,
+  lambdaInvoke,
+  REPORT_MARGIN_MS,
+  type HookStatus,
+} from '../../functions/pre-traffic-hook';
+import { proxyEvent, tokenEvent } from '../../shared/gateway-events';
+import { logger } from '../../shared/logger';
+import { VERSION_ARN_VARIABLES, type Invoke } from '../../shared/release-checks';
 import { projectRoot } from '../../shared/project-root';
 
 const lambda = mockClient(LambdaClient);
-afterEach(() => lambda.reset());
+afterEach(() => {
+  lambda.reset();
+  vi.restoreAllMocks();
+});
 
 const VERSION = 'arn:aws:lambda:eu-west-1:123456789012:function:pet-store-prod-listPets:12';
 const payload = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 
 describe('invoking a version through Lambda', () => {
   const invoke = lambdaInvoke(new LambdaClient({ region: 'eu-west-1' }));
+  const signal = new AbortController().signal;
 
-  it('sends the event as the payload, to the version, and decodes the proxy answer', async () => {
+  it('sends the event as the payload, to the version, and returns the answer', async () => {
     const answer = { statusCode: 200, headers: { 'Content-Type': 'application/json' }, body: '[]' };
     lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload(answer) as never });
     const event = proxyEvent({ query: { limit: '1' } });
 
-    expect(await invoke(VERSION, event)).toEqual(answer);
+    expect(await invoke(VERSION, event, signal)).toEqual({ answer });
     const [call] = lambda.commandCalls(InvokeCommand);
     expect(call?.args[0].input.FunctionName).toBe(VERSION);
     expect(JSON.parse(new TextDecoder().decode(call?.args[0].input.Payload as Uint8Array))).toEqual(event);
   });
 
-  it('fails on a function error, naming its type and nothing of its message', async () => {
+  it('returns a function error by its type and message, for the check to judge', async () => {
     lambda.on(InvokeCommand).resolves({
       StatusCode: 200,
       FunctionError: 'Unhandled',
-      Payload: payload({ errorType: 'Runtime.ImportModuleError', errorMessage: 'Cannot find module at /var/task/secret-path' }) as never,
+      Payload: payload({ errorType: 'Error', errorMessage: 'Unauthorized', trace: [] }) as never,
     });
-    await expect(invoke(VERSION, proxyEvent())).rejects.toThrow(/^function error Runtime\.ImportModuleError$/);
+    expect(await invoke(VERSION, tokenEvent('Bearer x'), signal)).toEqual({
+      functionError: { errorType: 'Error', errorMessage: 'Unauthorized' },
+    });
   });
 
-  it('fails on an answer that is not an API Gateway proxy answer', async () => {
-    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload({ pets: [] }) as never });
-    await expect(invoke(VERSION, proxyEvent())).rejects.toThrow('not an API Gateway proxy answer');
+  it("names a function error by Lambda's kind when its payload says nothing", async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, FunctionError: 'Unhandled', Payload: payload('not an object') as never });
+    expect(await invoke(VERSION, proxyEvent(), signal)).toEqual({ functionError: { errorType: 'Unhandled', errorMessage: '' } });
+  });
+
+  it('passes the abort signal to the client', async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload({}) as never });
+    await invoke(VERSION, proxyEvent(), signal);
+    const [call] = lambda.commandCalls(InvokeCommand);
+    // The options send() was given: the typings of the mock know only the command.
+    expect((call?.args as unknown[] | undefined)?.[1]).toEqual({ abortSignal: signal });
+  });
+});
+
+describe('the deadline of each check', () => {
+  it("is the hook's remaining time less the margin to report, at most the cap, never negative", () => {
+    expect(checkDeadlineMs(60_000)).toBe(CHECK_DEADLINE_CAP_MS);
+    expect(checkDeadlineMs(REPORT_MARGIN_MS + 1_000)).toBe(1_000);
+    expect(checkDeadlineMs(REPORT_MARGIN_MS - 1_000)).toBe(0);
+    expect(CHECK_DEADLINE_CAP_MS + REPORT_MARGIN_MS).toBeLessThan(60_000);
+  });
+
+  it('reports Failed when an invocation never ends, once its deadline has passed, and aborts it', { timeout: 5_000 }, async () => {
+    const signals: AbortSignal[] = [];
+    const hanging: Invoke = (_functionArn, _event, signal) => {
+      signals.push(signal);
+      return new Promise(() => undefined);
+    };
+    const reported: HookStatus[] = [];
+    const error = vi.spyOn(logger, 'error');
+    const env = Object.fromEntries(Object.values(VERSION_ARN_VARIABLES).map((variable) => [variable, VERSION]));
+    const hook = createHandler({ invoke: hanging, report: async (_event, status) => void reported.push(status), env });
+
+    const started = Date.now();
+    // 50 ms left for the checks once the margin to report is kept back.
+    const result = await hook(
+      { DeploymentId: 'd-1', LifecycleEventHookExecutionId: 'e-1' },
+      { getRemainingTimeInMillis: () => REPORT_MARGIN_MS + 50 },
+    );
+
+    expect(result).toEqual({ status: 'Failed' });
+    expect(reported).toEqual(['Failed']);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(signals.length).toBe(Object.keys(VERSION_ARN_VARIABLES).length);
+    expect(signals.every((signal) => signal.aborted)).toBe(true);
+    const problems = error.mock.calls.map(([, fields]) => (fields as { problem?: string }).problem);
+    expect(problems).toEqual(signals.map(() => 'the invocation failed (InvocationTimedOut: no outcome within 50 ms)'));
   });
 });
 
