@@ -215,6 +215,23 @@ describe('the gate refuses a breaking change and names it', () => {
   });
 });
 
+describe('a new error code', () => {
+  // docs/api.md, Versioning: a release decision, which contract:accept never takes.
+  it('is refused as breaking in every operation, since every Error answer shares the enum of codes', () => {
+    const { breaking, review } = judge((document) => schema(document, 'Error').properties?.code?.enum?.push('new_error_code'));
+    const operations = Object.entries(generated().paths).flatMap(([route, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${route}`),
+    );
+    expect(operations.length).toBeGreaterThan(0);
+    for (const name of operations)
+      expect(breaking).toContainEqual(
+        expect.stringMatching(`^${name.replace(/[{}]/g, '\\$&')}: response \\d+ body \`code\` enum value "new_error_code": added`),
+      );
+    expect(breaking.filter((line) => !line.includes('enum value "new_error_code": added'))).toEqual([]);
+    expect(review).toEqual([]);
+  });
+});
+
 describe('the gate refuses a property removed from a parameter', () => {
   it('an object query parameter losing a property', () => {
     const withFilter = (document: Document, properties: Record<string, Schema>) =>
