@@ -1,9 +1,9 @@
 /**
  * Setup for every test file: wraps fetch so that each answer from a local server's API is
- * checked against openapi.json (see contract.ts). A violation rejects the fetch, and so fails
- * the test that made the request.
+ * checked against openapi.json (tools/openapi/answer-check.ts, the check `npm run smoke` uses).
+ * A violation rejects the fetch, and so fails the test that made the request.
  */
-import { contractViolations } from './contract';
+import { contractViolations } from '../../tools/openapi/answer-check';
 import { uncheckedOrigins } from './unchecked-origins';
 
 const originalFetch = globalThis.fetch;

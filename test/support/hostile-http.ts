@@ -9,7 +9,7 @@
 import { Agent, METHODS, request } from 'node:http';
 import { expect } from 'vitest';
 import { errorCatalogue } from '../../shared/errors';
-import { contractViolations } from './contract';
+import { contractViolations } from '../../tools/openapi/answer-check';
 
 export interface RawRequest {
   readonly method: string;

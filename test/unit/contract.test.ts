@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { contractViolations } from '../support/contract';
+import { contractViolations } from '../../tools/openapi/answer-check';
 
 const answer = (method: string, path: string, status: number, body: unknown, headers: Record<string, string> = {}) => ({
   method,

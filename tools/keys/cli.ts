@@ -12,21 +12,13 @@ import { DatabaseUnavailable } from '../../shared/dynamodb';
 import { isScope, SCOPES, type Scope } from '../../shared/scopes';
 import { stackOutputs } from '../../shared/stack';
 import { parseCommandLine, UsageError } from '../cli';
+import type { CloudFormationLookup } from '../stack-outputs';
 import { AUDIT_USAGE, runAuditCommand } from './audit';
 import { actorOf, type CallerLookup } from './caller';
 import { createKey, listKeys, revokeKey, rollKey, setKeyPlan, showKey, type CommandContext } from './commands';
 import { expiryOption, parseDuration } from './durations';
 import { keyIdArgument } from './key-id';
-import {
-  KEYS_HELP,
-  resolveKeysTarget,
-  TARGET_OPTIONS,
-  TARGET_USAGE,
-  targetFailure,
-  type CloudFormationLookup,
-  type KeysTarget,
-  type TargetOptions,
-} from './target';
+import { KEYS_HELP, resolveKeysTarget, TARGET_OPTIONS, TARGET_USAGE, targetFailure, type KeysTarget, type TargetOptions } from './target';
 import { usageKeysFor, type ApiGatewayCalls } from './usage-keys';
 
 export { stageKeysTable } from './target';

@@ -38,8 +38,6 @@ export interface TargetOptions {
   readonly region?: string;
 }
 
-export type { CloudFormationLookup };
-
 export interface KeysTarget {
   /** A client on the target's DynamoDB; the caller destroys it when done. */
   readonly client: DynamoDBDocumentClient;
