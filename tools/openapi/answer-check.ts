@@ -47,7 +47,7 @@ const isDocumentation = (path: string) =>
   path === `${BASE_PATH}/openapi.json` || path === `${BASE_PATH}/docs` || path.startsWith(`${BASE_PATH}/docs/`);
 
 /** What parseJson gives for a body that is not JSON. */
-export const NOT_JSON = Symbol('not JSON');
+const NOT_JSON = Symbol('not JSON');
 export const parseJson = (body: string): unknown => {
   try {
     return JSON.parse(body);

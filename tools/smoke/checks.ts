@@ -19,7 +19,7 @@ import { linkOf, noAnswerReason, REQUEST_TIMEOUT_MS } from '../requests';
 
 export type CheckStatus = 'ok' | 'FAIL' | 'skip';
 
-export interface CheckResult {
+export interface SmokeCheckResult {
   readonly name: CheckName;
   readonly status: CheckStatus;
   readonly detail: string;
@@ -32,7 +32,7 @@ export type CheckName = (typeof CHECK_NAMES)[number];
 /** The name of the pet a smoke test creates, so that it is recognised among real ones. */
 export const SMOKE_PET_NAME = 'smoke-test';
 /** A path below the base URL that no route has. */
-export const UNKNOWN_ROUTE_PATH = '/smoke-test/no-such-route';
+const UNKNOWN_ROUTE_PATH = '/smoke-test/no-such-route';
 /** Page size of the smoke's listing: 1, so that two pets make a second page. */
 const SMOKE_PAGE_SIZE = 1;
 /**
@@ -300,10 +300,10 @@ const describeFailure = (error: unknown): string =>
  * Runs every check in order; a failed one does not stop the others, but once a request got no
  * answer, the checks after it send nothing (each would wait as long) and fail as not tried.
  */
-export const runChecks = async (options: SmokeOptions): Promise<CheckResult[]> => {
+export const runChecks = async (options: SmokeOptions): Promise<SmokeCheckResult[]> => {
   const checks = checksFor(options);
   const findings: Findings = {};
-  const results: CheckResult[] = [];
+  const results: SmokeCheckResult[] = [];
   let silentOrigin: string | undefined;
   for (const name of CHECK_NAMES) {
     if (silentOrigin !== undefined) {

@@ -10,10 +10,10 @@ import { parseCommandLine, UsageError } from '../cli';
 import { REQUEST_TIMEOUT_MS } from '../requests';
 import { stageOutputs, type CloudFormationLookup } from '../stack-outputs';
 
-export const SMOKE_HELP = 'npm run smoke -- --help';
-export const KEY_VARIABLE = 'PETSTORE_API_KEY';
+const SMOKE_HELP = 'npm run smoke -- --help';
+const KEY_VARIABLE = 'PETSTORE_API_KEY';
 /** How long each request waits, in milliseconds, when not REQUEST_TIMEOUT_MS: for a slow network, or a test. */
-export const TIMEOUT_VARIABLE = 'PETSTORE_SMOKE_TIMEOUT_MS';
+const TIMEOUT_VARIABLE = 'PETSTORE_SMOKE_TIMEOUT_MS';
 const MAX_TIMEOUT_MS = 600_000;
 
 export const SMOKE_USAGE = `Usage: npm run -s smoke -- (--url URL | --stage STAGE) [options]
