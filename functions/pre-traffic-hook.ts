@@ -12,7 +12,14 @@ import type { Context } from 'aws-lambda';
 import { z } from 'zod';
 import type { Environment } from '../shared/config';
 import { logger, safeErrorFields } from '../shared/logger';
-import { releaseChecks, runReleaseChecks, VERSION_ARN_VARIABLES, type CheckedFunction, type Invoke } from '../shared/release-checks';
+import {
+  parsedJson,
+  releaseChecks,
+  runReleaseChecks,
+  VERSION_ARN_VARIABLES,
+  type CheckedFunction,
+  type Invoke,
+} from '../shared/release-checks';
 
 /** What CodeDeploy sends a lifecycle hook. */
 export interface LifecycleHookEvent {
@@ -21,6 +28,15 @@ export interface LifecycleHookEvent {
 }
 
 export type HookStatus = 'Succeeded' | 'Failed';
+
+/**
+ * What the hook ends with: the status, and whether CodeDeploy was told it. Unreported, the hook
+ * still ends normally (its log line says why): a thrown error would add only a stack trace.
+ */
+export interface HookResult {
+  readonly status: HookStatus;
+  readonly reported: boolean;
+}
 
 /** Tells CodeDeploy how the lifecycle event ended. */
 export type ReportStatus = (event: LifecycleHookEvent, status: HookStatus) => Promise<void>;
@@ -57,7 +73,7 @@ export const lambdaInvoke =
       new InvokeCommand({ FunctionName: functionArn, Payload: new TextEncoder().encode(JSON.stringify(event)) }),
       { abortSignal: signal },
     );
-    const payload = parseJson(output.Payload === undefined ? '' : new TextDecoder().decode(output.Payload));
+    const payload = parsedJson(output.Payload === undefined ? '' : new TextDecoder().decode(output.Payload));
     if (output.FunctionError !== undefined) {
       const error = ErrorPayload.safeParse(payload);
       const { errorType = output.FunctionError, errorMessage = '' } = error.success ? error.data : {};
@@ -65,14 +81,6 @@ export const lambdaInvoke =
     }
     return { answer: payload };
   };
-
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-};
 
 /** Reports with CodeDeploy's PutLifecycleEventHookExecutionStatus. */
 export const codeDeployReport =
@@ -88,7 +96,7 @@ export const codeDeployReport =
   };
 
 /** The new version ARNs the stack put in the environment, by function. */
-export const versionArnsOf = (env: Environment): Partial<Record<CheckedFunction, string>> =>
+const versionArnsOf = (env: Environment): Partial<Record<CheckedFunction, string>> =>
   Object.fromEntries(
     Object.entries(VERSION_ARN_VARIABLES).flatMap(([operation, variable]) => (env[variable] ? [[operation, env[variable]]] : [])),
   );
@@ -107,7 +115,7 @@ export const createHandler =
     env = process.env,
     now = () => new Date(),
   }: PreTrafficHookDependencies = {}) =>
-  async (event: LifecycleHookEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<{ status: HookStatus }> => {
+  async (event: LifecycleHookEvent, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<HookResult> => {
     const deadlineMs = checkDeadlineMs(context.getRemainingTimeInMillis());
     const results = await runReleaseChecks(releaseChecks(now()), versionArnsOf(env), invoke, deadlineMs);
     for (const { check, passed, problem } of results) {
@@ -120,10 +128,10 @@ export const createHandler =
     } catch (error) {
       // Unreported, the lifecycle event fails when CodeDeploy's wait for it runs out (an hour).
       logger.error('release checks could not be reported', { status, ...safeErrorFields(error) });
-      throw new Error('the release checks could not be reported to CodeDeploy: the line before says why');
+      return { status, reported: false };
     }
     logger.info('release checks reported', { status, passed: results.filter(({ passed }) => passed).length, of: results.length });
-    return { status };
+    return { status, reported: true };
   };
 
 export const handler = createHandler();

@@ -46,11 +46,15 @@ export class PetStoreStack extends Stack {
     Tags.of(this).add('project', PROJECT_NAME);
     Tags.of(this).add('stage', stage);
     const resourceName = `${PROJECT_NAME}-${stage}`;
+    // The service every function logs and counts its metrics under: the stage's own, so that the
+    // stages sharing an account (and CloudWatch's PetStore namespace) never mix their metrics or alarms.
+    const serviceName = resourceName;
     const kept = { logRetention: settings.logRetention, removalPolicy: settings.removalPolicy };
 
     this.tables = new PetStoreTables(this, 'Tables', { removalPolicy: settings.removalPolicy });
     this.functions = new PetStoreFunctions(this, 'Functions', {
       namePrefix: resourceName,
+      serviceName,
       pets: this.tables.pets,
       apiKeys: this.tables.apiKeys,
       idempotency: this.tables.idempotency,
@@ -80,9 +84,10 @@ export class PetStoreStack extends Stack {
       USAGE_PLANS_VARIABLE,
       JSON.stringify(withSharedPlan(settings.plans, settings.throttle)),
     );
-    this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', { namePrefix: resourceName, apiKeys: this.tables.apiKeys, ...kept });
+    this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', { namePrefix: resourceName, serviceName, apiKeys: this.tables.apiKeys, ...kept });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       dashboardName: resourceName,
+      serviceName,
       apiStage: this.api.api.deploymentStage,
       functions: operations,
       authorizer: this.functions.authorizer.function,
@@ -106,11 +111,11 @@ export class PetStoreStack extends Stack {
       this.release = new Release(this, 'Release', {
         strategy: settings.release,
         namePrefix: resourceName,
+        serviceName,
         operations: this.functions.operations,
         authorizer: this.functions.authorizer,
         // The name the RestApi was given: the alarms' ApiName dimension must be exactly it.
         apiName: this.api.api.restApiName,
-        alarmTopic: this.monitoring.alarmTopic,
         ignoreAlarms: ignoreReleaseAlarms,
         ...kept,
       });

@@ -8,8 +8,14 @@ import type { ErrorCode } from './errors';
 import { PROJECT_NAME, PROJECT_NAME_PASCAL } from './project';
 
 export const METRICS_NAMESPACE = PROJECT_NAME_PASCAL;
-/** The `service` dimension: the stack sets POWERTOOLS_SERVICE_NAME to the same name. */
+/**
+ * The `service` where nothing sets POWERTOOLS_SERVICE_NAME: locally and in the tests. A deployed
+ * stage's functions run with their stage's own (`pet-store-<stage>`, infra/pet-store-stack.ts), so
+ * that the stages sharing an account never mix their metrics, dashboards or alarms.
+ */
 export const METRICS_SERVICE = PROJECT_NAME;
+/** Powertools' name for the service: a dimension of every metric it writes, and a field of every log line. */
+export const SERVICE_DIMENSION = 'service';
 
 /** Every answer (`Requests`), and what createPet did: a new pet, or an idempotent replay. */
 export type CountName = 'Requests' | 'PetsCreated' | 'IdempotentReplays';

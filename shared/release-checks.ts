@@ -12,7 +12,7 @@ import { AUTHORIZER_REFUSAL } from './auth-policy';
 import type { ErrorCode } from './errors';
 import { methodArn, proxyEvent, tokenEvent } from './gateway-events';
 import { ApiErrorBody, MAX_SAFE_ID, Pet } from './models';
-import { routeOf } from './routes';
+import { routeOf, type HandledOperationId } from './routes';
 
 /** What a check sends: the event API Gateway would send the function (a proxy request, or a TOKEN authorization). */
 export type CheckEvent = APIGatewayProxyEvent | APIGatewayTokenAuthorizerEvent;
@@ -32,8 +32,12 @@ export type Invocation = { readonly answer: unknown } | { readonly functionError
  */
 export type Invoke = (functionArn: string, event: CheckEvent, signal: AbortSignal) => Promise<Invocation>;
 
-/** The functions whose new versions are checked: each has a check below. */
-export type CheckedFunction = 'listPets' | 'getPet' | 'createPet' | 'authorizer';
+/**
+ * The functions whose new versions are checked: every operation of the route table that has a
+ * handler, and the authorizer, which are what a release releases. Each must have a check below
+ * and a variable: a new operation does not compile until it has both.
+ */
+export type CheckedFunction = HandledOperationId | 'authorizer';
 
 /**
  * The environment variable that holds each checked function's new version ARN. The stack sets
@@ -44,6 +48,22 @@ export const VERSION_ARN_VARIABLES: Readonly<Record<CheckedFunction, string>> = 
   getPet: 'GET_PET_VERSION_ARN',
   createPet: 'CREATE_PET_VERSION_ARN',
   authorizer: 'AUTHORIZER_VERSION_ARN',
+};
+
+/**
+ * Pairs each released function (by operationId, or `authorizer`) with its check's name, and
+ * throws when a released function has no check, or a check no released function: a version the
+ * hook did not try must never take traffic, and a check with nothing to try is a wiring mistake.
+ */
+export const checkedFunctions = <F>(released: ReadonlyMap<string, F>): Array<readonly [CheckedFunction, F]> => {
+  const isChecked = (name: string): name is CheckedFunction => Object.hasOwn(VERSION_ARN_VARIABLES, name);
+  const unchecked = [...released.keys()].filter((name) => !isChecked(name));
+  if (unchecked.length > 0) throw new Error(`No pre-traffic check for the released function(s) ${unchecked.join(', ')}.`);
+  return (Object.keys(VERSION_ARN_VARIABLES) as CheckedFunction[]).map((name) => {
+    const fn = released.get(name);
+    if (fn === undefined) throw new Error(`No ${name} function for the pre-traffic hook to check.`);
+    return [name, fn] as const;
+  });
 };
 
 export interface ReleaseCheck {
@@ -65,14 +85,17 @@ export interface CheckResult {
 /** An id no pet has: the largest the API accepts, which shared/ids.ts reaches only in 2094. */
 const UNKNOWN_PET_ID = String(MAX_SAFE_ID);
 
-const parsedBody = (answer: APIGatewayProxyResult): unknown => {
-  const text = answer.isBase64Encoded ? Buffer.from(answer.body, 'base64').toString('utf8') : answer.body;
+/** JSON text parsed, or undefined when it is not JSON: an answer under check is judged, never trusted. */
+export const parsedJson = (text: string): unknown => {
   try {
     return JSON.parse(text) as unknown;
   } catch {
     return undefined;
   }
 };
+
+const parsedBody = (answer: APIGatewayProxyResult): unknown =>
+  parsedJson(answer.isBase64Encoded ? Buffer.from(answer.body, 'base64').toString('utf8') : answer.body);
 
 const statusProblem = (answer: APIGatewayProxyResult, expected: number): string | undefined =>
   answer.statusCode === expected ? undefined : `answered ${answer.statusCode}, expected ${expected}`;
@@ -119,13 +142,15 @@ const unknownPetAnswer = (now: Date): { status: number; code: ErrorCode } => {
   return sunsetAt !== undefined && now >= sunsetAt ? { status: 410, code: 'gone' } : { status: 404, code: 'not_found' };
 };
 
-/** The checks, each a request a working version answers in one known way, and none writes anything. */
+/**
+ * The checks, each a request a working version answers in one known way, and none writes anything:
+ * one per checked function (keyed by it, so that the compiler asks for each).
+ */
 export const releaseChecks = (now: Date = new Date()): readonly ReleaseCheck[] => {
   const unknownPet = unknownPetAnswer(now);
-  return [
-    {
+  const checks: Readonly<Record<CheckedFunction, Omit<ReleaseCheck, 'target'>>> = {
+    listPets: {
       name: 'listPets GET /pets?limit=1 answers 200 with at most one pet',
-      target: 'listPets',
       event: proxyEvent({ method: 'GET', resource: '/pets', query: { limit: '1' } }),
       problemWith: proxyAnswerCheck((answer) => {
         const wrongStatus = statusProblem(answer, 200);
@@ -133,9 +158,8 @@ export const releaseChecks = (now: Date = new Date()): readonly ReleaseCheck[] =
         return OnePetPage.safeParse(parsedBody(answer)).success ? undefined : 'answered a body that is not a list of at most one pet';
       }),
     },
-    {
+    getPet: {
       name: `getPet GET /pets/${UNKNOWN_PET_ID} answers ${unknownPet.status} ${unknownPet.code}`,
-      target: 'getPet',
       event: proxyEvent({
         method: 'GET',
         resource: '/pets/{petId}',
@@ -144,10 +168,9 @@ export const releaseChecks = (now: Date = new Date()): readonly ReleaseCheck[] =
       }),
       problemWith: proxyAnswerCheck((answer) => errorProblem(answer, unknownPet.status, unknownPet.code)),
     },
-    {
+    createPet: {
       // Refused before any write: a pet without a name is never stored.
       name: 'createPet POST /pets without a name answers 400 validation_failed',
-      target: 'createPet',
       event: proxyEvent({
         method: 'POST',
         resource: '/pets',
@@ -156,12 +179,11 @@ export const releaseChecks = (now: Date = new Date()): readonly ReleaseCheck[] =
       }),
       problemWith: proxyAnswerCheck((answer) => errorProblem(answer, 400, 'validation_failed')),
     },
-    {
+    authorizer: {
       // A key of the right form that no one has (a fresh random one): the new version reads the
       // keys table (one GetItem, no write) and must refuse it. A valid key is out of reach: the
       // hook would need to write one to the keys table.
       name: `authorizer refuses an unknown key with ${AUTHORIZER_REFUSAL}`,
-      target: 'authorizer',
       event: tokenEvent(`Bearer ${generateApiKey()}`, methodArn('GET', '/pets')),
       problemWith: (invocation) => {
         if (!('functionError' in invocation)) return `answered a policy, expected the error ${AUTHORIZER_REFUSAL}`;
@@ -171,7 +193,11 @@ export const releaseChecks = (now: Date = new Date()): readonly ReleaseCheck[] =
           : `failed with another error (${invocation.functionError.errorType}), expected ${AUTHORIZER_REFUSAL}`;
       },
     },
-  ];
+  };
+  return (Object.entries(checks) as Array<[CheckedFunction, Omit<ReleaseCheck, 'target'>]>).map(([target, check]) => ({
+    target,
+    ...check,
+  }));
 };
 
 /** The name of an error, and nothing of its message: an invocation error may quote ARNs or the payload. */

@@ -79,6 +79,8 @@ export const routes = [
 ] as const satisfies readonly Route[];
 
 export type OperationId = (typeof routes)[number]['operationId'];
+/** The operations a Lambda function serves (those with a handler). */
+export type HandledOperationId = Extract<(typeof routes)[number], { handler: string }>['operationId'];
 
 export const routeOf = (operationId: OperationId): Route => {
   const route = routes.find((candidate) => candidate.operationId === operationId);

@@ -17,3 +17,9 @@ export const stackOutputs = {
  * and timeouts), well inside this; the local server gives handlers the same budget.
  */
 export const FUNCTION_TIMEOUT_SECONDS = 10;
+/**
+ * How long the pre-traffic hook may run (functions/pre-traffic-hook.ts): its checks run at once,
+ * each given up on after at most 25 s, with time left to report. A hook Lambda ends before it
+ * reports leaves CodeDeploy waiting an hour, and the stack update with it.
+ */
+export const PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS = 60;

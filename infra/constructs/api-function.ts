@@ -13,7 +13,6 @@ import { NodejsFunction, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nod
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { resolve } from 'node:path';
-import { PROJECT_NAME } from '../../shared/project';
 import { FUNCTION_TIMEOUT_SECONDS } from '../../shared/stack';
 import { FUNCTION_ARCHITECTURE, FUNCTION_BUNDLING, FUNCTION_RUNTIME } from '../bundling';
 import { projectRoot } from '../../shared/project-root';
@@ -34,6 +33,11 @@ export interface ApiFunctionProps {
    */
   readonly fixedLogLevel?: ApplicationLogLevel;
   readonly description: string;
+  /**
+   * The `service` of its log lines and metrics (POWERTOOLS_SERVICE_NAME): its stage's own, so that
+   * the stages sharing an account never mix their metrics or alarms.
+   */
+  readonly serviceName: string;
   readonly environment: Record<string, string>;
   /** How the bundle is built. @default FUNCTION_BUNDLING */
   readonly bundling?: BundlingOptions;
@@ -95,7 +99,7 @@ export class ApiFunction extends Construct {
       projectRoot,
       depsLockFilePath: resolve(projectRoot, 'package-lock.json'),
       environment: {
-        POWERTOOLS_SERVICE_NAME: PROJECT_NAME,
+        POWERTOOLS_SERVICE_NAME: props.serviceName,
         POWERTOOLS_LOG_LEVEL: props.fixedLogLevel ?? 'INFO',
         // No NODE_OPTIONS=--enable-source-maps: the bundles ship no source map (infra/bundling.ts).
         ...props.environment,

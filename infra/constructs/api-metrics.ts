@@ -28,7 +28,7 @@ export const methodMetric = (
   });
 
 /** The routes API Gateway itself answers 501 (shared/routes.ts): their 5xx are by design, not a fault. */
-export const notImplementedRoutes: readonly Route[] = routes.filter((route: Route) => route.notImplemented === true);
+const notImplementedRoutes: readonly Route[] = routes.filter((route: Route) => route.notImplemented === true);
 
 /**
  * The share of the stage's requests answered 5xx, leaving out the not-implemented routes' 501s:

@@ -20,6 +20,8 @@ import { grantTableAccess, tableAccess, tableNameVariables } from './pet-store-f
 export interface KeyAuditTrailProps {
   /** Names the functions `<namePrefix>-keyAudit` and `<namePrefix>-keyExpiry`. */
   readonly namePrefix: string;
+  /** The `service` of the functions' log lines and metrics: the stage's own. */
+  readonly serviceName: string;
   /** The keys table, with its stream (new and old images). */
   readonly apiKeys: Table;
   /** How long the expiry sweep's own logs are kept (the stage's retention). */
@@ -50,6 +52,7 @@ export class KeyAuditTrail extends Construct {
       entry: 'functions/key-audit.ts',
       functionName: `${props.namePrefix}-keyAudit`,
       description: 'pet store: writes one audit line per API-key change from the keys table stream',
+      serviceName: props.serviceName,
       logGroupName: auditLogGroupName(keysTableName),
       withoutPlatformLines: true,
       // The trail's own level: lowering the other functions' to cut noise leaves it writing.
@@ -98,6 +101,7 @@ export class KeyAuditTrail extends Construct {
       entry: 'functions/key-expiry.ts',
       functionName: `${props.namePrefix}-keyExpiry`,
       description: 'pet store: marks API keys whose expiry has passed, for the audit trail',
+      serviceName: props.serviceName,
       environment: tableNameVariables(tableAccess.keyExpiry, tables),
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,

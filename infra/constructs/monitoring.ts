@@ -25,7 +25,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { AUTHORIZER_FAILURE_LINE } from '../../shared/http/authorizer-log';
-import { METRICS_NAMESPACE, METRICS_SERVICE } from '../../shared/metrics';
+import { METRICS_NAMESPACE, SERVICE_DIMENSION } from '../../shared/metrics';
 import { serverErrorRate } from './api-metrics';
 import { pascalCase } from './pet-store-functions';
 
@@ -37,6 +37,8 @@ export interface MonitoredTable {
 
 export interface MonitoringProps {
   readonly dashboardName: string;
+  /** The stage's `service` (its functions' POWERTOOLS_SERVICE_NAME): its own metrics are under it, no other stage's. */
+  readonly serviceName: string;
   /** The API's deployed stage. */
   readonly apiStage: Stage;
   /** The functions by name, as the dashboard labels them. */
@@ -73,6 +75,22 @@ export const AUDIT_ITERATOR_AGE_THRESHOLD_MS = 5 * 60 * 1000;
 /** The authorizer's failure lines, in CloudWatch Logs' JSON filter syntax: `{ $.decision = "fail" }`. */
 export const authorizerFailurePattern = (): IFilterPattern =>
   FilterPattern.stringValue(`$.${AUTHORIZER_FAILURE_LINE.field}`, '=', AUTHORIZER_FAILURE_LINE.value);
+
+/**
+ * The dimensions of the authorizer's failures, read from each failure line (CloudWatch Logs' JSON
+ * path): its `service`, which Powertools writes in every line, so that each stage counts its own.
+ */
+export const AUTHORIZER_FAILURE_DIMENSIONS: Readonly<Record<string, string>> = { [SERVICE_DIMENSION]: `$.${SERVICE_DIMENSION}` };
+
+/** The authorizer's failures on one stage (its `service`), as its metric filter counts them. */
+export const authorizerFailures = (serviceName: string, period: Duration): Metric =>
+  new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: AUTHORIZER_FAILURE_LINE.metricName,
+    dimensionsMap: { [SERVICE_DIMENSION]: serviceName },
+    statistic: 'Sum',
+    period,
+  });
 
 export class Monitoring extends Construct {
   readonly dashboard: Dashboard;
@@ -127,17 +145,19 @@ export class Monitoring extends Construct {
     // Lambda counts in Errors: on a public API that alarm would fire all the time. Its failures are
     // counted from its log instead; a crash before its log middleware or a timeout is answered 503
     // by API Gateway, which ServerErrorRate sees.
-    const authorizerFailures = new MetricFilter(this, 'AuthorizerFailuresFilter', {
+    new MetricFilter(this, 'AuthorizerFailuresFilter', {
       logGroup: props.authorizerLogGroup,
       filterPattern: authorizerFailurePattern(),
       metricNamespace: METRICS_NAMESPACE,
       metricName: AUTHORIZER_FAILURE_LINE.metricName,
       metricValue: '1',
-    }).metric({ statistic: 'Sum', period: FIVE_MINUTES });
+      dimensions: AUTHORIZER_FAILURE_DIMENSIONS,
+    });
+    const stageAuthorizerFailures = authorizerFailures(props.serviceName, FIVE_MINUTES);
     alarm('AuthorizerFailures', {
       alarmDescription:
         'The authorizer failed (its keys table unreadable) at least once in 5 minutes: clients got 503. Refused keys do not count; a crash or timeout shows in ServerErrorRate.',
-      metric: authorizerFailures,
+      metric: stageAuthorizerFailures,
       threshold: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
@@ -232,7 +252,7 @@ export class Monitoring extends Construct {
         left: [
           props.authorizer.metricInvocations({ statistic: 'Sum', label: 'invocations' }),
           props.authorizer.metricErrors({ statistic: 'Sum', label: 'errors (refusals included)' }),
-          authorizerFailures.with({ label: 'failures' }),
+          stageAuthorizerFailures.with({ label: 'failures' }),
         ],
       }),
       new GraphWidget({
@@ -242,12 +262,13 @@ export class Monitoring extends Construct {
         leftYAxis: { min: 0 },
       }),
     );
-    // The functions' own metrics (EMF, namespace PetStore), by operation and by error code.
+    // The functions' own metrics (EMF, namespace PetStore), by operation and by error code: this
+    // stage's service only.
     const appMetric = (metricName: string, operation: string) =>
       new Metric({
         namespace: METRICS_NAMESPACE,
         metricName,
-        dimensionsMap: { service: METRICS_SERVICE, operation },
+        dimensionsMap: { [SERVICE_DIMENSION]: props.serviceName, operation },
         statistic: 'Sum',
         label: `${operation} ${metricName}`,
       });
@@ -269,7 +290,7 @@ export class Monitoring extends Construct {
         width: 8,
         left: [
           new MathExpression({
-            expression: `SEARCH('{${METRICS_NAMESPACE},service,operation,errorCode} MetricName="Errors"', 'Sum', 300)`,
+            expression: `SEARCH('{${METRICS_NAMESPACE},${SERVICE_DIMENSION},operation,errorCode} MetricName="Errors" ${SERVICE_DIMENSION}="${props.serviceName}"', 'Sum', 300)`,
             label: '',
             period: FIVE_MINUTES,
           }),

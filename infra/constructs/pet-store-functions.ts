@@ -8,12 +8,12 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
-import { routes } from '../../shared/routes';
+import { routes, type HandledOperationId } from '../../shared/routes';
 import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from '../../shared/tables';
 import { ApiFunction } from './api-function';
 
 /** The operations that run a function, the authorizer, and the key audit trail's two (infra/constructs/key-audit.ts). */
-export type FunctionName = Extract<(typeof routes)[number], { handler: string }>['operationId'] | 'authorizer' | 'keyAudit' | 'keyExpiry';
+export type FunctionName = HandledOperationId | 'authorizer' | 'keyAudit' | 'keyExpiry';
 
 export interface TableAccess {
   readonly table: 'pets' | 'apiKeys' | 'idempotency';
@@ -74,6 +74,8 @@ const tableDefinitions = { pets: petsTable, apiKeys: apiKeysTable, idempotency: 
 export interface PetStoreFunctionsProps {
   /** Names the functions `<namePrefix>-<operationId>` (and their log groups). */
   readonly namePrefix: string;
+  /** The `service` of the functions' log lines and metrics: the stage's own. */
+  readonly serviceName: string;
   readonly pets: Table;
   readonly apiKeys: Table;
   readonly idempotency: Table;
@@ -101,6 +103,7 @@ export class PetStoreFunctions extends Construct {
         entry,
         functionName: `${props.namePrefix}-${name}`,
         description,
+        serviceName: props.serviceName,
         environment: { ...tableNames, ...environment },
         logRetention: props.logRetention,
         removalPolicy: props.removalPolicy,

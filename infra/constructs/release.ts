@@ -9,19 +9,19 @@
  */
 import { Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData, type AlarmProps } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { LambdaApplication, LambdaDeploymentConfig, LambdaDeploymentGroup, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
 import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { VERSION_ARN_VARIABLES, type CheckedFunction } from '../../shared/release-checks';
+import { checkedFunctions, VERSION_ARN_VARIABLES } from '../../shared/release-checks';
 import { routes, type Route } from '../../shared/routes';
+import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
 import { HOOK_BUNDLING } from '../bundling';
 import type { ReleaseStrategy } from '../stages';
 import { methodMetric, serverErrorRate, stageMetric } from './api-metrics';
 import { ApiFunction, LIVE_ALIAS } from './api-function';
+import { authorizerFailures } from './monitoring';
 import { pascalCase } from './pet-store-functions';
 
 export type GradualRelease = Exclude<ReleaseStrategy, 'AllAtOnce'>;
@@ -36,9 +36,10 @@ const deploymentConfigs: Readonly<Record<GradualRelease, ILambdaDeploymentConfig
  * Release alarms look at 1-minute periods (the operational alarms, in Monitoring, at 5): a
  * 5-minute canary must see trouble within minutes. A rate (the API's, a method's) or a latency
  * alarms on 2 of the last 3 minutes: one bad minute of the whole API, which the old version
- * mostly serves, does not undo a release. The new version's own errors alarm on 1 of 1: any error
- * of it is its fault, and with CloudWatch's delay of a minute or two, 2 of 3 would fire only near
- * the canary's end, or after it.
+ * mostly serves, does not undo a release. The new version's own errors, and the authorizer's
+ * failures, alarm on 1 of 1: with CloudWatch's delay of a minute or two, 2 of 3 would fire only
+ * near the canary's end, or after it. They notify no one: they exist to stop a release, and
+ * outside one a quiet stage's single 5xx would page; the operational alarms (Monitoring) page.
  */
 const RELEASE_PERIOD = Duration.minutes(1);
 const RATE_EVALUATION = { evaluationPeriods: 3, datapointsToAlarm: 2 } as const;
@@ -58,13 +59,6 @@ export const RELEASE_SERVER_ERROR_RATE_THRESHOLD = 0.01;
  * retries, which give up after about 3 s) crosses it.
  */
 export const RELEASE_LATENCY_P99_THRESHOLD_MS = 3000;
-/**
- * The pre-traffic hook's timeout: its checks run at once, each given up on after at most 25 s
- * (functions/pre-traffic-hook.ts), with time left to report. A hook Lambda ends before it reports
- * leaves CodeDeploy waiting an hour, and the stack update with it.
- */
-export const PRE_TRAFFIC_HOOK_TIMEOUT = Duration.seconds(60);
-
 /** The rollback every gradual release has: on a failed or stopped deployment, and on any of its alarms. */
 const AUTO_ROLLBACK = { failedDeployment: true, stoppedDeployment: true, deploymentInAlarm: true } as const;
 
@@ -72,6 +66,8 @@ export interface ReleaseProps {
   readonly strategy: GradualRelease;
   /** Names the application, the hook function (`<namePrefix>-preTrafficHook`) and its log group. */
   readonly namePrefix: string;
+  /** The stage's `service` (the hook's log lines; the authorizer's failures are counted under it). */
+  readonly serviceName: string;
   /** The API's functions by operationId, and its authorizer: each gets a deployment group. */
   readonly operations: ReadonlyMap<string, ApiFunction>;
   readonly authorizer: ApiFunction;
@@ -81,8 +77,6 @@ export interface ReleaseProps {
    * the API on the aliases.
    */
   readonly apiName: string;
-  /** Where the release alarms notify when they fire (the stage's alarm topic). */
-  readonly alarmTopic: ITopic;
   /**
    * The deployment groups ignore their alarms: `cdk deploy -c ignoreReleaseAlarms=true`, for a
    * fix deployed while an alarm is already firing (CodeDeploy would stop it and roll it back).
@@ -106,18 +100,13 @@ export class Release extends Construct {
 
   constructor(scope: Construct, id: string, props: ReleaseProps) {
     super(scope, id);
-    const notify = new SnsAction(props.alarmTopic);
-    const releaseAlarm: ReleaseAlarm = (alarmId, alarmProps) => {
-      const alarm = new Alarm(this, alarmId, {
+    const releaseAlarm: ReleaseAlarm = (alarmId, alarmProps) =>
+      new Alarm(this, alarmId, {
         treatMissingData: TreatMissingData.NOT_BREACHING,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         ...RATE_EVALUATION,
         ...alarmProps,
       });
-      // Only when it fires: the operational alarms already tell when things are well again.
-      alarm.addAlarmAction(notify);
-      return alarm;
-    };
 
     this.apiAlarms = [
       releaseAlarm('ServerErrorRate', {
@@ -133,13 +122,9 @@ export class Release extends Construct {
       }),
     ];
 
-    // Every released function is checked: the API's three and the authorizer.
+    // Every released function is checked, and every check has its function: the API's three and the authorizer.
     const released = new Map([...props.operations, ['authorizer', props.authorizer] as const]);
-    const checked = (Object.keys(VERSION_ARN_VARIABLES) as CheckedFunction[]).map((name) => {
-      const fn = released.get(name);
-      if (!fn) throw new Error(`No ${name} function for the pre-traffic hook to check.`);
-      return [name, fn] as const;
-    });
+    const checked = checkedFunctions(released);
     // The SAM pattern: the hook's environment holds each checked function's new version, so
     // every deploy that publishes one updates the hook, before CodeDeploy runs it.
     const versionArns = checked.map(([, fn]) => fn.function.currentVersion.functionArn);
@@ -148,8 +133,9 @@ export class Release extends Construct {
       bundling: HOOK_BUNDLING,
       functionName: `${props.namePrefix}-preTrafficHook`,
       description: 'pet store: checks the new versions of a release before they take traffic',
+      serviceName: props.serviceName,
       environment: Object.fromEntries(checked.map(([name, fn]) => [VERSION_ARN_VARIABLES[name], fn.function.currentVersion.functionArn])),
-      timeout: PRE_TRAFFIC_HOOK_TIMEOUT,
+      timeout: Duration.seconds(PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS),
       // CodeDeploy invokes it by name: a version and an alias of its own would serve nothing.
       withLiveAlias: false,
       logRetention: props.logRetention,
@@ -171,13 +157,9 @@ export class Release extends Construct {
     const groups = new Map<string, LambdaDeploymentGroup>();
     const groupAlarms = new Map<string, readonly Alarm[]>();
     for (const [name, fn] of released) {
-      // The authorizer refuses a key by throwing (a TOKEN authorizer's only way to answer 401),
-      // which Lambda counts as an error: its Errors would roll back a release whenever clients
-      // send bad keys. Its real failures reach clients as 503 on every method, which the API's own
-      // 5xx rate sees undiluted (it serves every request).
       const alarms =
         name === 'authorizer'
-          ? [...this.apiAlarms]
+          ? [this.authorizerFailures(releaseAlarm, props.serviceName), ...this.apiAlarms]
           : [
               this.newVersionErrors(releaseAlarm, name, fn),
               ...this.methodServerErrorRates(releaseAlarm, name, props.apiName),
@@ -225,6 +207,25 @@ export class Release extends Construct {
         statistic: 'Sum',
         period: RELEASE_PERIOD,
       }),
+      threshold: 0,
+      ...NEW_VERSION_EVALUATION,
+    });
+  }
+
+  /**
+   * The authorizer's failures (its keys table unreadable: clients got 503), counted from its log
+   * lines, in any minute. Not its Errors: it refuses a key by throwing (a TOKEN authorizer's only
+   * way to answer 401), so they would roll back a release whenever clients send bad keys. Nor left
+   * to the API's 5xx rate: the authorizer runs only on a cache miss (300 s on prod), and during
+   * the canary only 10% of those reach the new version, so its failures are a sliver of the
+   * requests. The count is of both versions (the lines carry no version): an old version's failure
+   * stops a release too, which is still the best signal there is.
+   */
+  private authorizerFailures(releaseAlarm: ReleaseAlarm, serviceName: string): Alarm {
+    return releaseAlarm('AuthorizerFailures', {
+      alarmDescription:
+        "Release alarm: the authorizer failed (its keys table unreadable) in a minute, the old version's failures included. A gradual release under way is rolled back.",
+      metric: authorizerFailures(serviceName, RELEASE_PERIOD),
       threshold: 0,
       ...NEW_VERSION_EVALUATION,
     });

@@ -13,6 +13,7 @@ import { RELEASE_LATENCY_P99_THRESHOLD_MS, RELEASE_SERVER_ERROR_RATE_THRESHOLD }
 import { VERSION_ARN_VARIABLES, type CheckedFunction } from '../../shared/release-checks';
 import { CHECK_DEADLINE_CAP_MS, REPORT_MARGIN_MS } from '../../functions/pre-traffic-hook';
 import { routes } from '../../shared/routes';
+import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
 import { policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
 
 /** An alarm's metric math, each query by id: its expression, or its metric's name, dimensions and statistic. */
@@ -52,6 +53,20 @@ const expectedServerErrorRate = (apiName: unknown, period: number) => {
     },
   };
 };
+
+/** The authorizer's release alarm: any failure line of the stage's service in a minute. */
+const authorizerFailuresAlarm = (stage: string) => ({
+  Namespace: 'PetStore',
+  MetricName: 'AuthorizerFailures',
+  Dimensions: [{ Name: 'service', Value: `pet-store-${stage}` }],
+  Statistic: 'Sum',
+  Period: 60,
+  ComparisonOperator: 'GreaterThanThreshold',
+  Threshold: 0,
+  EvaluationPeriods: 1,
+  DatapointsToAlarm: 1,
+  TreatMissingData: 'notBreaching',
+});
 
 // Three synths shared by every test: a development stage (all at once), prod (canary), and a
 // stage that chooses the linear release, deployed with its release alarms ignored.
@@ -226,14 +241,17 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
     }
   });
 
-  it("watches the new version's errors, its method's 5xx rate, the API's 5xx rate and its p99 latency, on 1-minute periods", () => {
+  it("watches the new version's errors and its method's 5xx rate (the authorizer: its failures), the API's 5xx rate and p99 latency, on 1-minute periods", () => {
     for (const [name, fn] of api) {
       const group = resources[logicalId(prod, release.deploymentGroups.get(name)!)]?.Properties;
       const alarms = (group?.AlarmConfiguration as { Enabled: boolean; Alarms: unknown[] }) ?? { Alarms: [] };
       expect(alarms.Enabled).toBe(true);
       if (name === 'authorizer') {
-        // It refuses keys by throwing, which Lambda counts as errors, and serves every method: the API's alarms.
-        expect(alarms.Alarms).toEqual(apiAlarms);
+        // It refuses keys by throwing, which Lambda counts as errors: its failures from its log
+        // lines instead (the API's 5xx rate sees them diluted by its cache), and the API's alarms.
+        const [failures, ...rest] = alarms.Alarms as Array<{ Name: { Ref: string } }>;
+        expect(rest).toEqual(apiAlarms);
+        expect(resources[failures!.Name.Ref]?.Properties).toMatchObject(authorizerFailuresAlarm('prod'));
         continue;
       }
       const [errors, methodRate, ...rest] = alarms.Alarms as Array<{ Name: { Ref: string } }>;
@@ -293,9 +311,26 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
       EvaluationPeriods: 3,
       DatapointsToAlarm: 2,
     });
-    // Each notifies the stage's alarm topic when it fires.
-    const topic = { Ref: logicalId(prod, prod.stack.monitoring.alarmTopic) };
-    for (const alarm of [serverErrors, latency]) expect(alarm?.AlarmActions).toEqual([topic]);
+  });
+
+  it('notifies no one from a release alarm: they stop releases, the operational alarms page', () => {
+    const releaseAlarms = new Set([...release.groupAlarms.values()].flat());
+    expect(releaseAlarms.size).toBeGreaterThan(release.apiAlarms.length);
+    for (const alarm of releaseAlarms) {
+      const properties = resources[logicalId(prod, alarm)]?.Properties;
+      expect(properties?.AlarmActions, alarm.node.id).toBeUndefined();
+      expect(properties?.OKActions, alarm.node.id).toBeUndefined();
+      expect(properties?.InsufficientDataActions, alarm.node.id).toBeUndefined();
+    }
+  });
+
+  it("counts the authorizer's failures of its own stage only", () => {
+    const alarmOf = (synthesized: SynthesizedStage) => {
+      const [failures] = synthesized.stack.release?.groupAlarms.get('authorizer') ?? [];
+      return failures && resourcesById(synthesized)[logicalId(synthesized, failures)]?.Properties;
+    };
+    expect(alarmOf(prod)).toMatchObject(authorizerFailuresAlarm('prod'));
+    expect(alarmOf(linearIgnoringAlarms)).toMatchObject(authorizerFailuresAlarm('linear'));
   });
 
   it('names the API in the alarms exactly as the RestApi is named', () => {
@@ -347,6 +382,7 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
   it('gives the hook a timeout longer than the functions it checks, and no version or alias of its own', () => {
     const timeoutOf = (fn: { node: { defaultChild?: unknown } }) => resources[logicalId(prod, fn)]?.Properties.Timeout as number;
     const hookTimeout = timeoutOf(release.preTrafficHook.function);
+    expect(hookTimeout).toBe(PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS);
     for (const fn of api.values()) expect(hookTimeout).toBeGreaterThan(timeoutOf(fn.function));
     // Its checks are given up on within CHECK_DEADLINE_CAP_MS, and REPORT_MARGIN_MS is kept to report.
     expect(hookTimeout * 1000).toBeGreaterThanOrEqual(CHECK_DEADLINE_CAP_MS + REPORT_MARGIN_MS);

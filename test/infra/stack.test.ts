@@ -345,7 +345,8 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: ids.logGroup } },
         Role: { 'Fn::GetAtt': [ids.role, 'Arn'] },
       });
-      expect(fn.Properties.Environment).toMatchObject({ Variables: { POWERTOOLS_SERVICE_NAME: 'pet-store' } });
+      // The stage's own service, under which its logs and metrics are counted.
+      expect(fn.Properties.Environment).toMatchObject({ Variables: { POWERTOOLS_SERVICE_NAME: `pet-store-${stage}` } });
       // The bundles ship no source map, so Node is not told to look for one at start-up.
       expect((fn.Properties.Environment as { Variables: object }).Variables).not.toHaveProperty('NODE_OPTIONS');
       template.hasResource('AWS::Logs::LogGroup', {
@@ -757,6 +758,11 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     it("alarms on the authorizer's failures, counted from its log, and not on its Errors, which count every refused key", () => {
       const ids = logicalIdOf(synthesized, 'authorizer');
       const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').map(({ properties }) => properties);
+      // Monitoring's own (a gradual release has one on the same metric: test/infra/release.test.ts).
+      const monitored = new Set(stack.monitoring.alarms.map((alarm) => stack.getLogicalId(alarm.node.defaultChild as CfnFunction)));
+      const operational = resourcesOf(template, 'AWS::CloudWatch::Alarm')
+        .filter(({ logicalId }) => monitored.has(logicalId))
+        .map(({ properties }) => properties);
       expect(JSON.stringify(alarms.filter((alarm) => alarm.MetricName === 'Errors'))).not.toContain(ids.function);
       expect(JSON.stringify(alarms.filter((alarm) => alarm.MetricName === 'Errors'))).not.toContain(ids.alias);
 
@@ -765,11 +771,19 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         {
           LogGroupName: { Ref: ids.logGroup },
           FilterPattern: '{ $.decision = "fail" }',
-          MetricTransformations: [{ MetricNamespace: 'PetStore', MetricName: 'AuthorizerFailures', MetricValue: '1' }],
+          // By the line's service: each stage in the account counts its own failures.
+          MetricTransformations: [
+            {
+              MetricNamespace: 'PetStore',
+              MetricName: 'AuthorizerFailures',
+              MetricValue: '1',
+              Dimensions: [{ Key: 'service', Value: '$.service' }],
+            },
+          ],
         },
       ]);
       const [topic] = resourcesOf(template, 'AWS::SNS::Topic');
-      expect(alarms.filter((alarm) => alarm.MetricName === 'AuthorizerFailures')).toEqual([
+      expect(operational.filter((alarm) => alarm.MetricName === 'AuthorizerFailures')).toEqual([
         expect.objectContaining({
           Namespace: 'PetStore',
           Statistic: 'Sum',
@@ -780,9 +794,36 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
           TreatMissingData: 'notBreaching',
           AlarmActions: [{ Ref: topic?.logicalId }],
           AlarmDescription: expect.stringContaining('ServerErrorRate'),
+          Dimensions: [{ Name: 'service', Value: `pet-store-${stage}` }],
         }),
       ]);
-      expect(alarms.find((alarm) => alarm.MetricName === 'AuthorizerFailures')?.Dimensions).toBeUndefined();
+      // The service the authorizer's lines carry, which the filter counts them under.
+      const authorizer = template.toJSON().Resources[ids.function] as {
+        Properties: { Environment: { Variables: Record<string, unknown> } };
+      };
+      expect(authorizer.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME).toBe(`pet-store-${stage}`);
+    });
+
+    it("graphs the stage's own service only: its EMF metrics, errors by code and the authorizer's failures", () => {
+      const service = `pet-store-${stage}`;
+      const widgets = (JSON.parse(dashboardBody()) as { widgets: Array<{ properties: { metrics?: unknown[][] } }> }).widgets;
+      const metrics = widgets.flatMap(({ properties }) => properties.metrics ?? []);
+      // Each metric of the namespace, by name, with its dimensions (CloudWatch's [namespace, name, key, value, …, options] form).
+      const own = metrics
+        .filter(([namespace]) => namespace === 'PetStore')
+        .map(([, name, ...rest]) => {
+          const pairs = rest.filter((part) => typeof part === 'string');
+          return { name, dimensions: Object.fromEntries(pairs.flatMap((part, i) => (i % 2 === 0 ? [[part, pairs[i + 1]]] : []))) };
+        });
+      expect(own.map(({ name }) => name).sort()).toEqual(
+        ['AuthorizerFailures', 'IdempotentReplays', 'PetsCreated', 'Requests', 'Requests', 'Requests'].sort(),
+      );
+      for (const { name, dimensions } of own) expect(dimensions.service, String(name)).toBe(service);
+      // The errors by code: a SEARCH of this service's only.
+      const searches = metrics
+        .map(([first]) => (first as { expression?: string } | undefined)?.expression ?? '')
+        .filter((expression) => expression.startsWith('SEARCH('));
+      expect(searches).toEqual([`SEARCH('{PetStore,service,operation,errorCode} MetricName="Errors" service="${service}"', 'Sum', 300)`]);
     });
 
     it("shows the authorizer's failures on the dashboard, and its errors as including refusals", () => {
@@ -808,6 +849,20 @@ describe('stage differences', () => {
     expect(stages.prod.settings).toMatchObject({ logRetention: RetentionDays.ONE_YEAR, authorizerCacheTtlSeconds: 300 });
     expect(stages.staging.settings).toMatchObject({ logRetention: RetentionDays.ONE_MONTH, authorizerCacheTtlSeconds: 60 });
     expect(stages.prod.settings.throttle.rateLimit).toBeGreaterThan(stages.staging.settings.throttle.rateLimit);
+  });
+
+  it("runs each stage's functions, the key audit's and the hook's included, under its own service, so that their metrics never mix", () => {
+    const servicesOf = ({ template }: SynthesizedStage) =>
+      resourcesOf(template, 'AWS::Lambda::Function').map(
+        ({ properties }) => (properties.Environment as { Variables: Record<string, unknown> }).Variables.POWERTOOLS_SERVICE_NAME,
+      );
+    // The API's four, the key audit's two and, on a gradual release, the pre-traffic hook.
+    for (const [stage, synthesized] of Object.entries(stages)) {
+      const services = servicesOf(synthesized);
+      expect(services.length, stage).toBeGreaterThanOrEqual(functionNames.length + 2);
+      expect(new Set(services), stage).toEqual(new Set([`pet-store-${stage}`]));
+    }
+    expect(servicesOf(stages.staging)).not.toContain('pet-store-prod');
   });
 });
 

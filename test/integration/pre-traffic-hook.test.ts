@@ -19,6 +19,7 @@ import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys
 import { logger } from '../../shared/logger';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
 import { VERSION_ARN_VARIABLES, type CheckedFunction, type CheckEvent, type Invoke } from '../../shared/release-checks';
+import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
 import { context } from '../support/events';
 import { recordingClient, type SentCommand } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
@@ -31,8 +32,8 @@ const env = Object.fromEntries(
   Object.entries(VERSION_ARN_VARIABLES).map(([name, variable]) => [variable, versionArn(name as CheckedFunction)]),
 );
 const lifecycleEvent: LifecycleHookEvent = { DeploymentId: 'd-ABCDEF123', LifecycleEventHookExecutionId: 'hook-execution-1' };
-/** The hook's Lambda context: a minute left, as its timeout gives it. */
-const hookContext = { getRemainingTimeInMillis: () => 60_000 };
+/** The hook's Lambda context: the whole of its timeout left. */
+const hookContext = { getRemainingTimeInMillis: () => PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS * 1000 };
 
 let tables: TestTables;
 let pets: PetsRepository;
@@ -98,7 +99,7 @@ describe('the pre-traffic hook on the real handlers', () => {
   it('reports Succeeded when every answer is right, with one line per check', async () => {
     const { result, reported, lines } = await runHook(realHandlers());
 
-    expect(result).toEqual({ status: 'Succeeded' });
+    expect(result).toEqual({ status: 'Succeeded', reported: true });
     expect(reported).toEqual(reportedAs('Succeeded'));
     const passed = lines.filter(({ message }) => message === 'release check passed').map(({ check }) => check);
     expect(passed).toEqual([
@@ -196,7 +197,7 @@ describe('the pre-traffic hook on the real handlers', () => {
   ])('reports Failed for %s, and the line names the check', async (_case, broken, check, problem) => {
     const { result, reported, failed } = await runHook({ ...realHandlers(), ...broken });
 
-    expect(result).toEqual({ status: 'Failed' });
+    expect(result).toEqual({ status: 'Failed', reported: true });
     expect(reported).toEqual(reportedAs('Failed'));
     expect(failed).toHaveLength(1);
     expect(failed[0]?.check).toMatch(check);
@@ -212,7 +213,7 @@ describe('the pre-traffic hook on the real handlers', () => {
     };
     const { result, reported, failed } = await runHook(handlers, invoke);
 
-    expect(result).toEqual({ status: 'Failed' });
+    expect(result).toEqual({ status: 'Failed', reported: true });
     expect(reported).toEqual(reportedAs('Failed'));
     expect(failed).toEqual([{ check: expect.stringMatching(/^getPet/), problem: 'the invocation failed (AccessDeniedException)' }]);
   });
@@ -224,7 +225,7 @@ describe('the pre-traffic hook on the real handlers', () => {
       report: codeDeployReport(new CodeDeployClient({ region: 'eu-west-1' })),
       env: {},
     });
-    expect(await hook(lifecycleEvent, hookContext)).toEqual({ status: 'Failed' });
+    expect(await hook(lifecycleEvent, hookContext)).toEqual({ status: 'Failed', reported: true });
     expect(codeDeploy.commandCalls(PutLifecycleEventHookExecutionStatusCommand).map((call) => call.args[0].input.status)).toEqual([
       'Failed',
     ]);
@@ -243,6 +244,6 @@ describe('the pre-traffic hook on the real handlers', () => {
       env,
       now: afterSunset,
     });
-    expect(await hook(lifecycleEvent, hookContext)).toEqual({ status: 'Succeeded' });
+    expect(await hook(lifecycleEvent, hookContext)).toEqual({ status: 'Succeeded', reported: true });
   });
 });

@@ -1,11 +1,12 @@
 /**
  * The authorizer's log lines against the metric filter the stack alarms on: a failure's line is
- * counted, a refusal's never (a refused key is the authorizer working, and on a public API comes
- * all the time). The lines are the authorizer's own, as Powertools writes them to CloudWatch.
+ * counted, under its stage's service, a refusal's never (a refused key is the authorizer working,
+ * and on a public API comes all the time). The lines are the authorizer's own, as Powertools
+ * writes them to CloudWatch.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { createHandler } from '../../functions/authorizer';
-import { authorizerFailurePattern } from '../../infra/constructs/monitoring';
+import { AUTHORIZER_FAILURE_DIMENSIONS, authorizerFailurePattern } from '../../infra/constructs/monitoring';
 import type { ApiKeyRecord, ApiKeysRepository } from '../../shared/api-keys-repository';
 import { hashApiKey, generateApiKey, keyIdOf } from '../../shared/api-keys';
 import { DatabaseUnavailable } from '../../shared/dynamodb';
@@ -25,8 +26,26 @@ const matches = (pattern: string, line: LogLine): boolean => {
   return line[field] === value;
 };
 
+/** A top-level field's value, by the JSON path a metric filter's dimension reads (`$.field`). */
+const valueAt = (path: string, line: LogLine): unknown => {
+  const parsed = /^\$\.(\w+)$/.exec(path);
+  if (!parsed) throw new Error(`not a path this test reads: ${path}`);
+  return line[parsed[1] ?? ''];
+};
+
+/** The authorizer and the logger it writes with, as a module graph loads them (the test's own by default). */
+interface LoadedAuthorizer {
+  readonly createHandler: typeof createHandler;
+  readonly logger: typeof logger;
+}
+
 /** The JSON lines the authorizer writes, at `level`, while it answers `token` (allowed, refused or failed). */
-const linesOf = async (keys: Partial<ApiKeysRepository>, token: string, level: 'INFO' | 'ERROR'): Promise<LogLine[]> => {
+const linesOf = async (
+  keys: Partial<ApiKeysRepository>,
+  token: string,
+  level: 'INFO' | 'ERROR',
+  authorizer: LoadedAuthorizer = { createHandler, logger },
+): Promise<LogLine[]> => {
   const written: string[] = [];
   // Powertools writes INFO to stdout and ERROR to stderr: read both, as CloudWatch does.
   for (const stream of [process.stdout, process.stderr]) {
@@ -35,11 +54,13 @@ const linesOf = async (keys: Partial<ApiKeysRepository>, token: string, level: '
       return true;
     });
   }
-  logger.setLogLevel(level);
+  authorizer.logger.setLogLevel(level);
   try {
-    await createHandler({ keys: keys as ApiKeysRepository })(tokenEvent(token), context).catch(() => undefined);
+    await authorizer
+      .createHandler({ keys: keys as ApiKeysRepository })(tokenEvent(token), context)
+      .catch(() => undefined);
   } finally {
-    logger.setLogLevel('SILENT');
+    authorizer.logger.setLogLevel('SILENT');
     vi.restoreAllMocks();
   }
   return written.map((line) => JSON.parse(line) as LogLine);
@@ -71,6 +92,25 @@ describe("the authorizer's failure filter", () => {
   it('matches it at ERROR too, the highest level that still writes a failure', async () => {
     const lines = await linesOf(unreadable, `Bearer ${key}`, 'ERROR');
     expect(lines.filter((line) => matches(pattern, line))).toHaveLength(1);
+  });
+
+  it("carries its stage's service, from POWERTOOLS_SERVICE_NAME, as the dimension the filter counts it under", async () => {
+    // As a deployed stage's authorizer starts: its service in the environment, then the modules loaded.
+    vi.stubEnv('POWERTOOLS_SERVICE_NAME', 'pet-store-prod');
+    vi.resetModules();
+    try {
+      const deployed: LoadedAuthorizer = {
+        createHandler: (await import('../../functions/authorizer')).createHandler,
+        logger: (await import('../../shared/logger')).logger,
+      };
+      const failures = (await linesOf(unreadable, `Bearer ${key}`, 'INFO', deployed)).filter((line) => matches(pattern, line));
+      expect(failures).toHaveLength(1);
+      expect(Object.keys(AUTHORIZER_FAILURE_DIMENSIONS)).toEqual(['service']);
+      for (const path of Object.values(AUTHORIZER_FAILURE_DIMENSIONS)) expect(valueAt(path, failures[0]!)).toBe('pet-store-prod');
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
+    }
   });
 
   it.each([

@@ -21,6 +21,7 @@ import { proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { logger } from '../../shared/logger';
 import { VERSION_ARN_VARIABLES, type Invoke } from '../../shared/release-checks';
 import { projectRoot } from '../../shared/project-root';
+import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
 
 const lambda = mockClient(LambdaClient);
 afterEach(() => {
@@ -73,10 +74,11 @@ describe('invoking a version through Lambda', () => {
 
 describe('the deadline of each check', () => {
   it("is the hook's remaining time less the margin to report, at most the cap, never negative", () => {
-    expect(checkDeadlineMs(60_000)).toBe(CHECK_DEADLINE_CAP_MS);
+    const hookTimeoutMs = PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS * 1000;
+    expect(checkDeadlineMs(hookTimeoutMs)).toBe(CHECK_DEADLINE_CAP_MS);
     expect(checkDeadlineMs(REPORT_MARGIN_MS + 1_000)).toBe(1_000);
     expect(checkDeadlineMs(REPORT_MARGIN_MS - 1_000)).toBe(0);
-    expect(CHECK_DEADLINE_CAP_MS + REPORT_MARGIN_MS).toBeLessThan(60_000);
+    expect(CHECK_DEADLINE_CAP_MS + REPORT_MARGIN_MS).toBeLessThan(hookTimeoutMs);
   });
 
   it('reports Failed when an invocation never ends, once its deadline has passed, and aborts it', { timeout: 5_000 }, async () => {
@@ -97,13 +99,40 @@ describe('the deadline of each check', () => {
       { getRemainingTimeInMillis: () => REPORT_MARGIN_MS + 50 },
     );
 
-    expect(result).toEqual({ status: 'Failed' });
+    expect(result).toEqual({ status: 'Failed', reported: true });
     expect(reported).toEqual(['Failed']);
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(signals.length).toBe(Object.keys(VERSION_ARN_VARIABLES).length);
     expect(signals.every((signal) => signal.aborted)).toBe(true);
     const problems = error.mock.calls.map(([, fields]) => (fields as { problem?: string }).problem);
     expect(problems).toEqual(signals.map(() => 'the invocation failed (InvocationTimedOut: no outcome within 50 ms)'));
+  });
+});
+
+describe('a report CodeDeploy does not take', () => {
+  it('ends the hook normally, marked unreported, after one line saying why (no thrown error, so no stack trace)', async () => {
+    const env = Object.fromEntries(Object.values(VERSION_ARN_VARIABLES).map((variable) => [variable, VERSION]));
+    const crash: Invoke = () => Promise.reject(new Error('crashed'));
+    const error = vi.spyOn(logger, 'error');
+    const hook = createHandler({
+      invoke: crash,
+      report: () => Promise.reject(Object.assign(new Error(`Not authorized for ${VERSION}`), { name: 'AccessDeniedException' })),
+      env,
+    });
+
+    const result = await hook(
+      { DeploymentId: 'd-1', LifecycleEventHookExecutionId: 'e-1' },
+      { getRemainingTimeInMillis: () => PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS * 1000 },
+    );
+
+    expect(result).toEqual({ status: 'Failed', reported: false });
+    const unreported = error.mock.calls.filter(([message]) => message === 'release checks could not be reported');
+    expect(unreported).toEqual([
+      [
+        'release checks could not be reported',
+        { status: 'Failed', errorName: 'AccessDeniedException', errorMessage: 'Not authorized for <arn>' },
+      ],
+    ]);
   });
 });
 

@@ -1,0 +1,39 @@
+/**
+ * Which functions the pre-traffic hook checks: every function a release releases has its check,
+ * and every check its function, or the stack does not build (a version the hook never tried must
+ * not take traffic).
+ */
+import { describe, expect, it } from 'vitest';
+import { checkedFunctions, releaseChecks, VERSION_ARN_VARIABLES } from '../../shared/release-checks';
+import { routes } from '../../shared/routes';
+
+/** What a release releases: each operation of the route table with a handler, and the authorizer. */
+const releasedNames = [...routes.flatMap((route) => ('handler' in route ? [route.operationId] : [])), 'authorizer'];
+const released = (names: readonly string[]) => new Map(names.map((name) => [name, `${name} function`]));
+
+describe('the functions the pre-traffic hook checks', () => {
+  it('are every operation the route table gives a handler, and the authorizer: one check and one variable each', () => {
+    expect(
+      releaseChecks()
+        .map(({ target }) => target)
+        .sort(),
+    ).toEqual([...releasedNames].sort());
+    expect(Object.keys(VERSION_ARN_VARIABLES).sort()).toEqual([...releasedNames].sort());
+  });
+
+  it('pairs each released function with its check', () => {
+    expect(checkedFunctions(released(releasedNames))).toEqual(Object.keys(VERSION_ARN_VARIABLES).map((name) => [name, `${name} function`]));
+  });
+
+  it('refuses a released function that has no check, naming it', () => {
+    expect(() => checkedFunctions(released([...releasedNames, 'deletePet']))).toThrow(
+      'No pre-traffic check for the released function(s) deletePet.',
+    );
+  });
+
+  it('refuses a check whose function is not released, naming it', () => {
+    expect(() => checkedFunctions(released(releasedNames.filter((name) => name !== 'getPet')))).toThrow(
+      'No getPet function for the pre-traffic hook to check.',
+    );
+  });
+});
