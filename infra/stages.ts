@@ -61,10 +61,13 @@ export interface StageSettings {
   /** Serve the API at `https://<domainName>/v1` only: its execute-api URL is then turned off. */
   readonly customDomain?: CustomDomain;
   /**
-   * What `cdk destroy` does to the tables and logs. RETAIN also turns on the tables' deletion
-   * protection: data outlives the stack and cannot be deleted by accident.
+   * What `cdk destroy` does to the tables, logs and the audit trail's queue. RETAIN_ON_UPDATE_OR_DELETE
+   * (CloudFormation's RetainExceptOnCreate) keeps them, and turns on the tables' deletion
+   * protection: data outlives the stack and cannot be deleted by accident. A plain RETAIN would
+   * also keep them when the stack's first create fails and rolls back, and the retry would then
+   * fail on the log groups' fixed names ("already exists").
    */
-  readonly removalPolicy: RemovalPolicy.RETAIN | RemovalPolicy.DESTROY;
+  readonly removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE | RemovalPolicy.DESTROY;
   /** CloudFormation termination protection: `cdk destroy` refuses until it is turned off in the console. */
   readonly terminationProtection: boolean;
   /**
@@ -103,7 +106,7 @@ export const stages: Readonly<Record<string, StageOverrides>> = {
     // API Gateway's default: a revoked key stops working within 5 minutes.
     authorizerCacheTtlSeconds: 300,
     logRetention: RetentionDays.ONE_YEAR,
-    removalPolicy: RemovalPolicy.RETAIN,
+    removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
     terminationProtection: true,
     // A broken version meets 10% of requests, and its alarms, before the rest.
     release: 'Canary10Percent5Minutes',

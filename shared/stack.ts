@@ -17,6 +17,8 @@ export const stackOutputs = {
  * and timeouts), well inside this; the local server gives handlers the same budget.
  */
 export const FUNCTION_TIMEOUT_SECONDS = 10;
+/** How long API Gateway waits for an integration or an authorizer before it answers 504 itself (REST APIs' default maximum). */
+export const API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS = 29;
 /**
  * How long the pre-traffic hook may run (functions/pre-traffic-hook.ts): its checks run at once,
  * each given up on after at most 25 s, with time left to report. A hook Lambda ends before it

@@ -8,10 +8,18 @@ import { Duration, Names, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { ApplicationLogLevel, EventSourceMapping, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import {
+  ApplicationLogLevel,
+  EventSourceMapping,
+  StartingPosition,
+  type DlqDestinationConfig,
+  type IEventSourceDlq,
+  type IEventSourceMapping,
+  type IFunction,
+} from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { AUDIT_LOG_LEVEL, auditLogGroupName } from '../../shared/key-audit';
 import { ApiFunction } from './api-function';
@@ -88,7 +96,7 @@ export class KeyAuditTrail extends Construct {
       bisectBatchOnError: true,
       retryAttempts: STREAM_RETRY_ATTEMPTS,
       reportBatchItemFailures: true,
-      onFailure: new SqsDlq(this.failedBatches),
+      onFailure: new SendOnlyQueueDestination(this.failedBatches),
     });
     props.apiKeys.grantStreamRead(this.writer.alias);
     Validations.of(this.writer.function.role ?? this.writer).acknowledge({
@@ -112,5 +120,19 @@ export class KeyAuditTrail extends Construct {
       schedule: Schedule.rate(EXPIRY_SWEEP_INTERVAL),
       targets: [new LambdaFunction(this.expirySweep.alias, { retryAttempts: 2 })],
     });
+  }
+}
+
+/**
+ * A stream mapping's on-failure destination that grants the function's role only what Lambda
+ * uses on its behalf, `sqs:SendMessage` on the queue. CDK's SqsDlq grants its queue's
+ * `grantSendMessages`, which adds GetQueueAttributes and GetQueueUrl that nothing calls.
+ */
+class SendOnlyQueueDestination implements IEventSourceDlq {
+  constructor(private readonly queue: IQueue) {}
+
+  bind(_mapping: IEventSourceMapping, target: IFunction): DlqDestinationConfig {
+    target.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }));
+    return { destination: this.queue.queueArn };
   }
 }

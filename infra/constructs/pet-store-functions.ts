@@ -159,6 +159,8 @@ const policyStatement = ({ actions, attributes }: TableAccess, resource: string)
       : {
           conditions: {
             'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] },
+            // ForAllValues is true of a request that names no attributes at all: the key must be there.
+            Null: { 'dynamodb:Attributes': 'false' },
             StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
           },
         }),

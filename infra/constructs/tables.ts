@@ -16,8 +16,8 @@ import { Construct } from 'constructs';
 import { apiKeysTable, idempotencyTable, petsTable, type KeyAttribute, type TableDefinition } from '../../shared/tables';
 
 export interface PetStoreTablesProps {
-  /** RETAIN keeps the tables when the stack is deleted and turns on deletion protection. */
-  readonly removalPolicy: RemovalPolicy.RETAIN | RemovalPolicy.DESTROY;
+  /** RETAIN_ON_UPDATE_OR_DELETE keeps the tables when the stack is deleted and turns on deletion protection. */
+  readonly removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE | RemovalPolicy.DESTROY;
 }
 
 export class PetStoreTables extends Construct {
@@ -44,7 +44,7 @@ const tableFrom = (scope: Construct, definition: TableDefinition, removalPolicy:
     billingMode: BillingMode.PAY_PER_REQUEST,
     encryption: TableEncryption.AWS_MANAGED,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-    deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
+    deletionProtection: removalPolicy !== RemovalPolicy.DESTROY,
     removalPolicy,
     ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
     ...(definition.stream ? { stream: StreamViewType[definition.stream] } : {}),

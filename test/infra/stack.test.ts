@@ -149,7 +149,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     it('writes its access log to /aws/apigateway/pet-store-<stage>/access, kept for the stage retention', () => {
       template.hasResource('AWS::Logs::LogGroup', {
         Properties: { LogGroupName: `/aws/apigateway/pet-store-${stage}/access`, RetentionInDays: settings.logRetention },
-        DeletionPolicy: isProd ? 'Retain' : 'Delete',
+        DeletionPolicy: isProd ? 'RetainExceptOnCreate' : 'Delete',
       });
     });
 
@@ -351,7 +351,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect((fn.Properties.Environment as { Variables: object }).Variables).not.toHaveProperty('NODE_OPTIONS');
       template.hasResource('AWS::Logs::LogGroup', {
         Properties: { RetentionInDays: settings.logRetention },
-        DeletionPolicy: isProd ? 'Retain' : 'Delete',
+        DeletionPolicy: isProd ? 'RetainExceptOnCreate' : 'Delete',
       });
       expect(template.toJSON().Resources[ids.logGroup].Properties).toMatchObject({
         LogGroupName: `/aws/lambda/pet-store-${stage}-${name}`,
@@ -421,6 +421,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     /** AWS's fine-grained access conditions: only these attributes, and no return values but NONE. */
     const attributeConditions = (attributes: readonly string[]) => ({
       'ForAllValues:StringEquals': { 'dynamodb:Attributes': attributes },
+      Null: { 'dynamodb:Attributes': 'false' },
       StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
     });
 
@@ -529,7 +530,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     it.each([petsTable.id, apiKeysTable.id, idempotencyTable.id])(
       `%s: ${isProd ? 'retained and deletion-protected' : 'destroyed with the stack'}`,
       (id) => {
-        expect(tableProperties(id).deletionPolicy).toBe(isProd ? 'Retain' : 'Delete');
+        expect(tableProperties(id).deletionPolicy).toBe(isProd ? 'RetainExceptOnCreate' : 'Delete');
         expect(tableProperties(id).properties.DeletionProtectionEnabled).toBe(isProd);
       },
     );
@@ -556,7 +557,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         LogGroupName: { 'Fn::Join': ['', ['/pet-store/key-audit/', { Ref: keysTableId() }]] },
         RetentionInDays: 3653,
       });
-      expect(logGroup.DeletionPolicy).toBe(isProd ? 'Retain' : 'Delete');
+      expect(logGroup.DeletionPolicy).toBe(isProd ? 'RetainExceptOnCreate' : 'Delete');
       const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
       expect(outputs[stackOutputs.keyAuditLogGroupName]?.Value).toEqual({ Ref: idOf(writer().logGroup) });
     });
@@ -639,7 +640,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
           { Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' },
           {
             Effect: 'Allow',
-            Action: ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'],
+            Action: 'sqs:SendMessage',
             Resource: { 'Fn::GetAtt': [idOf(stack.keyAudit.failedBatches), 'Arn'] },
           },
           { Effect: 'Allow', Action: 'dynamodb:ListStreams', Resource: '*' },

@@ -47,7 +47,7 @@ describe('stage settings', () => {
   });
 
   it('retains prod data', () => {
-    expect(stageSettings('prod').removalPolicy).toBe(RemovalPolicy.RETAIN);
+    expect(stageSettings('prod').removalPolicy).toBe(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE);
     expect(stageSettings('staging').removalPolicy).toBe(RemovalPolicy.DESTROY);
   });
 });

@@ -1,0 +1,98 @@
+/**
+ * Rules CloudFormation and API Gateway apply at deploy time that `cdk synth`, cdk-nag and cfn-lint
+ * do not: each one, broken, fails a real deploy (or its retry) rather than the build.
+ */
+import { describe, expect, it } from 'vitest';
+import { API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS } from '../../shared/stack';
+import { resourcesOf, synthStage } from './synth';
+
+const stages = ['dev', 'staging', 'prod'] as const;
+
+/**
+ * The property that gives each resource type of these stacks a fixed physical name, when set;
+ * `null` for a type CloudFormation always names itself. A type missing here fails the test, so a
+ * new kind of resource is classified before it can be kept by a plain Retain.
+ */
+const PHYSICAL_NAME_PROPERTY: Readonly<Record<string, string | null>> = {
+  'AWS::DynamoDB::Table': 'TableName',
+  'AWS::Logs::LogGroup': 'LogGroupName',
+  'AWS::SQS::Queue': 'QueueName',
+  'AWS::IAM::Role': 'RoleName',
+  'AWS::Lambda::Function': 'FunctionName',
+  // The account's API Gateway settings: one per account and region, never named.
+  'AWS::ApiGateway::Account': null,
+};
+
+describe.each(stages)('%s: a failed first deploy can be deployed again', (stage) => {
+  const { template } = synthStage(stage);
+  const resources = Object.entries(
+    template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string; Properties?: Record<string, unknown> }>,
+  );
+
+  it('keeps no resource with a fixed name by a plain Retain (a rolled-back create would leave it, and the retry fail on "already exists")', () => {
+    const retained = resources.filter(([, resource]) => resource.DeletionPolicy === 'Retain');
+    for (const [logicalId, resource] of retained) {
+      expect(PHYSICAL_NAME_PROPERTY, `${logicalId}: classify ${resource.Type}`).toHaveProperty([resource.Type]);
+      const nameProperty = PHYSICAL_NAME_PROPERTY[resource.Type];
+      if (nameProperty)
+        expect(resource.Properties ?? {}, `${logicalId} (${resource.Type}) is named and kept by Retain`).not.toHaveProperty(nameProperty);
+    }
+  });
+
+  it('keeps what it keeps except when its create is rolled back (RetainExceptOnCreate), and replaces nothing kept', () => {
+    const kept = resources.filter(([, resource]) => resource.DeletionPolicy === 'RetainExceptOnCreate');
+    if (stage === 'prod') {
+      const keptTypes = new Set(kept.map(([, resource]) => resource.Type));
+      expect([...keptTypes].sort()).toEqual(expect.arrayContaining(['AWS::DynamoDB::Table', 'AWS::Logs::LogGroup', 'AWS::SQS::Queue']));
+      for (const [, resource] of kept) expect(resource).toMatchObject({ UpdateReplacePolicy: 'Retain' });
+    } else {
+      expect(kept).toEqual([]);
+    }
+  });
+});
+
+describe.each(stages)('%s: every function a request waits on answers within API Gateway’s integration timeout', (stage) => {
+  const { template } = synthStage(stage);
+  const functions = new Map(resourcesOf(template, 'AWS::Lambda::Function').map(({ logicalId, properties }) => [logicalId, properties]));
+  const aliases = new Map(resourcesOf(template, 'AWS::Lambda::Alias').map(({ logicalId, properties }) => [logicalId, properties]));
+
+  /** The function logical ids an API Gateway URI (an integration's or the authorizer's) names through their `live` alias. */
+  const functionsNamedBy = (uri: unknown): string[] => {
+    const text = JSON.stringify(uri);
+    const ids = [...text.matchAll(/"Ref":"([A-Za-z0-9]+)"/g), ...text.matchAll(/"Fn::GetAtt":\["([A-Za-z0-9]+)"/g)].map(
+      (match) => match[1] ?? '',
+    );
+    return ids.flatMap((id) => {
+      if (functions.has(id)) return [id];
+      const alias = aliases.get(id);
+      if (!alias) return [];
+      const target = JSON.stringify(alias.FunctionName);
+      return [...functions.keys()].filter((functionId) => target.includes(`"${functionId}"`));
+    });
+  };
+
+  const waitedOn = [
+    ...resourcesOf(template, 'AWS::ApiGateway::Method').flatMap(({ properties }) =>
+      (properties.Integration as { Type?: string; Uri?: unknown } | undefined)?.Type === 'AWS_PROXY'
+        ? functionsNamedBy((properties.Integration as { Uri: unknown }).Uri)
+        : [],
+    ),
+    ...resourcesOf(template, 'AWS::ApiGateway::Authorizer').flatMap(({ properties }) => functionsNamedBy(properties.AuthorizerUri)),
+  ];
+
+  it('finds the functions behind the API: every integration and the authorizer', () => {
+    const proxyMethods = resourcesOf(template, 'AWS::ApiGateway::Method').filter(
+      ({ properties }) => (properties.Integration as { Type?: string } | undefined)?.Type === 'AWS_PROXY',
+    );
+    expect(proxyMethods.length).toBeGreaterThan(0);
+    expect(new Set(waitedOn).size).toBe(
+      new Set(proxyMethods.map(({ properties }) => JSON.stringify((properties.Integration as { Uri: unknown }).Uri))).size + 1,
+    );
+  });
+
+  it(`gives each a timeout under ${API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS} s, so the function, not the gateway, decides what the client gets`, () => {
+    for (const logicalId of new Set(waitedOn)) {
+      expect(Number(functions.get(logicalId)?.Timeout), logicalId).toBeLessThan(API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS);
+    }
+  });
+});
