@@ -1,23 +1,43 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/** The checks of AWS's own rules that judge what the rest of the run recorded: they run after it. */
+const AFTER_THE_RUN = ['test/infra/iam-simulation.test.ts'];
+
+const common = {
+  env: {
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    // Tests that read the logs turn them on for themselves.
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    // And the metrics (EMF lines on stdout); tests that read them turn them on.
+    POWERTOOLS_METRICS_DISABLED: 'true',
+  },
+  testTimeout: 30_000,
+  hookTimeout: 90_000,
+};
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // One DynamoDB Local for the whole run; every test file makes its own tables in it.
-    globalSetup: ['test/support/global-setup.ts'],
-    // Every answer of the local server is checked against generated/openapi.json.
-    setupFiles: ['test/support/contract-setup.ts'],
-    env: {
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      // Tests that read the logs turn them on for themselves.
-      POWERTOOLS_LOG_LEVEL: 'SILENT',
-      // And the metrics (EMF lines on stdout); tests that read them turn them on.
-      POWERTOOLS_METRICS_DISABLED: 'true',
-    },
     // Most of a run is waiting on DynamoDB Local, child processes and Chromium, not CPU: three
     // workers on two cores finish in about two thirds of the time the default gives.
     maxWorkers: 3,
-    testTimeout: 30_000,
-    hookTimeout: 90_000,
+    projects: [
+      {
+        test: {
+          ...common,
+          name: 'behaviour',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...AFTER_THE_RUN],
+          // One DynamoDB Local for the whole run; every test file makes its own tables in it.
+          globalSetup: ['test/support/global-setup.ts'],
+          // Every answer of the local server is checked against generated/openapi.json, and every
+          // AWS call of a function is recorded for the IAM check.
+          setupFiles: ['test/support/contract-setup.ts', 'test/support/aws-calls-setup.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        test: { ...common, name: 'aws-rules', include: AFTER_THE_RUN, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });

@@ -23,6 +23,7 @@ import { logger, safeErrorFields } from '../../shared/logger';
 import { apiKeysTable } from '../../shared/tables';
 import { lambdaContext } from '../../shared/gateway-events';
 import { ensureLocalAuditLog, localAuditWriter } from './key-audit-log';
+import { asInvocation } from './invocation';
 
 export interface LocalKeyAuditOptions {
   /** Milliseconds between reads of the stream. */
@@ -90,8 +91,13 @@ export const startLocalKeyAudit = async (
   await ensureLocalAuditLog(client, keysTableName);
   // DynamoDB Local takes any credentials and region.
   const streams = new DynamoDBStreamsClient({ endpoint, region: REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const writeAudit = createKeyAuditHandler({ write: localAuditWriter(client, keysTableName) });
-  const sweepExpired = createKeyExpiryHandler({ keys });
+  // Run as the two functions' invocations; the audit log's table stands in for CloudWatch Logs.
+  const keysTable = { tables: { apiKeys: keysTableName } };
+  const writeAudit = asInvocation(
+    { functionName: 'keyAudit', ...keysTable },
+    createKeyAuditHandler({ write: localAuditWriter(client, keysTableName) }),
+  );
+  const sweepExpired = asInvocation({ functionName: 'keyExpiry', ...keysTable }, createKeyExpiryHandler({ keys }));
 
   /** Each shard's next iterator; undefined once a closed shard is read to its end. */
   const iterators = new Map<string, string | undefined>();

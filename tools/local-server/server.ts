@@ -34,6 +34,7 @@ import { projectRoot } from '../../shared/project-root';
 import { withSharedPlan } from '../../shared/plan-policy';
 import { plansInForce, type Plans } from '../../shared/plans';
 import { LOCAL_SHARED_USAGE_KEY } from './usage-plans';
+import { asInvocation } from './invocation';
 
 export interface LocalServerOptions {
   readonly client: DynamoDBDocumentClient;
@@ -63,13 +64,13 @@ interface HandlerDependencies {
 }
 type HandlerModule = { createHandler(dependencies: HandlerDependencies): ProxyHandler };
 
-/** Each route's handler module, built with the given dependencies. */
-const loadHandlers = async (dependencies: HandlerDependencies) => {
+/** Each route's handler module, built with the given dependencies, run as its own function's invocation. */
+const loadHandlers = async (dependencies: HandlerDependencies, tables: TableNames) => {
   const handlers: Record<string, ProxyHandler> = {};
   for (const route of routes) {
     if (!('handler' in route)) continue;
     const module = (await import(pathToFileURL(resolve(projectRoot, route.handler)).href)) as HandlerModule;
-    handlers[route.operationId] = module.createHandler(dependencies);
+    handlers[route.operationId] = asInvocation({ functionName: route.operationId, tables }, module.createHandler(dependencies));
   }
   return handlers;
 };
@@ -97,14 +98,17 @@ export const startLocalServer = async ({
   const stageThrottle = throttle ?? DEFAULT_THROTTLE;
   const meteredPlans = withSharedPlan(plans, { rateLimit: stageThrottle.rate, burstLimit: stageThrottle.burst });
   const gateway = createGateway({
-    handlers: await loadHandlers({ pets, now }),
+    handlers: await loadHandlers({ pets, now }, tables),
     // The authorizer as the stack configures it: the shared usage key, and the plans for RateLimit-Policy.
-    authorizer: createAuthorizer({
-      keys: apiKeysRepository({ client, tableName: tables.apiKeys }),
-      now,
-      sharedUsageKey: LOCAL_SHARED_USAGE_KEY,
-      plans: meteredPlans,
-    }),
+    authorizer: asInvocation(
+      { functionName: 'authorizer', tables },
+      createAuthorizer({
+        keys: apiKeysRepository({ client, tableName: tables.apiKeys }),
+        now,
+        sharedUsageKey: LOCAL_SHARED_USAGE_KEY,
+        plans: meteredPlans,
+      }),
+    ),
     authCacheTtlSeconds,
     throttle,
     plans: meteredPlans,

@@ -1,0 +1,215 @@
+/**
+ * IAM with AWS's own authorization data: every AWS call the functions made during this run's
+ * integration and end-to-end tests (recorded by test/support/aws-calls.ts), and every call AWS
+ * makes with a function's role, simulated against that function's role in the synthesized
+ * staging and prod templates. A call the role would refuse fails here, and so does a grant that
+ * no call uses, unless `acknowledgedUnusedGrants` says why it stays. It runs after the rest of
+ * the suite (vitest.config.ts), whose calls it judges.
+ */
+import { Stack } from 'aws-cdk-lib';
+import type { CfnResource } from 'aws-cdk-lib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { PROJECT_NAME } from '../../shared/project';
+import { readRecordedRun, type AwsCall, type RecordedRun } from '../support/aws-calls';
+import {
+  codeDeployRequests,
+  describe as describeRequest,
+  policiesOfRole,
+  functionsOf,
+  matchesPattern,
+  platformRequests,
+  requestsOf,
+  rolePoliciesOf,
+  simulate,
+  templateResolver,
+  type CfnTemplate,
+  type IamRequest,
+  type PolicyDocument,
+  type StageResources,
+} from '../support/iam-simulation';
+import { synthStage } from './synth';
+
+/**
+ * Grants no recorded call uses, each with the reason it stays: `<function> <action> <resource pattern>`.
+ * Keep this the one place such a grant is allowed.
+ */
+const acknowledgedUnusedGrants: Readonly<Record<string, string>> = {};
+
+let run: RecordedRun | undefined;
+beforeAll(() => {
+  run = readRecordedRun();
+});
+
+const recorded = (): readonly AwsCall[] => {
+  if (!run)
+    throw new Error('No AWS calls were recorded: this check judges the calls of the rest of the suite, so run it with them (npm test).');
+  return run.calls;
+};
+
+describe.each(['staging', 'prod'] as const)('%s: every role against the calls made with it', (stage) => {
+  const { stack, template } = synthStage(stage);
+  const json = template.toJSON() as CfnTemplate;
+  const resolver = templateResolver(json);
+  const namePrefix = `${PROJECT_NAME}-${stage}-`;
+  const functions = functionsOf(json, namePrefix);
+  const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
+    Stack.of(stack).getLogicalId(construct.node.defaultChild as CfnResource);
+  const deploymentGroupArns = [...(stack.release?.deploymentGroups.values() ?? [])].map((group) => {
+    const groupId = logicalId(group);
+    const application = resolver.resolve(json.Resources[groupId]?.Properties?.ApplicationName);
+    return resolver.arn('codedeploy', `deploymentgroup:${String(application)}/${resolver.ref(groupId)}`);
+  });
+  const stageResources: StageResources = {
+    tableName: (table) => resolver.ref(logicalId(stack.tables[table])),
+    functionName: (name) => `${namePrefix}${name}`,
+    deploymentGroupArns,
+  };
+  const roles = new Map([...functions].map(([name, functionId]) => [name, rolePoliciesOf(json, resolver, functionId)]));
+  const roleOf = (name: string) => {
+    const role = roles.get(name);
+    if (!role) throw new Error(`A call was recorded for ${name}, which is no function of the ${stage} stack`);
+    return role;
+  };
+
+  /** Every request made with a function's role: the recorded calls, and AWS's own. */
+  const requests = (): IamRequest[] => [
+    ...recorded().flatMap((call) => requestsOf(call, resolver, stageResources)),
+    ...[...functions].flatMap(([name, functionId]) => platformRequests(json, resolver, name, functionId)),
+  ];
+
+  it('has calls recorded for the functions the tests run', () => {
+    const callers = new Set(recorded().map((call) => call.function));
+    for (const name of ['authorizer', 'keyExpiry', ...(stack.functions.operations.keys() ?? [])]) expect(callers, name).toContain(name);
+  });
+
+  it('allows every call, the functions’ own and those AWS makes with their roles', async () => {
+    const denied: string[] = [];
+    for (const request of requests()) {
+      const { roleArn, policies } = roleOf(request.function);
+      const { decision } = await simulate(request, roleArn, policies);
+      if (decision !== 'Allowed') denied.push(`${describeRequest(request)}: ${decision}`);
+    }
+    expect(denied).toEqual([]);
+  });
+
+  it('grants nothing that no call uses, unless acknowledged with its reason', async () => {
+    /** `<function> <action> <resource pattern>` of each Allow statement, and whether a call used it. */
+    const used = new Set<string>();
+    const allRequests = requests();
+    for (const request of allRequests) {
+      const { roleArn, policies } = roleOf(request.function);
+      const { decision, allowedBy } = await simulate(request, roleArn, policies);
+      if (decision !== 'Allowed') continue;
+      for (const statementId of allowedBy) {
+        const statement = statementById(policies, statementId);
+        for (const pattern of [statement.Resource].flat()) {
+          if (matchesPattern(pattern, request.resource)) used.add(`${request.function} ${request.action.toLowerCase()} ${pattern}`);
+        }
+      }
+    }
+    const unused = [...roles].flatMap(([name, { policies }]) =>
+      policies.flatMap((policy) =>
+        policy.Statement.filter(({ Effect }) => Effect === 'Allow').flatMap((statement) =>
+          [statement.Action].flat().flatMap((action) =>
+            [statement.Resource]
+              .flat()
+              .map((pattern) => `${name} ${action} ${pattern}`)
+              .filter((grant) => !used.has(`${name} ${action.toLowerCase()} ${grant.split(' ')[2]}`)),
+          ),
+        ),
+      ),
+    );
+    const unacknowledged = unused.filter((grant) => acknowledgedUnusedGrants[grant] === undefined);
+    if (unacknowledged.length > 0 && !run?.wholeSuite) {
+      throw new Error(
+        `Unused grants are judged on the whole suite's calls, and this run was narrowed: run npm test.\n${unacknowledged.join('\n')}`,
+      );
+    }
+    expect(unacknowledged).toEqual([]);
+    // An acknowledgement outlives nothing: a grant a call uses now needs none.
+    const usedYet = Object.keys(acknowledgedUnusedGrants).filter((grant) => {
+      const [name = '', action = '', pattern = ''] = grant.split(' ');
+      return used.has(`${name} ${action.toLowerCase()} ${pattern}`);
+    });
+    expect(usedYet).toEqual([]);
+  });
+
+  it("lets CodeDeploy move each released alias, read the group's alarms and run the hook, and move no other stage's alias", async () => {
+    const releases = codeDeployRequests(json, resolver);
+    expect(releases).toHaveLength(stack.release?.deploymentGroups.size ?? 0);
+    const denied: string[] = [];
+    for (const { roleId, requests: made } of releases) {
+      const { roleArn, policies } = policiesOfRole(json, resolver, roleId, 'a deployment group');
+      for (const request of made) {
+        const { decision } = await simulate(request, roleArn, policies);
+        if (decision !== 'Allowed') denied.push(`${describeRequest(request)}: ${decision}`);
+        if (request.action === 'lambda:UpdateAlias') {
+          const otherStage = request.resource.replace(`-${stage}-`, `-${stage === 'prod' ? 'staging' : 'prod'}-`);
+          expect((await simulate({ ...request, resource: otherStage }, roleArn, policies)).decision, otherStage).not.toBe('Allowed');
+        }
+      }
+    }
+    expect(denied).toEqual([]);
+  });
+
+  describe('refuses what must be refused', () => {
+    const keysTable = resolver.arn('dynamodb', `table/${stageResources.tableName('apiKeys')}`);
+    const petsTable = resolver.arn('dynamodb', `table/${stageResources.tableName('pets')}`);
+    const refused = async (request: Omit<IamRequest, 'by'>) => {
+      const { roleArn, policies } = roleOf(request.function);
+      const { decision } = await simulate({ ...request, by: 'code' }, roleArn, policies);
+      expect(decision, describeRequest({ ...request, by: 'code' })).not.toBe('Allowed');
+    };
+
+    it('the authorizer writes nothing of a key but its lastUsedAt', async () => {
+      const update = { function: 'authorizer', action: 'dynamodb:UpdateItem', resource: keysTable };
+      for (const attribute of ['revokedAt', 'scopes', 'plan', 'usageKey', 'usageKeyId', 'expiresAt', 'name']) {
+        await refused({ ...update, context: { 'dynamodb:Attributes': ['keyHash', attribute] } });
+        await refused({ ...update, context: { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt', attribute] } });
+      }
+      // Naming no attribute at all (ForAllValues alone would allow it), or asking for the item back.
+      await refused({ ...update, context: {} });
+      await refused({ ...update, context: { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt'], 'dynamodb:ReturnValues': 'ALL_OLD' } });
+      for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem']) {
+        await refused({
+          function: 'authorizer',
+          action,
+          resource: keysTable,
+          context: { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt'] },
+        });
+      }
+    });
+
+    it('no function that serves a request deletes or changes a pet', async () => {
+      for (const name of stack.functions.operations.keys()) {
+        for (const action of ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'])
+          await refused({ function: name, action, resource: petsTable, context: {} });
+      }
+    });
+
+    it('the pre-traffic hook invokes no live alias and no $LATEST, only the versions it checks', async () => {
+      expect(functions.has('preTrafficHook')).toBe(true);
+      for (const name of [...stack.functions.operations.keys(), 'authorizer']) {
+        const functionArn = resolver.arn('lambda', `function:${stageResources.functionName(name)}`);
+        for (const qualifier of ['live', '$LATEST']) {
+          await refused({
+            function: 'preTrafficHook',
+            action: 'lambda:InvokeFunction',
+            resource: `${functionArn}:${qualifier}`,
+            context: {},
+          });
+        }
+      }
+      const unchecked = resolver.arn('lambda', `function:${stageResources.functionName('keyExpiry')}:1`);
+      await refused({ function: 'preTrafficHook', action: 'lambda:InvokeFunction', resource: unchecked, context: {} });
+    });
+  });
+});
+
+/** The statement a simulation names `<policy>.<index from 1>`. */
+const statementById = (policies: readonly PolicyDocument[], id: string) => {
+  const [policy = '', index = ''] = id.split('.');
+  const statement = policies[Number(policy.replace('policy', ''))]?.Statement[Number(index) - 1];
+  if (!statement) throw new Error(`No statement ${id}`);
+  return statement;
+};

@@ -1,0 +1,246 @@
+/**
+ * Every AWS call the functions make during the tests, as IAM sees it: the action, what it acts
+ * on, and the condition keys AWS documents for it. The behaviour tests record them (through the
+ * SDK itself, for the functions the local server runs, and explicitly for calls a test mocks),
+ * and test/infra/iam-simulation.test.ts, which runs after them, simulates each one against the
+ * calling function's role in the synthesized stack.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { projectRoot } from '../../shared/project-root';
+import { tableDefinitions, type TableNames } from '../../shared/tables';
+import type { Invocation } from '../../tools/local-server/invocation';
+
+/** What a call acts on, named by what it is in the stack rather than by a local or deployed name. */
+export type ResourceRef =
+  | { readonly kind: 'table'; readonly table: keyof TableNames; readonly index?: string }
+  /** One of the stack's functions (its name in the stack, e.g. `listPets`), at a version or alias. */
+  | { readonly kind: 'function'; readonly function: string; readonly qualifier?: string }
+  /** The deployment group of the release under way: any of the stage's. */
+  | { readonly kind: 'deploymentGroup' }
+  /** An action that takes no resource (IAM's `*`). */
+  | { readonly kind: 'any' };
+
+export type ContextValue = string | readonly string[];
+
+export interface AwsCall {
+  /** The calling function's name in the stack. */
+  readonly function: string;
+  /** `service:Action`, as IAM names it. */
+  readonly action: string;
+  readonly resource: ResourceRef;
+  readonly context: Readonly<Record<string, ContextValue>>;
+}
+
+/** Where the run's calls are written, one file per test worker; emptied when a run starts. */
+export const AWS_CALLS_DIR = resolve(projectRoot, 'node_modules/.cache/pet-store/aws-calls');
+/** Says whether the run that wrote the calls ran the whole suite (no file or name filter). */
+const RUN_FILE = resolve(AWS_CALLS_DIR, 'run.json');
+
+export const startRecordingRun = (wholeSuite: boolean): void => {
+  rmSync(AWS_CALLS_DIR, { recursive: true, force: true });
+  mkdirSync(AWS_CALLS_DIR, { recursive: true });
+  writeFileSync(RUN_FILE, JSON.stringify({ wholeSuite }));
+};
+
+export interface RecordedRun {
+  readonly wholeSuite: boolean;
+  readonly calls: readonly AwsCall[];
+}
+
+export const readRecordedRun = (): RecordedRun | undefined => {
+  let run: { wholeSuite: boolean };
+  try {
+    run = JSON.parse(readFileSync(RUN_FILE, 'utf8')) as { wholeSuite: boolean };
+  } catch {
+    return undefined;
+  }
+  const lines = readdirSync(AWS_CALLS_DIR)
+    .filter((file) => file.endsWith('.jsonl'))
+    .flatMap((file) => readFileSync(resolve(AWS_CALLS_DIR, file), 'utf8').split('\n'))
+    .filter((line) => line !== '');
+  return { wholeSuite: run.wholeSuite, calls: [...new Set(lines)].map((line) => JSON.parse(line) as AwsCall) };
+};
+
+/** The lines this worker wrote already: each distinct call is written once. */
+const written = new Set<string>();
+
+export const recordAwsCall = (call: AwsCall): void => {
+  const line = JSON.stringify(call);
+  if (written.has(line)) return;
+  written.add(line);
+  mkdirSync(AWS_CALLS_DIR, { recursive: true });
+  appendFileSync(resolve(AWS_CALLS_DIR, `${process.pid}.jsonl`), `${line}\n`);
+};
+
+/** A function's call to another of the stack's functions, named by its ARN or name, with its qualifier. */
+export const functionRef = (functionName: string): ResourceRef => {
+  const name = functionName.replace(/^arn:[^:]+:lambda:[^:]*:[^:]*:function:/, '');
+  const [base = '', qualifier] = name.split(':');
+  // Deployed names are `<project>-<stage>-<name>`: the part after the last hyphen is the stack's name for it.
+  return { kind: 'function', function: base.slice(base.lastIndexOf('-') + 1), ...(qualifier ? { qualifier } : {}) };
+};
+
+// DynamoDB: each command as the IAM requests it makes ---------------------------------------
+
+/** The document client's command names, and the low-level ones, as IAM actions. */
+const DYNAMODB_ACTIONS: Readonly<Record<string, string>> = {
+  Get: 'GetItem',
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  TransactWrite: 'TransactWriteItems',
+  TransactGet: 'TransactGetItems',
+  BatchGet: 'BatchGetItem',
+  BatchWrite: 'BatchWriteItem',
+};
+
+/** Each kind of transaction item, and the action IAM checks for it (a transaction is its items). */
+const TRANSACTION_ITEM_ACTIONS = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+} as const;
+
+/** Words of an expression that name no attribute. */
+const EXPRESSION_WORDS = new Set(
+  ['SET', 'REMOVE', 'ADD', 'DELETE', 'AND', 'OR', 'NOT', 'BETWEEN', 'IN'].concat([
+    'attribute_exists',
+    'attribute_not_exists',
+    'attribute_type',
+    'begins_with',
+    'contains',
+    'size',
+    'if_not_exists',
+    'list_append',
+  ]),
+);
+
+interface ItemRequest {
+  readonly TableName?: string;
+  readonly IndexName?: string;
+  readonly Key?: Record<string, unknown>;
+  readonly Item?: Record<string, unknown>;
+  readonly UpdateExpression?: string;
+  readonly ConditionExpression?: string;
+  readonly KeyConditionExpression?: string;
+  readonly FilterExpression?: string;
+  readonly ProjectionExpression?: string;
+  readonly ExpressionAttributeNames?: Record<string, string>;
+  readonly ReturnValues?: string;
+  readonly Select?: string;
+  readonly TransactItems?: ReadonlyArray<Partial<Record<keyof typeof TRANSACTION_ITEM_ACTIONS, ItemRequest>>>;
+}
+
+/** The top-level attributes a request names: its key's, its item's, and those of its expressions. */
+const attributesOf = (request: ItemRequest): string[] => {
+  const names = [
+    request.UpdateExpression,
+    request.ConditionExpression,
+    request.KeyConditionExpression,
+    request.FilterExpression,
+    request.ProjectionExpression,
+  ]
+    .filter((expression) => expression !== undefined)
+    .join(' ')
+    .replace(/:[A-Za-z0-9_]+/g, ' ')
+    .replace(/#[A-Za-z0-9_]+/g, (placeholder) => request.ExpressionAttributeNames?.[placeholder] ?? placeholder)
+    .match(/[A-Za-z_][A-Za-z0-9_]*/g);
+  const words = (names ?? []).filter((word) => !EXPRESSION_WORDS.has(word));
+  return [...new Set([...Object.keys(request.Key ?? {}), ...Object.keys(request.Item ?? {}), ...words])].sort();
+};
+
+/** A key attribute's value as a string, whether the request holds it marshalled (`{ N: '1' }`) or not. */
+const scalar = (value: unknown): string | undefined => {
+  if (typeof value === 'string' || typeof value === 'number') return String(value);
+  if (value && typeof value === 'object') {
+    const [typed] = Object.values(value as Record<string, unknown>);
+    return typeof typed === 'string' ? typed : undefined;
+  }
+  return undefined;
+};
+
+const tableOf = (tables: Partial<TableNames>, tableName: string | undefined): keyof TableNames | undefined =>
+  (Object.keys(tables) as Array<keyof TableNames>).find((table) => tables[table] === tableName);
+
+const itemCall = (
+  functionName: string,
+  action: string,
+  request: ItemRequest,
+  tables: Partial<TableNames>,
+  enclosing?: string,
+): AwsCall | undefined => {
+  const table = tableOf(tables, request.TableName);
+  // Another table is the local emulation's own (the audit log standing in for CloudWatch Logs).
+  if (table === undefined) return undefined;
+  const attributes = attributesOf(request);
+  const partitionKey = tableDefinitions[table].partitionKey.name;
+  const leadingKey = scalar((request.Key ?? request.Item)?.[partitionKey]);
+  return {
+    function: functionName,
+    action: `dynamodb:${action}`,
+    resource: { kind: 'table', table, ...(request.IndexName ? { index: request.IndexName } : {}) },
+    context: {
+      ...(attributes.length > 0 ? { 'dynamodb:Attributes': attributes } : {}),
+      ...(leadingKey !== undefined ? { 'dynamodb:LeadingKeys': [leadingKey] } : {}),
+      ...(request.ReturnValues ? { 'dynamodb:ReturnValues': request.ReturnValues } : {}),
+      ...(request.Select ? { 'dynamodb:Select': request.Select } : {}),
+      ...(enclosing ? { 'dynamodb:EnclosingOperation': enclosing } : {}),
+    },
+  };
+};
+
+/** The IAM requests one DynamoDB command makes: one, or one per item of a transaction. */
+export const dynamodbCalls = (functionName: string, commandName: string, request: ItemRequest, tables: Partial<TableNames>): AwsCall[] => {
+  const name = commandName.replace(/Command$/, '');
+  const action = DYNAMODB_ACTIONS[name] ?? name;
+  if (action === 'TransactWriteItems') {
+    return (request.TransactItems ?? []).flatMap((item) =>
+      Object.entries(TRANSACTION_ITEM_ACTIONS).flatMap(([kind, itemAction]) => {
+        const itemRequest = item[kind as keyof typeof TRANSACTION_ITEM_ACTIONS];
+        const call = itemRequest && itemCall(functionName, itemAction, itemRequest, tables, action);
+        return call ? [call] : [];
+      }),
+    );
+  }
+  const call = itemCall(functionName, action, request, tables);
+  return call ? [call] : [];
+};
+
+// The recorder: every SDK client's send, inside an invocation ------------------------------
+
+interface RecorderState {
+  installed: boolean;
+  /** The invocation context of the test file running now (each file has its own module graph). */
+  invocations?: { getStore(): Invocation | undefined };
+}
+
+const STATE_KEY = Symbol.for('pet-store.aws-call-recorder');
+
+/**
+ * Records the calls that every SDK client sends inside one of the local server's invocations.
+ * The SDK is loaded once per worker while each test file has its own modules, so the send is
+ * wrapped once, and each file points it at its own invocation context.
+ */
+export const installAwsCallRecorder = (invocations: RecorderState['invocations']): void => {
+  const global = globalThis as { [STATE_KEY]?: RecorderState };
+  const state = (global[STATE_KEY] ??= { installed: false });
+  state.invocations = invocations;
+  if (state.installed) return;
+  state.installed = true;
+  // Every SDK client's send is the one of Smithy's Client, which DynamoDBClient extends.
+  const smithyClient = Object.getPrototypeOf(DynamoDBClient.prototype) as { send: (...args: unknown[]) => unknown };
+  const send = smithyClient.send;
+  smithyClient.send = function (this: { config?: { serviceId?: string } }, ...args: unknown[]) {
+    const invocation = state.invocations?.getStore();
+    const command = args[0] as { constructor: { name: string }; input?: ItemRequest } | undefined;
+    if (invocation && command && this.config?.serviceId === 'DynamoDB') {
+      for (const call of dynamodbCalls(invocation.functionName, command.constructor.name, command.input ?? {}, invocation.tables)) {
+        recordAwsCall(call);
+      }
+    }
+    return send.apply(this, args);
+  };
+};
