@@ -28,7 +28,7 @@ const jarFolder = (): string => {
   return join(lib, release);
 };
 
-const javaArguments = (port: number, path: string | null): string[] => {
+const javaArguments = (port: number, path: string | null, sharedDb: boolean): string[] => {
   const folder = jarFolder();
   return [
     `-Djava.library.path=${join(folder, 'DynamoDBLocal_lib')}`,
@@ -36,7 +36,7 @@ const javaArguments = (port: number, path: string | null): string[] => {
     join(folder, 'DynamoDBLocal.jar'),
     '-port',
     String(port),
-    '-sharedDb',
+    ...(sharedDb ? ['-sharedDb'] : []),
     '-disableTelemetry',
     ...(path === null ? ['-inMemory'] : ['-dbPath', path]),
   ];
@@ -49,6 +49,11 @@ export interface DynamoDBLocalOptions {
   readonly persistDir?: string;
   /** Milliseconds to wait for it to answer. */
   readonly startTimeout?: number;
+  /**
+   * One database for every client (default). False: one database per access key and region, as
+   * DynamoDB Local runs when started without -sharedDb (such as one a DYNAMODB_ENDPOINT names).
+   */
+  readonly sharedDb?: boolean;
 }
 
 export interface DynamoDBLocal {
@@ -73,14 +78,15 @@ export const startDynamoDBLocal = async ({
   port = DEFAULT_DYNAMODB_LOCAL_PORT,
   persistDir,
   startTimeout = 60_000,
+  sharedDb = true,
 }: DynamoDBLocalOptions = {}): Promise<DynamoDBLocal> => {
   const path = persistDir === undefined ? null : resolve(persistDir);
   if (path !== null) mkdirSync(path, { recursive: true });
-  if (port !== 0) return spawnDynamoDBLocal(port, path, startTimeout);
+  if (port !== 0) return spawnDynamoDBLocal(port, path, startTimeout, sharedDb);
   // A free port can be taken by another process before Java binds it: then try another one.
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await spawnDynamoDBLocal(await freePort(), path, startTimeout);
+      return await spawnDynamoDBLocal(await freePort(), path, startTimeout, sharedDb);
     } catch (error) {
       if (!(error instanceof PortTaken) || attempt >= 3) throw error;
     }
@@ -103,11 +109,16 @@ export const isListening = (port: number) =>
     socket.once('error', () => resolveProbe(false));
   });
 
-const spawnDynamoDBLocal = async (listenPort: number, path: string | null, startTimeout: number): Promise<DynamoDBLocal> => {
+const spawnDynamoDBLocal = async (
+  listenPort: number,
+  path: string | null,
+  startTimeout: number,
+  sharedDb: boolean,
+): Promise<DynamoDBLocal> => {
   // Something already there would answer our readiness probe and be mistaken for ours.
   if (await isListening(listenPort)) throw portTaken(listenPort);
 
-  const child = spawn('java', javaArguments(listenPort, path), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('java', javaArguments(listenPort, path, sharedDb), { stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const remember = (chunk: Buffer) => {
     output.push(...chunk.toString().split('\n').filter(Boolean));

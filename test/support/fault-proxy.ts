@@ -1,11 +1,13 @@
 /**
  * An HTTP proxy in front of DynamoDB Local that a test controls. It reads each call's operation
- * (the `X-Amz-Target` header) and table (`TableName` in the body), and answers it with a fault
- * or passes it through:
+ * (the `X-Amz-Target` header, DynamoDB's or DynamoDB Streams') and table (`TableName` in the
+ * body), and answers it with a fault or passes it through:
  *
  * - `throttle`: HTTP 400 `ProvisionedThroughputExceededException` (or `ThrottlingException`), as
  *   DynamoDB sends it;
  * - `internal-error`: HTTP 500 `InternalServerError`;
+ * - `refuse`: HTTP 400 with the rule's `errorType` (`ResourceNotFoundException` by default), as
+ *   DynamoDB refuses a call it cannot serve;
  * - `hang`: reads the request and never answers;
  * - `drop`: closes the connection without forwarding;
  * - `lose-answer`: forwards the call, lets DynamoDB apply it, then closes the connection instead
@@ -18,10 +20,13 @@ import { once } from 'node:events';
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Fault = 'pass' | 'throttle' | 'internal-error' | 'hang' | 'drop' | 'lose-answer';
+export type Fault = 'pass' | 'throttle' | 'internal-error' | 'refuse' | 'hang' | 'drop' | 'lose-answer';
 
-/** DynamoDB operations by the name in `X-Amz-Target` without its `DynamoDB_20120810.` prefix. */
-export type Operation = 'GetItem' | 'PutItem' | 'Query' | 'Scan' | (string & {});
+/**
+ * Operations by the name in `X-Amz-Target` without its `DynamoDB_20120810.` prefix, or DynamoDB
+ * Streams' `DynamoDBStreams_20120810.` (DescribeStream, GetShardIterator, GetRecords).
+ */
+export type Operation = 'GetItem' | 'PutItem' | 'Query' | 'Scan' | 'DescribeStream' | 'GetRecords' | (string & {});
 
 export interface Selector {
   readonly operation?: Operation;
@@ -34,6 +39,8 @@ export interface FaultRule extends Selector {
   readonly times?: number;
   /** Which throttling error a `throttle` answers with. */
   readonly throttleError?: 'ProvisionedThroughputExceededException' | 'ThrottlingException';
+  /** The error a `refuse` answers with. */
+  readonly errorType?: keyof typeof REFUSALS;
 }
 
 export interface ProxiedCall {
@@ -60,8 +67,15 @@ export interface FaultProxy {
   close(): Promise<void>;
 }
 
-const TARGET_PREFIX = 'DynamoDB_20120810.';
+const TARGET_PREFIXES = ['DynamoDB_20120810.', 'DynamoDBStreams_20120810.'];
 const ERROR_NAMESPACE = 'com.amazonaws.dynamodb.v20120810#';
+
+/** The refusals a `refuse` can answer with, and their messages. */
+const REFUSALS = {
+  ResourceNotFoundException: 'Requested resource not found',
+  UnknownOperationException: 'An unknown operation was requested.',
+  AccessDeniedException: 'User is not authorized to perform this operation.',
+} as const;
 
 const matches = (selector: Selector, call: ProxiedCall) =>
   (selector.operation === undefined || selector.operation === call.operation) &&
@@ -129,8 +143,9 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
     const raw = await readAll(req);
     const target = String(req.headers['x-amz-target'] ?? '');
     const body = parseBody(raw);
+    const prefix = TARGET_PREFIXES.find((candidate) => target.startsWith(candidate)) ?? '';
     const call: ProxiedCall = {
-      operation: target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : target,
+      operation: target.slice(prefix.length),
       table: typeof body.TableName === 'string' ? body.TableName : undefined,
       body,
     };
@@ -143,6 +158,10 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
       }
       case 'internal-error':
         return answerError(res, 500, 'InternalServerError', 'Internal server error');
+      case 'refuse': {
+        const type = rule?.errorType ?? 'ResourceNotFoundException';
+        return answerError(res, 400, type, REFUSALS[type]);
+      }
       case 'hang':
         return; // the request was read; no answer ever comes
       case 'drop':
