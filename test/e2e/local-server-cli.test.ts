@@ -11,7 +11,8 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey } from '../../shared/api-keys';
 import { freePort, isListening } from '../../tools/dynamodb-local';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
-import { expectOneLineFailure, runCommand } from '../support/command';
+import { expectOneLineFailure, npmRun, runCommand } from '../support/command';
+import { startFaultProxy } from '../support/fault-proxy';
 import { createTestTables } from '../support/tables';
 import packageJson from '../../package.json';
 
@@ -249,6 +250,72 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect((await fetch(url, { headers: { Authorization: `Bearer ${newKey}` } })).status).toBe(401);
     expect((await fetch(url, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
     expect(await stop(started)).toBe(true);
+  });
+
+  it("refuses to start, in one line (exit status 1), when the keys table's stream cannot be read", async () => {
+    const proxy = await startFaultProxy(inject('dynamodbEndpoint'));
+    try {
+      // A DynamoDB that serves tables but not their streams.
+      proxy.inject({ operation: 'DescribeStream', fault: 'refuse', errorType: 'UnknownOperationException' });
+      const suffix = Date.now().toString(36);
+      const result = await runCommand('npm', ['start', '--silent'], {
+        PORT: '0',
+        DYNAMODB_ENDPOINT: proxy.endpoint,
+        PETS_TABLE_NAME: `unread-pets-${suffix}`,
+        API_KEYS_TABLE_NAME: `unread-keys-${suffix}`,
+      });
+      expect(expectOneLineFailure(result, { status: 1 })).toBe(
+        "npm start: the audit trail of key changes cannot read the keys table's stream (UnknownOperationException), " +
+          'so key changes would go unrecorded: DYNAMODB_ENDPOINT must be a DynamoDB that serves the streams of its tables, ' +
+          'such as DynamoDB Local.',
+      );
+      expect(result.stdout).not.toContain('Press Ctrl-C to stop.');
+      expect(result.stdout + result.stderr).not.toContain(`unread-keys-${suffix}`);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('says once that the audit trail stopped and once that it recovered; meanwhile npm run keys -- audit says so', async () => {
+    const proxy = await startFaultProxy(inject('dynamodbEndpoint'));
+    try {
+      const suffix = Date.now().toString(36);
+      const env = {
+        DYNAMODB_ENDPOINT: proxy.endpoint,
+        PETS_TABLE_NAME: `stall-pets-${suffix}`,
+        API_KEYS_TABLE_NAME: `stall-keys-${suffix}`,
+      };
+      const started = npmStart({ ...env, PORT: '0' });
+      await waitFor(started, 'Press Ctrl-C to stop.');
+      const auditLines = () => started.output().match(/"message":"local key audit[^"]*"/g) ?? [];
+
+      // The stream goes away under the running server (as when its DynamoDB is replaced).
+      proxy.inject({ operation: 'DescribeStream', fault: 'refuse' });
+      const refusedBefore = proxy.calls({ operation: 'DescribeStream' });
+      await expect
+        .poll(() => proxy.calls({ operation: 'DescribeStream' }) - refusedBefore, { timeout: 30_000, interval: 200 })
+        .toBeGreaterThanOrEqual(4);
+      expect(auditLines()).toEqual(['"message":"local key audit failing"']);
+
+      const created = await npmRun('keys', ['create', '--name', 'made-meanwhile', '--json'], env);
+      expect(created.status).toBe(0);
+      const { id } = JSON.parse(created.stdout) as { id: string };
+      const stalled = await npmRun('keys', ['audit'], env);
+      expect(expectOneLineFailure(stalled, { status: 1 })).toMatch(
+        /^npm run keys: The local audit trail is not being recorded: npm start has not read the keys table's stream since \S+ \(ResourceNotFoundException\); the changes made since are missing here until it does\.$/,
+      );
+
+      // Back: the changes made meanwhile are recorded, and the audit answers as before.
+      proxy.recover();
+      await expect
+        .poll(async () => (await npmRun('keys', ['audit', id], env)).stdout, { timeout: 30_000, interval: 500 })
+        .toMatch(new RegExp(`\\t${id}\\tmade-meanwhile\\tcreated\\t`));
+      expect((await npmRun('keys', ['audit'], env)).status).toBe(0);
+      expect(auditLines()).toEqual(['"message":"local key audit failing"', '"message":"local key audit recovered"']);
+      expect(await stop(started)).toBe(true);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('meters keys with the plans of PLANS_FILE: the local key, on the default plan, is refused past its burst', async () => {

@@ -7,13 +7,14 @@
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  ListTablesCommand,
   UpdateItemCommand,
   waitUntilTableExists,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { userInfo } from 'node:os';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import type { ApiKeyRecord } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
@@ -21,6 +22,7 @@ import type { KeyAuditEntry } from '../../shared/key-audit';
 import { SCOPES } from '../../shared/scopes';
 import { apiKeysTable, createTableInput } from '../../shared/tables';
 import { UsageError } from '../../tools/cli';
+import { startDynamoDBLocal } from '../../tools/dynamodb-local';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { startLocalStack } from '../../tools/local-server/local-stack';
 import { startLocalApi, type LocalApi } from '../support/local-api';
@@ -323,6 +325,47 @@ describe('a keys table made before the audit trail', () => {
       expect(lines.map((line) => (JSON.parse(line) as KeyAuditEntry).action)).toEqual(['created']);
     } finally {
       await stack.stop();
+    }
+  });
+});
+
+describe('a DynamoDB Local without -sharedDb (one database per access key and region)', { timeout: 90_000 }, () => {
+  it('has its changes recorded, in the region of AWS_REGION: the stream is read as the table is', async () => {
+    const database = await startDynamoDBLocal({ port: 0, sharedDb: false });
+    vi.stubEnv('AWS_REGION', 'eu-west-1');
+    try {
+      const tables = freshTableNames();
+      const stack = await startLocalStack({
+        dynamodbEndpoint: database.endpoint,
+        tables,
+        keyName: 'own-database',
+        server: { port: 0 },
+        keyAudit: { pollIntervalMs: 60_000, expirySweepIntervalMs: 3_600_000 },
+      });
+      try {
+        // The database this test is about: another region sees none of its tables.
+        const elsewhere = createDocumentClient({ endpoint: database.endpoint, region: 'us-west-2' });
+        expect((await elsewhere.send(new ListTablesCommand({}))).TableNames).toEqual([]);
+        elsewhere.destroy();
+        const record = await stack.keys.register(generateApiKey(), 'regional', { changedBy: ACTOR });
+        await stack.keys.revoke(record.keyId, ACTOR);
+        await stack.keyAudit?.poll();
+        const lines: string[] = [];
+        await runKeysCommand(['audit', '--json'], {
+          env: { DYNAMODB_ENDPOINT: database.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+          print: (line) => lines.push(line),
+        });
+        expect(lines.map((line) => JSON.parse(line) as KeyAuditEntry).map(({ name, action }) => `${name} ${action}`)).toEqual([
+          'own-database created',
+          'regional created',
+          'regional revoked',
+        ]);
+      } finally {
+        await stack.stop();
+      }
+    } finally {
+      vi.unstubAllEnvs();
+      await database.stop();
     }
   });
 });

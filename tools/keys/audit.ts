@@ -15,7 +15,7 @@ import {
   type KeyAuditEntry,
 } from '../../shared/key-audit';
 import { UsageError } from '../cli';
-import { localAuditLogName, readLocalAuditLog } from '../local-server/key-audit-log';
+import { localAuditLogName, readLocalAuditLog, readTrailStall, type TrailStall } from '../local-server/key-audit-log';
 import { keyIdArgument } from './key-id';
 
 export const AUDIT_USAGE = `  npm run keys -- audit [KEY_ID] [--json] [TARGET]
@@ -89,9 +89,15 @@ const withoutRepeats = (entries: readonly KeyAuditEntry[]): KeyAuditEntry[] => {
   });
 };
 
-const readLocal = async (client: DynamoDBDocumentClient, tableName: string, keyId: string | undefined, endpoint: string) => {
+const readLocal = async (
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  keyId: string | undefined,
+  endpoint: string,
+): Promise<{ entries: KeyAuditEntry[]; stall: TrailStall | undefined }> => {
   try {
-    return await callDatabase(() => readLocalAuditLog(client, tableName, keyId));
+    const entries = await callDatabase(() => readLocalAuditLog(client, tableName, keyId));
+    return { entries, stall: await callDatabase(() => readTrailStall(client, tableName)) };
   } catch (error) {
     if (error instanceof Error && error.name === 'ResourceNotFoundException') {
       throw new Error(
@@ -148,15 +154,26 @@ export const whatChanged = ({ action, changes }: KeyAuditEntry): string => {
 const describe = (entry: KeyAuditEntry): string =>
   [entry.at, entry.keyId, entry.name, entry.action, entry.by, whatChanged(entry)].join('\t');
 
-/** Runs `audit`; returns the exit status (1 when a key id was given and no line names it). */
+/** The one line for a local trail the local server has stopped recording: the lines printed end early. */
+const stalledTrail = ({ since, reason }: TrailStall): Error =>
+  new Error(
+    `The local audit trail is not being recorded: npm start has not read the keys table's stream since ${since} (${reason}); ` +
+      'the changes made since are missing here until it does.',
+  );
+
+/**
+ * Runs `audit`; returns the exit status. Refused (thrown) when a key id was given and no line names
+ * it, and, after the lines it has, when the local trail is not being recorded.
+ */
 export const runAuditCommand = async (argument: string | undefined, options: AuditCommandOptions): Promise<number> => {
   const keyId = keyIdArgument(argument);
   const { tableName, endpoint, print } = options;
-  const entries =
+  const { entries, stall } =
     endpoint === undefined
-      ? await readAuditLogGroup(auditLogGroupName(tableName), keyId, options.region)
+      ? { entries: await readAuditLogGroup(auditLogGroupName(tableName), keyId, options.region), stall: undefined }
       : await readLocal(options.client, tableName, keyId, endpoint);
-  if (keyId !== undefined && entries.length === 0) {
+  // While the trail is stalled, a key with no line may have changed since: the stall is the news.
+  if (stall === undefined && keyId !== undefined && entries.length === 0) {
     throw new UsageError(
       `No audit entry names the key ${keyId} (npm run keys -- list shows the ids): ` +
         'the trail starts at the deploy that added it, so a key made before and not changed since has none.',
@@ -164,9 +181,10 @@ export const runAuditCommand = async (argument: string | undefined, options: Aud
   }
   if (options.json) {
     for (const entry of entries) print(JSON.stringify(entry));
-    return 0;
+  } else {
+    print(['at', 'id', 'name', 'action', 'by', 'changes'].join('\t'));
+    for (const entry of entries) print(describe(entry));
   }
-  print(['at', 'id', 'name', 'action', 'by', 'changes'].join('\t'));
-  for (const entry of entries) print(describe(entry));
+  if (stall !== undefined) throw stalledTrail(stall);
   return 0;
 };

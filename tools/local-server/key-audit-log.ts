@@ -2,9 +2,11 @@
  * The local stand-in for the audit log group: a DynamoDB Local table next to the keys table
  * (`<keys table>-audit-log`), so the trail lives and dies with the local database (in memory, or
  * in the --persist folder). One item per audit line, keyed by its stream record's id: a record
- * handed twice is still one line, as a reader of the deployed log would count it.
+ * handed twice is still one line, as a reader of the deployed log would count it. One more item
+ * says, while it lasts, that the local server cannot read the stream: `npm run keys -- audit`
+ * runs in another process, and this table is what the two share.
  */
-import { paginateScan, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, paginateScan, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AuditWriter } from '../../functions/key-audit';
 import type { KeyAuditEntry } from '../../shared/key-audit';
 import type { TableDefinition } from '../../shared/tables';
@@ -32,6 +34,31 @@ interface AuditLogItem {
   readonly line: string;
 }
 
+/** The id of the item that says the trail is stalled: no stream record's id (a UUID) looks like it. */
+const STALL_ID = 'trail-stalled';
+
+/** The local server has been failing to read the keys table's stream: nothing is being recorded. */
+export interface TrailStall {
+  /** When the reads started failing, ISO 8601. */
+  readonly since: string;
+  /** The error's name; never its message, which may name the stream. */
+  readonly reason: string;
+}
+
+export const recordTrailStall = async (client: DynamoDBDocumentClient, keysTableName: string, stall: TrailStall): Promise<void> => {
+  await client.send(new PutCommand({ TableName: localAuditLogName(keysTableName), Item: { eventId: STALL_ID, ...stall } }));
+};
+
+export const clearTrailStall = async (client: DynamoDBDocumentClient, keysTableName: string): Promise<void> => {
+  await client.send(new DeleteCommand({ TableName: localAuditLogName(keysTableName), Key: { eventId: STALL_ID } }));
+};
+
+/** The stall the local server recorded, if the trail is stalled. */
+export const readTrailStall = async (client: DynamoDBDocumentClient, keysTableName: string): Promise<TrailStall | undefined> => {
+  const { Item } = await client.send(new GetCommand({ TableName: localAuditLogName(keysTableName), Key: { eventId: STALL_ID } }));
+  return Item === undefined ? undefined : { since: String(Item.since), reason: String(Item.reason) };
+};
+
 export const ensureLocalAuditLog = (client: DynamoDBDocumentClient, keysTableName: string): Promise<void> =>
   ensureTables(client, [{ definition: auditLogTable, name: localAuditLogName(keysTableName) }]);
 
@@ -57,7 +84,7 @@ export const readLocalAuditLog = async (
   const items: AuditLogItem[] = [];
   const filter = keyId === undefined ? {} : { FilterExpression: 'keyId = :keyId', ExpressionAttributeValues: { ':keyId': keyId } };
   for await (const page of paginateScan({ client }, { TableName: localAuditLogName(keysTableName), ...filter })) {
-    items.push(...((page.Items ?? []) as AuditLogItem[]));
+    items.push(...((page.Items ?? []) as AuditLogItem[]).filter((item) => item.eventId !== STALL_ID));
   }
   return items.sort(byStreamOrder).map((item) => JSON.parse(item.line) as KeyAuditEntry);
 };

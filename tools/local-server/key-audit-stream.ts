@@ -3,7 +3,8 @@
  * table's stream in DynamoDB Local as Lambda's event source mapping feeds it (a
  * DynamoDBStreamEvent in AWS's shape, from the oldest record on, a batch handed again while the
  * function reports a record of it failed), writing to the local audit log; and the expiry sweep on a timer,
- * as the schedule runs it deployed.
+ * as the schedule runs it deployed. A stream it cannot read stops the start; one that fails later
+ * is said once, in the log and to `npm run keys -- audit`, not at every read.
  */
 import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import {
@@ -22,7 +23,7 @@ import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import { logger, safeErrorFields } from '../../shared/logger';
 import { apiKeysTable } from '../../shared/tables';
 import { lambdaContext } from '../../shared/gateway-events';
-import { ensureLocalAuditLog, localAuditWriter } from './key-audit-log';
+import { clearTrailStall, ensureLocalAuditLog, localAuditWriter, recordTrailStall, type TrailStall } from './key-audit-log';
 import { asInvocation } from './invocation';
 
 export interface LocalKeyAuditOptions {
@@ -33,8 +34,8 @@ export interface LocalKeyAuditOptions {
 }
 
 export interface LocalKeyAuditDependencies {
+  /** The client on the keys table; its stream is read with the same endpoint, region and credentials. */
   readonly client: DynamoDBDocumentClient;
-  readonly endpoint: string;
   readonly keysTableName: string;
   readonly keys: ApiKeysRepository;
 }
@@ -50,7 +51,27 @@ export interface LocalKeyAudit {
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
 /** Shorter than the deployed EXPIRY_SWEEP_INTERVAL (infra/constructs/key-audit.ts), so a local expiry shows in the trail soon. */
 const DEFAULT_EXPIRY_SWEEP_INTERVAL_MS = 60_000;
-const REGION = 'local';
+
+/** The keys table's stream cannot be read: the trail would record nothing. */
+export class AuditStreamUnreadable extends Error {
+  constructor(readonly reason: string) {
+    super(`the audit trail of key changes cannot read the keys table's stream (${reason}), so key changes would go unrecorded`);
+  }
+}
+
+const errorName = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
+
+/**
+ * A Streams client that reaches the table's stream as `client` reaches the table: the same
+ * endpoint, region and credentials, resolved from it rather than set again. DynamoDB Local without
+ * -sharedDb keeps one database per access key and region, where any other finds no stream.
+ */
+const streamsClientOf = async ({ config }: DynamoDBDocumentClient): Promise<DynamoDBStreamsClient> =>
+  new DynamoDBStreamsClient({
+    ...(config.isCustomEndpoint && config.endpoint ? { endpoint: config.endpoint } : {}),
+    region: await config.region(),
+    credentials: config.credentials,
+  });
 
 /** The keys table's latest stream, turned on first for a table made before the audit trail (a persisted one). */
 const keysTableStream = async (client: DynamoDBDocumentClient, tableName: string): Promise<string> => {
@@ -67,14 +88,14 @@ const keysTableStream = async (client: DynamoDBDocumentClient, tableName: string
  * A stream record as Lambda hands it: the same fields, ApproximateCreationDateTime in epoch
  * seconds. The images' attribute values are the same JSON shape in both type definitions.
  */
-const lambdaRecord = (record: StreamRecord, streamArn: string): DynamoDBRecord => {
+const lambdaRecord = (record: StreamRecord, streamArn: string, region: string): DynamoDBRecord => {
   const created = record.dynamodb?.ApproximateCreationDateTime;
   return {
     eventID: record.eventID,
     eventName: record.eventName,
     eventVersion: record.eventVersion,
     eventSource: record.eventSource ?? 'aws:dynamodb',
-    awsRegion: record.awsRegion ?? REGION,
+    awsRegion: record.awsRegion ?? region,
     dynamodb: {
       ...(record.dynamodb as NonNullable<DynamoDBRecord['dynamodb']>),
       ...(created ? { ApproximateCreationDateTime: Math.floor(created.getTime() / 1000) } : {}),
@@ -84,13 +105,22 @@ const lambdaRecord = (record: StreamRecord, streamArn: string): DynamoDBRecord =
 };
 
 export const startLocalKeyAudit = async (
-  { client, endpoint, keysTableName, keys }: LocalKeyAuditDependencies,
+  { client, keysTableName, keys }: LocalKeyAuditDependencies,
   { pollIntervalMs = DEFAULT_POLL_INTERVAL_MS, expirySweepIntervalMs = DEFAULT_EXPIRY_SWEEP_INTERVAL_MS }: LocalKeyAuditOptions = {},
 ): Promise<LocalKeyAudit> => {
   const streamArn = await keysTableStream(client, keysTableName);
   await ensureLocalAuditLog(client, keysTableName);
-  // DynamoDB Local takes any credentials and region.
-  const streams = new DynamoDBStreamsClient({ endpoint, region: REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const streams = await streamsClientOf(client);
+  const region = await streams.config.region();
+  // Read once now: a trail that records nothing is said at the start, not found out later.
+  try {
+    await streams.send(new DescribeStreamCommand({ StreamArn: streamArn, Limit: 1 }));
+  } catch (error) {
+    streams.destroy();
+    throw new AuditStreamUnreadable(errorName(error));
+  }
+  // A stall left by an earlier run is over: the stream reads again.
+  await clearTrailStall(client, keysTableName);
   // Run as the two functions' invocations; the audit log's table stands in for CloudWatch Logs.
   const keysTable = { tables: { apiKeys: keysTableName } };
   const writeAudit = asInvocation(
@@ -126,7 +156,7 @@ export const startLocalKeyAudit = async (
       );
       if (Records.length > 0) {
         const { batchItemFailures } = await writeAudit(
-          { Records: Records.map((record) => lambdaRecord(record, streamArn)) },
+          { Records: Records.map((record) => lambdaRecord(record, streamArn, region)) },
           lambdaContext('pet-store-local-keyAudit'),
         );
         // Handed again on the next read from the batch's start, where Lambda (ReportBatchItemFailures)
@@ -140,38 +170,80 @@ export const startLocalKeyAudit = async (
     }
   };
 
+  let stopped = false;
+  /** Since when each task has been failing: said when it starts failing and when it recovers, not at every try. */
+  const failingSince = new Map<string, Date>();
+  const outcome = (task: string, failure: { error: unknown } | undefined) => {
+    const since = failingSince.get(task);
+    if (failure !== undefined && since === undefined && !stopped) {
+      failingSince.set(task, new Date());
+      logger.warn('local key audit failing', { task, ...safeErrorFields(failure.error) });
+    } else if (failure === undefined && since !== undefined) {
+      failingSince.delete(task);
+      logger.info('local key audit recovered', { task, failingSince: since.toISOString() });
+    }
+  };
+
+  /** The stall the audit log should say (while the stream fails), and whether it says it yet. */
+  let stall: TrailStall | undefined;
+  let recordedStall = false;
+  const recordStall = async () => {
+    if (stall !== undefined && !recordedStall) {
+      await recordTrailStall(client, keysTableName, stall);
+      recordedStall = true;
+    } else if (stall === undefined && recordedStall) {
+      await clearTrailStall(client, keysTableName);
+      recordedStall = false;
+    }
+  };
+
   let polling: Promise<void> = Promise.resolve();
   const poll = (): Promise<void> => {
     // One read at a time, whether the one before failed or not.
     polling = polling
       .catch(() => undefined)
       .then(async () => {
-        await readShards();
-        for (const [shardId, iterator] of iterators) if (iterator !== undefined) await readShard(shardId, iterator);
+        let failure: { error: unknown } | undefined;
+        try {
+          await readShards();
+          for (const [shardId, iterator] of iterators) if (iterator !== undefined) await readShard(shardId, iterator);
+        } catch (error) {
+          failure = { error };
+        }
+        outcome('stream', failure);
+        if (!stopped) {
+          const since = failingSince.get('stream');
+          stall = since === undefined ? undefined : (stall ?? { since: since.toISOString(), reason: errorName(failure?.error) });
+          // Tried again at the next read when the database refuses it too.
+          await recordStall().catch(() => undefined);
+        }
+        if (failure !== undefined) throw failure.error;
       });
     return polling;
   };
   let sweeping: Promise<unknown> = Promise.resolve();
   const sweep = async () => {
-    sweeping = sweepExpired({}, lambdaContext('pet-store-local-keyExpiry'));
+    sweeping = sweepExpired({}, lambdaContext('pet-store-local-keyExpiry')).then(
+      () => outcome('expiry sweep', undefined),
+      (error: unknown) => {
+        outcome('expiry sweep', { error });
+        throw error;
+      },
+    );
     await sweeping;
   };
 
-  let stopped = false;
-  const reportFailure = (task: string) => (error: unknown) => {
-    if (!stopped) logger.warn('local key audit', { task, ...safeErrorFields(error) });
-  };
   let pollTimer: NodeJS.Timeout | undefined;
   const schedulePoll = () => {
     pollTimer = setTimeout(() => {
       void poll()
-        .catch(reportFailure('stream'))
+        .catch(() => undefined) // said by outcome()
         .finally(() => !stopped && schedulePoll());
     }, pollIntervalMs);
   };
   schedulePoll();
-  void sweep().catch(reportFailure('expiry sweep'));
-  const sweepTimer = setInterval(() => void sweep().catch(reportFailure('expiry sweep')), expirySweepIntervalMs);
+  void sweep().catch(() => undefined);
+  const sweepTimer = setInterval(() => void sweep().catch(() => undefined), expirySweepIntervalMs);
 
   return {
     poll,

@@ -92,10 +92,7 @@ export const startLocalStack = async ({
     await ensureApiTables(client, tables);
     const keys = apiKeysRepository({ client, tableName: tables.apiKeys });
     if (keyAuditOptions !== false) {
-      keyAudit = await startLocalKeyAudit(
-        { client, endpoint, keysTableName: tables.apiKeys, keys },
-        keyAuditOptions === true ? {} : keyAuditOptions,
-      );
+      keyAudit = await startLocalKeyAudit({ client, keysTableName: tables.apiKeys, keys }, keyAuditOptions === true ? {} : keyAuditOptions);
     }
     const changedBy = localActor();
     // A key registered before (a persistent database) finds its record again: reused, not registered twice.

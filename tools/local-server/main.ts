@@ -10,6 +10,7 @@ import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
 import { parseCommandLine, reportFailure, UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-local';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
+import { AuditStreamUnreadable } from './key-audit-stream';
 import { RevokedKeyError, startLocalStack, type LocalStack } from './local-stack';
 
 const TABLE_DEFAULTS = `${petsTable.defaultName}, ${apiKeysTable.defaultName}, ${idempotencyTable.defaultName}`;
@@ -151,6 +152,13 @@ const main = async () => {
     stack = await starting;
   } catch (error) {
     if (error instanceof RevokedKeyError) throw new Error('API_KEY names a key that has been revoked in this database: choose another.');
+    if (error instanceof AuditStreamUnreadable) {
+      throw new Error(
+        settings.DYNAMODB_ENDPOINT
+          ? `${error.message}: DYNAMODB_ENDPOINT must be a DynamoDB that serves the streams of its tables, such as DynamoDB Local.`
+          : `${error.message}: start again.`,
+      );
+    }
     throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
       ? new Error(`port ${settings.PORT} is in use: set PORT to another port.`)
       : error;
