@@ -8,7 +8,6 @@ import {
   ApiKeySourceType,
   AccessLogFormat,
   AuthorizationType,
-  CfnMethod,
   ContentHandling,
   EndpointType,
   IdentitySource,
@@ -17,11 +16,11 @@ import {
   MethodLoggingLevel,
   MockIntegration,
   PassthroughBehavior,
+  ResourceBase,
   ResponseType,
   RestApi,
   SecurityPolicy,
   TokenAuthorizer,
-  type CorsOptions,
   type IResource,
   type MethodOptions,
 } from 'aws-cdk-lib/aws-apigateway';
@@ -137,7 +136,6 @@ export class PetStoreApi extends Construct {
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,
       // Off only for the first deploy of a stage from before plans (StageSettings.enforceUsagePlans).
       defaultMethodOptions: { authorizationType: AuthorizationType.CUSTOM, authorizer, apiKeyRequired: props.enforceUsagePlans },
-      ...(origins.length > 0 ? { defaultCorsPreflightOptions: corsPreflight(origins) } : {}),
       ...(props.customDomain
         ? {
             // Only through the domain, so its TLS policy cannot be bypassed on the execute-api URL.
@@ -156,16 +154,17 @@ export class PetStoreApi extends Construct {
     this.api.node.tryRemoveChild('Endpoint');
 
     for (const route of routes) this.addRoute(route, props.operations, origins);
+    if (origins.length > 0) {
+      // Every resource, as a browser may preflight any path; the root included, as CDK's own preflight did.
+      const resources = this.api.root.node.findAll().filter((construct): construct is ResourceBase => construct instanceof ResourceBase);
+      for (const resource of resources) preflight(resource, origins);
+    }
     this.usagePlans = new UsagePlans(this, 'UsagePlans', {
       api: this.api,
       namePrefix: props.apiName,
       plans: props.plans,
       stageThrottle: throttle,
     });
-    // The CORS preflights CDK adds (when origins are configured) are mock integrations too.
-    for (const method of this.api.methods) {
-      if (method.httpMethod === 'OPTIONS') mockAsText(method.node.defaultChild as CfnMethod);
-    }
     for (const type of Object.keys(gatewayResponses) as GatewayResponseType[]) {
       const template = gatewayResponseTemplate(type, origins);
       this.api.addGatewayResponse(type, {
@@ -228,24 +227,11 @@ export class PetStoreApi extends Construct {
 }
 
 /**
- * A mock integration, when every media type is binary, must convert to text both ways: its request
+ * A mock integration, when every media type is binary, converts to text both ways: its request
  * template cannot read a binary request (API Gateway answers 500), and a text answer would be
- * base64-decoded into garbage. CDK's preflight methods take no such option: set it on the method.
+ * base64-decoded into garbage.
  */
-const mockAsText = (method: CfnMethod): void => {
-  method.addPropertyOverride('Integration.ContentHandling', ContentHandling.CONVERT_TO_TEXT);
-  method.addPropertyOverride('Integration.IntegrationResponses.0.ContentHandling', ContentHandling.CONVERT_TO_TEXT);
-};
-
-/** Preflight answers for the allowed origins, from the shared CORS lists. */
-const corsPreflight = (origins: readonly string[]): CorsOptions => ({
-  allowOrigins: [...origins],
-  allowHeaders: [...CORS_ALLOWED_HEADERS],
-  allowMethods: [...CORS_ALLOWED_METHODS],
-  exposeHeaders: [...CORS_EXPOSED_HEADERS],
-  maxAge: Duration.seconds(CORS_MAX_AGE_SECONDS),
-  statusCode: 204,
-});
+const MOCK_CONTENT_HANDLING = ContentHandling.CONVERT_TO_TEXT;
 
 /**
  * CORS on a mock integration's answer, as the functions' middleware does it: the exposed headers
@@ -268,6 +254,56 @@ const mockCors = (origins: readonly string[]) => {
     '',
   ].join('\n');
   return { headers, template };
+};
+
+/**
+ * A resource's CORS preflight, answered by API Gateway itself: 204 with the shared CORS lists, no
+ * authorizer and no key (a browser sends neither on a preflight), and `Access-Control-Allow-Origin`
+ * chosen by the same template as the 501's. Not CDK's preflight: its template never empties
+ * `$origin` first, so under Velocity 1.7 a lower-case `origin` (HTTP/2) got the first origin back.
+ */
+const preflight = (resource: IResource, origins: readonly string[]): void => {
+  const cors = mockCors(origins);
+  const headers: Record<string, string> = {
+    'Access-Control-Allow-Headers': quoted(CORS_ALLOWED_HEADERS.join(',')),
+    'Access-Control-Allow-Methods': quoted(CORS_ALLOWED_METHODS.join(',')),
+    'Access-Control-Max-Age': quoted(String(CORS_MAX_AGE_SECONDS)),
+    ...cors.headers,
+    // The answer depends on the Origin even with one allowed origin: it is named only to itself.
+    Vary: "'Origin'",
+  };
+  const status = 204;
+  resource.addMethod(
+    'OPTIONS',
+    new MockIntegration({
+      passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
+      contentHandling: MOCK_CONTENT_HANDLING,
+      requestTemplates: { 'application/json': JSON.stringify({ statusCode: status }) },
+      integrationResponses: [
+        {
+          statusCode: String(status),
+          contentHandling: MOCK_CONTENT_HANDLING,
+          responseParameters: Object.fromEntries(Object.entries(headers).map(([name, value]) => [`method.response.header.${name}`, value])),
+          // Sets only Access-Control-Allow-Origin: a 204 has no body.
+          responseTemplates: { 'application/json': cors.template },
+        },
+      ],
+    }),
+    {
+      // The default options name the bearer-key authorizer; a preflight must not need one.
+      authorizer: { authorizerId: '', authorizationType: AuthorizationType.NONE },
+      authorizationType: AuthorizationType.NONE,
+      apiKeyRequired: false,
+      methodResponses: [
+        {
+          statusCode: String(status),
+          responseParameters: Object.fromEntries(
+            [...Object.keys(headers), 'Access-Control-Allow-Origin'].map((name) => [`method.response.header.${name}`, true]),
+          ),
+        },
+      ],
+    },
+  );
 };
 
 /**
@@ -300,12 +336,12 @@ const notImplemented = (resource: IResource, route: Route, origins: readonly str
     new MockIntegration({
       // Whatever the request carries, the one integration response (the default) answers.
       passthroughBehavior: PassthroughBehavior.WHEN_NO_MATCH,
-      contentHandling: ContentHandling.CONVERT_TO_TEXT,
+      contentHandling: MOCK_CONTENT_HANDLING,
       requestTemplates: { 'application/json': JSON.stringify({ statusCode: answer.statusCode }) },
       integrationResponses: [
         {
           statusCode: String(answer.statusCode),
-          contentHandling: ContentHandling.CONVERT_TO_TEXT,
+          contentHandling: MOCK_CONTENT_HANDLING,
           responseParameters: Object.fromEntries(headers.map(([name, value]) => [`method.response.header.${name}`, value])),
           responseTemplates: {
             // A mapping template can set a header from the request context; parameters cannot.

@@ -881,10 +881,20 @@ describe('optional stage settings', () => {
     const options = methodsOf(template).filter(({ method }) => method === 'OPTIONS');
     expect(options.map(({ path }) => path).sort()).toEqual(['', '/pets', '/pets/{petId}', '/store', '/store/orders']);
     for (const { properties } of options) {
-      expect(properties.AuthorizationType).toBe('NONE');
+      // No authorizer and no API key: a browser sends neither on a preflight.
+      expect(properties).toMatchObject({ AuthorizationType: 'NONE', ApiKeyRequired: false });
+      expect(properties).not.toHaveProperty('AuthorizerId');
       const integration = JSON.stringify(properties.Integration);
       for (const origin of origins) expect(integration).toContain(origin);
-      expect(integration).toContain('Authorization,Content-Type');
+      const [response] = (properties.Integration as { IntegrationResponses: Array<{ StatusCode: string; ResponseParameters: object }> })
+        .IntegrationResponses;
+      expect(response?.StatusCode).toBe('204');
+      expect(response?.ResponseParameters).toMatchObject({
+        'method.response.header.Access-Control-Allow-Headers': "'Authorization,Content-Type,Idempotency-Key'",
+        'method.response.header.Access-Control-Allow-Methods': "'GET,POST'",
+        'method.response.header.Access-Control-Max-Age': "'600'",
+        'method.response.header.Access-Control-Expose-Headers': expect.stringMatching(/Link.*Location.*Retry-After.*X-Request-Id/),
+      });
     }
   });
 
