@@ -2,7 +2,8 @@
  * The TOKEN authorizer: allows a request whose bearer key is registered, not revoked and not past
  * its expiry, on the routes its scopes cover (a valid key without the scope is answered 403, not
  * 401), names the API key its usage plan meters (`usageIdentifierKey`), and records the key's last
- * use at most once an hour.
+ * use at most once an hour. A key whose item names no usage key of its own, one not written for
+ * it, or no plan is refused: nothing is assumed for an attribute that was removed by hand.
  * It refuses by throwing exactly "Unauthorized", which API Gateway answers with 401; anything
  * else it throws (its database is down) is to API Gateway an AUTHORIZER_CONFIGURATION_ERROR, whose
  * gateway response is a 503 with Retry-After.
@@ -17,47 +18,17 @@ import { DatabaseUnavailable } from '../shared/dynamodb';
 import { authorizerLog } from '../shared/http/authorizer-log';
 import type { Clock } from '../shared/http/deprecation';
 import { logger } from '../shared/logger';
-import {
-  meteredPlan,
-  ownUsageKey,
-  policiesOf,
-  policiesOfJson,
-  SHARED_USAGE_KEY_VARIABLE,
-  USAGE_PLANS_VARIABLE,
-} from '../shared/plan-policy';
+import { meteringOf, policiesOf, policiesOfJson, USAGE_PLANS_VARIABLE } from '../shared/plan-policy';
 
 export interface AuthorizerDependencies {
   readonly keys?: ApiKeysRepository;
   /** The time a key's expiry and last use are read against; injectable so tests can stand past an expiry. */
   readonly now?: Clock;
-  /** The value of the `default` plan's shared usage key; by default `SHARED_USAGE_KEY`. */
-  readonly sharedUsageKey?: string;
   /** The stage's plans, for the `RateLimit-Policy` each key's answers carry; by default those of `USAGE_PLANS`. */
   readonly plans?: Readonly<Record<string, unknown>>;
 }
 
-/** The API key that meters a key, and the plan that API key is on. */
-interface Usage {
-  readonly usageIdentifierKey: string | undefined;
-  readonly plan: string;
-}
-
-/**
- * A key with an API key of its own is metered by it, on its plan. A key without one (made before
- * plans, or an item typed in the console) is metered by the shared usage key, which is in the
- * `default` plan whatever plan the item names. Attributes are read as the console may have typed them.
- */
-export const usageOf = (record: ApiKeyRecord, sharedUsageKey: string | undefined): Usage => ({
-  usageIdentifierKey: ownUsageKey(record) ?? sharedUsageKey,
-  plan: meteredPlan(record),
-});
-
-export const createHandler = ({
-  keys = apiKeysRepository(),
-  now = () => new Date(),
-  sharedUsageKey = process.env[SHARED_USAGE_KEY_VARIABLE],
-  plans,
-}: AuthorizerDependencies = {}) => {
+export const createHandler = ({ keys = apiKeysRepository(), now = () => new Date(), plans }: AuthorizerDependencies = {}) => {
   const policies = plans === undefined ? policiesOfJson(process.env[USAGE_PLANS_VARIABLE]) : policiesOf(plans);
   return middy<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult>()
     .use(authorizerLog())
@@ -70,16 +41,19 @@ export const createHandler = ({
       const state = keyState(record, at);
       if (state !== 'active') throw new AuthorizerRefusal(state, record.keyId);
 
+      // Refused before its use is recorded, as a revoked key is.
+      const metering = meteringOf(record);
+      if ('refused' in metering) throw new AuthorizerRefusal(metering.refused, record.keyId);
+
       await recordUse(keys, record, at);
-      // Without a usage key API Gateway refuses the request (INVALID_API_KEY), as it should.
-      const { usageIdentifierKey, plan } = usageOf(record, sharedUsageKey);
+      const { usageIdentifierKey, plan } = metering;
       const rateLimitPolicy = policies.get(plan);
       const allowed = allowScopedMethods(
         event.methodArn,
         { keyId: record.keyId, keyHash: record.keyHash, plan, ...(rateLimitPolicy === undefined ? {} : { rateLimitPolicy }) },
         record.scopes,
       );
-      return usageIdentifierKey === undefined ? allowed : { ...allowed, usageIdentifierKey };
+      return { ...allowed, usageIdentifierKey };
     });
 };
 

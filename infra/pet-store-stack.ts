@@ -5,7 +5,7 @@
  */
 import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { SHARED_USAGE_KEY_VARIABLE, USAGE_PLANS_VARIABLE, withSharedPlan } from '../shared/plan-policy';
+import { USAGE_PLANS_VARIABLE } from '../shared/plan-policy';
 import { PROJECT_NAME } from '../shared/project';
 import { stackOutputs } from '../shared/stack';
 import { petsStatusIndex } from '../shared/tables';
@@ -70,20 +70,14 @@ export class PetStoreStack extends Stack {
       authorizer: this.functions.authorizer.alias,
       throttle: settings.throttle,
       plans: settings.plans,
-      enforceUsagePlans: settings.enforceUsagePlans,
       authorizerCacheTtlSeconds: settings.authorizerCacheTtlSeconds,
       corsAllowedOrigins: settings.corsAllowedOrigins,
       customDomain: settings.customDomain,
       webAclArn: settings.webAclArn,
       ...kept,
     });
-    // Keys without an API key of their own are metered on the default plan's shared one.
-    this.functions.authorizer.function.addEnvironment(SHARED_USAGE_KEY_VARIABLE, this.api.usagePlans.sharedUsageKeyValue);
     // The stage's plans, from which the authorizer states each key's RateLimit-Policy.
-    this.functions.authorizer.function.addEnvironment(
-      USAGE_PLANS_VARIABLE,
-      JSON.stringify(withSharedPlan(settings.plans, settings.throttle)),
-    );
+    this.functions.authorizer.function.addEnvironment(USAGE_PLANS_VARIABLE, JSON.stringify(settings.plans));
     this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', { namePrefix: resourceName, serviceName, apiKeys: this.tables.apiKeys, ...kept });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       dashboardName: resourceName,

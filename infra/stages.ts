@@ -36,13 +36,6 @@ export interface StageSettings {
    */
   readonly plans: Plans;
   /**
-   * Whether every method requires the API key the authorizer names, so that the plans meter each
-   * client. Deploy a stage from before plans once with `false` (the plans and the shared usage key
-   * are created, nothing is metered yet), wait one authorizer cache TTL, then deploy with `true`:
-   * API Gateway never requires a key that has no usage plan yet, and no cached answer lacks one.
-   */
-  readonly enforceUsagePlans: boolean;
-  /**
    * How long API Gateway reuses the authorizer's answer for one key: a revoked key keeps
    * working for at most this long. 0 turns the cache off (one keys-table read per request).
    */
@@ -81,7 +74,6 @@ export interface StageSettings {
 export const defaultSettings: StageSettings = {
   throttle: { rateLimit: 50, burstLimit: 100 },
   plans,
-  enforceUsagePlans: true,
   authorizerCacheTtlSeconds: 60,
   logRetention: RetentionDays.ONE_WEEK,
   corsAllowedOrigins: [],

@@ -3,17 +3,20 @@
  * plain type an operator can read and edit in the DynamoDB console:
  *
  * - `keyHash` (S, the partition key), `keyId` (S, the hash's first 12 digits), `name` (S);
- * - `scopes` (SS): what the key may do; absent on keys from before scopes, which keep them all;
+ * - `scopes` (SS): what the key may do; an item without it (deleted by hand) grants nothing;
  * - `createdAt`, `expiresAt`, `revokedAt`, `lastUsedAt` (S, ISO 8601 UTC): a key is refused from
  *   its `expiresAt` on, and once it has any `revokedAt`;
  * - `replaces` / `replacedBy` (S, key ids): the two ends of a roll;
  * - `changedBy`, `changedAt` (S): who made the latest change through the key tool, and when; a
  *   change that leaves `changedAt` as it was was made by someone else (the console);
  * - `expiredAt` (S): the `expiresAt` the expiry sweep has recorded as reached;
- * - `plan` (S): the usage plan the key is metered on; absent means `default`;
+ * - `plan` (S): the usage plan the key is metered on;
  * - `usageKeyId`, `usageKey` (S): the key's own API Gateway API key (its id, and its value, which
- *   the authorizer returns as `usageIdentifierKey`): a random value, never the bearer key. Absent on
- *   keys from before plans, which are metered on the `default` plan's shared usage key.
+ *   the authorizer returns as `usageIdentifierKey`): a random value, never the bearer key;
+ * - `usageKeyBinding` (S): what ties that usage key to this key (shared/plan-policy.ts).
+ *
+ * Every key is created with its scopes, a plan and a usage key of its own; the authorizer refuses
+ * an item without its plan or usage key, or whose usage key was not written for it (meteringOf).
  *
  * The authorizer reads it and writes `lastUsedAt`; the key tool, the local server and the expiry
  * sweep write the rest. An item edited in the console may hold other types (a Number, NULL, a
@@ -33,13 +36,14 @@ import { callDatabase, cancellationReasons, classifyCancellation, createDocument
 import { hashApiKey, keyIdOf } from './api-keys';
 import { parseInstant } from './instants';
 import { keyState, type KeyState } from './key-state';
+import { DEFAULT_PLAN, meteringOf, usageKeyBinding } from './plan-policy';
 import { grantedScopes, SCOPES, type Scope } from './scopes';
 
 export interface ApiKeyRecord {
   readonly keyHash: string;
   readonly keyId: string;
   readonly name: string;
-  /** The scopes the key grants (all of them for a key stored without a `scopes` attribute). */
+  /** The scopes the key grants (none for an item without a `scopes` attribute). */
   readonly scopes: readonly Scope[];
   readonly createdAt: string;
   readonly expiresAt?: string;
@@ -52,10 +56,11 @@ export interface ApiKeyRecord {
   readonly changedBy?: string;
   readonly changedAt?: string;
   readonly expiredAt?: string;
-  /** The usage plan the key is on (`default` when absent). */
+  /** The usage plan the key is on. Written at creation; absent only on an item changed by hand. */
   readonly plan?: string;
   readonly usageKeyId?: string;
   readonly usageKey?: string;
+  readonly usageKeyBinding?: string;
 }
 
 /** A key's own API Gateway API key: what meters it on its plan. */
@@ -83,10 +88,10 @@ export interface RegisterOptions {
   readonly scopes?: readonly Scope[];
   /** ISO 8601; none by default. */
   readonly expiresAt?: string;
-  /** The usage plan; none (`default`) by default. */
+  /** The usage plan; `default` by default. */
   readonly plan?: string;
-  /** The key's own API key in that plan; none (the shared one) by default. */
-  readonly usage?: UsageKey;
+  /** The key's own API key in that plan. */
+  readonly usage: UsageKey;
   readonly changedBy: Actor;
 }
 
@@ -107,9 +112,10 @@ export interface RolledKeys {
 
 /**
  * What stands in the way of a change: no such key; one revoked, expired or rolled already; one whose
- * stored scopes grant nothing (a new key needs one); or one that kept changing meanwhile.
+ * stored scopes grant nothing (a new key needs one); one whose item cannot be metered (meteringOf:
+ * its successor would not be either); or one that kept changing meanwhile.
  */
-export type KeyStateRefusal = Exclude<KeyState, 'active'> | 'rolled' | 'missing' | 'unscoped' | 'changing';
+export type KeyStateRefusal = Exclude<KeyState, 'active'> | 'rolled' | 'missing' | 'unscoped' | 'unmetered' | 'changing';
 
 const REFUSALS: Readonly<Record<KeyStateRefusal, (keyId: string) => string>> = {
   missing: (keyId) => `No key has the id ${keyId}.`,
@@ -117,6 +123,7 @@ const REFUSALS: Readonly<Record<KeyStateRefusal, (keyId: string) => string>> = {
   expired: (keyId) => `Key ${keyId} is expired.`,
   rolled: (keyId) => `Key ${keyId} is rolled.`,
   unscoped: (keyId) => `Key ${keyId} has no scope this API knows in its stored scopes.`,
+  unmetered: (keyId) => `Key ${keyId} has no plan, or no usage key of its own, in its item.`,
   changing: (keyId) => `Key ${keyId} kept changing meanwhile.`,
 };
 
@@ -189,11 +196,8 @@ export interface ApiKeysRepository {
    * and scopes, and the old one expires `graceMs` from now. Throws KeyStateError otherwise.
    */
   roll(keyId: string, newKey: string, options: RollOptions): Promise<RolledKeys>;
-  /**
-   * Puts the key on a plan, with its own API key in it when `usage` is given (a key that had none);
-   * a key keeps the API key it has otherwise. Throws KeyStateError for a missing or revoked key.
-   */
-  setPlan(keyId: string, plan: string, options: { readonly usage?: UsageKey; readonly changedBy: Actor }): Promise<ApiKeyRecord>;
+  /** Puts the key on a plan; it keeps its API key (the caller moves it). Throws KeyStateError for a missing or revoked key. */
+  setPlan(keyId: string, plan: string, options: { readonly changedBy: Actor }): Promise<ApiKeyRecord>;
   /** The other keys, not revoked nor expired, metered by the same API key (the two ends of a roll in its grace). */
   othersSharingUsageKey(record: ApiKeyRecord, now?: Date): Promise<ApiKeyRecord[]>;
   /**
@@ -214,7 +218,7 @@ export interface ApiKeysRepositoryOptions {
   readonly lastUseClient?: DynamoDBDocumentClient;
 }
 
-/** An item as stored: `scopes` a String Set, read back as a Set; absent on keys from before scopes. */
+/** An item as stored: `scopes` a String Set, read back as a Set (or anything else a console edit left). */
 type ApiKeyItem = Omit<ApiKeyRecord, 'scopes'> & { readonly scopes?: unknown };
 
 /** The record of an item. Its id is derived from its hash, as the key's is: a `keyId` edited in the console is not trusted. */
@@ -252,6 +256,7 @@ export const apiKeysRepository = ({
     if (scopes.length === 0) throw new Error('A key needs at least one scope.');
     const keyHash = hashApiKey(key);
     const createdAt = now.toISOString();
+    const { usageKeyId, usageKey } = options.usage;
     return {
       keyHash,
       keyId: keyIdOf(keyHash),
@@ -259,8 +264,10 @@ export const apiKeysRepository = ({
       scopes: grantedScopes(scopes),
       createdAt,
       ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
-      ...(options.plan === undefined ? {} : { plan: options.plan }),
-      ...(options.usage === undefined ? {} : { usageKeyId: options.usage.usageKeyId, usageKey: options.usage.usageKey }),
+      plan: options.plan ?? DEFAULT_PLAN,
+      usageKeyId,
+      usageKey,
+      usageKeyBinding: usageKeyBinding(keyHash, usageKeyId, usageKey),
       changedBy: options.changedBy,
       changedAt: createdAt,
       ...extra,
@@ -370,6 +377,11 @@ export const apiKeysRepository = ({
     if (state !== 'active') throw new KeyStateError(keyId, state);
     // Its stored scopes are all unknown ones (a console edit): a new key needs one it can use.
     if (previous.scopes.length === 0) throw new KeyStateError(keyId, 'unscoped');
+    // The successor keeps the plan and the API key that meters it, so the quota already used
+    // carries over: only those written for the old key, never a usage key it was given by hand.
+    const metering = meteringOf(previous);
+    if ('refused' in metering) throw new KeyStateError(keyId, 'unmetered');
+    const usage = { usageKeyId: metering.usageKeyId, usageKey: metering.usageIdentifierKey };
 
     const graceEnd = new Date(now.getTime() + Math.max(0, graceMs));
     // An earlier expiry the old key already has stays: a roll never lengthens a key's life. Compared
@@ -377,12 +389,7 @@ export const apiKeysRepository = ({
     // active key's expiry, when it has one, is an instant: keyState said so.)
     const earlier = parseInstant(previous.expiresAt);
     const end = earlier !== undefined && earlier < graceEnd ? (previous.expiresAt as string) : graceEnd.toISOString();
-    // The successor keeps the plan and the API key that meters it: the quota already used carries over.
-    const usage =
-      previous.usageKeyId !== undefined && previous.usageKey !== undefined
-        ? { usageKeyId: previous.usageKeyId, usageKey: previous.usageKey }
-        : undefined;
-    const next = newRecord(newKey, previous.name, { scopes: previous.scopes, expiresAt, plan: previous.plan, usage, changedBy }, now, {
+    const next = newRecord(newKey, previous.name, { scopes: previous.scopes, expiresAt, plan: metering.plan, usage, changedBy }, now, {
       replaces: previous.keyId,
     });
     const change = changeValues(changedBy, now.toISOString());
@@ -465,30 +472,22 @@ export const apiKeysRepository = ({
     return marked;
   };
 
-  const setPlan = async (keyId: string, plan: string, { usage, changedBy }: { usage?: UsageKey; changedBy: Actor }) => {
+  const setPlan = async (keyId: string, plan: string, { changedBy }: { changedBy: Actor }) => {
     const record = await findById(keyId);
     if (!record) throw new KeyStateError(keyId, 'missing');
     if (record.revokedAt !== undefined) throw new KeyStateError(keyId, 'revoked');
     const at = new Date().toISOString();
     const change = changeValues(changedBy, at);
-    const usageSet =
-      usage === undefined
-        ? { set: '', values: {} }
-        : {
-            set: ', usageKeyId = :usageKeyId, usageKey = :usageKey',
-            values: { ':usageKeyId': usage.usageKeyId, ':usageKey': usage.usageKey },
-          };
     try {
       const { Attributes } = await callDatabase(() =>
         db.send(
           new UpdateCommand({
             TableName: tableName,
             Key: { keyHash: record.keyHash },
-            UpdateExpression: `SET #plan = :plan${usageSet.set}${change.set}`,
-            // A key given its own API key must not have one already (it would be orphaned).
-            ConditionExpression: `attribute_exists(keyHash) AND attribute_not_exists(revokedAt)${usage === undefined ? '' : ' AND attribute_not_exists(usageKeyId)'}`,
+            UpdateExpression: `SET #plan = :plan${change.set}`,
+            ConditionExpression: 'attribute_exists(keyHash) AND attribute_not_exists(revokedAt)',
             ExpressionAttributeNames: { '#plan': 'plan' },
-            ExpressionAttributeValues: { ':plan': plan, ...usageSet.values, ...change.values },
+            ExpressionAttributeValues: { ':plan': plan, ...change.values },
             ReturnValues: 'ALL_NEW',
           }),
         ),

@@ -6,13 +6,14 @@
  */
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { routes } from './routes';
+import type { MeteringRefusal } from './plan-policy';
 import type { Scope } from './scopes';
 
 /** The one error message a Lambda authorizer throws for API Gateway to answer 401. */
 export const AUTHORIZER_REFUSAL = 'Unauthorized';
 
-/** Why a key is refused: no key has its hash, or the key's state. */
-export type RefusalReason = 'unknown' | 'revoked' | 'expired';
+/** Why a key is refused: no key has its hash, the key's state, or an item that cannot be metered. */
+export type RefusalReason = 'unknown' | 'revoked' | 'expired' | MeteringRefusal;
 
 /**
  * The authorizer's refusal: its message is AUTHORIZER_REFUSAL, as API Gateway needs; the reason,

@@ -40,7 +40,7 @@ export interface AttributeChange {
   readonly to: AuditValue;
   /**
    * Of a `scopes` change only: the scopes the key is granted before and after (grantedScopes). An
-   * absent attribute grants every scope (keys from before scopes); no item grants none.
+   * absent attribute grants none, and so does no item.
    */
   readonly grants?: { readonly from: readonly Scope[]; readonly to: readonly Scope[] };
 }

@@ -1,18 +1,12 @@
 /**
  * What the authorizer needs to know of the usage plans, without zod or the file system (its
- * bundle stays lean): the names of its settings, the `default` plan, and a plan's
- * `RateLimit-Policy` (IETF httpapi ratelimit-headers draft). shared/plans.ts defines the plans.
+ * bundle stays lean): the names of its settings, the `default` plan, how a key's item names the
+ * API key that meters it, and a plan's `RateLimit-Policy` (IETF httpapi ratelimit-headers draft).
+ * shared/plans.ts defines the plans.
  */
+import { hash } from 'node:crypto';
 
 export const DEFAULT_PLAN = 'default';
-
-/**
- * The plan of the shared usage key, which meters together the keys that have no API key of their
- * own (made before plans, until set-plan pairs them): the stage's throttle and no quota, so that
- * such clients are limited on deploy exactly as before plans. A reserved name: no plan of
- * shared/plans.ts may take it, and no key may be put on it.
- */
-export const SHARED_PLAN = 'shared';
 
 export const QUOTA_PERIODS = ['DAY', 'WEEK', 'MONTH'] as const;
 export type QuotaPeriod = (typeof QUOTA_PERIODS)[number];
@@ -23,12 +17,6 @@ export interface PlanLimits {
   readonly burstLimit: number;
   readonly quota?: { readonly limit: number; readonly period: QuotaPeriod };
 }
-
-/**
- * The variable that gives the authorizer the value of the `default` plan's shared usage key, which
- * meters the keys that have no API Gateway API key of their own.
- */
-export const SHARED_USAGE_KEY_VARIABLE = 'SHARED_USAGE_KEY';
 
 /** The variable that gives the authorizer the stage's plans, as JSON `{"NAME": {rateLimit, burstLimit, quota?}}`. */
 export const USAGE_PLANS_VARIABLE = 'USAGE_PLANS';
@@ -80,27 +68,45 @@ export const policiesOf = (plans: Readonly<Record<string, unknown>>): ReadonlyMa
     ),
   );
 
-/** A key's own usage key (its API Gateway API key's value), when its item holds one: a non-empty string. */
-export const ownUsageKey = (record: { readonly usageKey?: unknown }): string | undefined =>
-  typeof record.usageKey === 'string' && record.usageKey !== '' ? record.usageKey : undefined;
-
-/** Whether a key is metered on the shared usage key: it has none of its own (a key from before plans, until set-plan). */
-export const onSharedUsageKey = (record: { readonly usageKey?: unknown }): boolean => ownUsageKey(record) === undefined;
+/**
+ * What ties a key's usage key to the key: the SHA-256 of the key's hash, the usage key's id and its
+ * value, written with them (`usageKeyBinding`) when the key is created or rolled. A usage key copied
+ * from another key's item, with or without its id and binding, does not match it. It is no MAC: it
+ * makes the item's attributes agree, and someone who may write the table could compute one.
+ */
+export const usageKeyBinding = (keyHash: string, usageKeyId: string, usageKey: string): string =>
+  hash('sha256', JSON.stringify([keyHash, usageKeyId, usageKey]), 'hex');
 
 /**
- * The plan a key is metered on: with a usage key of its own, its `plan` (the plan that key is in;
- * `default` when it names none); without one, the shared plan.
+ * Why a key's item cannot be metered, so that the authorizer refuses it: no usage key (or no id
+ * of one), a usage key that was not written for this key, or no plan. Every key has all three from
+ * its creation; an item without them was changed by hand.
  */
-export const meteredPlan = (record: { readonly usageKey?: unknown; readonly plan?: unknown }): string => {
-  if (onSharedUsageKey(record)) return SHARED_PLAN;
-  return typeof record.plan !== 'string' || record.plan === '' ? DEFAULT_PLAN : record.plan;
-};
+export type MeteringRefusal = 'no-usage-key' | 'usage-key-mismatch' | 'no-plan';
 
-/** The plans with the shared plan added: the stage's throttle (the ceiling over every plan), and no quota. */
-export const withSharedPlan = <P extends PlanLimits>(
-  plans: Readonly<Record<string, P>>,
-  stageThrottle: { readonly rateLimit: number; readonly burstLimit: number },
-): Readonly<Record<string, P | PlanLimits>> => ({
-  ...plans,
-  [SHARED_PLAN]: { rateLimit: stageThrottle.rateLimit, burstLimit: stageThrottle.burstLimit },
-});
+/**
+ * How a key is metered: the API key API Gateway meters on the key's plan (its id, and its value,
+ * the authorizer's `usageIdentifierKey`); or why it cannot be.
+ */
+export type Metering =
+  { readonly usageKeyId: string; readonly usageIdentifierKey: string; readonly plan: string } | { readonly refused: MeteringRefusal };
+
+/** An attribute as a non-empty string, as the console may have typed it otherwise. */
+const textOf = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/** A key item's metering, from its `usageKeyId`, `usageKey`, `usageKeyBinding` and `plan`: nothing is assumed for a missing one. */
+export const meteringOf = (record: {
+  readonly keyHash: string;
+  readonly plan?: unknown;
+  readonly usageKeyId?: unknown;
+  readonly usageKey?: unknown;
+  readonly usageKeyBinding?: unknown;
+}): Metering => {
+  const usageKeyId = textOf(record.usageKeyId);
+  const usageKey = textOf(record.usageKey);
+  if (usageKeyId === undefined || usageKey === undefined) return { refused: 'no-usage-key' };
+  if (record.usageKeyBinding !== usageKeyBinding(record.keyHash, usageKeyId, usageKey)) return { refused: 'usage-key-mismatch' };
+  const plan = textOf(record.plan);
+  if (plan === undefined) return { refused: 'no-plan' };
+  return { usageKeyId, usageIdentifierKey: usageKey, plan };
+};

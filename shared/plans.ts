@@ -2,14 +2,14 @@
  * Usage plans: how fast, and how much, each client may call. Defined once here; the stack makes
  * each plan an API Gateway usage plan on the stage, and the local gateway enforces the same values.
  * Field names are API Gateway's (`rateLimit`, `burstLimit`, `quota.limit`, `quota.period`).
- * A key names its plan; a key that names none is on `default`.
+ * Each key names its plan; a new key is on `default` unless it is given another.
  */
 import { readFileSync } from 'node:fs';
 import * as z from 'zod/mini';
-import { DEFAULT_PLAN, QUOTA_PERIODS, SHARED_PLAN } from './plan-policy';
+import { DEFAULT_PLAN, QUOTA_PERIODS } from './plan-policy';
 
 // Defined with what the authorizer reads (shared/plan-policy.ts, without zod), and offered here too.
-export { DEFAULT_PLAN, QUOTA_PERIODS, SHARED_PLAN, SHARED_USAGE_KEY_VARIABLE, USAGE_PLANS_VARIABLE, type QuotaPeriod } from './plan-policy';
+export { DEFAULT_PLAN, QUOTA_PERIODS, USAGE_PLANS_VARIABLE, type QuotaPeriod } from './plan-policy';
 
 /** The name of a plan: what the key tool accepts and the keys table stores. */
 export const PLAN_NAME_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
@@ -26,10 +26,7 @@ export type Plan = z.infer<typeof Plan>;
 
 export const Plans = z
   .record(z.string().check(z.regex(PLAN_NAME_PATTERN, 'a plan name is 1-32 lower-case letters, digits or hyphens')), Plan)
-  .check(
-    z.refine((plans) => Object.hasOwn(plans, DEFAULT_PLAN), `there must be a '${DEFAULT_PLAN}' plan`),
-    z.refine((plans) => !Object.hasOwn(plans, SHARED_PLAN), `'${SHARED_PLAN}' is reserved for the shared usage key's plan`),
-  );
+  .check(z.refine((plans) => Object.hasOwn(plans, DEFAULT_PLAN), `there must be a '${DEFAULT_PLAN}' plan`));
 export type Plans = z.infer<typeof Plans>;
 
 /** The plans every stage has unless it overrides them (infra/stages.ts). */

@@ -11,12 +11,12 @@ export type Scope = (typeof SCOPES)[number];
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);
 
 /**
- * The scopes a stored `scopes` attribute grants, in the order of SCOPES. A key stored before
- * scopes existed has no attribute and keeps every scope. Strings that are no scope (a typo in the
- * console) grant nothing, and so does a value of another type than a set or list of strings.
+ * The scopes a stored `scopes` attribute grants, in the order of SCOPES. It fails closed: an
+ * absent attribute (every key is created with one, so it was deleted by hand) grants nothing, and
+ * so do strings that are no scope (a typo in the console) and a value of another type than a set
+ * or list of strings.
  */
 export const grantedScopes = (stored: unknown): Scope[] => {
-  if (stored === undefined) return [...SCOPES];
   const values = stored instanceof Set || Array.isArray(stored) ? [...(stored as Iterable<unknown>)] : [];
   return SCOPES.filter((scope) => values.includes(scope));
 };

@@ -4,20 +4,20 @@
  * cannot write after its retries go to an encrypted queue, which Monitoring alarms on. A scheduled
  * expiry sweep marks keys whose expiry has passed, so that an expiry reached is a change too.
  */
-import { Duration, Names, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import {
   ApplicationLogLevel,
-  EventSourceMapping,
   StartingPosition,
   type DlqDestinationConfig,
   type IEventSourceDlq,
   type IEventSourceMapping,
   type IFunction,
 } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -82,23 +82,19 @@ export class KeyAuditTrail extends Construct {
       reason:
         "This queue is itself a dead-letter queue: the key-audit stream mapping's on-failure destination, alarmed on when it holds anything.",
     });
-    // On the alias, like every caller: the mapping follows `live` to each new version. It is the
-    // mapping a stage had before aliases, kept where it was built then (the function's scope, the
-    // id DynamoEventSource gives it), so its logical id is unchanged: the update moves it to the
-    // alias in place. A new logical id would make a second mapping, which would start from the
-    // stream's oldest record and write up to 24 hours of audit lines again.
-    new EventSourceMapping(this.writer.function, `DynamoDBEventSource:${Names.nodeUniqueId(props.apiKeys.node)}`, {
-      target: this.writer.alias,
-      eventSourceArn: props.apiKeys.tableStreamArn,
-      // The stream keeps 24 hours: a new mapping starts from the oldest record it has.
-      startingPosition: StartingPosition.TRIM_HORIZON,
-      batchSize: 100,
-      bisectBatchOnError: true,
-      retryAttempts: STREAM_RETRY_ATTEMPTS,
-      reportBatchItemFailures: true,
-      onFailure: new SendOnlyQueueDestination(this.failedBatches),
-    });
-    props.apiKeys.grantStreamRead(this.writer.alias);
+    // On the alias, like every caller: the mapping follows `live` to each new version. The event
+    // source also grants the function's role the stream's reads.
+    this.writer.alias.addEventSource(
+      new DynamoEventSource(props.apiKeys, {
+        // The stream keeps 24 hours: a new mapping starts from the oldest record it has.
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        bisectBatchOnError: true,
+        retryAttempts: STREAM_RETRY_ATTEMPTS,
+        reportBatchItemFailures: true,
+        onFailure: new SendOnlyQueueDestination(this.failedBatches),
+      }),
+    );
     Validations.of(this.writer.function.role ?? this.writer).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:

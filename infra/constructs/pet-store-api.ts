@@ -71,8 +71,6 @@ export interface PetStoreApiProps {
   /** The stage's settings (infra/stages.ts) say what each of these is. */
   readonly throttle: StageSettings['throttle'];
   readonly plans: StageSettings['plans'];
-  /** Whether every method requires the API key the authorizer names, so that the plans meter it. */
-  readonly enforceUsagePlans: boolean;
   readonly authorizerCacheTtlSeconds: number;
   /** None: no CORS headers, no preflight. */
   readonly corsAllowedOrigins: readonly string[];
@@ -134,8 +132,8 @@ export class PetStoreApi extends Construct {
       },
       // Usage plans meter the API key the authorizer names (usageIdentifierKey): no client sends one.
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,
-      // Off only for the first deploy of a stage from before plans (StageSettings.enforceUsagePlans).
-      defaultMethodOptions: { authorizationType: AuthorizationType.CUSTOM, authorizer, apiKeyRequired: props.enforceUsagePlans },
+      // Every method requires the API key the authorizer names, so that each key's plan meters it.
+      defaultMethodOptions: { authorizationType: AuthorizationType.CUSTOM, authorizer, apiKeyRequired: true },
       ...(props.customDomain
         ? {
             // Only through the domain, so its TLS policy cannot be bypassed on the execute-api URL.
@@ -159,12 +157,7 @@ export class PetStoreApi extends Construct {
       const resources = this.api.root.node.findAll().filter((construct): construct is ResourceBase => construct instanceof ResourceBase);
       for (const resource of resources) preflight(resource, origins);
     }
-    this.usagePlans = new UsagePlans(this, 'UsagePlans', {
-      api: this.api,
-      namePrefix: props.apiName,
-      plans: props.plans,
-      stageThrottle: throttle,
-    });
+    this.usagePlans = new UsagePlans(this, 'UsagePlans', { api: this.api, namePrefix: props.apiName, plans: props.plans });
     for (const type of Object.keys(gatewayResponses) as GatewayResponseType[]) {
       const template = gatewayResponseTemplate(type, origins);
       this.api.addGatewayResponse(type, {

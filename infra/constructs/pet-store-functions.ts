@@ -31,8 +31,8 @@ export interface TableAccess {
 /**
  * What each function may do, and nothing more: no function may update or delete a pet, only the
  * authorizer and the expiry sweep read the keys, and only they change one, each only the
- * attributes it writes: an unrestricted UpdateItem could create an item, which with only its hash
- * is an active key with every scope, or remove a `revokedAt`. A test runs every handler against
+ * attributes it writes: an unrestricted UpdateItem could remove a `revokedAt`, widen `scopes` or
+ * give a key another plan. A test runs every handler against
  * DynamoDB Local and checks that the commands it sends, and the attributes they name, are exactly these.
  */
 export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>> = {

@@ -56,16 +56,12 @@ const nonEmpty = (value: unknown): string | undefined => (typeof value === 'stri
 
 /**
  * Whose key it is: the full hash of the caller's API key, as the authorizer passes it, so two API
- * keys never share an idempotency key (the 48-bit key id could be shared by two keys). API Gateway
- * may still hold an authorizer answer cached before the authorizer passed the hash: then the key
- * id, marked so it can never equal a hash. Never one scope for every caller: without either, fail.
+ * keys never share an idempotency key (the 48-bit key id could be shared by two keys). Never one
+ * scope for every caller: without it, fail.
  */
 export const callerOf = (event: Pick<APIGatewayProxyEvent, 'requestContext'>): string => {
-  const context = event.requestContext.authorizer;
-  const keyHash = nonEmpty(context?.keyHash);
+  const keyHash = nonEmpty(event.requestContext.authorizer?.keyHash);
   if (keyHash) return keyHash;
-  const keyId = nonEmpty(context?.keyId);
-  if (keyId) return `key-id:${keyId}`;
   throw new Error('The authorizer context names no caller.');
 };
 

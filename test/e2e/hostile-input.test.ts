@@ -39,6 +39,7 @@ import {
   type RawRequest,
 } from '../support/hostile-http';
 import { linkOf, postPet, startLocalApi, type LocalApi } from '../support/local-api';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -66,7 +67,7 @@ beforeAll(async () => {
   api = await startLocalApi();
   client = rawClient(api.url);
   const revoked = generateApiKey();
-  await api.keys.register(revoked, 'revoked', { changedBy: ACTOR });
+  await api.keys.register(revoked, 'revoked', { usage: localUsageKey(), changedBy: ACTOR });
   await api.keys.revoke(keyIdOf(hashApiKey(revoked)), ACTOR);
   keys = { valid: api.key, revoked };
   for (let index = 0; index < 12; index += 1) {

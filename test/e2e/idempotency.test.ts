@@ -9,8 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
+import { usageKeyBinding } from '../../shared/plan-policy';
 import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '../support/local-api';
 import { inject } from 'vitest';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -158,7 +160,7 @@ describe('Idempotency-Key on POST /pets', () => {
   it('scopes keys to the API key: another caller with the same key gets its own pet', async () => {
     const key = newKey();
     const other = generateApiKey();
-    await api.keys.register(other, 'other caller', { changedBy: ACTOR });
+    await api.keys.register(other, 'other caller', { usage: localUsageKey(), changedBy: ACTOR });
     const mine = (await (await post(api, rex, key)).json()) as { id: number };
     const theirs = await post(api, rex, key, { Authorization: `Bearer ${other}` });
     expect(theirs.status).toBe(201);
@@ -176,10 +178,22 @@ describe('Idempotency-Key on POST /pets', () => {
       [first, 'first'],
       [second, 'second'],
     ] as const) {
+      const keyHash = hashApiKey(secret);
+      // Each with what the key tool gives every key: scopes, a plan and a usage key of its own.
+      const usage = localUsageKey();
       await database.send(
         new PutCommand({
           TableName: api.tables.apiKeys,
-          Item: { keyHash: hashApiKey(secret), keyId: sharedId, name, createdAt: new Date().toISOString() },
+          Item: {
+            keyHash,
+            keyId: sharedId,
+            name,
+            createdAt: new Date().toISOString(),
+            scopes: new Set(['pets:write']),
+            plan: 'default',
+            ...usage,
+            usageKeyBinding: usageKeyBinding(keyHash, usage.usageKeyId, usage.usageKey),
+          },
         }),
       );
     }

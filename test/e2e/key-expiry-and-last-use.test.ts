@@ -9,6 +9,7 @@ import { createDocumentClient } from '../../shared/dynamodb';
 import { putConsoleKey } from '../support/console-keys';
 import { expectCommonHeaders, expectError, inParallel, startLocalApi, type LocalApi } from '../support/local-api';
 import { recordingClient } from '../support/recording-client';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -37,7 +38,7 @@ describe('expired keys', () => {
       client.destroy(),
     );
     const fromRepository = generateApiKey();
-    await api.keys.register(fromRepository, 'expired', { expiresAt: past, changedBy: ACTOR });
+    await api.keys.register(fromRepository, 'expired', { usage: localUsageKey(), expiresAt: past, changedBy: ACTOR });
     for (const key of [fromConsole, fromRepository]) {
       await expectUnauthorized(await as(api, key));
       await expectUnauthorized(await as(api, key, '/pets/1'));
@@ -49,7 +50,11 @@ describe('expired keys', () => {
     const cached = await startLocalApi({ authCacheTtlSeconds: 300, now: () => new Date(clock) });
     try {
       const key = generateApiKey();
-      await cached.keys.register(key, 'expiring', { expiresAt: new Date(clock + MINUTE).toISOString(), changedBy: ACTOR });
+      await cached.keys.register(key, 'expiring', {
+        usage: localUsageKey(),
+        expiresAt: new Date(clock + MINUTE).toISOString(),
+        changedBy: ACTOR,
+      });
       expect((await as(cached, key)).status).toBe(200);
       clock += 2 * MINUTE;
       // Past its expiry, but the allow cached a minute before it holds for the rest of the TTL, as API Gateway's does.

@@ -7,8 +7,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { hashApiKey } from '../../shared/api-keys';
+import { createDocumentClient } from '../../shared/dynamodb';
 import type { Plans } from '../../shared/plans';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { expectError, inParallel, ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
@@ -31,7 +34,7 @@ const keysTool = async (...argv: string[]) => {
     print: (line) => lines.push(line),
   });
   expect(code).toBe(0);
-  return lines.map((line) => JSON.parse(line) as { id: string; key?: string; expiresAt: string | null });
+  return lines.map((line) => JSON.parse(line) as { id: string; key?: string; expiresAt: string | null; scopes: string[] });
 };
 
 const newKey = async (...options: string[]) => {
@@ -110,6 +113,41 @@ describe('keys made with the key tool, over HTTP', () => {
 
     await refusedAt(leaked.key, rolledAt + AUTH_CACHE_TTL_MS + SLACK_MS);
     expect((await listPets(next?.key ?? '')).status).toBe(200);
+  });
+
+  it('answers 403 on every route to a key whose scopes attribute was deleted by hand, which list shows with no scope', async () => {
+    const { id, key } = await newKey();
+    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    try {
+      await client.send(
+        new UpdateCommand({ TableName: api.tables.apiKeys, Key: { keyHash: hashApiKey(key) }, UpdateExpression: 'REMOVE scopes' }),
+      );
+    } finally {
+      client.destroy();
+    }
+
+    for (const [method, path] of [
+      ['GET', '/pets'],
+      ['POST', '/pets'],
+      ['GET', '/pets/1'],
+      ['GET', '/store/orders'],
+    ] as const) {
+      const answer = await api.call(path, {
+        auth: false,
+        method,
+        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+        ...(method === 'POST' ? { body: JSON.stringify({ name: 'Rex', categoryId: 1 }) } : {}),
+      });
+      expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="pet-store", error="insufficient_scope"');
+      await expectError(answer, 403, 'forbidden');
+    }
+    expect((await keysTool('list')).find((listed) => listed.id === id)).toMatchObject({ scopes: [] });
+    const lines: string[] = [];
+    await runKeysCommand(['list'], {
+      env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys },
+      print: (line) => lines.push(line),
+    });
+    expect(lines.find((line) => line.startsWith(`${id}\t`))?.split('\t')[2]).toBe('(none)');
   });
 });
 

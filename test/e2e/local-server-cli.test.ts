@@ -15,6 +15,7 @@ import { expectOneLineFailure, npmRun, runCommand } from '../support/command';
 import { startFaultProxy } from '../support/fault-proxy';
 import { createTestTables } from '../support/tables';
 import packageJson from '../../package.json';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -369,7 +370,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     const tables = await createTestTables();
     const key = generateApiKey();
     const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
-    const record = await keys.register(key, 'old', { changedBy: ACTOR });
+    const record = await keys.register(key, 'old', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.revoke(record.keyId, ACTOR);
     const started = npmStart({
       PORT: '0',

@@ -9,6 +9,7 @@ import { createDocumentClient } from '../../shared/dynamodb';
 import type { Scope } from '../../shared/scopes';
 import { putConsoleKey } from '../support/console-keys';
 import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '../support/local-api';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -31,15 +32,15 @@ const createPet = (key: string) =>
 
 const keyWith = async (scopes: Scope[]): Promise<string> => {
   const key = generateApiKey();
-  await api.keys.register(key, `scopes ${scopes.join(',')}`, { scopes, changedBy: ACTOR });
+  await api.keys.register(key, `scopes ${scopes.join(',')}`, { usage: localUsageKey(), scopes, changedBy: ACTOR });
   return key;
 };
 
-/** A key item in raw DynamoDB types, as an operator writes it in the DynamoDB console. */
+/** A key item in raw DynamoDB types, as an operator edits in the DynamoDB console a key the key tool made. */
 const consoleKey = async (extra: Record<string, AttributeValue>): Promise<string> => {
   const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
   try {
-    return await putConsoleKey(client, api.tables.apiKeys, { extra });
+    return await putConsoleKey(client, api.tables.apiKeys, { metered: true, extra });
   } finally {
     client.destroy();
   }
@@ -89,11 +90,14 @@ describe('scopes', () => {
     await expectError(await as(full, '/store/orders'), 501, 'not_implemented');
   });
 
-  it('lets a key stored without a scopes attribute (from before scopes) do everything', async () => {
-    const legacy = await consoleKey({});
-    expect((await createPet(legacy)).status).toBe(201);
-    expect((await as(legacy, '/pets')).status).toBe(200);
-    await expectError(await as(legacy, '/store/orders'), 501, 'not_implemented');
+  it('refuses a key stored without a scopes attribute (deleted by hand) every route with 403: it grants nothing', async () => {
+    const unscoped = await consoleKey({});
+    const before = (await (await api.call('/pets?limit=100')).json()) as unknown[];
+    await expectInsufficientScope(await createPet(unscoped));
+    await expectInsufficientScope(await as(unscoped, '/pets'));
+    await expectInsufficientScope(await as(unscoped, '/pets/1'));
+    await expectInsufficientScope(await as(unscoped, '/store/orders'));
+    expect((await (await api.call('/pets?limit=100')).json()) as unknown[]).toHaveLength(before.length);
   });
 
   it('follows a String Set written in the console, ignoring scopes that do not exist', async () => {

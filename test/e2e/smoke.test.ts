@@ -15,6 +15,7 @@ import { expectOneLineFailure, npmRun, runCommand, type CommandResult } from '..
 import { postPet, startLocalApi, type LocalApi } from '../support/local-api';
 import { SMOKE_PET_NAME } from '../../tools/smoke/checks';
 import { runSmoke } from '../../tools/smoke/run';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 const CHECKS = ['create', 'list', 'next page', 'get', 'no key', 'unknown route'];
 
@@ -145,7 +146,7 @@ describe('npm run smoke against the local server', () => {
 
   it('--read-only with a pets:read key from PETSTORE_API_KEY creates nothing, and --json is one document', async () => {
     const readKey = generateApiKey();
-    await api.keys.register(readKey, 'smoke read-only', { scopes: ['pets:read'], changedBy: 'local:test' });
+    await api.keys.register(readKey, 'smoke read-only', { usage: localUsageKey(), scopes: ['pets:read'], changedBy: 'local:test' });
     const before = await petCount();
 
     const result = await smoke(['--url', api.url, '--read-only', '--json'], { PETSTORE_API_KEY: readKey });
@@ -359,7 +360,8 @@ describe('npm run smoke never prints a key a broken server sends back', () => {
     ['a key of another form', () => `smoke-operator-key.${'0123456789'.repeat(4)}`],
   ])('%s, echoed across the cut of a quoted body', async (_, keyOf) => {
     const key = keyOf();
-    if (key !== api.key) await api.keys.register(key, 'smoke straddle', { scopes: ['pets:read'], changedBy: 'local:test' });
+    if (key !== api.key)
+      await api.keys.register(key, 'smoke straddle', { usage: localUsageKey(), scopes: ['pets:read'], changedBy: 'local:test' });
     const proxy = await startApiProxy(api.url, echoingAuthorizationAt(285));
     try {
       const result = await smoke(['--url', proxy.url, '--read-only'], { PETSTORE_API_KEY: key });

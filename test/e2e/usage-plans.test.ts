@@ -1,14 +1,15 @@
 /**
  * Usage plans as a client meets them through the local gateway: each key metered on its own plan
  * (rate, then quota), 429s in the Error shape with Retry-After, the plan stated in
- * `RateLimit-Policy` on successful answers, keys from before plans on the shared usage key (its
- * plan the stage throttle), and a key on no plan of the stage refused.
+ * `RateLimit-Policy` on successful answers, a key on no plan of the stage refused, and a key whose
+ * item was changed by hand so that it cannot be metered refused 401.
  */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { hashApiKey } from '../../shared/api-keys';
 import { QUOTA_RETRY_AFTER_SECONDS, RETRY_AFTER_SECONDS } from '../../shared/errors';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { Plans } from '../../shared/plans';
-import { putConsoleKey } from '../support/console-keys';
 import { expectCommonHeaders, expectError, getWith, registerKeyOnPlan, startLocalApi, type LocalApi } from '../support/local-api';
 
 /** Plans small enough to reach in a few requests; a rate of 0.001/s refills nothing during a test. */
@@ -87,36 +88,41 @@ describe('RateLimit-Policy', () => {
   });
 });
 
-describe('keys from before plans', () => {
-  it('are metered together by the shared usage key, at the stage throttle, whatever plan the item names, until they are paired', async () => {
-    // A small stage throttle, so that the shared bucket shows: two such keys spend it together.
-    const stage = await startLocalApi({ plans: PLANS, throttle: { rate: 0.001, burst: 4 } });
+describe('a key whose item cannot be metered', () => {
+  /** Changes a key's item as an operator may in the DynamoDB console. */
+  const editItem = async (key: string, expression: string, values?: Record<string, unknown>) => {
+    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
     try {
-      const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
-      // Typed in the console: no usage key of their own; one names a plan all the same.
-      const before = await putConsoleKey(client, stage.tables.apiKeys, {});
-      const consoleKey = await putConsoleKey(client, stage.tables.apiKeys, { extra: { plan: { S: 'metered' } } });
-      client.destroy();
-
-      const first = await getWith(stage, consoleKey);
-      expect(first.status).toBe(200);
-      expect(first.headers.get('ratelimit-policy')).toBe('"shared";q=1;w=1000');
-      const statuses = [];
-      for (const key of [before, consoleKey, before, consoleKey]) statuses.push((await getWith(stage, key)).status);
-      // One bucket of 4 for both: the fifth request of the two is refused.
-      expect(statuses).toEqual([200, 200, 200, 429]);
+      await client.send(
+        new UpdateCommand({
+          TableName: api.tables.apiKeys,
+          Key: { keyHash: hashApiKey(key) },
+          UpdateExpression: expression,
+          ...(values ? { ExpressionAttributeValues: values } : {}),
+        }),
+      );
     } finally {
-      await stage.close();
+      client.destroy();
     }
+  };
+
+  it("is refused 401 when its usage key was replaced by another key's, rather than spend the other key's plan", async () => {
+    const cheap = await registerKeyOnPlan(api, 'small');
+    const victim = await registerKeyOnPlan(api, 'metered');
+    // Edited before its first request: the gateway caches an answer for the cache TTL.
+    await editItem(cheap, 'SET usageKey = :usageKey', { ':usageKey': (await api.keys.find(victim))?.usageKey });
+
+    const refused = await getWith(api, cheap);
+    expectCommonHeaders(refused);
+    await expectError(refused, 401, 'unauthorized');
+    // The other key's quota is untouched: all of it is left.
+    expect(await statusesOf(victim, 3)).toEqual([200, 200, 200]);
   });
 
-  it('are on the shared plan, and a paired key on its own plan and bucket', async () => {
-    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
-    const before = await putConsoleKey(client, api.tables.apiKeys, {});
-    client.destroy();
-    const paired = await registerKeyOnPlan(api, 'default');
-    expect((await getWith(api, before)).headers.get('ratelimit-policy')).toMatch(/^"shared";/);
-    expect((await getWith(api, paired)).headers.get('ratelimit-policy')).toMatch(/^"default";/);
+  it('is refused 401 without a usage key', async () => {
+    const key = await registerKeyOnPlan(api, 'default');
+    await editItem(key, 'REMOVE usageKey');
+    await expectError(await getWith(api, key), 401, 'unauthorized');
   });
 });
 

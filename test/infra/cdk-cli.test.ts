@@ -15,6 +15,7 @@ import { MISSING_CREDENTIALS_MESSAGE } from '../../shared/lambda-aliases/credent
 import { EVENT_STREAMS_MISSING_MESSAGE } from '../../shared/lambda-aliases/event-streams';
 import { apiEvent, context, tokenEvent } from '../support/events';
 import { createTestTables } from '../support/tables';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -157,6 +158,7 @@ describe('npx cdk synth -c stage=staging', () => {
     const tables = await createTestTables();
     const key = generateApiKey();
     const { keyId } = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'cdk-cli-test', {
+      usage: localUsageKey(),
       changedBy: ACTOR,
     });
     const env = {
@@ -193,6 +195,7 @@ describe('npx cdk synth -c stage=staging', () => {
 
     // The key audit trail's two: the sweep marks a key past its expiry; the writer takes a stream batch.
     const expired = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(generateApiKey(), 'expired', {
+      usage: localUsageKey(),
       expiresAt: new Date(Date.now() - 1_000).toISOString(),
       changedBy: ACTOR,
     });

@@ -449,28 +449,3 @@ describe('a stage that chooses the linear release, deployed with -c ignoreReleas
     }
   });
 });
-
-describe('a stage deployed before aliases keeps its stream mapping and schedule target', () => {
-  it("keeps the mapping's logical id, so the update moves it to the alias in place (no second mapping replaying the stream)", () => {
-    // As `cdk synth -c stage=prod` wrote it at 9cd63f2, the last commit before aliases.
-    const [mapping, ...others] = resourcesOf(prod.template, 'AWS::Lambda::EventSourceMapping');
-    expect(others).toEqual([]);
-    expect(mapping?.logicalId).toBe('KeyAuditWriterFunctionDynamoDBEventSourcePetStoreprodTablesApiKeysTable962FD045BB79B48D');
-    expect(JSON.stringify(mapping?.properties.FunctionName)).toContain(JSON.stringify(aliasArnRef(prod, prod.stack.keyAudit.writer)));
-    expect(mapping?.properties).toMatchObject({
-      BatchSize: 100,
-      BisectBatchOnFunctionError: true,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-      MaximumRetryAttempts: 10,
-      StartingPosition: 'TRIM_HORIZON',
-      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(prod, prod.stack.keyAudit.failedBatches), 'Arn'] } } },
-    });
-  });
-
-  it("keeps the schedule's target id", () => {
-    const targets = resourcesOf(prod.template, 'AWS::Events::Rule').flatMap(
-      ({ properties }) => properties.Targets as Array<{ Id: string }>,
-    );
-    expect(targets.map(({ Id }) => Id)).toEqual(['Target0']);
-  });
-});

@@ -443,9 +443,8 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       }
       const updates = statements.filter((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
       // The authorizer (a key's lastUsedAt) and the expiry sweep (its expiredAt), on the keys table
-      // only, each alone in its statement, restricted to the attributes it names: neither can
-      // create a key (an item of its hash alone is an active key with every scope), lift a
-      // revocation or widen scopes.
+      // only, each alone in its statement, restricted to the attributes it names: neither can lift
+      // a revocation, widen scopes or change a key's plan or usage key.
       expect(updates).toHaveLength(2);
       expect(updates).toEqual(
         expect.arrayContaining([

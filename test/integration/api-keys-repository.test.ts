@@ -10,12 +10,14 @@ import {
   type ApiKeysRepository,
 } from '../../shared/api-keys-repository';
 import { keyState } from '../../shared/key-state';
+import { usageKeyBinding } from '../../shared/plan-policy';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { freePort } from '../../tools/dynamodb-local';
 import { putConsoleKey } from '../support/console-keys';
 import { createTestTables, type TestTables } from '../support/tables';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -33,20 +35,23 @@ const rawItems = async () => (await tables.client.send(new ScanCommand({ TableNa
 describe('register', () => {
   it('stores the scopes it is given as a String Set, and reads them back', async () => {
     const key = generateApiKey();
-    const record = await keys.register(key, 'reader', { scopes: ['orders:read', 'pets:read'], changedBy: ACTOR });
+    const record = await keys.register(key, 'reader', { usage: localUsageKey(), scopes: ['orders:read', 'pets:read'], changedBy: ACTOR });
     expect(record.scopes).toEqual(['pets:read', 'orders:read']);
     expect((await rawItems())[0]?.scopes).toEqual(new Set(['pets:read', 'orders:read']));
     expect((await keys.findActive(key))?.scopes).toEqual(['pets:read', 'orders:read']);
   });
 
   it('refuses a key with no scope, which a String Set cannot hold, and stores nothing', async () => {
-    await expect(keys.register(generateApiKey(), 'none', { scopes: [], changedBy: ACTOR })).rejects.toThrow(/at least one scope/);
+    await expect(keys.register(generateApiKey(), 'none', { usage: localUsageKey(), scopes: [], changedBy: ACTOR })).rejects.toThrow(
+      /at least one scope/,
+    );
     expect(await rawItems()).toEqual([]);
   });
 
-  it('stores only the hash, the id, the name, the scopes, the creation time and who made it: never the key', async () => {
+  it('stores the hash, the id, the name, the scopes, the creation time, who made it, the plan and the usage key: never the key', async () => {
     const key = generateApiKey();
-    const record = await keys.register(key, 'ci', { changedBy: ACTOR });
+    const usage = localUsageKey();
+    const record = await keys.register(key, 'ci', { usage, changedBy: ACTOR });
 
     const items = await rawItems();
     expect(items).toEqual([
@@ -58,6 +63,11 @@ describe('register', () => {
         createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/),
         changedBy: ACTOR,
         changedAt: record.createdAt,
+        // Every key has a plan (`default` unless given) and a usage key of its own, bound to it.
+        plan: 'default',
+        usageKeyId: usage.usageKeyId,
+        usageKey: usage.usageKey,
+        usageKeyBinding: usageKeyBinding(hashApiKey(key), usage.usageKeyId, usage.usageKey),
       },
     ]);
     expect(record).toEqual({ ...items[0], scopes: ['pets:read', 'pets:write', 'orders:read'] });
@@ -68,8 +78,8 @@ describe('register', () => {
 
   it('is idempotent: registering a key again keeps the first record', async () => {
     const key = generateApiKey();
-    const first = await keys.register(key, 'ci', { changedBy: ACTOR });
-    const second = await keys.register(key, 'another name', { changedBy: ACTOR });
+    const first = await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
+    const second = await keys.register(key, 'another name', { usage: localUsageKey(), changedBy: ACTOR });
 
     expect(second).toEqual(first);
     expect(await rawItems()).toEqual([{ ...first, scopes: new Set(first.scopes) }]);
@@ -77,10 +87,10 @@ describe('register', () => {
 
   it('does not bring a revoked key back to life', async () => {
     const key = generateApiKey();
-    const { keyId } = await keys.register(key, 'ci', { changedBy: ACTOR });
+    const { keyId } = await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.revoke(keyId, ACTOR);
 
-    const again = await keys.register(key, 'ci', { changedBy: ACTOR });
+    const again = await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
 
     expect(again.revokedAt).toEqual(expect.any(String));
     expect(await keys.findActive(key)).toBeUndefined();
@@ -90,13 +100,13 @@ describe('register', () => {
 describe('findActive', () => {
   it('finds a registered key', async () => {
     const key = generateApiKey();
-    const record = await keys.register(key, 'ci', { changedBy: ACTOR });
+    const record = await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     expect(await keys.findActive(key)).toEqual(record);
   });
 
   it('finds nothing for an unknown key, or a registered key with a changed character or case', async () => {
     const key = generateApiKey();
-    await keys.register(key, 'ci', { changedBy: ACTOR });
+    await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     expect(await keys.findActive(generateApiKey())).toBeUndefined();
     expect(await keys.findActive(`${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`)).toBeUndefined();
     expect(await keys.findActive(key.toUpperCase())).toBeUndefined();
@@ -106,8 +116,8 @@ describe('findActive', () => {
 
 describe('list and revoke', () => {
   it('lists every key, oldest first, revoked ones included', async () => {
-    const first = await keys.register(generateApiKey(), 'first', { changedBy: ACTOR });
-    const second = await keys.register(generateApiKey(), 'second', { changedBy: ACTOR });
+    const first = await keys.register(generateApiKey(), 'first', { usage: localUsageKey(), changedBy: ACTOR });
+    const second = await keys.register(generateApiKey(), 'second', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.revoke(first.keyId, ACTOR);
 
     const listed = await keys.list();
@@ -121,8 +131,8 @@ describe('list and revoke', () => {
   it('revokes by key id: the key stops working and the listing shows when', async () => {
     const key = generateApiKey();
     const other = generateApiKey();
-    const record = await keys.register(key, 'ci', { changedBy: ACTOR });
-    await keys.register(other, 'other', { changedBy: ACTOR });
+    const record = await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
+    await keys.register(other, 'other', { usage: localUsageKey(), changedBy: ACTOR });
 
     expect((await keys.revoke(record.keyId, ACTOR))?.revokedAt).toMatch(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/);
 
@@ -133,7 +143,7 @@ describe('list and revoke', () => {
   });
 
   it('keeps the first revocation time when revoked twice', async () => {
-    const record = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    const record = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.revoke(record.keyId, ACTOR);
     const [first] = await keys.list();
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -145,7 +155,7 @@ describe('list and revoke', () => {
   });
 
   it('answers undefined for a key id that does not exist, and changes nothing', async () => {
-    const record = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    const record = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     expect(await keys.revoke('000000000000', ACTOR)).toBeUndefined();
     expect(await keys.revoke('', ACTOR)).toBeUndefined();
     expect(await keys.list()).toEqual([record]);
@@ -155,11 +165,11 @@ describe('list and revoke', () => {
 describe('revokeOthersNamed', () => {
   it('revokes the active keys of that name but the one kept, and leaves other names alone', async () => {
     const [older, old, kept, other] = [generateApiKey(), generateApiKey(), generateApiKey(), generateApiKey()];
-    const olderRecord = await keys.register(older, 'local', { changedBy: ACTOR });
+    const olderRecord = await keys.register(older, 'local', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.revoke(olderRecord.keyId, ACTOR);
-    const oldRecord = await keys.register(old, 'local', { changedBy: ACTOR });
-    const keptRecord = await keys.register(kept, 'local', { changedBy: ACTOR });
-    await keys.register(other, 'ci', { changedBy: ACTOR });
+    const oldRecord = await keys.register(old, 'local', { usage: localUsageKey(), changedBy: ACTOR });
+    const keptRecord = await keys.register(kept, 'local', { usage: localUsageKey(), changedBy: ACTOR });
+    await keys.register(other, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
 
     expect(await keys.revokeOthersNamed('local', keptRecord.keyId, ACTOR)).toEqual([oldRecord.keyId]);
 
@@ -179,7 +189,7 @@ describe('expiry', () => {
     const key = generateApiKey();
     const now = Date.now();
     const expiresAt = at(HOUR, now).toISOString();
-    const record = await keys.register(key, 'ci', { expiresAt, changedBy: ACTOR });
+    const record = await keys.register(key, 'ci', { usage: localUsageKey(), expiresAt, changedBy: ACTOR });
 
     expect((await itemOfId(record.keyId))?.expiresAt).toBe(expiresAt);
     expect(await keys.findActive(key, at(HOUR - 1, now))).toBeDefined();
@@ -205,7 +215,7 @@ describe('expiry', () => {
 describe('recordUse', () => {
   it('writes lastUsedAt on first use, then not again within the hour, then again after it', async () => {
     const key = generateApiKey();
-    await keys.register(key, 'ci', { changedBy: ACTOR });
+    await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     const first = new Date();
 
     expect(await keys.recordUse((await keys.findActive(key))!, first)).toBe(true);
@@ -222,7 +232,7 @@ describe('recordUse', () => {
 
   it('takes a lastUsedAt in the future (a console typo, a skewed clock) as stale, and writes over it', async () => {
     const key = generateApiKey();
-    const record = await keys.register(key, 'ci', { changedBy: ACTOR });
+    const record = await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     const future = { ...record, lastUsedAt: at(10 * 60_000).toISOString() };
     await tables.client.send(
       new UpdateCommand({
@@ -239,7 +249,7 @@ describe('recordUse', () => {
 
   it('lets one of two callers that read the same lastUsedAt write it', async () => {
     const key = generateApiKey();
-    await keys.register(key, 'ci', { changedBy: ACTOR });
+    await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     const read = (await keys.findActive(key))!;
 
     const results = await Promise.all([keys.recordUse(read, at(0)), keys.recordUse(read, at(1))]);
@@ -248,7 +258,7 @@ describe('recordUse', () => {
   });
 
   it('never brings a deleted key back as an item holding only lastUsedAt', async () => {
-    const record = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    const record = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     await tables.client.send(new DeleteCommand({ TableName: tables.apiKeys, Key: { keyHash: record.keyHash } }));
 
     expect(await keys.recordUse(record)).toBe(false);
@@ -259,7 +269,7 @@ describe('recordUse', () => {
 describe('roll', () => {
   it('makes a new key with the same name and scopes, and gives the old one an expiry a grace from now', async () => {
     const [oldKey, newKey] = [generateApiKey(), generateApiKey()];
-    const old = await keys.register(oldKey, 'partner', { scopes: ['pets:read'], changedBy: ACTOR });
+    const old = await keys.register(oldKey, 'partner', { usage: localUsageKey(), scopes: ['pets:read'], changedBy: ACTOR });
     const now = new Date();
 
     const { previous, next } = await keys.roll(old.keyId, newKey, { graceMs: HOUR, changedBy: 'local:alice', now });
@@ -280,23 +290,27 @@ describe('roll', () => {
 
   it('with no grace ends the old key at once', async () => {
     const oldKey = generateApiKey();
-    const old = await keys.register(oldKey, 'leaked', { changedBy: ACTOR });
+    const old = await keys.register(oldKey, 'leaked', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.roll(old.keyId, generateApiKey(), { graceMs: 0, changedBy: ACTOR });
     expect(await keys.findActive(oldKey)).toBeUndefined();
   });
 
   it('keeps an earlier expiry the old key already had', async () => {
     const expiresAt = at(HOUR).toISOString();
-    const old = await keys.register(generateApiKey(), 'ci', { expiresAt, changedBy: ACTOR });
+    const old = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), expiresAt, changedBy: ACTOR });
     const { previous } = await keys.roll(old.keyId, generateApiKey(), { graceMs: 24 * HOUR, changedBy: ACTOR });
     expect(previous.expiresAt).toBe(expiresAt);
     expect((await itemOfId(old.keyId))?.expiresAt).toBe(expiresAt);
   });
 
   it('refuses an unknown, revoked or expired key, and writes nothing', async () => {
-    const revoked = await keys.register(generateApiKey(), 'revoked', { changedBy: ACTOR });
+    const revoked = await keys.register(generateApiKey(), 'revoked', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.revoke(revoked.keyId, ACTOR);
-    const expired = await keys.register(generateApiKey(), 'expired', { expiresAt: at(-1).toISOString(), changedBy: ACTOR });
+    const expired = await keys.register(generateApiKey(), 'expired', {
+      usage: localUsageKey(),
+      expiresAt: at(-1).toISOString(),
+      changedBy: ACTOR,
+    });
     const before = await rawItems();
 
     for (const [keyId, state] of [
@@ -330,7 +344,7 @@ describe('roll', () => {
       { step: 'initialize' },
     );
     const conflicted = apiKeysRepository({ client, tableName: tables.apiKeys });
-    const old = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    const old = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
 
     const { next } = await conflicted.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
 
@@ -340,7 +354,7 @@ describe('roll', () => {
   });
 
   it('refuses to roll a key rolled already: its successor is the one to roll', async () => {
-    const old = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    const old = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
 
     await expect(keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).rejects.toMatchObject({
@@ -354,7 +368,7 @@ describe('roll', () => {
 
   it('is one transaction: of rolls of the same key at once, one succeeds, the others are told it was rolled', async () => {
     for (let round = 0; round < 5; round += 1) {
-      const old = await keys.register(generateApiKey(), `ci ${round}`, { changedBy: ACTOR });
+      const old = await keys.register(generateApiKey(), `ci ${round}`, { usage: localUsageKey(), changedBy: ACTOR });
 
       const results = await Promise.allSettled([
         keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR }),
@@ -380,20 +394,18 @@ describe('plans', () => {
     expect(await itemOfId(record.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
   });
 
-  it('roll keeps the plan and the usage key, so that the quota already used carries over', async () => {
+  it('roll keeps the plan and the usage key, so that the quota already used carries over, bound to the new key', async () => {
     const old = await keys.register(generateApiKey(), 'partner', { plan: 'partner', usage: usage(1), changedBy: ACTOR });
-    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
-    expect(next).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
-    expect(await itemOfId(next.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
-  });
-
-  it('roll of a key from before plans gives its successor no usage key: both stay on the shared one', async () => {
-    const old = await keys.register(generateApiKey(), 'legacy', { changedBy: ACTOR });
-    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
-    const item = await itemOfId(next.keyId);
-    expect(item).not.toHaveProperty('plan');
-    expect(item).not.toHaveProperty('usageKeyId');
-    expect(item).not.toHaveProperty('usageKey');
+    const newKey = generateApiKey();
+    const { next } = await keys.roll(old.keyId, newKey, { graceMs: HOUR, changedBy: ACTOR });
+    const binding = usageKeyBinding(hashApiKey(newKey), 'ak-1', usage(1).usageKey);
+    expect(next).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey, usageKeyBinding: binding });
+    expect(await itemOfId(next.keyId)).toMatchObject({
+      plan: 'partner',
+      usageKeyId: 'ak-1',
+      usageKey: usage(1).usageKey,
+      usageKeyBinding: binding,
+    });
   });
 
   it('setPlan moves a key to another plan, keeping its usage key, and records who', async () => {
@@ -403,32 +415,18 @@ describe('plans', () => {
     expect(await itemOfId(record.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', changedBy: 'local:alice' });
   });
 
-  it('setPlan pairs a key from before plans with the usage key given', async () => {
-    const record = await keys.register(generateApiKey(), 'legacy', { changedBy: ACTOR });
-    expect(await keys.setPlan(record.keyId, 'partner', { usage: usage(2), changedBy: ACTOR })).toMatchObject({
-      plan: 'partner',
-      ...usage(2),
-    });
-  });
-
-  it('setPlan refuses a second usage key for a key that has one (it would be orphaned), and writes nothing', async () => {
-    const record = await keys.register(generateApiKey(), 'app', { plan: 'default', usage: usage(1), changedBy: ACTOR });
-    await expect(keys.setPlan(record.keyId, 'partner', { usage: usage(2), changedBy: ACTOR })).rejects.toMatchObject({ state: 'changing' });
-    expect(await itemOfId(record.keyId)).toMatchObject({ plan: 'default', usageKeyId: 'ak-1' });
-  });
-
   it('setPlan refuses a missing or revoked key with KeyStateError, and writes nothing', async () => {
     await expect(keys.setPlan('ffffffffffff', 'partner', { changedBy: ACTOR })).rejects.toEqual(
       new KeyStateError('ffffffffffff', 'missing'),
     );
-    const record = await keys.register(generateApiKey(), 'app', { changedBy: ACTOR });
+    const record = await keys.register(generateApiKey(), 'app', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.revoke(record.keyId, ACTOR);
     await expect(keys.setPlan(record.keyId, 'partner', { changedBy: ACTOR })).rejects.toEqual(new KeyStateError(record.keyId, 'revoked'));
-    expect(await itemOfId(record.keyId)).not.toHaveProperty('plan');
+    expect(await itemOfId(record.keyId)).toMatchObject({ plan: 'default' });
     expect(await rawItems()).toHaveLength(1);
   });
 
-  it('othersSharingUsageKey names the other end of a roll while it is active, and no one for a key from before plans', async () => {
+  it('othersSharingUsageKey names the other end of a roll while it is active, and no one for a key of its own', async () => {
     const old = await keys.register(generateApiKey(), 'app', { plan: 'partner', usage: usage(1), changedBy: ACTOR });
     await keys.register(generateApiKey(), 'other', { plan: 'partner', usage: usage(2), changedBy: ACTOR });
     const now = new Date();
@@ -441,15 +439,15 @@ describe('plans', () => {
     await keys.revoke(next.keyId, ACTOR);
     expect(await keys.othersSharingUsageKey(previous, now)).toEqual([]);
 
-    const legacy = await keys.register(generateApiKey(), 'legacy', { changedBy: ACTOR });
-    await keys.register(generateApiKey(), 'legacy too', { changedBy: ACTOR });
-    expect(await keys.othersSharingUsageKey(legacy)).toEqual([]);
+    const alone = await keys.register(generateApiKey(), 'alone', { usage: localUsageKey(), changedBy: ACTOR });
+    await keys.register(generateApiKey(), 'alone too', { usage: localUsageKey(), changedBy: ACTOR });
+    expect(await keys.othersSharingUsageKey(alone)).toEqual([]);
   });
 });
 
 describe('revoke', () => {
   it('records who revoked the key, and keeps the first revoker when revoked twice', async () => {
-    const record = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    const record = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.revoke(record.keyId, 'local:alice');
     await keys.revoke(record.keyId, 'local:bob');
     expect(await itemOfId(record.keyId)).toMatchObject({ changedBy: 'local:alice', revokedAt: expect.any(String) });
@@ -460,11 +458,17 @@ describe('markExpired', () => {
   it('marks each expiry reached once, leaving active and revoked keys alone', async () => {
     const now = new Date();
     const expired = await keys.register(generateApiKey(), 'expired', {
+      usage: localUsageKey(),
       expiresAt: at(-1, now.getTime()).toISOString(),
       changedBy: ACTOR,
     });
-    await keys.register(generateApiKey(), 'active', { expiresAt: at(HOUR, now.getTime()).toISOString(), changedBy: ACTOR });
+    await keys.register(generateApiKey(), 'active', {
+      usage: localUsageKey(),
+      expiresAt: at(HOUR, now.getTime()).toISOString(),
+      changedBy: ACTOR,
+    });
     const revoked = await keys.register(generateApiKey(), 'revoked', {
+      usage: localUsageKey(),
       expiresAt: at(-1, now.getTime()).toISOString(),
       changedBy: ACTOR,
     });
@@ -518,7 +522,11 @@ describe('items edited in the console with other types than documented', () => {
         Item: { keyHash: { S: hashApiKey(noCreatedAt) }, name: { S: 'no createdAt' } },
       }),
     );
-    const expired = await keys.register(generateApiKey(), 'expired', { expiresAt: at(-HOUR).toISOString(), changedBy: ACTOR });
+    const expired = await keys.register(generateApiKey(), 'expired', {
+      usage: localUsageKey(),
+      expiresAt: at(-HOUR).toISOString(),
+      changedBy: ACTOR,
+    });
     return { ...odd, noCreatedAt, expired };
   };
 
@@ -561,8 +569,16 @@ describe('items edited in the console with other types than documented', () => {
 describe('markExpired, when a key cannot be marked', () => {
   it('marks the others, then throws KeysNotMarked naming that key and the kind of failure only', async () => {
     const client = createDocumentClient({ endpoint: tables.endpoint, maxAttempts: 1 });
-    const first = await keys.register(generateApiKey(), 'first', { expiresAt: at(-2 * HOUR).toISOString(), changedBy: ACTOR });
-    const second = await keys.register(generateApiKey(), 'second', { expiresAt: at(-HOUR).toISOString(), changedBy: ACTOR });
+    const first = await keys.register(generateApiKey(), 'first', {
+      usage: localUsageKey(),
+      expiresAt: at(-2 * HOUR).toISOString(),
+      changedBy: ACTOR,
+    });
+    const second = await keys.register(generateApiKey(), 'second', {
+      usage: localUsageKey(),
+      expiresAt: at(-HOUR).toISOString(),
+      changedBy: ACTOR,
+    });
     failingUpdatesOf(client, [first.keyHash], { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } });
 
     const error = await apiKeysRepository({ client, tableName: tables.apiKeys })
@@ -584,7 +600,7 @@ describe('markExpired, when a key cannot be marked', () => {
 
 describe('revoke, as it reports whether it wrote', () => {
   it('says it revoked the key the first time, and not when a revokedAt of any form was there already', async () => {
-    const record = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    const record = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     expect((await keys.revoke(record.keyId, ACTOR))?.revokedNow).toBe(true);
     expect((await keys.revoke(record.keyId, ACTOR))?.revokedNow).toBe(false);
     for (const revokedAt of [{ S: 'last tuesday' }, { NULL: true } as const, { N: '1' }]) {
@@ -606,11 +622,54 @@ describe('roll refusals the key tool tells apart', () => {
   });
 
   it.each([
+    ['no usage key', 'usageKey'],
+    ['no usage key id', 'usageKeyId'],
+    ['no binding of its usage key', 'usageKeyBinding'],
+    ['no plan', 'plan'],
+  ])('refuses a key whose item has %s (removed by hand) as unmetered, writing nothing', async (_, attribute) => {
+    const old = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
+    await tables.client.send(
+      new UpdateCommand({
+        TableName: tables.apiKeys,
+        Key: { keyHash: old.keyHash },
+        UpdateExpression: 'REMOVE #attribute',
+        ExpressionAttributeNames: { '#attribute': attribute },
+      }),
+    );
+    const before = await rawItems();
+    await expect(keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).rejects.toMatchObject({
+      name: 'KeyStateError',
+      state: 'unmetered',
+    });
+    expect(await rawItems()).toEqual(before);
+  });
+
+  it("refuses a key given another key's usage key by hand, rather than bind that usage key to its successor", async () => {
+    const own = await keys.register(generateApiKey(), 'own', { usage: localUsageKey(), changedBy: ACTOR });
+    const other = await keys.register(generateApiKey(), 'other', { plan: 'partner', usage: localUsageKey(), changedBy: ACTOR });
+    // Copied whole: the value, its id and even its binding, which is the other key's.
+    await tables.client.send(
+      new UpdateCommand({
+        TableName: tables.apiKeys,
+        Key: { keyHash: own.keyHash },
+        UpdateExpression: 'SET usageKey = :usageKey, usageKeyId = :usageKeyId, usageKeyBinding = :binding',
+        ExpressionAttributeValues: { ':usageKey': other.usageKey, ':usageKeyId': other.usageKeyId, ':binding': other.usageKeyBinding },
+      }),
+    );
+    const before = await rawItems();
+    await expect(keys.roll(own.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).rejects.toMatchObject({
+      name: 'KeyStateError',
+      state: 'unmetered',
+    });
+    expect(await rawItems()).toEqual(before);
+  });
+
+  it.each([
     ['a conflict', 'TransactionConflict'],
     ['a changed condition', 'ConditionalCheckFailed'],
   ])('gives up on a key that meets %s at every attempt as changing, not as the database down', async (_, code) => {
     const client = createDocumentClient({ endpoint: tables.endpoint });
-    const old = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    const old = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     client.middlewareStack.add(
       (next, { commandName }) =>
         async (args) => {
@@ -634,7 +693,7 @@ describe('roll refusals the key tool tells apart', () => {
 
   it('answers a throttled transaction as DatabaseUnavailable, never with the SDK text', async () => {
     const client = createDocumentClient({ endpoint: tables.endpoint });
-    const old = await keys.register(generateApiKey(), 'ci', { changedBy: ACTOR });
+    const old = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     client.middlewareStack.add(
       (next, { commandName }) =>
         async (args) => {

@@ -5,6 +5,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { createHandler as createCreatePet } from '../../functions/create-pet';
@@ -22,6 +23,7 @@ import { putConsoleKey } from '../support/console-keys';
 import { startFaultProxy, type Fault, type FaultProxy } from '../support/fault-proxy';
 import { recordingClient } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -312,7 +314,7 @@ describe('authorizer', () => {
   beforeAll(async () => {
     keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
     key = generateApiKey();
-    keyId = (await keys.register(key, 'handlers-test', { changedBy: ACTOR })).keyId;
+    keyId = (await keys.register(key, 'handlers-test', { usage: localUsageKey(), changedBy: ACTOR })).keyId;
   });
 
   const API = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5';
@@ -322,7 +324,7 @@ describe('authorizer', () => {
   it('allows a new key every route of the stage and hands its id, hash and plan to the handlers', async () => {
     const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${key}`), context);
     expect(result.principalId).toBe(keyId);
-    expect(result.context).toEqual({ keyId, keyHash: hashApiKey(key), plan: 'shared' });
+    expect(result.context).toEqual({ keyId, keyHash: hashApiKey(key), plan: 'default' });
     expect(resourcesOf(result)).toEqual([
       {
         Effect: 'Allow',
@@ -332,18 +334,17 @@ describe('authorizer', () => {
     ]);
   });
 
-  /** A key item written in raw DynamoDB types, as an operator writes it in the DynamoDB console. */
-  const putRawKey = (extra: Record<string, AttributeValue>): Promise<string> => putConsoleKey(tables.client, tables.apiKeys, { extra });
+  /**
+   * A key item written in raw DynamoDB types, as an operator writes it in the DynamoDB console, over
+   * the plan and usage key of its own the key tool gives every key.
+   */
+  const putRawKey = (extra: Record<string, AttributeValue>): Promise<string> =>
+    putConsoleKey(tables.client, tables.apiKeys, { metered: true, extra });
 
   it.each([
     ['pets:read', { scopes: { SS: ['pets:read'] } }, [`${API}/v1/GET/pets`, `${API}/v1/GET/pets/*`]],
     ['pets:write', { scopes: { SS: ['pets:write'] } }, [`${API}/v1/POST/pets`]],
     ['orders:read and a scope that does not exist', { scopes: { SS: ['orders:read', 'pets:admin'] } }, [`${API}/v1/GET/store/orders`]],
-    [
-      'no scopes attribute (a key from before scopes): every scope',
-      {},
-      [`${API}/v1/GET/pets`, `${API}/v1/POST/pets`, `${API}/v1/GET/pets/*`, `${API}/v1/GET/store/orders`],
-    ],
   ] satisfies Array<[string, Record<string, AttributeValue>, string[]]>)(
     'allows a console-written item with %s exactly its routes',
     async (_, extra, resources) => {
@@ -353,12 +354,18 @@ describe('authorizer', () => {
     },
   );
 
-  it('denies the stage, rather than refusing the key, for an item whose scopes are all unknown', async () => {
-    const raw = await putRawKey({ scopes: { SS: ['none'] } });
-    const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${raw}`), context);
-    expect(result.principalId).toBe(keyIdOf(hashApiKey(raw)));
-    expect(resourcesOf(result)).toEqual([{ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${API}/v1/*` }]);
-  });
+  it.each([
+    ['whose scopes are all unknown', { scopes: { SS: ['none'] } }],
+    ['without a scopes attribute (deleted by hand): it grants nothing', {}],
+  ] satisfies Array<[string, Record<string, AttributeValue>]>)(
+    'denies the stage, rather than refusing the key, for an item %s',
+    async (_, extra) => {
+      const raw = await putRawKey(extra);
+      const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${raw}`), context);
+      expect(result.principalId).toBe(keyIdOf(hashApiKey(raw)));
+      expect(resourcesOf(result)).toEqual([{ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${API}/v1/*` }]);
+    },
+  );
 
   it('reads the scheme case-insensitively', async () => {
     const result = await createAuthorizer({ keys })(tokenEvent(`bearer ${key}`), context);
@@ -377,7 +384,7 @@ describe('authorizer', () => {
 
   it('refuses a revoked key with exactly "Unauthorized"', async () => {
     const revoked = generateApiKey();
-    const record = await keys.register(revoked, 'to-revoke', { changedBy: ACTOR });
+    const record = await keys.register(revoked, 'to-revoke', { usage: localUsageKey(), changedBy: ACTOR });
     await expect(createAuthorizer({ keys })(tokenEvent(`Bearer ${revoked}`), context)).resolves.toMatchObject({
       principalId: record.keyId,
     });
@@ -414,7 +421,7 @@ describe('authorizer', () => {
     it('writes no line for an allowed key: the access log names the key on every request', async () => {
       const info = vi.spyOn(logger, 'info');
       try {
-        const allowed = await putRawKey({});
+        const allowed = await putRawKey({ scopes: { SS: ['pets:read'] } });
         await createAuthorizer({ keys })(tokenEvent(`Bearer ${allowed}`), context);
         expect(info.mock.calls.filter(([message]) => message === 'authorizer')).toEqual([]);
       } finally {
@@ -460,53 +467,46 @@ describe('authorizer', () => {
         { Effect: 'Allow', Action: 'execute-api:Invoke', Resource: [`${API}/v1/GET/pets`, `${API}/v1/GET/pets/*`] },
       ]);
     });
-
-    it('allows a key from before scopes and expiry (neither attribute) every route', async () => {
-      const result = await authorize(await putRawKey({}));
-      expect(resourcesOf(result)).toEqual([
-        {
-          Effect: 'Allow',
-          Action: 'execute-api:Invoke',
-          Resource: [`${API}/v1/GET/pets`, `${API}/v1/POST/pets`, `${API}/v1/GET/pets/*`, `${API}/v1/GET/store/orders`],
-        },
-      ]);
-    });
   });
 
-  describe('usage plans, as the console writes a key', () => {
-    const SHARED = 'shared-usage-key-of-the-stage';
+  describe('usage plans', () => {
     const PLANS = {
       default: { rateLimit: 10, burstLimit: 20 },
       partner: { rateLimit: 100, burstLimit: 200, quota: { limit: 5, period: 'WEEK' } },
-      // The stage throttle, as the stack adds it for the shared usage key.
-      shared: { rateLimit: 1_000, burstLimit: 2_000 },
     };
     const authorize = async (raw: string, dependencies: Parameters<typeof createAuthorizer>[0] = {}) =>
-      createAuthorizer({ keys, sharedUsageKey: SHARED, plans: PLANS, ...dependencies })(tokenEvent(`Bearer ${raw}`), context);
+      createAuthorizer({ keys, plans: PLANS, ...dependencies })(tokenEvent(`Bearer ${raw}`), context);
+    /** A key as the key tool makes it, on `plan` with a usage key of its own; returns the key and its record. */
+    const toolKey = async (plan = 'default') => {
+      const raw = generateApiKey();
+      return { raw, record: await keys.register(raw, `on ${plan}`, { plan, usage: localUsageKey(), changedBy: ACTOR }) };
+    };
+    /** Changes a key's item as an operator may in the console: a `SET` or `REMOVE` expression (`#plan` for `plan`), with its values. */
+    const editItem = (keyHash: string, expression: string, values?: Record<string, unknown>) =>
+      tables.client.send(
+        new UpdateCommand({
+          TableName: tables.apiKeys,
+          Key: { keyHash },
+          UpdateExpression: expression,
+          ...(expression.includes('#plan') ? { ExpressionAttributeNames: { '#plan': 'plan' } } : {}),
+          ...(values ? { ExpressionAttributeValues: values } : {}),
+        }),
+      );
+    /** The authorizer's warnings of one call that must be refused with exactly "Unauthorized". */
+    const refusalWarned = async (raw: string) => {
+      const warn = vi.spyOn(logger, 'warn');
+      try {
+        await expect(authorize(raw)).rejects.toThrowError(/^Unauthorized$/);
+        return warn.mock.calls.filter(([message]) => message === 'authorizer');
+      } finally {
+        warn.mockRestore();
+      }
+    };
 
-    it('meters a key from before plans (no plan, no usage key) by the shared usage key, on the shared plan (the stage throttle)', async () => {
-      const result = await authorize(await putRawKey({}));
-      expect(result.usageIdentifierKey).toBe(SHARED);
-      expect(result.context).toMatchObject({ plan: 'shared', rateLimitPolicy: '"shared";q=1000;w=1' });
-    });
-
-    it.each([
-      ['a plan but no usage key', { plan: { S: 'partner' } }],
-      ['an empty usage key', { plan: { S: 'partner' }, usageKey: { S: '' } }],
-      ['a usage key of the wrong type', { plan: { S: 'partner' }, usageKey: { N: '12345' } }],
-    ] satisfies Array<[string, Record<string, AttributeValue>]>)(
-      'meters a key with %s on the shared plan by the shared usage key',
-      async (_, extra) => {
-        const result = await authorize(await putRawKey(extra));
-        expect(result.usageIdentifierKey).toBe(SHARED);
-        expect(result.context).toMatchObject({ plan: 'shared' });
-      },
-    );
-
-    it('meters a key paired with a usage key of its own by that key, on its plan, with its policy', async () => {
-      const raw = await putRawKey({ plan: { S: 'partner' }, usageKeyId: { S: 'a1b2c3' }, usageKey: { S: 'own-usage-key-value' } });
+    it('meters a key by the usage key of its own, on its plan, with its policy', async () => {
+      const { raw, record } = await toolKey('partner');
       const result = await authorize(raw);
-      expect(result.usageIdentifierKey).toBe('own-usage-key-value');
+      expect(result.usageIdentifierKey).toBe(record.usageKey);
       expect(result.context).toEqual({
         keyId: keyIdOf(hashApiKey(raw)),
         keyHash: hashApiKey(raw),
@@ -517,35 +517,64 @@ describe('authorizer', () => {
       expect(JSON.stringify(result)).not.toContain(raw);
     });
 
-    it('puts a paired key that names no plan on the default plan', async () => {
-      const result = await authorize(await putRawKey({ usageKeyId: { S: 'd4e5f6' }, usageKey: { S: 'another-usage-key' } }));
-      expect(result.usageIdentifierKey).toBe('another-usage-key');
-      expect(result.context).toMatchObject({ plan: 'default' });
+    it("refuses a key whose usage key was replaced by another key's, with one warning naming the key and why", async () => {
+      const { raw, record } = await toolKey();
+      const { record: other } = await toolKey('partner');
+      await editItem(record.keyHash, 'SET usageKey = :usageKey, #plan = :plan', { ':usageKey': other.usageKey, ':plan': 'partner' });
+
+      const warned = await refusalWarned(raw);
+      expect(warned).toEqual([['authorizer', { decision: 'refuse', reason: 'usage-key-mismatch', keyId: record.keyId }]]);
+      for (const secret of [raw, record.keyHash, other.usageKey ?? '', record.usageKey ?? '']) {
+        expect(JSON.stringify(warned)).not.toContain(secret);
+      }
     });
 
+    it("refuses a key given another key's usage key whole: its value, its id and its binding", async () => {
+      const { raw, record } = await toolKey();
+      const { record: other } = await toolKey('partner');
+      await editItem(record.keyHash, 'SET usageKey = :usageKey, usageKeyId = :usageKeyId, usageKeyBinding = :binding', {
+        ':usageKey': other.usageKey,
+        ':usageKeyId': other.usageKeyId,
+        ':binding': other.usageKeyBinding,
+      });
+      expect(await refusalWarned(raw)).toEqual([['authorizer', { decision: 'refuse', reason: 'usage-key-mismatch', keyId: record.keyId }]]);
+    });
+
+    it.each([
+      ['no usage key', 'REMOVE usageKey', undefined, 'no-usage-key'],
+      ['an empty usage key', 'SET usageKey = :value', { ':value': '' }, 'no-usage-key'],
+      ['a usage key of another type', 'SET usageKey = :value', { ':value': 12345 }, 'no-usage-key'],
+      ['no usage key id', 'REMOVE usageKeyId', undefined, 'no-usage-key'],
+      ['another usage key id', 'SET usageKeyId = :value', { ':value': 'local-000000000000' }, 'usage-key-mismatch'],
+      ['no binding of its usage key', 'REMOVE usageKeyBinding', undefined, 'usage-key-mismatch'],
+      ['no plan', 'REMOVE #plan', undefined, 'no-plan'],
+      ['a plan of another type', 'SET #plan = :value', { ':value': null }, 'no-plan'],
+    ] satisfies Array<[string, string, Record<string, unknown> | undefined, string]>)(
+      'refuses a key whose item has %s (changed by hand), with one warning naming the key and why',
+      async (_, expression, values, reason) => {
+        const { raw, record } = await toolKey();
+        await editItem(record.keyHash, expression, values);
+        expect(await refusalWarned(raw)).toEqual([['authorizer', { decision: 'refuse', reason, keyId: record.keyId }]]);
+      },
+    );
+
     it('names the plan but states no policy for a plan the stage does not have (API Gateway then refuses the key)', async () => {
-      const raw = await putRawKey({ plan: { S: 'retired' }, usageKeyId: { S: 'g7h8' }, usageKey: { S: 'stray-usage-key' } });
+      const { raw, record } = await toolKey('retired');
       const result = await authorize(raw);
-      expect(result.usageIdentifierKey).toBe('stray-usage-key');
+      expect(result.usageIdentifierKey).toBe(record.usageKey);
       expect(result.context).toMatchObject({ plan: 'retired' });
       expect(result.context).not.toHaveProperty('rateLimitPolicy');
     });
 
-    it('reads the shared usage key and the plans from its environment, as deployed', async () => {
-      vi.stubEnv('SHARED_USAGE_KEY', 'shared-from-the-environment');
+    it('reads the plans from its environment, as deployed', async () => {
       vi.stubEnv('USAGE_PLANS', JSON.stringify(PLANS));
       try {
-        const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${await putRawKey({})}`), context);
-        expect(result.usageIdentifierKey).toBe('shared-from-the-environment');
-        expect(result.context).toMatchObject({ plan: 'shared', rateLimitPolicy: '"shared";q=1000;w=1' });
+        const { raw } = await toolKey('partner');
+        const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${raw}`), context);
+        expect(result.context).toMatchObject({ plan: 'partner', rateLimitPolicy: '"partner";q=100;w=1, "partner-quota";q=5;w=604800' });
       } finally {
         vi.unstubAllEnvs();
       }
-    });
-
-    it('names no usage key when it has none to name, so that API Gateway refuses the request', async () => {
-      const result = await createAuthorizer({ keys, sharedUsageKey: undefined })(tokenEvent(`Bearer ${await putRawKey({})}`), context);
-      expect(result).not.toHaveProperty('usageIdentifierKey');
     });
   });
 

@@ -19,7 +19,6 @@ import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import type { ApiKeyRecord } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { KeyAuditEntry } from '../../shared/key-audit';
-import { SCOPES } from '../../shared/scopes';
 import { apiKeysTable, createTableInput } from '../../shared/tables';
 import { UsageError } from '../../tools/cli';
 import { startDynamoDBLocal } from '../../tools/dynamodb-local';
@@ -27,6 +26,7 @@ import { runKeysCommand } from '../../tools/keys/cli';
 import { startLocalStack } from '../../tools/local-server/local-stack';
 import { startLocalApi, type LocalApi } from '../support/local-api';
 import { createTestTables, freshTableNames } from '../support/tables';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 const ACTOR = 'local:auditor';
 
@@ -86,7 +86,7 @@ const consoleRemove = async (record: ApiKeyRecord, attribute: string) => {
 };
 
 const register = (name: string, options: { expiresAt?: string } = {}) =>
-  api.keys.register(generateApiKey(), name, { scopes: ['pets:read', 'pets:write'], changedBy: ACTOR, ...options });
+  api.keys.register(generateApiKey(), name, { usage: localUsageKey(), scopes: ['pets:read', 'pets:write'], changedBy: ACTOR, ...options });
 
 describe('the local audit trail', () => {
   it('records a key created, with who and when, and nothing for its use by the authorizer', async () => {
@@ -105,6 +105,10 @@ describe('the local audit trail', () => {
           keyId: { from: null, to: record.keyId },
           name: { from: null, to: 'ci' },
           scopes: { from: null, to: ['pets:read', 'pets:write'], grants: { from: [], to: ['pets:read', 'pets:write'] } },
+          // Its plan and its usage key's id and binding; never the usage key's value.
+          plan: { from: null, to: 'default' },
+          usageKeyId: { from: null, to: record.usageKeyId },
+          usageKeyBinding: { from: null, to: record.usageKeyBinding },
         },
         streamAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/),
         eventId: expect.any(String),
@@ -143,19 +147,23 @@ describe('the local audit trail', () => {
     expect(Date.parse(narrowed?.at ?? '')).toBeGreaterThan(Date.parse(record.createdAt) - 60_000);
   });
 
-  it('records scopes removed in the console as every scope, in the text and the JSON', async () => {
-    const record = await api.keys.register(generateApiKey(), 'widened', { scopes: ['pets:read'], changedBy: ACTOR });
+  it('records scopes removed in the console as none, in the text and the JSON', async () => {
+    const record = await api.keys.register(generateApiKey(), 'emptied', {
+      usage: localUsageKey(),
+      scopes: ['pets:read'],
+      changedBy: ACTOR,
+    });
     await consoleRemove(record, 'scopes');
     await api.keyAudit?.poll();
 
-    const [, widened] = await entriesOf(record.keyId);
-    expect(widened).toMatchObject({
+    const [, emptied] = await entriesOf(record.keyId);
+    expect(emptied).toMatchObject({
       action: 'scopes_changed',
       by: 'unknown',
-      changes: { scopes: { from: ['pets:read'], to: null, grants: { from: ['pets:read'], to: [...SCOPES] } } },
+      changes: { scopes: { from: ['pets:read'], to: null, grants: { from: ['pets:read'], to: [] } } },
     });
     const { lines } = await audit(record.keyId);
-    expect(lines[2]).toMatch(/\tscopes_changed\tunknown\tscopes pets:read -> all \(no scopes attribute\)$/);
+    expect(lines[2]).toMatch(/\tscopes_changed\tunknown\tscopes pets:read -> none \(no scopes attribute\)$/);
   });
 
   it('records a NULL revokedAt written in the console as revoked, and its removal as unrevoked', async () => {
@@ -195,7 +203,7 @@ describe('the local audit trail', () => {
 
   it('prints one line per change with the tool: at, id, name, action, by and what changed; never a key or its hash', async () => {
     const key = generateApiKey();
-    const record = await api.keys.register(key, 'printed', { scopes: ['pets:read'], changedBy: ACTOR });
+    const record = await api.keys.register(key, 'printed', { usage: localUsageKey(), scopes: ['pets:read'], changedBy: ACTOR });
     await consoleEdit(record, 'scopes = :scopes', { ':scopes': { SS: ['pets:read', 'orders:read'] } });
     const revoked = await api.keys.revoke(record.keyId, ACTOR);
     await api.keyAudit?.poll();
@@ -269,7 +277,7 @@ describe('the local audit trail', () => {
   it('reads the stream on its own, about once per poll interval', async () => {
     const polled = await startLocalApi({ keyAudit: { pollIntervalMs: 100, expirySweepIntervalMs: 3_600_000 } });
     try {
-      const record = await polled.keys.register(generateApiKey(), 'polled', { changedBy: ACTOR });
+      const record = await polled.keys.register(generateApiKey(), 'polled', { usage: localUsageKey(), changedBy: ACTOR });
       await expect
         .poll(
           async () => {
@@ -347,7 +355,7 @@ describe('a DynamoDB Local without -sharedDb (one database per access key and re
         const elsewhere = createDocumentClient({ endpoint: database.endpoint, region: 'us-west-2' });
         expect((await elsewhere.send(new ListTablesCommand({}))).TableNames).toEqual([]);
         elsewhere.destroy();
-        const record = await stack.keys.register(generateApiKey(), 'regional', { changedBy: ACTOR });
+        const record = await stack.keys.register(generateApiKey(), 'regional', { usage: localUsageKey(), changedBy: ACTOR });
         await stack.keys.revoke(record.keyId, ACTOR);
         await stack.keyAudit?.poll();
         const lines: string[] = [];

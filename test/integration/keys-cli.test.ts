@@ -20,6 +20,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { runKeysCommand, stageKeysTable, USAGE } from '../../tools/keys/cli';
@@ -29,6 +30,7 @@ import { expectOneLineFailure, npmRun } from '../support/command';
 import { putConsoleKey } from '../support/console-keys';
 import { createTestTables, type TestTables } from '../support/tables';
 import { freePort } from '../../tools/dynamodb-local';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -270,10 +272,14 @@ describe('keys list', () => {
   });
 
   it('shows each state: active, expired (also for an expiry the console wrote unreadable), revoked', async () => {
-    const active = await keys.register(generateApiKey(), 'active', { changedBy: ACTOR });
-    const expired = await keys.register(generateApiKey(), 'expired', { expiresAt: '2020-01-01T00:00:00.000Z', changedBy: ACTOR });
+    const active = await keys.register(generateApiKey(), 'active', { usage: localUsageKey(), changedBy: ACTOR });
+    const expired = await keys.register(generateApiKey(), 'expired', {
+      usage: localUsageKey(),
+      expiresAt: '2020-01-01T00:00:00.000Z',
+      changedBy: ACTOR,
+    });
     await putConsoleKey(tables.client, tables.apiKeys, { name: 'typo', extra: { expiresAt: { S: 'next tuesday' } } });
-    const revoked = await keys.register(generateApiKey(), 'revoked', { changedBy: ACTOR });
+    const revoked = await keys.register(generateApiKey(), 'revoked', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.revoke(revoked.keyId, ACTOR);
 
     expect(await run('list')).toBe(0);
@@ -294,10 +300,10 @@ describe('keys list', () => {
     expect(expired.keyId).toMatch(/^[0-9a-f]{12}$/);
   });
 
-  it("shows each key's scopes: narrowed ones, all of them for a key stored without scopes, none when only unknown ones", async () => {
+  it("shows each key's scopes: narrowed ones, and none for a key whose scopes were deleted by hand or are only unknown ones", async () => {
     expect(await run('create', '--name', 'reader', '--scopes', 'pets:read')).toBe(0);
     for (const [name, scopes] of [
-      ['legacy', undefined],
+      ['deleted', undefined],
       ['typo', ['pets:admin']],
     ] as const) {
       await putConsoleKey(tables.client, tables.apiKeys, { name, extra: scopes ? { scopes: { SS: [...scopes] } } : {} });
@@ -307,17 +313,25 @@ describe('keys list', () => {
     expect(await run('list')).toBe(0);
 
     const scopesByName = Object.fromEntries(lines.slice(1).map((line) => [line.split('\t')[1], line.split('\t')[2]]));
-    expect(scopesByName).toEqual({ reader: 'pets:read', legacy: 'pets:read,pets:write,orders:read', typo: '(none)' });
+    expect(scopesByName).toEqual({ reader: 'pets:read', deleted: '(none)', typo: '(none)' });
+
+    lines = [];
+    expect(await run('list', '--json')).toBe(0);
+    expect(Object.fromEntries(parsedLines().map((key) => [key.name, key.scopes]))).toEqual({
+      reader: ['pets:read'],
+      deleted: [],
+      typo: [],
+    });
   });
 
   it('shows with --unused 90d only the active keys not used, or never used and not created, for 90 days', async () => {
     const now = Date.now();
     const ago = (days: number) => new Date(now - days * DAY);
-    const usedLately = await keys.register(generateApiKey(), 'used lately', { changedBy: ACTOR });
+    const usedLately = await keys.register(generateApiKey(), 'used lately', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.recordUse(usedLately, ago(89));
-    const usedLongAgo = await keys.register(generateApiKey(), 'used long ago', { changedBy: ACTOR });
+    const usedLongAgo = await keys.register(generateApiKey(), 'used long ago', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.recordUse(usedLongAgo, ago(91));
-    await keys.register(generateApiKey(), 'new, never used', { changedBy: ACTOR });
+    await keys.register(generateApiKey(), 'new, never used', { usage: localUsageKey(), changedBy: ACTOR });
     const oldCreated = { S: ago(100).toISOString() };
     await putConsoleKey(tables.client, tables.apiKeys, { name: 'old, never used', extra: { createdAt: oldCreated } });
     await putConsoleKey(tables.client, tables.apiKeys, {
@@ -506,8 +520,16 @@ describe('keys roll', () => {
     // 3 hours from now, written as New York's wall time: its text sorts before the grace's end, its instant after.
     const later = inZone(now + 3 * HOUR, '-05:00', -5 * HOUR);
     const sooner = inZone(now + 30 * 60_000, '+02:00', 2 * HOUR);
-    await putConsoleKey(tables.client, tables.apiKeys, { name: 'later', extra: { expiresAt: { S: later } } });
-    await putConsoleKey(tables.client, tables.apiKeys, { name: 'sooner', extra: { expiresAt: { S: sooner } } });
+    for (const [name, expiresAt] of [
+      ['later', later],
+      ['sooner', sooner],
+    ] as const) {
+      await putConsoleKey(tables.client, tables.apiKeys, {
+        name,
+        metered: true,
+        extra: { scopes: { SS: ['pets:read'] }, expiresAt: { S: expiresAt } },
+      });
+    }
     const byName = async (name: string) => (await keys.list()).find((record) => record.name === name && record.replacedBy !== undefined);
 
     const { from, to } = await timed(async () => {
@@ -706,11 +728,10 @@ describe('keys and plans, locally', () => {
     expect(parsedLines()[0]).toMatchObject({ name: 'partner-app', plan: 'partner' });
   });
 
-  it("lists each key's plan, in the list's last column and --json's plan: shared for a key from before plans", async () => {
+  it("lists each key's plan, in the list's last column and --json's plan: none for an item whose plan was removed by hand", async () => {
     const partner = (await createKey('partner-app', '--plan', 'partner')).record;
-    await putConsoleKey(tables.client, tables.apiKeys, { name: 'before plans' });
-    // A plan written in the console without a usage key: the key is still metered on the shared one, in its plan.
-    await putConsoleKey(tables.client, tables.apiKeys, { name: 'plan only', extra: { plan: { S: 'partner' } } });
+    // The authorizer refuses such a key: nothing is assumed for a plan that is not there.
+    await putConsoleKey(tables.client, tables.apiKeys, { name: 'no plan' });
 
     expect(await run('list')).toBe(0);
     expect(lines[0]).toBe(LIST_HEADER);
@@ -718,34 +739,31 @@ describe('keys and plans, locally', () => {
       `${partner.keyId}\tpartner-app\tpets:read,pets:write,orders:read\t${partner.createdAt}\t-\t-\tactive\tpartner`,
     );
     const planByName = (rows: string[]) => Object.fromEntries(rows.map((row) => row.split('\t')).map((cells) => [cells[1], cells[7]]));
-    expect(planByName(lines.slice(1))).toEqual({ 'partner-app': 'partner', 'before plans': 'shared', 'plan only': 'shared' });
+    expect(planByName(lines.slice(1))).toEqual({ 'partner-app': 'partner', 'no plan': '-' });
 
     lines = [];
     expect(await run('list', '--json')).toBe(0);
-    expect(Object.fromEntries(parsedLines().map((key) => [key.name, key.plan]))).toEqual({
-      'partner-app': 'partner',
-      'before plans': 'shared',
-      'plan only': 'shared',
-    });
+    expect(Object.fromEntries(parsedLines().map((key) => [key.name, key.plan]))).toEqual({ 'partner-app': 'partner', 'no plan': null });
   });
 
-  it('shows the plan and the usage key id, and says when a key is on the shared usage key', async () => {
+  it('shows the plan and the usage key id, never its value nor its binding; none for an item without them', async () => {
     const { record } = await createKey('partner-app', '--plan', 'partner');
-    await putConsoleKey(tables.client, tables.apiKeys, { name: 'before plans' });
-    const before = (await keys.list()).find((key) => key.name === 'before plans');
+    await putConsoleKey(tables.client, tables.apiKeys, { name: 'no plan' });
+    const bare = (await keys.list()).find((key) => key.name === 'no plan');
 
     expect(await run('show', record.keyId)).toBe(0);
     const shown = (printed: string[]) => Object.fromEntries(printed.map((line) => /^(\S+)\s+(.*)$/.exec(line)?.slice(1) ?? []));
     expect(shown(lines)).toMatchObject({ plan: 'partner', usageKeyId: record.usageKeyId });
     expect(lines.join('\n')).not.toContain(record.usageKey);
+    expect(lines.join('\n')).not.toContain(record.usageKeyBinding);
 
     lines = [];
-    expect(await run('show', before?.keyId ?? '')).toBe(0);
-    expect(shown(lines)).toMatchObject({ plan: 'shared (the shared usage key, at the stage throttle, until set-plan)', usageKeyId: '-' });
+    expect(await run('show', bare?.keyId ?? '')).toBe(0);
+    expect(shown(lines)).toMatchObject({ plan: '-', usageKeyId: '-' });
 
     lines = [];
-    expect(await run('show', before?.keyId ?? '', '--json')).toBe(0);
-    expect(parsedLines()[0]).toMatchObject({ plan: 'shared', usageKeyId: null });
+    expect(await run('show', bare?.keyId ?? '', '--json')).toBe(0);
+    expect(parsedLines()[0]).toMatchObject({ plan: null, usageKeyId: null });
   });
 
   it('checks --plan against PLANS_FILE when it is set', async () => {
@@ -826,22 +844,37 @@ describe('keys set-plan, locally', () => {
     ]);
   });
 
-  it('gives a key from before plans a usage key of its own in the plan, off the shared one', async () => {
-    await putConsoleKey(tables.client, tables.apiKeys, { name: 'before plans' });
-    const [legacy] = await keys.list();
-    const keyId = legacy?.keyId ?? '';
+  it.each([
+    ['no usage key of its own', 'REMOVE usageKey', {}, 'names no usage key of its own'],
+    ["another key's usage key", 'SET usageKey = :other', { ':other': 'f'.repeat(40) }, 'holds a usage key that was not written for it'],
+    ['no plan', 'REMOVE #plan', {}, 'names no plan'],
+  ])(
+    'refuses to set the plan, or roll, a key whose item has %s (changed by hand) in one line, exit status 2, writing nothing',
+    async (_, expression, values, what) => {
+      const { record } = await createKey('app');
+      await tables.client.send(
+        new UpdateCommand({
+          TableName: tables.apiKeys,
+          Key: { keyHash: record.keyHash },
+          UpdateExpression: expression,
+          ...(expression.includes('#plan') ? { ExpressionAttributeNames: { '#plan': 'plan' } } : {}),
+          ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+        }),
+      );
+      const before = await keys.list();
 
-    expect(await run('set-plan', keyId, 'default')).toBe(0);
-
-    expect(lines).toEqual([
-      `Moved key ${keyId} from plan shared, on the shared usage key, to plan default with a usage key of its own: its new limits apply within the authorizer cache TTL.`,
-    ]);
-    expect(await recordOf(keyId)).toMatchObject({
-      plan: 'default',
-      usageKeyId: expect.stringMatching(/^local-[0-9a-f]{12}$/),
-      usageKey: expect.stringMatching(/^[0-9a-f]{40}$/),
-    });
-  });
+      for (const [command, ...rest] of [
+        ['set-plan', record.keyId, 'partner'],
+        ['roll', record.keyId],
+      ]) {
+        const verb = command === 'roll' ? 'be rolled' : 'be put on another plan';
+        expect(await refusal(command ?? '', ...rest)).toBe(
+          `Key ${record.keyId} ${what} (its item was changed by hand), so the authorizer refuses it and it cannot ${verb}: revoke it and create a new key.`,
+        );
+      }
+      expect(await keys.list()).toEqual(before);
+    },
+  );
 
   it('leaves a key on the plan it is on already as it is', async () => {
     const { record } = await createKey('app', '--plan', 'partner');
@@ -948,21 +981,18 @@ describe('the caller on AWS, from AWS STS (mocked with aws-sdk-client-mock)', ()
   const onAws = (...argv: string[]) =>
     runKeysCommand([...argv, '--table', tables.apiKeys], { env: {}, print: (line) => lines.push(line), sts });
 
-  it('records the ARN of the caller on create, roll and revoke', async () => {
+  it('records the ARN of the caller on roll and revoke (and on create, on a stage: below)', async () => {
     stsMock.on(GetCallerIdentityCommand).resolves({ Arn: ARN, Account: '123456789012', UserId: 'AROAEXAMPLE:alice' });
+    const { record: created } = await createKey('partner');
 
-    expect(await onAws('create', '--name', 'partner')).toBe(0);
-    const created = (await keys.list())[0];
-    expect(created).toMatchObject({ name: 'partner', changedBy: ARN });
-
-    expect(await onAws('roll', created?.keyId ?? '', '--grace', '1h')).toBe(0);
+    expect(await onAws('roll', created.keyId, '--grace', '1h')).toBe(0);
     const rolled = await keys.list();
     expect(rolled.map((record) => record.changedBy)).toEqual([ARN, ARN]);
 
-    const next = rolled.find((record) => record.replaces === created?.keyId);
+    const next = rolled.find((record) => record.replaces === created.keyId);
     expect(await onAws('revoke', next?.keyId ?? '')).toBe(0);
     expect((await recordOf(next?.keyId ?? '')).changedBy).toBe(ARN);
-    expect(stsMock.commandCalls(GetCallerIdentityCommand)).toHaveLength(3);
+    expect(stsMock.commandCalls(GetCallerIdentityCommand)).toHaveLength(2);
   });
 
   it('records the ARN on a stage, whose table the stack names', async () => {
@@ -1009,7 +1039,6 @@ describe('the caller on AWS, from AWS STS (mocked with aws-sdk-client-mock)', ()
     const { record } = await createKey('ci');
 
     for (const argv of [
-      ['create', '--name', 'x'],
       ['roll', record.keyId],
       ['revoke', record.keyId],
     ]) {
@@ -1206,19 +1235,17 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     expect(await recordOf(record.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1' });
   });
 
-  it('set-plan pairs a key from before plans: CreateApiKey and CreateUsagePlanKey, no DeleteUsagePlanKey', async () => {
-    await putConsoleKey(tables.client, tables.apiKeys, { name: 'before plans' });
-    const [legacy] = await keys.list();
+  it('set-plan makes no API key for a key without one (changed by hand): it refuses it in one line, calling nothing', async () => {
+    await putConsoleKey(tables.client, tables.apiKeys, { name: 'no usage key' });
+    const [bare] = await keys.list();
+    const keyId = bare?.keyId ?? '';
 
-    expect(await onStage('set-plan', legacy?.keyId ?? '', 'partner')).toBe(0);
+    const error = await onStage('set-plan', keyId, 'partner').catch((thrown: unknown) => thrown);
 
-    expect(apiGatewayCalls()).toEqual(['CreateApiKeyCommand', 'CreateUsagePlanKeyCommand']);
-    expect(calls(CreateUsagePlanKeyCommand)).toEqual([{ usagePlanId: 'up-partner', keyId: 'ak-1', keyType: 'API_KEY' }]);
-    expect(await recordOf(legacy?.keyId ?? '')).toMatchObject({
-      plan: 'partner',
-      usageKeyId: 'ak-1',
-      usageKey: calls(CreateApiKeyCommand)[0]?.value,
-    });
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toMatch(new RegExp(`^Key ${keyId} names no usage key of its own `));
+    expect(apiGatewayCalls()).toEqual([]);
+    expect(await keys.list()).toEqual([bare]);
   });
 
   it('revoke disables the API key with UpdateApiKey, and says so', async () => {
@@ -1276,9 +1303,10 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     expect(await keys.list()).toEqual([]);
   });
 
-  it('needs --stage for plans: --table alone refuses --plan and set-plan in one line, writing nothing', async () => {
+  it('needs --stage for plans: --table alone refuses create, with or without --plan, and set-plan in one line, writing nothing', async () => {
     const { record } = await createKey('app');
     for (const argv of [
+      ['create', '--name', 'x'],
       ['create', '--name', 'x', '--plan', 'partner'],
       ['set-plan', record.keyId, 'partner'],
     ]) {
@@ -1289,15 +1317,6 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
       );
     }
     expect(await keys.list()).toEqual([record]);
-    expect(apiGatewayCalls()).toEqual([]);
-  });
-
-  it('creates a key on the shared usage key with --table alone, where the usage plans are unknown', async () => {
-    expect(await onTable('create', '--name', 'x')).toBe(0);
-    expect(lines[0]).toMatch(/\(x, scopes pets:read,pets:write,orders:read\) on plan shared, on the shared usage key\. /);
-    const [record] = await keys.list();
-    expect(record?.usageKeyId).toBeUndefined();
-    expect(record?.plan).toBeUndefined();
     expect(apiGatewayCalls()).toEqual([]);
   });
 });
@@ -1444,7 +1463,7 @@ describe('console items of other types than documented, through the tool', () =>
     expect(byName.n?.[3]).toBe('{"N":"1700000000"}');
     expect(byName.huge?.[5]).toBe('{"N":"123456789012345678901234567890"}');
     // expires, last used, state, plan
-    expect(byName['null expiry']?.slice(4)).toEqual(['{"NULL":true}', '-', 'expired', 'shared']);
+    expect(byName['null expiry']?.slice(4)).toEqual(['{"NULL":true}', '-', 'expired', '-']);
     expect(byName.bare?.[3]).toBe('-');
     lines = [];
     expect(await run('list', '--json')).toBe(0);

@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { apiEvent, context, tokenEvent } from '../support/events';
 import { recordingClient, type SentCommand } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -111,6 +112,7 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     const { client, sent } = recordingClient(tables.endpoint);
     const key = generateApiKey();
     await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'permissions-test', {
+      usage: localUsageKey(),
       changedBy: ACTOR,
     });
     const authorizer = createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) });
@@ -139,7 +141,7 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     const { client, sent } = recordingClient(tables.endpoint);
     const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
     const key = generateApiKey();
-    await keys.register(key, 'permissions-test', { changedBy: ACTOR });
+    await keys.register(key, 'permissions-test', { usage: localUsageKey(), changedBy: ACTOR });
     const authorizer = (now: Date) => createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }), now: () => now });
     await authorizer(new Date())(tokenEvent(`Bearer ${key}`), context);
     await authorizer(new Date(Date.now() + 2 * 3_600_000))(tokenEvent(`Bearer ${key}`), context);
@@ -150,7 +152,11 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
   it('keyExpiry: UpdateItem names only the key, the expiry it reads and the attributes it writes, and asks nothing back', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
     const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
-    await keys.register(generateApiKey(), 'expiring', { expiresAt: new Date(Date.now() - 1_000).toISOString(), changedBy: ACTOR });
+    await keys.register(generateApiKey(), 'expiring', {
+      usage: localUsageKey(),
+      expiresAt: new Date(Date.now() - 1_000).toISOString(),
+      changedBy: ACTOR,
+    });
     await createKeyExpiry({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) })({}, context);
     expectUpdatesWithin(sent, 'keyExpiry');
   });
@@ -158,7 +164,11 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
   it('keyExpiry: Scan and UpdateItem on the keys table, with a key to mark and without', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
     const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
-    await keys.register(generateApiKey(), 'expiring', { expiresAt: new Date(Date.now() - 1_000).toISOString(), changedBy: ACTOR });
+    await keys.register(generateApiKey(), 'expiring', {
+      usage: localUsageKey(),
+      expiresAt: new Date(Date.now() - 1_000).toISOString(),
+      changedBy: ACTOR,
+    });
     const sweep = createKeyExpiry({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) });
     expect((await sweep({}, context)).marked).toHaveLength(1);
     expect((await sweep({}, context)).marked).toEqual([]);

@@ -2,12 +2,29 @@
 import { PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
+import { usageKeyBinding } from '../../shared/plan-policy';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 
-/** Puts a new key's item with `extra` attributes (e.g. `{ scopes: { SS: ['pets:read'] } }`) and returns the key. */
+/** What the key tool writes for a key's plan and its own (local) usage key, in raw types: what the authorizer meters. */
+export const meteredAttributes = (keyHash: string, plan = 'default'): Record<string, AttributeValue> => {
+  const { usageKeyId, usageKey } = localUsageKey();
+  return {
+    plan: { S: plan },
+    usageKeyId: { S: usageKeyId },
+    usageKey: { S: usageKey },
+    usageKeyBinding: { S: usageKeyBinding(keyHash, usageKeyId, usageKey) },
+  };
+};
+
+/**
+ * Puts a new key's item with `extra` attributes (e.g. `{ scopes: { SS: ['pets:read'] } }`) and
+ * returns the key. With `metered`, the item also has what the key tool gives every key, a plan and
+ * a usage key of its own (which `extra` may override): an item the tool made, then edited by hand.
+ */
 export const putConsoleKey = async (
   client: DynamoDBDocumentClient,
   tableName: string,
-  { name = 'console', extra = {} }: { name?: string; extra?: Record<string, AttributeValue> } = {},
+  { name = 'console', metered = false, extra = {} }: { name?: string; metered?: boolean; extra?: Record<string, AttributeValue> } = {},
 ): Promise<string> => {
   const key = generateApiKey();
   const keyHash = hashApiKey(key);
@@ -19,6 +36,7 @@ export const putConsoleKey = async (
         keyId: { S: keyIdOf(keyHash) },
         name: { S: name },
         createdAt: { S: new Date().toISOString() },
+        ...(metered ? meteredAttributes(keyHash) : {}),
         ...extra,
       },
     }),

@@ -88,9 +88,10 @@ describe('allowScopedMethods', () => {
 });
 
 describe('grantedScopes', () => {
-  it('grants every scope to a key stored without a scopes attribute (keys from before scopes)', () => {
-    expect(grantedScopes(undefined)).toEqual([...SCOPES]);
-    expect(allowed(grantedScopes(undefined))).toEqual(['listPets', 'createPet', 'getPet', 'listStoreOrders']);
+  it('grants nothing to a key stored without a scopes attribute (deleted by hand): it fails closed', () => {
+    expect(grantedScopes(undefined)).toEqual([]);
+    expect(allowed(grantedScopes(undefined))).toEqual([]);
+    expect(grantedScopes([...SCOPES])).toEqual([...SCOPES]);
   });
 
   it('grants the scopes of a String Set as DynamoDB reads it back, in a stable order', () => {

@@ -84,17 +84,9 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
       if (!fn) throw new Error(`no ${logicalId}`);
       const env = coldStartEnvironment(fn);
       const variables = Properties.Environment.Variables;
-      // Table names are Refs in the template; the logical id they name stands in for the name. The
-      // shared usage key is built from the stack id, which a stack ARN's UUID stands in for.
+      // Table names are Refs in the template; the logical id they name stands in for the name.
       const expected = Object.fromEntries(
-        Object.entries(variables).map(([name, value]) => [
-          name,
-          typeof value === 'string'
-            ? value
-            : name === 'SHARED_USAGE_KEY'
-              ? 'shared-00000000-0000-4000-8000-000000000000'
-              : (value as { Ref: string }).Ref,
-        ]),
+        Object.entries(variables).map(([name, value]) => [name, typeof value === 'string' ? value : (value as { Ref: string }).Ref]),
       );
       expect(env).toMatchObject(expected);
       expect(env.NODE_OPTIONS).toBe(variables.NODE_OPTIONS);

@@ -8,7 +8,6 @@ import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { auditEntryOf, auditLogGroupName, DECLARED_TIME_TOLERANCE_MS } from '../../shared/key-audit';
-import { SCOPES } from '../../shared/scopes';
 
 const key = generateApiKey();
 const keyHash = hashApiKey(key);
@@ -138,21 +137,19 @@ describe('auditEntryOf', () => {
     expect(modify(stored(), stored({ scopes: { SS: ['pets:write', 'pets:read'] } }))).toBeUndefined();
   });
 
-  it('records a scopes attribute removed as a scope change that grants every scope', () => {
+  it('records a scopes attribute removed as a scope change that grants nothing', () => {
     const { scopes: _, ...withoutScopes } = stored();
     expect(modify(stored(), withoutScopes)).toMatchObject({
       action: 'scopes_changed',
-      changes: { scopes: { from: ['pets:read', 'pets:write'], to: null, grants: { from: ['pets:read', 'pets:write'], to: [...SCOPES] } } },
+      changes: { scopes: { from: ['pets:read', 'pets:write'], to: null, grants: { from: ['pets:read', 'pets:write'], to: [] } } },
     });
   });
 
-  it('says what a key made without a scopes attribute is granted: every scope', () => {
+  it('records no scopes for an item put without a scopes attribute: it is granted nothing, as no item is', () => {
     const { scopes: _, ...withoutScopes } = stored();
-    expect(auditEntryOf(streamRecord('INSERT', { NewImage: withoutScopes }))?.changes.scopes).toEqual({
-      from: null,
-      to: null,
-      grants: { from: [], to: [...SCOPES] },
-    });
+    const entry = auditEntryOf(streamRecord('INSERT', { NewImage: withoutScopes }));
+    expect(entry?.action).toBe('created');
+    expect(entry?.changes).not.toHaveProperty('scopes');
   });
 
   it('tells an attribute of another type from an absent one: a NULL revokedAt revokes, and is recorded', () => {

@@ -139,26 +139,30 @@ describe('keys audit on AWS (CloudWatch Logs mocked with aws-sdk-client-mock)', 
     expect(lines.map((line) => (JSON.parse(line) as KeyAuditEntry).eventId)).toEqual([created.eventId, narrowed.eventId, revoked.eventId]);
   });
 
-  it('prints a scopes attribute removed as every scope, never as none, and what odd values grant', async () => {
-    const widened = entry('aaaaaaaaaaaa', 'scopes_changed', '2030-01-04T00:00:00.000Z', {
-      scopes: { from: ['pets:read'], to: null, grants: { from: ['pets:read'], to: ['pets:read', 'pets:write', 'orders:read'] } },
+  it('prints a scopes attribute removed as none, and what odd values grant', async () => {
+    const removed = entry('aaaaaaaaaaaa', 'scopes_changed', '2030-01-04T00:00:00.000Z', {
+      scopes: { from: ['pets:read'], to: null, grants: { from: ['pets:read'], to: [] } },
     });
     const nulled = entry('aaaaaaaaaaaa', 'scopes_changed', '2030-01-05T00:00:00.000Z', {
-      scopes: { from: null, to: { NULL: true }, grants: { from: ['pets:read', 'pets:write', 'orders:read'], to: [] } },
+      scopes: { from: null, to: { NULL: true }, grants: { from: [], to: [] } },
+    });
+    const odd = entry('aaaaaaaaaaaa', 'scopes_changed', '2030-01-05T12:00:00.000Z', {
+      scopes: { from: { NULL: true }, to: ['pets:admin', 'pets:read'], grants: { from: [], to: ['pets:read'] } },
     });
     const bare = entry('cccccccccccc', 'created', '2030-01-06T00:00:00.000Z', {
-      scopes: { from: null, to: null, grants: { from: [], to: ['pets:read', 'pets:write', 'orders:read'] } },
+      scopes: { from: null, to: null, grants: { from: [], to: [] } },
     });
     logs.on(FilterLogEventsCommand).resolves({
-      events: [widened, nulled, bare].map((audit, position) => ({ timestamp: position, message: loggedLine(audit) })),
+      events: [removed, nulled, odd, bare].map((audit, position) => ({ timestamp: position, message: loggedLine(audit) })),
     });
 
     const { lines } = await run('--table', 'T', '--region', 'eu-west-1');
 
     expect(lines.slice(1).map((line) => line.split('\t')[5])).toEqual([
-      'scopes pets:read -> all (no scopes attribute)',
-      'scopes all (no scopes attribute) -> {"NULL":true} (grants none)',
-      'scopes all (no scopes attribute)',
+      'scopes pets:read -> none (no scopes attribute)',
+      'scopes none (no scopes attribute) -> {"NULL":true} (grants none)',
+      'scopes {"NULL":true} (grants none) -> pets:admin,pets:read (grants pets:read)',
+      'scopes none (no scopes attribute)',
     ]);
   });
 });

@@ -1,6 +1,7 @@
-/** A plan's RateLimit-Policy as the authorizer states it, and the plans it reads from USAGE_PLANS. */
+/** A plan's RateLimit-Policy as the authorizer states it, the plans it reads from USAGE_PLANS, and how it meters a key's item. */
 import { describe, expect, it } from 'vitest';
-import { policiesOf, policiesOfJson, rateLimitPolicyValue } from '../../shared/plan-policy';
+import { hashApiKey } from '../../shared/api-keys';
+import { meteringOf, policiesOf, policiesOfJson, rateLimitPolicyValue, usageKeyBinding } from '../../shared/plan-policy';
 import { plans } from '../../shared/plans';
 import { buildOpenApiDocument } from '../../tools/openapi/document';
 
@@ -63,5 +64,50 @@ describe('the plans the authorizer reads (USAGE_PLANS)', () => {
     expect(policiesOfJson(undefined).size).toBe(0);
     expect(policiesOfJson('{not json').size).toBe(0);
     expect(policiesOfJson('[1, 2]').size).toBe(0);
+  });
+});
+
+describe('meteringOf: the usage key and plan of a key, as its item holds them', () => {
+  const keyHash = hashApiKey('petstore_a-key-for-the-test-of-its-metering');
+  const item = (usageKeyId: string, usageKey: string, plan = 'partner') => ({
+    keyHash,
+    plan,
+    usageKeyId,
+    usageKey,
+    usageKeyBinding: usageKeyBinding(keyHash, usageKeyId, usageKey),
+  });
+
+  it('meters a key by the usage key written for it, on its plan', () => {
+    expect(meteringOf(item('ak-1', 'a'.repeat(40)))).toEqual({ usageKeyId: 'ak-1', usageIdentifierKey: 'a'.repeat(40), plan: 'partner' });
+  });
+
+  it('binds a usage key to one key, one id and one value: none may be exchanged', () => {
+    const binding = usageKeyBinding(keyHash, 'ak-1', 'a'.repeat(40));
+    expect(binding).toMatch(/^[0-9a-f]{64}$/);
+    expect(usageKeyBinding(hashApiKey('petstore_another-key-of-the-test'), 'ak-1', 'a'.repeat(40))).not.toBe(binding);
+    expect(usageKeyBinding(keyHash, 'ak-2', 'a'.repeat(40))).not.toBe(binding);
+    expect(usageKeyBinding(keyHash, 'ak-1', 'b'.repeat(40))).not.toBe(binding);
+    // Each part apart: moving a character from the id to the value is another binding.
+    expect(usageKeyBinding(keyHash, 'ak-1a', 'a'.repeat(39))).not.toBe(binding);
+  });
+
+  it.each([
+    ['no usage key', { usageKey: undefined }, 'no-usage-key'],
+    ['an empty usage key', { usageKey: '' }, 'no-usage-key'],
+    ['a usage key of another type', { usageKey: 12345 }, 'no-usage-key'],
+    ['no usage key id', { usageKeyId: undefined }, 'no-usage-key'],
+    ["another key's usage key", { usageKey: 'b'.repeat(40) }, 'usage-key-mismatch'],
+    ['another usage key id', { usageKeyId: 'ak-2' }, 'usage-key-mismatch'],
+    ['no binding', { usageKeyBinding: undefined }, 'usage-key-mismatch'],
+    [
+      "another key's binding",
+      { usageKeyBinding: usageKeyBinding(hashApiKey('petstore_another-key-of-the-test'), 'ak-1', 'a'.repeat(40)) },
+      'usage-key-mismatch',
+    ],
+    ['no plan', { plan: undefined }, 'no-plan'],
+    ['an empty plan', { plan: '' }, 'no-plan'],
+    ['a plan of another type', { plan: null }, 'no-plan'],
+  ] as const)('refuses an item with %s, assuming nothing in its place', (_, change, refused) => {
+    expect(meteringOf({ ...item('ak-1', 'a'.repeat(40)), ...change })).toEqual({ refused });
   });
 });

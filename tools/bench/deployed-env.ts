@@ -27,14 +27,10 @@ interface FunctionResource {
   };
 }
 
-/** What `AWS::StackId` stands for: a stack ARN of the shape CloudFormation gives. */
-const STACK_ID_STAND_IN = 'arn:aws:cloudformation:eu-west-1:123456789012:stack/PetStore-bench/00000000-0000-4000-8000-000000000000';
-
 /**
  * A template value as a string. A `Ref` (a table's name) becomes the logical id it names, which
- * stands in for the name CloudFormation would give; `AWS::StackId` a stack ARN; `Fn::Join`,
- * `Fn::Split` and `Fn::Select` are evaluated (the shared usage key's value is built from the stack
- * id). Any other intrinsic is refused, so a new kind of variable is looked at rather than guessed.
+ * stands in for the name CloudFormation would give. Any other intrinsic is refused, so a new kind
+ * of variable is looked at rather than guessed.
  */
 const standIn = (logicalId: string, name: string, value: unknown): string => {
   if (typeof value === 'string') return value;
@@ -42,18 +38,7 @@ const standIn = (logicalId: string, name: string, value: unknown): string => {
   const intrinsic =
     value !== null && typeof value === 'object' && Object.keys(value).length === 1 ? (value as Record<string, unknown>) : {};
   const ref = intrinsic.Ref;
-  if (ref === 'AWS::StackId') return STACK_ID_STAND_IN;
   if (typeof ref === 'string') return ref;
-  const join = intrinsic['Fn::Join'];
-  if (Array.isArray(join) && typeof join[0] === 'string' && Array.isArray(join[1])) {
-    return join[1].map((part: unknown) => standIn(logicalId, name, part)).join(join[0]);
-  }
-  const select = intrinsic['Fn::Select'];
-  const split = Array.isArray(select) ? (select[1] as Record<string, unknown> | undefined)?.['Fn::Split'] : undefined;
-  if (Array.isArray(select) && typeof select[0] === 'number' && Array.isArray(split) && typeof split[0] === 'string') {
-    const selected = standIn(logicalId, name, split[1]).split(split[0])[select[0]];
-    if (selected !== undefined) return selected;
-  }
   throw new Error(`${logicalId}: environment variable ${name} is ${JSON.stringify(value)}, which the benchmark cannot stand in for`);
 };
 

@@ -11,7 +11,7 @@ import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
 import { startLocalServer } from '../local-server/server';
-import { ROOMY_PLANS } from '../local-server/usage-plans';
+import { localUsageKey, ROOMY_PLANS } from '../local-server/usage-plans';
 import { countGets, countUpdates } from './capacity';
 import { localActor } from '../keys/caller';
 
@@ -60,7 +60,7 @@ export const measureLastUse = async ({ endpoint, tables, keys, connections, seco
   for (const history of HISTORIES) {
     for (let index = 0; index < history.count; index += 1) {
       const key = generateApiKey();
-      const record = await keys.register(key, 'bench last use', { changedBy: localActor() });
+      const record = await keys.register(key, 'bench last use', { usage: localUsageKey(), changedBy: localActor() });
       if (history.minutesAgo !== undefined) await keys.recordUse(record, new Date(now - history.minutesAgo * 60_000));
       seeded.push({ key, keyHash: record.keyHash, history });
     }

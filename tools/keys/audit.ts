@@ -116,15 +116,15 @@ const shortValue = (value: AuditValue | undefined): string => {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 };
 
-/** The phrase for an absent `scopes` attribute: the key has every scope, never "none". */
-export const ALL_SCOPES_PHRASE = 'all (no scopes attribute)';
+/** The phrase for an absent `scopes` attribute: the key has no scope. */
+export const NO_SCOPES_PHRASE = 'none (no scopes attribute)';
 
 /**
- * A `scopes` value as what it grants: absent is every scope; a value whose scopes are not exactly
- * what it grants (another type, a string that is no scope) is followed by what it grants.
+ * A `scopes` value as what it grants: absent is none; a value whose scopes are not exactly what it
+ * grants (another type, a string that is no scope) is followed by what it grants.
  */
 const scopesValue = (value: AuditValue | undefined, grants: readonly string[] | undefined): string => {
-  if (value === null || value === undefined) return ALL_SCOPES_PHRASE;
+  if (value === null || value === undefined) return NO_SCOPES_PHRASE;
   const listed = Array.isArray(value) ? [...value].map(String).sort() : undefined;
   if (grants === undefined || JSON.stringify(listed) === JSON.stringify([...grants].sort())) return shortValue(value);
   return `${shortValue(value)} (grants ${grants.length === 0 ? 'none' : grants.join(',')})`;

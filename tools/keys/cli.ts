@@ -251,7 +251,7 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
     // A plan is checked against the plans in force (locally) or the stage's (on AWS), before any write.
     const { command, plan } = invocation;
     if (command === 'set-plan') usageKeys.checkPlan(plan ?? '');
-    if (command === 'create' && (plan !== undefined || usageKeys.pairs)) usageKeys.checkPlan(plan ?? DEFAULT_PLAN);
+    if (command === 'create') usageKeys.checkPlan(plan ?? DEFAULT_PLAN);
     return await dispatch(invocation, target, context);
   } catch (error) {
     // The audit log has its own lines for a missing log or a refusal; the keys table's are these.

@@ -7,7 +7,7 @@ import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { KeyStateError, type Actor, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { parseInstant } from '../../shared/instants';
 import { keyState } from '../../shared/key-state';
-import { DEFAULT_PLAN, meteredPlan, onSharedUsageKey, SHARED_PLAN } from '../../shared/plan-policy';
+import { DEFAULT_PLAN, meteringOf, type MeteringRefusal } from '../../shared/plan-policy';
 import type { Scope } from '../../shared/scopes';
 import { UsageError } from '../cli';
 import { attributeText, fullKeyJson, keyJson, LIST_HEADER, listLine, showLines } from './output';
@@ -28,8 +28,21 @@ const CACHE_NOTE = 'within the authorizer cache TTL';
 const describeNew = (record: ApiKeyRecord): string =>
   `${record.name}, scopes ${record.scopes.join(',')}${record.expiresAt === undefined ? '' : `, expires ${record.expiresAt}`}`;
 
-const describePlan = (record: ApiKeyRecord): string =>
-  onSharedUsageKey(record) ? `plan ${SHARED_PLAN}, on the shared usage key` : `plan ${meteredPlan(record)}`;
+const describePlan = (record: ApiKeyRecord): string => `plan ${attributeText(record.plan)}`;
+
+/** What is wrong with the item of a key the authorizer refuses for it (meteringOf), as the operator reads it. */
+const UNMETERED: Readonly<Record<MeteringRefusal, string>> = {
+  'no-usage-key': 'names no usage key of its own',
+  'usage-key-mismatch': 'holds a usage key that was not written for it',
+  'no-plan': 'names no plan',
+};
+
+/** The one line for a key whose item was changed by hand so that it cannot be metered: it is refused, and stays so. */
+const unmeteredKey = (keyId: string, reason: MeteringRefusal, what: string): UsageError =>
+  new UsageError(
+    `Key ${keyId} ${UNMETERED[reason]} (its item was changed by hand), so the authorizer refuses it and it cannot ${what}: ` +
+      'revoke it and create a new key.',
+  );
 
 const noSuchKey = (keyId: string): UsageError => new UsageError(`No key has the id ${keyId} (npm run keys -- list shows them).`);
 
@@ -63,11 +76,10 @@ export const createKey = async ({ keys, usageKeys, print, json, caller }: Comman
   const key = generateApiKey();
   const plan = input.plan ?? DEFAULT_PLAN;
   // The API key that meters it, made first so that the record names it; deleted if the record is not written.
-  const usage = usageKeys.pairs ? await usageKeys.create(keyIdOf(hashApiKey(key)), plan) : undefined;
-  const options = { scopes: input.scopes, expiresAt: input.expiresAt, changedBy, ...(usage === undefined ? {} : { plan, usage }) };
+  const usage = await usageKeys.create(keyIdOf(hashApiKey(key)), plan);
   const record = await undoneOnFailure(
-    () => keys.register(key, input.name, options),
-    async () => usage !== undefined && usageKeys.discard(usage.usageKeyId),
+    () => keys.register(key, input.name, { scopes: input.scopes, expiresAt: input.expiresAt, plan, usage, changedBy }),
+    () => usageKeys.discard(usage.usageKeyId),
   );
   if (json) {
     print(keyJson(record, key));
@@ -112,7 +124,7 @@ export interface RollInput {
 }
 
 /** Why a key cannot be rolled, in one line: a UsageError for what the operator can fix, an Error for a busy key. */
-const rollRefusal = (keyId: string, { state }: KeyStateError): Error => {
+const rollRefusal = (keyId: string, { state }: KeyStateError, record: ApiKeyRecord | undefined): Error => {
   switch (state) {
     case 'missing':
       return noSuchKey(keyId);
@@ -123,6 +135,10 @@ const rollRefusal = (keyId: string, { state }: KeyStateError): Error => {
         `Key ${keyId} has no scope this API knows in its stored scopes, so its successor would have none: ` +
           'give it valid scopes in the console, or create a new key with --scopes.',
       );
+    case 'unmetered': {
+      const metering = record && meteringOf(record);
+      return unmeteredKey(keyId, metering && 'refused' in metering ? metering.refused : 'no-usage-key', 'be rolled');
+    }
     case 'changing':
       return new Error(
         `Key ${keyId} kept changing while it was rolled (another change at the same moment): nothing was rolled; roll it again.`,
@@ -136,8 +152,10 @@ const rollRefusal = (keyId: string, { state }: KeyStateError): Error => {
 export const rollKey = async ({ keys, print, json, caller }: CommandContext, keyId: string, input: RollInput): Promise<number> => {
   const changedBy = await caller();
   const key = generateApiKey();
-  const { previous, next } = await keys.roll(keyId, key, { ...input, changedBy }).catch((error: unknown) => {
-    throw error instanceof KeyStateError ? rollRefusal(keyId, error) : error;
+  const { previous, next } = await keys.roll(keyId, key, { ...input, changedBy }).catch(async (error: unknown) => {
+    if (!(error instanceof KeyStateError)) throw error;
+    // What is wrong with an unmetered key's item is read again, to name it.
+    throw rollRefusal(keyId, error, error.state === 'unmetered' ? await keys.findById(keyId) : undefined);
   });
   if (json) {
     print(keyJson(next, key));
@@ -164,9 +182,8 @@ const planRefusal = (keyId: string, error: unknown): unknown => {
 };
 
 /**
- * Puts a key on another plan. A key with an API key of its own has it moved between the usage
- * plans, and the keys that share it (the other end of a roll in its grace) follow; a key from
- * before plans gets one, in the new plan.
+ * Puts a key on another plan: its API key is moved between the usage plans, and the keys that
+ * share it (the other end of a roll in its grace) follow.
  */
 export const setKeyPlan = async (
   { keys, usageKeys, print, json, caller }: CommandContext,
@@ -182,50 +199,37 @@ export const setKeyPlan = async (
       `Key ${keyId} has been rolled to ${record.replacedBy}, which shares its usage key: set the plan of ${record.replacedBy}.`,
     );
   }
-  const from = meteredPlan(record);
-  if (!onSharedUsageKey(record) && from === plan) {
+  const metering = meteringOf(record);
+  if ('refused' in metering) throw unmeteredKey(keyId, metering.refused, 'be put on another plan');
+  const from = metering.plan;
+  if (from === plan) {
     if (json) print(keyJson(record));
     else print(`Key ${keyId} is on plan ${plan} already.`);
     return 0;
   }
   const changedBy = await caller();
-  let updated: ApiKeyRecord;
   const followers: string[] = [];
-  const { usageKeyId } = record;
-  if (!onSharedUsageKey(record) && usageKeyId !== undefined) {
-    await usageKeys.move(usageKeyId, from, plan);
-    updated = await undoneOnFailure(
-      async () => {
-        const moved = await keys.setPlan(keyId, plan, { changedBy }).catch((error: unknown) => {
-          throw planRefusal(keyId, error);
-        });
-        for (const other of await keys.othersSharingUsageKey(moved)) {
-          await keys.setPlan(other.keyId, plan, { changedBy });
-          followers.push(other.keyId);
-        }
-        return moved;
-      },
-      () => usageKeys.move(usageKeyId, plan, from),
-    );
-  } else {
-    const usage = await usageKeys.create(keyId, plan);
-    updated = await undoneOnFailure(
-      () =>
-        keys.setPlan(keyId, plan, { usage, changedBy }).catch((error: unknown) => {
-          throw planRefusal(keyId, error);
-        }),
-      () => usageKeys.discard(usage.usageKeyId),
-    );
-  }
+  const { usageKeyId } = metering;
+  await usageKeys.move(usageKeyId, from, plan);
+  const updated = await undoneOnFailure(
+    async () => {
+      const moved = await keys.setPlan(keyId, plan, { changedBy }).catch((error: unknown) => {
+        throw planRefusal(keyId, error);
+      });
+      for (const other of await keys.othersSharingUsageKey(moved)) {
+        await keys.setPlan(other.keyId, plan, { changedBy });
+        followers.push(other.keyId);
+      }
+      return moved;
+    },
+    () => usageKeys.move(usageKeyId, plan, from),
+  );
   if (json) {
     print(keyJson(updated));
     return 0;
   }
-  const was = onSharedUsageKey(record)
-    ? `${describePlan(record)}, to plan ${plan} with a usage key of its own`
-    : `plan ${from} to plan ${plan}`;
   const along = followers.length === 0 ? '' : ` Key ${followers.join(', ')}, which shares its usage key, moved with it.`;
-  print(`Moved key ${keyId} from ${was}: its new limits apply ${CACHE_NOTE}.${along}`);
+  print(`Moved key ${keyId} from plan ${from} to plan ${plan}: its new limits apply ${CACHE_NOTE}.${along}`);
   return 0;
 };
 

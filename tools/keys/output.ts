@@ -2,7 +2,6 @@
 import { convertToAttr } from '@aws-sdk/util-dynamodb';
 import { type ApiKeyRecord } from '../../shared/api-keys-repository';
 import { keyState } from '../../shared/key-state';
-import { meteredPlan, onSharedUsageKey, SHARED_PLAN } from '../../shared/plan-policy';
 
 /** What an absent attribute shows as in the text output. */
 const NONE = '-';
@@ -41,12 +40,13 @@ export const listLine = (record: ApiKeyRecord, now: Date): string =>
     attributeText(record.expiresAt),
     attributeText(record.lastUsedAt),
     keyState(record, now),
-    meteredPlan(record),
+    attributeText(record.plan),
   ].join('\t');
 
 /**
- * Every attribute of the record but its hash and its usage key's value (which API Gateway's console
- * shows beside its id), in the stored names an operator finds in the console.
+ * Every attribute of the record but its hash, its usage key's value (which API Gateway's console
+ * shows beside its id) and the binding derived from them, in the stored names an operator finds in
+ * the console.
  */
 const SHOWN = [
   'keyId',
@@ -63,22 +63,19 @@ const SHOWN = [
   'expiredAt',
   'plan',
   'usageKeyId',
-] as const satisfies ReadonlyArray<Exclude<keyof ApiKeyRecord, 'keyHash' | 'usageKey'>>;
-
-const SHARED_USAGE_KEY_NOTE = `${SHARED_PLAN} (the shared usage key, at the stage throttle, until set-plan)`;
+] as const satisfies ReadonlyArray<Exclude<keyof ApiKeyRecord, 'keyHash' | 'usageKey' | 'usageKeyBinding'>>;
 
 /** `show`'s lines: the key's state, then each attribute, name and value. */
 export const showLines = (record: ApiKeyRecord, now: Date): string[] => {
   const width = Math.max(...SHOWN.map((name) => name.length)) + 2;
   const value = (name: (typeof SHOWN)[number]): string => {
     if (name === 'scopes') return scopesText(record);
-    if (name === 'plan') return onSharedUsageKey(record) ? SHARED_USAGE_KEY_NOTE : meteredPlan(record);
     return attributeText(record[name]);
   };
   return [`${'state'.padEnd(width)}${keyState(record, now)}`, ...SHOWN.map((name) => `${name.padEnd(width)}${value(name)}`)];
 };
 
-/** A key as --json prints it, absent attributes as null; `plan` is the one it is metered on, never null. */
+/** A key as --json prints it, absent attributes as null. */
 const keyObject = (record: ApiKeyRecord) => ({
   id: record.keyId,
   name: attributeJson(record.name),
@@ -87,7 +84,7 @@ const keyObject = (record: ApiKeyRecord) => ({
   expiresAt: attributeJson(record.expiresAt),
   revokedAt: attributeJson(record.revokedAt),
   lastUsedAt: attributeJson(record.lastUsedAt),
-  plan: meteredPlan(record),
+  plan: attributeJson(record.plan),
 });
 
 /** One key as --json prints it; `key` only for the key a create or roll made, shown that once. */

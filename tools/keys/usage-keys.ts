@@ -26,15 +26,12 @@ import { KEYS_HELP, type KeysTarget } from './target';
 export type ApiGatewayCalls = Pick<APIGatewayClient, 'send'>;
 
 export interface UsageKeys {
-  /**
-   * Whether a new key gets an API key of its own here: locally and on a stage, but not on a keys
-   * table named alone (--table), whose usage plans the tool cannot know; such a key is metered on
-   * the shared usage key until set-plan (with --stage) pairs it.
-   */
-  readonly pairs: boolean;
   /** Whether the API keys are API Gateway's (on AWS), rather than the local gateway's values. */
   readonly onApiGateway: boolean;
-  /** Throws a UsageError of one line unless `plan` is a plan keys can be put on here. */
+  /**
+   * Throws a UsageError of one line unless `plan` is a plan keys can be put on here: on a keys
+   * table named alone (--table) on AWS, whose usage plans the tool cannot know, none is.
+   */
   checkPlan(plan: string): void;
   /** A new API key in `plan` for our key `keyId`: a random value, never the bearer key. */
   create(keyId: string, plan: string): Promise<UsageKey>;
@@ -68,7 +65,6 @@ const localUsageKeys = (env: Readonly<Record<string, string | undefined>>): Usag
     }
   };
   return {
-    pairs: true,
     onApiGateway: false,
     checkPlan(plan) {
       const known = planNames();
@@ -137,7 +133,6 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
   };
 
   return {
-    pairs: stage !== undefined,
     onApiGateway: true,
     checkPlan(plan) {
       usagePlanId(plan);
@@ -147,7 +142,7 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
       const created = await calls()
         .send(
           new CreateApiKeyCommand({
-            // Named as the stack names the usage plans and the shared usage key: pet-store-<stage>-….
+            // Named as the stack names the usage plans: pet-store-<stage>-….
             name: `${PROJECT_NAME}-${stage ?? ''}-${keyId}`,
             description: `Meters the pet store key ${keyId} on its plan (npm run keys).`,
             value,

@@ -33,7 +33,7 @@ export interface LoadTargetOptions {
 export const startLoadTarget = async ({ keys, plan, plans }: LoadTargetOptions) => {
   const stack = await startLocalStack({ dynamodbLocal: { port: 0 }, keyName: LOAD_KEY_NAME, server: { port: 0, plans } });
   try {
-    // The stack's own key (made with a usage key of its own) goes on the plan too.
+    // The stack's own key goes on the plan too.
     await stack.keys.setPlan(stack.keyId, plan, { changedBy: localActor() });
     const others = await registerLoadKeys(stack.keys, keys - 1, plan);
     return { url: stack.url, keys: [stack.key, ...others], stop: stack.stop };

@@ -20,7 +20,7 @@ import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER, type GatewayResponseType } fr
 import { cors, corsOrigins } from '../../shared/http/cors';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { logger } from '../../shared/logger';
-import { DEFAULT_PLAN, type PlanLimits } from '../../shared/plan-policy';
+import type { PlanLimits } from '../../shared/plan-policy';
 import { plansInForce } from '../../shared/plans';
 import { createAuthorizerCache } from './authorizer-cache';
 import { lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from '../../shared/gateway-events';
@@ -111,14 +111,13 @@ export const createGateway = ({
   /**
    * Meters the request on the usage plan of the API key the authorizer named, as API Gateway does
    * with the API key source AUTHORIZER: no usage key, or one of no plan, is INVALID_API_KEY.
-   * The plan is the one the authorizer's context names (the key's), `default` when it names none.
+   * The plan is the one the authorizer's context names (the key's).
    */
   const meterUsage = (authorized: APIGatewayAuthorizerResult): GatewayResponseType | undefined => {
     const usageKey = authorized.usageIdentifierKey;
-    const planName = authorized.context?.plan;
-    const name = typeof planName === 'string' ? planName : DEFAULT_PLAN;
+    const name = authorized.context?.plan;
     // Own properties only: a plan named `constructor` is no plan.
-    const plan = Object.hasOwn(plans, name) ? plans[name] : undefined;
+    const plan = typeof name === 'string' && Object.hasOwn(plans, name) ? plans[name] : undefined;
     if (!usageKey || !plan) return 'INVALID_API_KEY';
     const metered = usageMeter.take(usageKey, plan, now().getTime());
     return metered === 'allowed' ? undefined : metered;

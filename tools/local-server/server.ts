@@ -21,19 +21,10 @@ import { petsRepository, type PetsRepository } from '../../shared/pets-repositor
 import { routes } from '../../shared/routes';
 import type { TableNames } from '../../shared/tables';
 import { createDocumentation } from './docs';
-import {
-  createGateway,
-  DEFAULT_THROTTLE,
-  GATEWAY_MAX_BODY_BYTES,
-  withGatewayRequestId,
-  type GatewayOptions,
-  type ProxyHandler,
-} from './gateway';
+import { createGateway, GATEWAY_MAX_BODY_BYTES, withGatewayRequestId, type GatewayOptions, type ProxyHandler } from './gateway';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { projectRoot } from '../../shared/project-root';
-import { withSharedPlan } from '../../shared/plan-policy';
 import { plansInForce, type Plans } from '../../shared/plans';
-import { LOCAL_SHARED_USAGE_KEY } from './usage-plans';
 import { asInvocation } from './invocation';
 
 export interface LocalServerOptions {
@@ -94,24 +85,16 @@ export const startLocalServer = async ({
   });
   // The server's own address, known once it listens: the host of the URLs the API writes.
   let ownAddress = host;
-  // The shared usage key's plan is the stage throttle, as the stack makes it.
-  const stageThrottle = throttle ?? DEFAULT_THROTTLE;
-  const meteredPlans = withSharedPlan(plans, { rateLimit: stageThrottle.rate, burstLimit: stageThrottle.burst });
   const gateway = createGateway({
     handlers: await loadHandlers({ pets, now }, tables),
-    // The authorizer as the stack configures it: the shared usage key, and the plans for RateLimit-Policy.
+    // The authorizer as the stack configures it: with the plans, for RateLimit-Policy.
     authorizer: asInvocation(
       { functionName: 'authorizer', tables },
-      createAuthorizer({
-        keys: apiKeysRepository({ client, tableName: tables.apiKeys }),
-        now,
-        sharedUsageKey: LOCAL_SHARED_USAGE_KEY,
-        plans: meteredPlans,
-      }),
+      createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }), now, plans }),
     ),
     authCacheTtlSeconds,
     throttle,
-    plans: meteredPlans,
+    plans,
     now,
     domainName: () => ownAddress,
   });

@@ -9,12 +9,6 @@ import type { PlanLimits } from '../../shared/plan-policy';
 import { plans, type Plans, type QuotaPeriod } from '../../shared/plans';
 
 /**
- * The local stand-in for the `default` plan's shared usage key (on AWS, SHARED_USAGE_KEY): it
- * meters the keys that have no usage key of their own.
- */
-export const LOCAL_SHARED_USAGE_KEY = 'local-shared-usage-key';
-
-/**
  * A usage key of the local gateway's own, as the key tool pairs a key locally (there is no API
  * Gateway here): a random value, never the bearer key, and a local id.
  */

@@ -14,7 +14,7 @@ const allowAll: TokenAuthorizer = async () => policy('Allow');
 
 function policy(
   effect: 'Allow' | 'Deny',
-  usage: { usageIdentifierKey?: string; plan?: string } = { usageIdentifierKey: 'usage-key' },
+  usage: { usageIdentifierKey?: string; plan?: string } = { usageIdentifierKey: 'usage-key', plan: 'default' },
 ): APIGatewayAuthorizerResult {
   return {
     principalId: '0123456789ab',
@@ -234,18 +234,10 @@ describe('the local gateway and the usage plans', () => {
     expect(lines).toContainEqual(expect.objectContaining({ message: 'gateway', gatewayResponse: 'QUOTA_EXCEEDED', status: 429 }));
   });
 
-  it('meters a key whose authorizer names no plan on the default plan', async () => {
-    const gateway = gatewayWith({
-      authorizer: async () => policy('Allow', { usageIdentifierKey: 'shared' }),
-      plans: { default: { rateLimit: 0.001, burstLimit: 1 } },
-    });
-    expect((await gateway(request('/pets'))).statusCode).toBe(200);
-    expect(bodyOf(await gateway(request('/pets')))).toMatchObject({ code: 'too_many_requests', status: 429 });
-  });
-
-  it('refuses with INVALID_API_KEY (403) when the authorizer names no usage key, or a plan that does not exist', async () => {
+  it('refuses with INVALID_API_KEY (403) when the authorizer names no usage key, no plan, or a plan that does not exist', async () => {
     for (const authorizer of [
       async () => policy('Allow', {}),
+      async () => policy('Allow', { usageIdentifierKey: 'k' }),
       async () => policy('Allow', { usageIdentifierKey: 'k', plan: 'gold' }),
       // An object's own properties only: not what every object inherits.
       async () => policy('Allow', { usageIdentifierKey: 'k', plan: 'constructor' }),
