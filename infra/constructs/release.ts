@@ -176,8 +176,10 @@ export class Release extends Construct {
         preHook: this.preTrafficHook.function,
       });
       // What the alias update (CodeDeploy's deployment) needs exists before it starts, in the
-      // template's DependsOn rather than only through references inside its UpdatePolicy.
-      fn.alias.node.addDependency(this.preTrafficHook, ...alarms);
+      // template's DependsOn rather than only through references inside its UpdatePolicy. The
+      // group too: a changed group (its alarms ignored with -c ignoreReleaseAlarms=true, or
+      // watched again) is updated before the deployment it is changed for starts.
+      fn.alias.node.addDependency(this.preTrafficHook, group, ...alarms);
       groups.set(name, group);
       groupAlarms.set(name, alarms);
     }

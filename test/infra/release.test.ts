@@ -71,6 +71,7 @@ const authorizerFailuresAlarm = (stage: string) => ({
 // Three synths shared by every test: a development stage (all at once), prod (canary), and a
 // stage that chooses the linear release, deployed with its release alarms ignored.
 const dev = synthStage('dev');
+const staging = synthStage('staging');
 const prod = synthStage('prod');
 const linearIgnoringAlarms = synthStage('linear', { release: 'Linear10PercentEvery1Minute' }, { ignoreReleaseAlarms: true });
 
@@ -403,6 +404,23 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
     expect(statements).toEqual([
       { Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: [hookArn, { 'Fn::Join': ['', [hookArn, ':*']] }] },
     ]);
+  });
+});
+
+describe.each([
+  ['staging', staging],
+  ['prod', prod],
+])('on %s, each released alias waits for its deployment group', (_name, synthesized) => {
+  it("has the group in the alias's DependsOn, so a changed group (alarms ignored or watched) applies to this release", () => {
+    const release = synthesized.stack.release;
+    if (!release) throw new Error('no release');
+    const resources = resourcesById(synthesized);
+    const released = new Map([...synthesized.stack.functions.operations, ['authorizer', synthesized.stack.functions.authorizer]]);
+    expect([...release.deploymentGroups.keys()].sort()).toEqual([...released.keys()].sort());
+    for (const [name, fn] of released) {
+      const group = logicalId(synthesized, release.deploymentGroups.get(name)!);
+      expect(resources[logicalId(synthesized, fn.alias)]?.DependsOn, name).toContain(group);
+    }
   });
 });
 
