@@ -10,7 +10,7 @@
 import { Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData, type AlarmProps } from 'aws-cdk-lib/aws-cloudwatch';
 import { LambdaApplication, LambdaDeploymentConfig, LambdaDeploymentGroup, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
-import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -145,14 +145,16 @@ export class Release extends Construct {
     this.preTrafficHook.function.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: versionArns }));
 
     this.application = new LambdaApplication(this, 'Application', { applicationName: props.namePrefix });
-    // One role for every group: CodeDeploy's own policy for Lambda releases, plus (granted by
-    // each group with a hook) the invocation of the hook.
+    // One role for every group, allowed what a release does on this stage's functions and alarms
+    // only (grantRelease). The groups get it read-only: CDK's LambdaDeploymentGroup would attach
+    // AWSCodeDeployRoleForLambdaLimited, whose UpdateAlias on `*` would let this stage's releases
+    // move another stage's aliases in a shared account.
     const role = new Role(this, 'DeploymentRole', {
       assumedBy: new ServicePrincipal('codedeploy.amazonaws.com'),
       description:
         'CodeDeploy: shifts the live aliases of the pet store functions, watching the release alarms, and runs the pre-traffic hook.',
-      managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSCodeDeployRoleForLambdaLimited')],
     });
+    const groupRole = role.withoutPolicyUpdates();
 
     const groups = new Map<string, LambdaDeploymentGroup>();
     const groupAlarms = new Map<string, readonly Alarm[]>();
@@ -172,19 +174,20 @@ export class Release extends Construct {
         alarms,
         ignoreAlarmConfiguration: props.ignoreAlarms,
         autoRollback: AUTO_ROLLBACK,
-        role,
+        role: groupRole,
         preHook: this.preTrafficHook.function,
       });
       // What the alias update (CodeDeploy's deployment) needs exists before it starts, in the
       // template's DependsOn rather than only through references inside its UpdatePolicy. The
       // group too: a changed group (its alarms ignored with -c ignoreReleaseAlarms=true, or
       // watched again) is updated before the deployment it is changed for starts.
-      fn.alias.node.addDependency(this.preTrafficHook, group, ...alarms);
+      fn.alias.node.addDependency(this.preTrafficHook, group, role, ...alarms);
       groups.set(name, group);
       groupAlarms.set(name, alarms);
     }
     this.deploymentGroups = groups;
     this.groupAlarms = groupAlarms;
+    this.grantRelease(role, released, new Set([...groupAlarms.values()].flat()));
     this.acknowledgeDeploymentRole(role);
   }
 
@@ -248,16 +251,36 @@ export class Release extends Construct {
       }),
     );
   }
+  /**
+   * What CodeDeploy does in a Lambda release (the actions of AWSCodeDeployRoleForLambdaLimited),
+   * on this stage's resources only. Without its S3 reads (CloudFormation gives the AppSpec inline)
+   * and its invocation of any CodeDeployHook_* function (the one hook is granted by name).
+   */
+  private grantRelease(role: Role, released: ReadonlyMap<string, ApiFunction>, alarms: ReadonlySet<Alarm>): void {
+    const functions = [...released.values()].map((fn) => fn.function);
+    // Lambda authorizes GetAlias and UpdateAlias on the function's unqualified ARN (the alias is a
+    // parameter of the call): no narrower resource exists for them.
+    role.addToPolicy(
+      new PolicyStatement({ actions: ['lambda:GetAlias', 'lambda:UpdateAlias'], resources: functions.map((fn) => fn.functionArn) }),
+    );
+    // This one on the alias itself. Built from the function's ARN: the alias's own would close a
+    // loop (the alias depends on this role).
+    role.addToPolicy(
+      new PolicyStatement({
+        actions: ['lambda:GetProvisionedConcurrencyConfig'],
+        resources: functions.map((fn) => `${fn.functionArn}:${LIVE_ALIAS}`),
+      }),
+    );
+    // DescribeAlarms is authorized per alarm: these are metric alarms (only a composite one needs `*`).
+    role.addToPolicy(
+      new PolicyStatement({ actions: ['cloudwatch:DescribeAlarms'], resources: [...alarms].map((alarm) => alarm.alarmArn) }),
+    );
+    // As CDK grants a group's hook: the function, and its versions and aliases.
+    this.preTrafficHook.function.grantInvoke(role);
+  }
+
   /** cdk-nag findings on the deployment role, each a deliberate choice with its reason. */
   private acknowledgeDeploymentRole(role: Role): void {
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
-      reason:
-        "CodeDeploy's own policy for Lambda releases, the one AWS documents and maintains for it: read and update aliases, " +
-        'read alarms, publish release notifications, invoke only functions named CodeDeployHook_* (each group grants ' +
-        'its hook on top). A hand-written copy could not be tried without an AWS account, and a missing action would ' +
-        'fail every release.',
-    });
     const hook = Stack.of(this).getLogicalId(this.preTrafficHook.function.node.defaultChild as CfnFunction);
     Validations.of(role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${hook}.Arn>:*]`,

@@ -101,8 +101,10 @@ describe.each([
   ['prod', prod],
 ])('on %s, every function is published behind live, and every caller invokes the alias', (_name, synthesized) => {
   const functions = functionsOf(synthesized);
-  const template = synthesized.template.toJSON() as Record<string, unknown>;
-  const text = JSON.stringify(template);
+  const template = synthesized.template.toJSON() as { Resources: Record<string, { Type: string }> };
+  // Every resource but the IAM policies, which name functions for what they allow (on a gradual
+  // stage, CodeDeploy's alias updates and the hook's invocation of versions: tested below).
+  const text = JSON.stringify(Object.values(template.Resources).filter(({ Type }) => Type !== 'AWS::IAM::Policy'));
 
   it('publishes a version of each function, with an alias live on it', () => {
     const aliases = resourcesOf(synthesized.template, 'AWS::Lambda::Alias');
@@ -159,7 +161,7 @@ describe.each([
       ({ properties }) => properties.Targets as Array<{ Arn: unknown }>,
     );
     expect(targets.map(({ Arn }) => Arn)).toEqual([aliasArnRef(synthesized, synthesized.stack.keyAudit.expirySweep)]);
-    // Nothing invokes a function but through its alias (the hook invokes versions, below).
+    // Nothing invokes a function but through its alias.
     for (const fn of functions.values()) {
       const arn = JSON.stringify(functionArnRef(synthesized, fn));
       const uses = text.split(arn).length - 1;
@@ -394,16 +396,83 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
     }
     expect(() => release.preTrafficHook.alias).toThrow(/without a live alias/);
   });
+});
 
-  it("lets CodeDeploy's role invoke the hook, which needs no CodeDeployHook_ name", () => {
-    const roleRef = groups.map(({ properties }) => JSON.stringify(properties.ServiceRoleArn));
-    expect(new Set(roleRef).size).toBe(1);
-    const role = JSON.parse(roleRef[0]!) as { 'Fn::GetAtt': [string, string] };
-    const statements = policyStatementsOf(prod.template, role['Fn::GetAtt'][0]);
-    const hookArn = { 'Fn::GetAtt': [logicalId(prod, release.preTrafficHook.function), 'Arn'] };
-    expect(statements).toEqual([
-      { Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: [hookArn, { 'Fn::Join': ['', [hookArn, ':*']] }] },
-    ]);
+/** The resources a policy's Allow statements give an action, as JSON (one entry each, so a duplicate shows). */
+const allowedResources = (statements: ReadonlyArray<Record<string, unknown>>, action: string): string[] =>
+  statements
+    .filter(({ Effect, Action }) => Effect === 'Allow' && [Action].flat().includes(action))
+    .flatMap(({ Resource }) => [Resource].flat().map((resource) => JSON.stringify(resource)));
+
+describe.each([
+  ['staging', staging],
+  ['prod', prod],
+])("on %s, CodeDeploy's role may move this stage's aliases only", (_name, synthesized) => {
+  const release = synthesized.stack.release;
+  if (!release) throw new Error('no release');
+  const released = new Map([...synthesized.stack.functions.operations, ['authorizer', synthesized.stack.functions.authorizer]]);
+  const groups = resourcesOf(synthesized.template, 'AWS::CodeDeploy::DeploymentGroup');
+  const roleRefs = new Set(groups.map(({ properties }) => JSON.stringify(properties.ServiceRoleArn)));
+  const [roleRef] = roleRefs;
+  const roleId = (JSON.parse(roleRef ?? 'null') as { 'Fn::GetAtt': [string, string] } | null)?.['Fn::GetAtt'][0] ?? '';
+  const statements = policyStatementsOf(synthesized.template, roleId);
+  const functionArn = (fn: ApiFunction) => JSON.stringify(functionArnRef(synthesized, fn));
+  const liveAliasArn = (fn: ApiFunction) => JSON.stringify({ 'Fn::Join': ['', [functionArnRef(synthesized, fn), ':live']] });
+
+  it('is one role for every group, with no managed policy (AWSCodeDeployRoleForLambdaLimited moves any alias: UpdateAlias on *)', () => {
+    expect(roleRefs.size).toBe(1);
+    expect(groups).toHaveLength(released.size);
+    expect(resourcesById(synthesized)[roleId]?.Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it('reads and updates the aliases of the released functions, no other function', () => {
+    // Lambda authorizes GetAlias and UpdateAlias on the function's unqualified ARN (the alias is a
+    // parameter of the call, not of the resource), so that is the narrowest grant that works.
+    const functions = [...released.values()].map(functionArn).sort();
+    expect(allowedResources(statements, 'lambda:UpdateAlias').sort()).toEqual(functions);
+    expect(allowedResources(statements, 'lambda:GetAlias').sort()).toEqual(functions);
+    // GetProvisionedConcurrencyConfig is authorized on the alias itself.
+    expect(allowedResources(statements, 'lambda:GetProvisionedConcurrencyConfig').sort()).toEqual(
+      [...released.values()].map(liveAliasArn).sort(),
+    );
+  });
+
+  it("reads the release alarms of this stage's groups, each once", () => {
+    const alarms = new Set([...release.groupAlarms.values()].flat());
+    const alarmArns = [...alarms].map((alarm) => JSON.stringify({ 'Fn::GetAtt': [logicalId(synthesized, alarm), 'Arn'] }));
+    expect(allowedResources(statements, 'cloudwatch:DescribeAlarms').sort()).toEqual(alarmArns.sort());
+  });
+
+  it('invokes the hook (which needs no CodeDeployHook_ name), and does nothing else: no SNS, no S3, no wildcard', () => {
+    const hookArn = { 'Fn::GetAtt': [logicalId(synthesized, release.preTrafficHook.function), 'Arn'] };
+    expect(allowedResources(statements, 'lambda:InvokeFunction')).toEqual(
+      [hookArn, { 'Fn::Join': ['', [hookArn, ':*']] }].map((arn) => JSON.stringify(arn)),
+    );
+    const actions = statements.flatMap(({ Action }) => [Action].flat()).sort();
+    expect(new Set(actions)).toEqual(
+      new Set([
+        'cloudwatch:DescribeAlarms',
+        'lambda:GetAlias',
+        'lambda:GetProvisionedConcurrencyConfig',
+        'lambda:InvokeFunction',
+        'lambda:UpdateAlias',
+      ]),
+    );
+    expect(statements.every(({ Effect }) => Effect === 'Allow')).toBe(true);
+    expect(JSON.stringify(statements)).not.toContain('"*"');
+  });
+
+  it('is in place before any alias update starts (each alias DependsOn the role and its policy)', () => {
+    const resources = resourcesById(synthesized);
+    const policies = resourcesOf(synthesized.template, 'AWS::IAM::Policy').filter(
+      ({ properties }) => JSON.stringify(properties.Roles) === JSON.stringify([{ Ref: roleId }]),
+    );
+    expect(policies).toHaveLength(1);
+    for (const [name, fn] of released) {
+      const dependsOn = resources[logicalId(synthesized, fn.alias)]?.DependsOn;
+      expect(dependsOn, name).toContain(roleId);
+      expect(dependsOn, name).toContain(policies[0]!.logicalId);
+    }
   });
 });
 
