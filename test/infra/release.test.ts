@@ -10,8 +10,8 @@ import type { CfnResource } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import type { ApiFunction } from '../../infra/constructs/api-function';
 import { RELEASE_LATENCY_P99_THRESHOLD_MS, RELEASE_SERVER_ERROR_RATE_THRESHOLD } from '../../infra/constructs/release';
-import { VERSION_ARN_VARIABLES, type CheckedFunction } from '../../shared/release-checks';
-import { CHECK_DEADLINE_CAP_MS, REPORT_MARGIN_MS } from '../../functions/pre-traffic-hook';
+import { FUNCTION_NAME_VARIABLES, type CheckedFunction } from '../../shared/release-checks';
+import { CHECK_DEADLINE_CAP_MS, READ_DEADLINE_CAP_MS, REPORT_MARGIN_MS } from '../../functions/pre-traffic-hook';
 import { routes } from '../../shared/routes';
 import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
 import { policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
@@ -353,42 +353,14 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
     expect(new Set(apiNames)).toEqual(new Set([apiName]));
   });
 
-  it("lets the hook invoke only the new versions it checks, the authorizer's included, and report only to its deployment groups", () => {
-    const hook = release.preTrafficHook;
-    const statements = policyStatementsOf(prod.template, logicalId(prod, hook.function.role!));
-    const invoke = statements.filter(({ Action }) => JSON.stringify(Action).includes('lambda:'));
-    const checked = (Object.keys(VERSION_ARN_VARIABLES) as CheckedFunction[]).map((name) => api.get(name)!);
-    expect(invoke).toEqual([{ Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: checked.map((fn) => versionRef(prod, fn)) }]);
-    expect(checked).toContain(prod.stack.functions.authorizer);
-
-    const report = statements.filter(({ Action }) => JSON.stringify(Action).includes('codedeploy:'));
-    expect(report.map(({ Action }) => Action)).toEqual([...api.keys()].map(() => 'codedeploy:PutLifecycleEventHookExecutionStatus'));
-    const reportedGroups = report.map(({ Resource }) => JSON.stringify(Resource));
-    for (const name of api.keys()) {
-      const group = JSON.stringify({ Ref: logicalId(prod, release.deploymentGroups.get(name)!) });
-      expect(reportedGroups.filter((arn) => arn.includes(':deploymentgroup:') && arn.includes(group))).toHaveLength(1);
-    }
-    // Its only other actions: its own log group, and traces.
-    const others = statements
-      .filter((statement) => !invoke.includes(statement) && !report.includes(statement))
-      .flatMap(({ Action }) => Action as string[]);
-    expect(others.sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
-
-    // Its environment names each new version, so each deploy that publishes one updates it.
-    const variables = (resources[logicalId(prod, hook.function)]?.Properties.Environment as { Variables: Record<string, unknown> })
-      .Variables;
-    for (const [name, variable] of Object.entries(VERSION_ARN_VARIABLES)) {
-      expect(variables[variable]).toEqual(versionRef(prod, api.get(name)!));
-    }
-  });
-
   it('gives the hook a timeout longer than the functions it checks, and no version or alias of its own', () => {
     const timeoutOf = (fn: { node: { defaultChild?: unknown } }) => resources[logicalId(prod, fn)]?.Properties.Timeout as number;
     const hookTimeout = timeoutOf(release.preTrafficHook.function);
     expect(hookTimeout).toBe(PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS);
     for (const fn of api.values()) expect(hookTimeout).toBeGreaterThan(timeoutOf(fn.function));
-    // Its checks are given up on within CHECK_DEADLINE_CAP_MS, and REPORT_MARGIN_MS is kept to report.
-    expect(hookTimeout * 1000).toBeGreaterThanOrEqual(CHECK_DEADLINE_CAP_MS + REPORT_MARGIN_MS);
+    // Reading the deployment is given up on within READ_DEADLINE_CAP_MS, its checks within
+    // CHECK_DEADLINE_CAP_MS, and REPORT_MARGIN_MS is kept to report.
+    expect(hookTimeout * 1000).toBeGreaterThanOrEqual(READ_DEADLINE_CAP_MS + CHECK_DEADLINE_CAP_MS + REPORT_MARGIN_MS);
 
     const hookRef = JSON.stringify({ Ref: logicalId(prod, release.preTrafficHook.function) });
     for (const type of ['AWS::Lambda::Version', 'AWS::Lambda::Alias']) {
@@ -403,6 +375,88 @@ const allowedResources = (statements: ReadonlyArray<Record<string, unknown>>, ac
   statements
     .filter(({ Effect, Action }) => Effect === 'Allow' && [Action].flat().includes(action))
     .flatMap(({ Resource }) => [Resource].flat().map((resource) => JSON.stringify(resource)));
+
+describe.each([
+  ['staging', staging],
+  ['prod', prod],
+])('on %s, the pre-traffic hook is granted and configured the same for every release', (_name, synthesized) => {
+  const release = synthesized.stack.release;
+  if (!release) throw new Error('no release');
+  const hook = release.preTrafficHook;
+  const resources = resourcesById(synthesized);
+  const statements = policyStatementsOf(synthesized.template, logicalId(synthesized, hook.function.role!));
+  const checked = (Object.keys(FUNCTION_NAME_VARIABLES) as CheckedFunction[]).map(
+    (name) =>
+      [name, name === 'authorizer' ? synthesized.stack.functions.authorizer : synthesized.stack.functions.operations.get(name)!] as const,
+  );
+  const qualified = (fn: ApiFunction, qualifier: string) =>
+    JSON.stringify({ 'Fn::Join': ['', [functionArnRef(synthesized, fn), `:${qualifier}`]] });
+  const hookProperties = resources[logicalId(synthesized, hook.function)]?.Properties ?? {};
+
+  it('references no function version in its policy or its environment, so that a release changes neither', () => {
+    const versions = resourcesOf(synthesized.template, 'AWS::Lambda::Version').map(({ logicalId: id }) => id);
+    expect(versions.length).toBeGreaterThanOrEqual(checked.length);
+    const policyText = JSON.stringify(statements);
+    const environmentText = JSON.stringify(hookProperties.Environment);
+    for (const version of versions) {
+      expect(policyText, version).not.toContain(version);
+      expect(environmentText, version).not.toContain(version);
+    }
+  });
+
+  it("names each checked function in its environment, by the function's name", () => {
+    const variables = (hookProperties.Environment as { Variables: Record<string, unknown> }).Variables;
+    for (const [name, fn] of checked) {
+      expect(variables[FUNCTION_NAME_VARIABLES[name]], name).toEqual({ Ref: logicalId(synthesized, fn.function) });
+    }
+  });
+
+  it("invokes any version of each checked function, the authorizer's included, never its live alias nor $LATEST", () => {
+    const invoke = statements.filter(({ Action }) => Action === 'lambda:InvokeFunction');
+    expect(invoke.map(({ Effect }) => Effect).sort()).toEqual(['Allow', 'Deny']);
+    expect(allowedResources(statements, 'lambda:InvokeFunction').sort()).toEqual(checked.map(([, fn]) => qualified(fn, '*')).sort());
+    const denied = invoke
+      .filter(({ Effect }) => Effect === 'Deny')
+      .flatMap(({ Resource }) => [Resource].flat().map((arn) => JSON.stringify(arn)));
+    expect(denied.sort()).toEqual(checked.flatMap(([, fn]) => [qualified(fn, 'live'), qualified(fn, '$LATEST')]).sort());
+    expect(checked.map(([name]) => name)).toContain('authorizer');
+  });
+
+  it("reads the deployments of this stage's groups only, and reports only to them", () => {
+    const groupArn = (actions: string) => allowedResources(statements, actions).filter((arn) => arn.includes(':deploymentgroup:'));
+    for (const action of ['codedeploy:GetDeployment', 'codedeploy:PutLifecycleEventHookExecutionStatus']) {
+      const arns = groupArn(action);
+      expect(arns, action).toHaveLength(release.deploymentGroups.size);
+      expect(allowedResources(statements, action), action).toEqual(arns);
+      for (const group of release.deploymentGroups.values()) {
+        const ref = JSON.stringify({ Ref: logicalId(synthesized, group) });
+        expect(
+          arns.filter((arn) => arn.includes(ref)),
+          `${action} on ${group.node.id}`,
+        ).toHaveLength(1);
+      }
+    }
+    // The AppSpec of a deployment is its application's revision.
+    const [applicationArn, ...others] = allowedResources(statements, 'codedeploy:GetApplicationRevision');
+    expect(others).toEqual([]);
+    expect(applicationArn).toContain(':application:');
+    expect(applicationArn).toContain(JSON.stringify({ Ref: logicalId(synthesized, release.application) }));
+    // Its only other actions: its own log group, and traces.
+    const actions = statements.flatMap(({ Action }) => [Action].flat() as string[]);
+    expect(new Set(actions)).toEqual(
+      new Set([
+        'lambda:InvokeFunction',
+        'codedeploy:GetDeployment',
+        'codedeploy:GetApplicationRevision',
+        'codedeploy:PutLifecycleEventHookExecutionStatus',
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        'xray:PutTelemetryRecords',
+        'xray:PutTraceSegments',
+      ]),
+    );
+  });
+});
 
 describe.each([
   ['staging', staging],
