@@ -36,11 +36,14 @@ import { FUNCTION_NAME_VARIABLES, type CheckedFunction, type Invoke } from '../.
 import { projectRoot } from '../../shared/project-root';
 import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
 import { APPLICATION_NAME, appSpecJson, appSpecYaml, mockDeployment, type RevisionShape } from '../support/code-deploy';
+import { recordMockedCalls } from '../support/aws-calls';
 import { runCommand } from '../support/command';
 
 const lambda = mockClient(LambdaClient);
 const codeDeploy = mockClient(CodeDeployClient);
 afterEach(() => {
+  // The hook's calls, for the IAM check of its role (test/infra/iam-simulation.test.ts).
+  recordMockedCalls('preTrafficHook', [...lambda.calls(), ...codeDeploy.calls()]);
   lambda.reset();
   codeDeploy.reset();
   vi.restoreAllMocks();
@@ -125,6 +128,18 @@ describe('invoking a version through Lambda', () => {
 });
 
 describe('the version it checks: the one the deployment moves the alias to', () => {
+  it.each(Object.keys(FUNCTION_NAME_VARIABLES) as CheckedFunction[])(
+    "a release of %s invokes that function's TargetVersion, and nothing else",
+    async (name) => {
+      mockDeployment(codeDeploy, `d-${name}`, appSpecJson({ name: functionName(name), currentVersion: '6', targetVersion: '7' }));
+      codeDeploy.on(PutLifecycleEventHookExecutionStatusCommand).resolves({});
+      lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload({ statusCode: 503, body: '{}' }) as never });
+      await hookOnMocks()(event(`d-${name}`), wholeTimeout);
+      expect(invoked().length).toBeGreaterThan(0);
+      expect(new Set(invoked())).toEqual(new Set([`${functionName(name)}:7`]));
+    },
+  );
+
   const codeDeployCalled = () => codeDeploy.calls().map((call) => (call.args[0] as { constructor: { name: string } }).constructor.name);
 
   it("in a release, the new version (TargetVersion), with its function's checks only, and reports Succeeded", async () => {
