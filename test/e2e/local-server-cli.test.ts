@@ -4,7 +4,7 @@
  * after Ctrl-C.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -37,6 +37,22 @@ const groupAlive = (pid: number) => {
 afterAll(() => {
   for (const child of children) if (child.pid && groupAlive(child.pid)) process.kill(-child.pid, 'SIGKILL');
 });
+
+/** The ids of the Java processes running DynamoDB Local's jar on this port (read from /proc, as `ps` does). */
+const javaListeningOn = (port: number): number[] =>
+  readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const words = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        const [command = ''] = words;
+        const runsTheJar = /(^|\/)java$/.test(command) && words.some((word) => word.endsWith('DynamoDBLocal.jar'));
+        return runsTheJar && words[words.indexOf('-port') + 1] === String(port);
+      } catch {
+        return false; // ended meanwhile
+      }
+    })
+    .map(Number);
 
 /** Runs a command in its own process group, as a terminal runs a foreground job. */
 const run = (command: string, args: string[], env: Record<string, string>): Started => {
@@ -160,6 +176,24 @@ describe('npm start', { timeout: 90_000 }, () => {
     started.child.kill('SIGTERM');
     expect(await started.exit).toBe(0);
     expect(groupAlive(started.child.pid ?? 0)).toBe(false);
+    expect(await isListening(dynamoPort)).toBe(false);
+  });
+
+  it('takes DynamoDB Local down with the server when the server is killed outright (SIGKILL: no handler runs)', async () => {
+    const [, ...nodeArgs] = (packageJson.scripts.start as string).split(' ');
+    const started = run(process.execPath, nodeArgs, { PORT: '0', DYNAMODB_LOCAL_PORT: '0' });
+    await waitFor(started, 'Press Ctrl-C to stop.');
+    const dynamoPort = Number(/DynamoDB Local \(in memory\) on port (\d+) /.exec(started.output())?.[1]);
+    expect(await isListening(dynamoPort)).toBe(true);
+    expect(javaListeningOn(dynamoPort)).toHaveLength(1);
+
+    started.child.kill('SIGKILL');
+    expect(await started.exit).toBeNull();
+
+    // Nothing of this run is left: no Java process, and so no open port with the keys table on it.
+    const deadline = Date.now() + 10_000;
+    while (javaListeningOn(dynamoPort).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(javaListeningOn(dynamoPort)).toEqual([]);
     expect(await isListening(dynamoPort)).toBe(false);
   });
 
