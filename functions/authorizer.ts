@@ -36,10 +36,12 @@ export interface AuthorizerDependencies {
   readonly plans?: Readonly<Record<string, unknown>>;
 }
 
-/** The API key that meters a key, and the plan that API key is on. */
+/** The API key that meters a key, the plan that API key is on, and its id when it is the key's own. */
 interface Usage {
   readonly usageIdentifierKey: string | undefined;
   readonly plan: string;
+  /** The client a roll keeps: the id of the key's own usage key, which its successor shares. */
+  readonly usageKeyId: string | undefined;
 }
 
 /**
@@ -47,10 +49,16 @@ interface Usage {
  * plans, or an item typed in the console) is metered by the shared usage key, which is in the
  * `default` plan whatever plan the item names. Attributes are read as the console may have typed them.
  */
-export const usageOf = (record: ApiKeyRecord, sharedUsageKey: string | undefined): Usage => ({
-  usageIdentifierKey: ownUsageKey(record) ?? sharedUsageKey,
-  plan: meteredPlan(record),
-});
+export const usageOf = (record: ApiKeyRecord, sharedUsageKey: string | undefined): Usage => {
+  const own = ownUsageKey(record);
+  const { usageKeyId } = record as { readonly usageKeyId?: unknown };
+  return {
+    usageIdentifierKey: own ?? sharedUsageKey,
+    plan: meteredPlan(record),
+    // As roll hands it on: only with the usage key itself. The shared usage key is no one's own.
+    usageKeyId: own !== undefined && typeof usageKeyId === 'string' && usageKeyId !== '' ? usageKeyId : undefined,
+  };
+};
 
 export const createHandler = ({
   keys = apiKeysRepository(),
@@ -72,11 +80,17 @@ export const createHandler = ({
 
       await recordUse(keys, record, at);
       // Without a usage key API Gateway refuses the request (INVALID_API_KEY), as it should.
-      const { usageIdentifierKey, plan } = usageOf(record, sharedUsageKey);
+      const { usageIdentifierKey, plan, usageKeyId } = usageOf(record, sharedUsageKey);
       const rateLimitPolicy = policies.get(plan);
       const allowed = allowScopedMethods(
         event.methodArn,
-        { keyId: record.keyId, keyHash: record.keyHash, plan, ...(rateLimitPolicy === undefined ? {} : { rateLimitPolicy }) },
+        {
+          keyId: record.keyId,
+          keyHash: record.keyHash,
+          plan,
+          ...(usageKeyId === undefined ? {} : { usageKeyId }),
+          ...(rateLimitPolicy === undefined ? {} : { rateLimitPolicy }),
+        },
         record.scopes,
       );
       return usageIdentifierKey === undefined ? allowed : { ...allowed, usageIdentifierKey };

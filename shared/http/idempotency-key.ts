@@ -55,13 +55,19 @@ export const idempotencyKeyOf = (event: Pick<APIGatewayProxyEvent, 'headers' | '
 const nonEmpty = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /**
- * Whose key it is: the full hash of the caller's API key, as the authorizer passes it, so two API
- * keys never share an idempotency key (the 48-bit key id could be shared by two keys). API Gateway
- * may still hold an authorizer answer cached before the authorizer passed the hash: then the key
- * id, marked so it can never equal a hash. Never one scope for every caller: without either, fail.
+ * Which client it is: the idempotency scope. A client is the lineage of keys a roll keeps, named by
+ * the id of their own usage key (a roll hands it to the successor), so a create retried with the
+ * successor of a rolled key replays; two keys with different usage keys never share a scope. A key
+ * without a usage key of its own has no lineage: its scope is the key alone, its full hash (the
+ * 48-bit key id could be shared by two keys). API Gateway may still hold an authorizer answer
+ * cached before the authorizer passed the hash: then the key id, marked so it can never equal a
+ * hash. Each kind is marked so that no value of one kind equals one of another. Never one scope for
+ * every caller: without any of them, fail.
  */
 export const callerOf = (event: Pick<APIGatewayProxyEvent, 'requestContext'>): string => {
   const context = event.requestContext.authorizer;
+  const usageKeyId = nonEmpty(context?.usageKeyId);
+  if (usageKeyId) return `usage-key:${usageKeyId}`;
   const keyHash = nonEmpty(context?.keyHash);
   if (keyHash) return keyHash;
   const keyId = nonEmpty(context?.keyId);

@@ -428,6 +428,50 @@ describe('plans', () => {
     expect(await rawItems()).toHaveLength(1);
   });
 
+  /**
+   * A repository whose first roll transaction is sent only once `change` has been made: a change
+   * that lands between the roll's read of the key and its write, as a set-plan at the same moment.
+   */
+  const racedBy = (change: () => Promise<unknown>) => {
+    const client = createDocumentClient({ endpoint: tables.endpoint });
+    let pending = true;
+    client.middlewareStack.add(
+      (next, { commandName }) =>
+        async (args) => {
+          if (commandName === 'TransactWriteItemsCommand' && pending) {
+            pending = false;
+            await change();
+          }
+          return next(args);
+        },
+      { step: 'initialize' },
+    );
+    return { keys: apiKeysRepository({ client, tableName: tables.apiKeys }), client };
+  };
+
+  it('roll racing setPlan: the roll reads the key again, so both keys end on the plan set', async () => {
+    const old = await keys.register(generateApiKey(), 'partner', { plan: 'default', usage: usage(1), changedBy: ACTOR });
+    const raced = racedBy(() => keys.setPlan(old.keyId, 'partner', { changedBy: ACTOR }));
+
+    const { previous, next } = await raced.keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
+
+    expect([previous.plan, next.plan]).toEqual(['partner', 'partner']);
+    expect(await itemOfId(old.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', replacedBy: next.keyId });
+    expect(await itemOfId(next.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
+    raced.client.destroy();
+  });
+
+  it('roll racing setPlan that pairs a key from before plans: the successor shares the usage key it was given', async () => {
+    const old = await keys.register(generateApiKey(), 'legacy', { changedBy: ACTOR });
+    const raced = racedBy(() => keys.setPlan(old.keyId, 'partner', { usage: usage(2), changedBy: ACTOR }));
+
+    const { next } = await raced.keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
+
+    expect(await itemOfId(old.keyId)).toMatchObject({ plan: 'partner', ...usage(2) });
+    expect(await itemOfId(next.keyId)).toMatchObject({ plan: 'partner', ...usage(2) });
+    raced.client.destroy();
+  });
+
   it('othersSharingUsageKey names the other end of a roll while it is active, and no one for a key from before plans', async () => {
     const old = await keys.register(generateApiKey(), 'app', { plan: 'partner', usage: usage(1), changedBy: ACTOR });
     await keys.register(generateApiKey(), 'other', { plan: 'partner', usage: usage(2), changedBy: ACTOR });
@@ -541,6 +585,15 @@ describe('items edited in the console with other types than documented', () => {
     );
     expect(await itemOfId(keyIdOf(hashApiKey(nullExpiry)))).toMatchObject({ expiredAt: null, changedBy: 'system:key-expiry' });
     expect(await keys.markExpired(now, 'system:key-expiry')).toEqual([]);
+  });
+
+  it('rolls a key whose plan and usage key the console gave other types, checking them as stored', async () => {
+    const odd = await putConsoleKey(tables.client, tables.apiKeys, {
+      name: 'odd plan',
+      extra: { plan: { NULL: true }, usageKeyId: { N: '7' }, usageKey: { BOOL: true } },
+    });
+    const { next } = await keys.roll(keyIdOf(hashApiKey(odd)), generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
+    expect(await itemOfId(keyIdOf(hashApiKey(odd)))).toMatchObject({ replacedBy: next.keyId });
   });
 
   it('derives the id from the hash, not from a keyId attribute edited or removed', async () => {

@@ -332,6 +332,21 @@ describe('authorizer', () => {
     ]);
   });
 
+  it("hands the handlers the id of a key's own usage key, which its successor after a roll shares: the client", async () => {
+    const usage = { usageKeyId: 'ak-handlers-test', usageKey: 'u'.repeat(40) };
+    const rolled = generateApiKey();
+    const record = await keys.register(rolled, 'rolling', { plan: 'default', usage, changedBy: ACTOR });
+    const successor = generateApiKey();
+    await keys.roll(record.keyId, successor, { graceMs: 60 * 60 * 1000, changedBy: ACTOR });
+    for (const apiKey of [rolled, successor]) {
+      const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${apiKey}`), context);
+      expect(result.context).toMatchObject({ keyHash: hashApiKey(apiKey), usageKeyId: usage.usageKeyId });
+    }
+    // The shared usage key is no one's own: a key metered on it names no usage key.
+    const shared = await createAuthorizer({ keys, sharedUsageKey: 'shared-value' })(tokenEvent(`Bearer ${key}`), context);
+    expect(shared.context).not.toHaveProperty('usageKeyId');
+  });
+
   /** A key item written in raw DynamoDB types, as an operator writes it in the DynamoDB console. */
   const putRawKey = (extra: Record<string, AttributeValue>): Promise<string> => putConsoleKey(tables.client, tables.apiKeys, { extra });
 
@@ -511,6 +526,7 @@ describe('authorizer', () => {
         keyId: keyIdOf(hashApiKey(raw)),
         keyHash: hashApiKey(raw),
         plan: 'partner',
+        usageKeyId: 'a1b2c3',
         rateLimitPolicy: '"partner";q=100;w=1, "partner-quota";q=5;w=604800',
       });
       // The bearer key is never the usage key, nor any part of what the authorizer hands on.

@@ -48,8 +48,25 @@ describe('idempotencyKeyOf', () => {
     expect(() => idempotencyKeyOf(event)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
   });
 
-  it("scopes keys to the full hash of the caller's API key, as the authorizer passes it", () => {
+  it("scopes keys to the full hash of the caller's API key when it has no usage key of its own", () => {
     expect(callerOf(apiEvent())).toBe('0123456789ab'.padEnd(64, '0'));
+  });
+
+  it('scopes keys to the client a roll keeps, its usage key: the same for the two ends of a roll, apart for two clients', () => {
+    const withContext = (authorizer: Record<string, unknown>) => {
+      const event = apiEvent();
+      return { ...event, requestContext: { ...event.requestContext, authorizer } };
+    };
+    const rolledFrom = callerOf(withContext({ keyId: 'aaaaaaaaaaaa', keyHash: 'a'.repeat(64), usageKeyId: 'uk-1' }));
+    const rolledTo = callerOf(withContext({ keyId: 'bbbbbbbbbbbb', keyHash: 'b'.repeat(64), usageKeyId: 'uk-1' }));
+    const another = callerOf(withContext({ keyId: 'cccccccccccc', keyHash: 'c'.repeat(64), usageKeyId: 'uk-2' }));
+    expect(rolledTo).toBe(rolledFrom);
+    expect(another).not.toBe(rolledFrom);
+    // A usage key id that looks like a key hash is still not that key's scope.
+    const hashLike = 'd'.repeat(64);
+    expect(callerOf(withContext({ keyId: 'dddddddddddd', keyHash: hashLike, usageKeyId: hashLike }))).not.toBe(
+      callerOf(withContext({ keyId: 'dddddddddddd', keyHash: hashLike })),
+    );
   });
 
   it('never lets callers share one scope when the authorizer context has no key hash (an answer cached before it passed one)', () => {
