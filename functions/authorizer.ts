@@ -46,11 +46,17 @@ export const createHandler = ({ keys = apiKeysRepository(), now = () => new Date
       if ('refused' in metering) throw new AuthorizerRefusal(metering.refused, record.keyId);
 
       await recordUse(keys, record, at);
-      const { usageIdentifierKey, plan } = metering;
+      const { usageKeyId, usageIdentifierKey, plan } = metering;
       const rateLimitPolicy = policies.get(plan);
       const allowed = allowScopedMethods(
         event.methodArn,
-        { keyId: record.keyId, keyHash: record.keyHash, plan, ...(rateLimitPolicy === undefined ? {} : { rateLimitPolicy }) },
+        {
+          keyId: record.keyId,
+          keyHash: record.keyHash,
+          plan,
+          usageKeyId,
+          ...(rateLimitPolicy === undefined ? {} : { rateLimitPolicy }),
+        },
         record.scopes,
       );
       return { ...allowed, usageIdentifierKey };

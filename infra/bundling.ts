@@ -45,8 +45,15 @@ export const FUNCTION_BUNDLING = {
  * The pre-traffic hook's bundle: as every function's, but with the SDK's event-stream codecs. The
  * Lambda client it invokes versions with imports them (for InvokeWithResponseStream), so the
  * event-streams stand-in, which has only what the DynamoDB client loads, cannot replace them.
+ * And `yaml` (which reads a deployment's AppSpec) as its ES module build: its Node build is
+ * CommonJS that requires `process`, which an ES module bundle cannot do at import.
  */
 export const HOOK_BUNDLING = {
   ...FUNCTION_BUNDLING,
-  esbuildArgs: { '--alias': [`@aws-sdk/credential-provider-node=${LAMBDA_ALIASES['@aws-sdk/credential-provider-node']}`] },
+  esbuildArgs: {
+    '--alias': [
+      `@aws-sdk/credential-provider-node=${LAMBDA_ALIASES['@aws-sdk/credential-provider-node']}`,
+      `yaml=${resolve(projectRoot, 'node_modules/yaml/browser/index.js')}`,
+    ],
+  },
 } as const satisfies BundlingOptions;

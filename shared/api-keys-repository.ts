@@ -164,6 +164,17 @@ const rollState = (record: ApiKeyRecord, now: Date): KeyState | 'rolled' => {
   return state === 'active' && record.replacedBy !== undefined ? 'rolled' : state;
 };
 
+/**
+ * A condition that an attribute still holds the value read (absent when it was read absent), as
+ * stored: a value of another type than documented (a console edit) is compared as it is.
+ */
+const unchangedSince = (attribute: 'expiresAt' | 'plan' | 'usageKeyId' | 'usageKey', value: unknown) => {
+  const names = { [`#${attribute}`]: attribute };
+  return value === undefined
+    ? { condition: `attribute_not_exists(#${attribute})`, names, values: {} }
+    : { condition: `#${attribute} = :${attribute}AsRead`, names, values: { [`:${attribute}AsRead`]: value } };
+};
+
 /** Attempts at a roll that meets concurrent changes to the same key. */
 const MAX_ROLL_ATTEMPTS = 3;
 
@@ -192,8 +203,10 @@ export interface ApiKeysRepository {
   /** Revokes every active key of this name but the one with the id `keep`; returns the ids revoked. */
   revokeOthersNamed(name: string, keep: string, changedBy: Actor): Promise<string[]>;
   /**
-   * Replaces an active key by `newKey`, in one transaction: the new key gets the old one's name
-   * and scopes, and the old one expires `graceMs` from now. Throws KeyStateError otherwise.
+   * Replaces an active key by `newKey`, in one transaction: the new key gets the old one's name,
+   * scopes, plan and usage key, and the old one expires `graceMs` from now. The transaction holds
+   * only if the old key is still as read; otherwise it is read again and rolled as it is then, a
+   * few times. Throws KeyStateError otherwise.
    */
   roll(keyId: string, newKey: string, options: RollOptions): Promise<RolledKeys>;
   /** Puts the key on a plan; it keeps its API key (the caller moves it). Throws KeyStateError for a missing or revoked key. */
@@ -393,10 +406,14 @@ export const apiKeysRepository = ({
       replaces: previous.keyId,
     });
     const change = changeValues(changedBy, now.toISOString());
-    const expiresAsRead =
-      previous.expiresAt === undefined
-        ? { condition: 'attribute_not_exists(expiresAt)', values: {} }
-        : { condition: 'expiresAt = :expiresAsRead', values: { ':expiresAsRead': previous.expiresAt } };
+    // What the successor copies must be what the old key still has when the roll writes: a
+    // set-plan in between would otherwise leave the two keys on different plans.
+    const asRead = [
+      unchangedSince('expiresAt', previous.expiresAt),
+      unchangedSince('plan', previous.plan),
+      unchangedSince('usageKeyId', previous.usageKeyId),
+      unchangedSince('usageKey', previous.usageKey),
+    ];
     await db.send(
       new TransactWriteCommand({
         TransactItems: [
@@ -406,9 +423,16 @@ export const apiKeysRepository = ({
               TableName: tableName,
               Key: { keyHash: previous.keyHash },
               UpdateExpression: `SET expiresAt = :end, replacedBy = :next${change.set}`,
-              // Still as read: not revoked, rolled, or given another expiry meanwhile.
-              ConditionExpression: `attribute_exists(keyHash) AND attribute_not_exists(revokedAt) AND attribute_not_exists(replacedBy) AND ${expiresAsRead.condition}`,
-              ExpressionAttributeValues: { ':end': end, ':next': next.keyId, ...expiresAsRead.values, ...change.values },
+              // Still as read: not revoked, rolled, given another expiry, plan or usage key meanwhile.
+              ConditionExpression: [
+                'attribute_exists(keyHash) AND attribute_not_exists(revokedAt) AND attribute_not_exists(replacedBy)',
+                ...asRead.map((part) => part.condition),
+              ].join(' AND '),
+              ExpressionAttributeNames: Object.assign({}, ...asRead.map((part) => part.names)),
+              ExpressionAttributeValues: Object.assign(
+                { ':end': end, ':next': next.keyId, ...change.values },
+                ...asRead.map((part) => part.values),
+              ),
             },
           },
         ],

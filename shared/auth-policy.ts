@@ -32,8 +32,13 @@ export class AuthorizerRefusal extends Error {
 export interface AuthorizerContext {
   /** The key's short id: safe to log, but only 48 bits, so two keys may share it. */
   readonly keyId: string;
-  /** The key's full SHA-256 hash: what tells callers apart (idempotency scope). Never logged. */
+  /** The key's full SHA-256 hash: what tells keys apart. Never logged. */
   readonly keyHash: string;
+  /**
+   * The id of the key's own usage key (API Gateway API key), which a roll hands to the successor:
+   * what tells clients apart across rolls (idempotency scope).
+   */
+  readonly usageKeyId: string;
   /** The usage plan the key is metered on. */
   readonly plan: string;
   /** That plan's `RateLimit-Policy` header value, when the authorizer knows the plan. */

@@ -23,10 +23,10 @@ export interface Authorized {
   readonly context?: APIGatewayAuthorizerResult['context'];
 }
 
-/** A key's authorization, for events built outside the gateway (a key id and hash of the right shape). */
+/** A key's authorization, for events built outside the gateway (a key id, hash and usage key id of the right shape). */
 export const SOME_KEY: Authorized = {
   principalId: '0123456789ab',
-  context: { keyId: '0123456789ab', keyHash: '0123456789ab'.padEnd(64, '0') },
+  context: { keyId: '0123456789ab', keyHash: '0123456789ab'.padEnd(64, '0'), usageKeyId: 'local-0123456789ab', plan: 'default' },
 };
 
 export interface ProxyEventInit {

@@ -10,9 +10,9 @@ import type { NewPet } from './models';
 /** How long a key is remembered (the IETF draft suggests at least 24 hours). */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
 
-/** A keyed create, as the repository stores it: hashes only, never the caller's key or Idempotency-Key. */
+/** A keyed create, as the repository stores it: hashes only, never the client's id or Idempotency-Key. */
 export interface IdempotentRequest {
-  /** The record's key: a hash of the caller's key hash and the Idempotency-Key. */
+  /** The record's key: a hash of the client (callerOf) and the Idempotency-Key. */
   readonly recordKey: string;
   /** A hash of the validated request: the same pet, whatever the field order or defaults. */
   readonly requestHash: string;
@@ -20,8 +20,8 @@ export interface IdempotentRequest {
 
 const sha256 = (text: string): string => hash('sha256', text, 'hex');
 
-export const idempotentRequest = (callerKeyHash: string, idempotencyKey: string, newPet: NewPet): IdempotentRequest => ({
-  recordKey: sha256(`${callerKeyHash}\n${idempotencyKey}`),
+export const idempotentRequest = (caller: string, idempotencyKey: string, newPet: NewPet): IdempotentRequest => ({
+  recordKey: sha256(`${caller}\n${idempotencyKey}`),
   // Fields in a fixed order: the validated pet, not the bytes the client sent.
   requestHash: sha256(JSON.stringify([newPet.name, newPet.categoryId, newPet.status])),
 });

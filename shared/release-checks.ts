@@ -1,7 +1,7 @@
 /**
- * What a new version must answer before it takes traffic: the pre-traffic hook
- * (functions/pre-traffic-hook.ts) sends each checked function's new version the event API Gateway
- * would send, and each check says what is wrong with the outcome, if anything. Nothing here talks
+ * What a version must answer before it takes traffic: the pre-traffic hook
+ * (functions/pre-traffic-hook.ts) sends the version a deployment shifts a function's alias to the
+ * events API Gateway would send, and each check says what is wrong with the outcome, if anything. Nothing here talks
  * to AWS: the caller says how to invoke, so the same checks run against the local handlers in the
  * tests.
  */
@@ -27,27 +27,29 @@ export interface FunctionError {
 export type Invocation = { readonly answer: unknown } | { readonly functionError: FunctionError };
 
 /**
- * Sends a function (a version's ARN) an event and says how the invocation ended; throws when it
- * could not be made (denied, throttled, aborted by `signal` at the check's deadline).
+ * Sends a function (a version: `<name or ARN>:<version>`) an event and says how the invocation
+ * ended; throws when it could not be made (denied, throttled, aborted by `signal` at the check's
+ * deadline).
  */
-export type Invoke = (functionArn: string, event: CheckEvent, signal: AbortSignal) => Promise<Invocation>;
+export type Invoke = (version: string, event: CheckEvent, signal: AbortSignal) => Promise<Invocation>;
 
 /**
- * The functions whose new versions are checked: every operation of the route table that has a
+ * The functions whose versions are checked: every operation of the route table that has a
  * handler, and the authorizer, which are what a release releases. Each must have a check below
  * and a variable: a new operation does not compile until it has both.
  */
 export type CheckedFunction = HandledOperationId | 'authorizer';
 
 /**
- * The environment variable that holds each checked function's new version ARN. The stack sets
- * them to each function's current version, so every deploy that publishes one updates the hook.
+ * The environment variable that holds each checked function's name: how the hook knows which
+ * checks a deployment's function gets. Names, never versions: the version comes from the
+ * deployment itself, so a release changes nothing of the hook's.
  */
-export const VERSION_ARN_VARIABLES: Readonly<Record<CheckedFunction, string>> = {
-  listPets: 'LIST_PETS_VERSION_ARN',
-  getPet: 'GET_PET_VERSION_ARN',
-  createPet: 'CREATE_PET_VERSION_ARN',
-  authorizer: 'AUTHORIZER_VERSION_ARN',
+export const FUNCTION_NAME_VARIABLES: Readonly<Record<CheckedFunction, string>> = {
+  listPets: 'LIST_PETS_FUNCTION_NAME',
+  getPet: 'GET_PET_FUNCTION_NAME',
+  createPet: 'CREATE_PET_FUNCTION_NAME',
+  authorizer: 'AUTHORIZER_FUNCTION_NAME',
 };
 
 /**
@@ -56,10 +58,10 @@ export const VERSION_ARN_VARIABLES: Readonly<Record<CheckedFunction, string>> = 
  * hook did not try must never take traffic, and a check with nothing to try is a wiring mistake.
  */
 export const checkedFunctions = <F>(released: ReadonlyMap<string, F>): Array<readonly [CheckedFunction, F]> => {
-  const isChecked = (name: string): name is CheckedFunction => Object.hasOwn(VERSION_ARN_VARIABLES, name);
+  const isChecked = (name: string): name is CheckedFunction => Object.hasOwn(FUNCTION_NAME_VARIABLES, name);
   const unchecked = [...released.keys()].filter((name) => !isChecked(name));
   if (unchecked.length > 0) throw new Error(`No pre-traffic check for the released function(s) ${unchecked.join(', ')}.`);
-  return (Object.keys(VERSION_ARN_VARIABLES) as CheckedFunction[]).map((name) => {
+  return (Object.keys(FUNCTION_NAME_VARIABLES) as CheckedFunction[]).map((name) => {
     const fn = released.get(name);
     if (fn === undefined) throw new Error(`No ${name} function for the pre-traffic hook to check.`);
     return [name, fn] as const;
@@ -78,7 +80,7 @@ export interface ReleaseCheck {
 export interface CheckResult {
   readonly check: string;
   readonly passed: boolean;
-  /** Why it failed: a wrong answer, an invocation that failed or ran out of time, or no version to invoke. */
+  /** Why it failed: a wrong answer, or an invocation that failed or ran out of time. */
   readonly problem?: string;
 }
 
@@ -204,7 +206,7 @@ export const releaseChecks = (now: Date = new Date()): readonly ReleaseCheck[] =
 const invocationProblem = (error: unknown): string =>
   `the invocation failed (${error instanceof Error ? error.name : typeof error}${error instanceof InvocationTimedOut ? `: ${error.message}` : ''})`;
 
-/** An invocation that gave no outcome within its check's deadline: it is aborted, and the check has failed. */
+/** A call that gave no outcome within its deadline: it is aborted, and given up on. */
 export class InvocationTimedOut extends Error {
   constructor(deadlineMs: number) {
     super(`no outcome within ${deadlineMs} ms`);
@@ -213,10 +215,10 @@ export class InvocationTimedOut extends Error {
 }
 
 /**
- * Invokes with a deadline: at `deadlineMs` the invocation is aborted (its signal) and given up
- * on, whether or not the invoke heeds the signal, so that the hook always lives to report.
+ * Runs a call with a deadline: at `deadlineMs` it is aborted (its signal) and given up on, with
+ * InvocationTimedOut, whether or not it heeds the signal, so that the hook always lives to report.
  */
-const invokeWithin = async (invoke: Invoke, functionArn: string, event: CheckEvent, deadlineMs: number): Promise<Invocation> => {
+export const withinDeadline = async <T>(call: (signal: AbortSignal) => Promise<T>, deadlineMs: number): Promise<T> => {
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_resolve, reject) => {
@@ -227,31 +229,27 @@ const invokeWithin = async (invoke: Invoke, functionArn: string, event: CheckEve
     }, deadlineMs);
   });
   try {
-    return await Promise.race([invoke(functionArn, event, controller.signal), deadline]);
+    return await Promise.race([call(controller.signal), deadline]);
   } finally {
     clearTimeout(timer);
   }
 };
 
 /**
- * Runs every check against the version ARNs given (by function), all at once, each within
- * `deadlineMs`, and never throws: a check whose version is missing, or whose invocation throws or
- * runs out of time, has failed.
+ * Runs the checks against a version (`<name or ARN>:<version>`), all at once, each within
+ * `deadlineMs`, and never throws: a check whose invocation throws or runs out of time has failed.
  */
 export const runReleaseChecks = async (
   checks: readonly ReleaseCheck[],
-  versionArns: Readonly<Partial<Record<CheckedFunction, string>>>,
+  version: string,
   invoke: Invoke,
   deadlineMs: number,
 ): Promise<CheckResult[]> =>
   Promise.all(
-    checks.map(async ({ name, target, event, problemWith }): Promise<CheckResult> => {
-      const functionArn = versionArns[target];
-      if (!functionArn)
-        return { check: name, passed: false, problem: `no version to invoke (${VERSION_ARN_VARIABLES[target]} is not set)` };
+    checks.map(async ({ name, event, problemWith }): Promise<CheckResult> => {
       let problem: string | undefined;
       try {
-        problem = problemWith(await invokeWithin(invoke, functionArn, event, deadlineMs));
+        problem = problemWith(await withinDeadline((signal) => invoke(version, event, signal), deadlineMs));
       } catch (error) {
         problem = invocationProblem(error);
       }

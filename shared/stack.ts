@@ -13,6 +13,12 @@ export const stackOutputs = {
 } as const;
 
 /**
+ * The alias every caller of a function invokes (infra/constructs/api-function.ts), and the one a
+ * release moves: the pre-traffic hook checks deployments of this alias only.
+ */
+export const LIVE_ALIAS = 'live';
+
+/**
  * How long a function may run. A DynamoDB outage answers 503 within about 3 s (bounded retries
  * and timeouts), well inside this; the local server gives handlers the same budget.
  */

@@ -60,6 +60,7 @@ export interface DynamoDBLocal {
   readonly endpoint: string;
   /** The port it listens on, on every network interface: its jar has no option to bind one address. */
   readonly port: number;
+  /** Java's process id (it runs under a watchdog, which stops it when this process is gone). */
   readonly pid: number | undefined;
   stop(): Promise<void>;
 }
@@ -72,6 +73,35 @@ export const freePort = async (): Promise<number> => {
   if (address === null || typeof address === 'string') throw new Error('No free port');
   return address.port;
 };
+
+/**
+ * The watchdog Java runs under: a Node process of its own that starts Java, tells its parent
+ * Java's pid over the IPC channel, and stops Java (SIGTERM, then SIGKILL after 5 s) when that
+ * channel closes, which the kernel does when the parent dies in any way, SIGKILL included; or when
+ * it is told to stop. Java alone would outlive a killed parent, re-parented, still listening on
+ * every interface with the keys table in it. Plain CommonJS: it runs without the TypeScript loader.
+ */
+const WATCHDOG = `
+const { spawn } = require('node:child_process');
+const [command, ...args] = process.argv.slice(1);
+const java = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+const tell = (message) => process.connected && process.send(message);
+let stopping = false;
+const stop = () => {
+  if (stopping) return;
+  stopping = true;
+  java.kill('SIGTERM');
+  setTimeout(() => java.kill('SIGKILL'), 5000).unref();
+};
+java.once('spawn', () => tell({ javaPid: java.pid }));
+java.once('error', (error) => {
+  tell({ spawnError: error.code || error.name });
+  process.exit(1);
+});
+java.once('exit', (code) => process.exit(code === null ? 1 : code));
+process.on('disconnect', stop);
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, stop);
+`;
 
 /** Starts DynamoDB Local and waits until it answers. */
 export const startDynamoDBLocal = async ({
@@ -118,7 +148,14 @@ const spawnDynamoDBLocal = async (
   // Something already there would answer our readiness probe and be mistaken for ours.
   if (await isListening(listenPort)) throw portTaken(listenPort);
 
-  const child = spawn('java', javaArguments(listenPort, path, sharedDb), { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Java under its watchdog, whose IPC channel is what tells it this process is gone.
+  const child = spawn(
+    process.execPath,
+    ['--input-type=commonjs', '-e', WATCHDOG, '--', 'java', ...javaArguments(listenPort, path, sharedDb)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    },
+  );
   const output: string[] = [];
   const remember = (chunk: Buffer) => {
     output.push(...chunk.toString().split('\n').filter(Boolean));
@@ -130,26 +167,36 @@ const spawnDynamoDBLocal = async (
   let exited = false;
   const exit = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
   void exit.then(() => (exited = true));
-  const spawnError = new Promise<never>((_, reject) =>
-    child.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        error.code === 'ENOENT'
-          ? new Error('DynamoDB Local needs Java 17 or newer on the PATH (for example: apt-get install openjdk-17-jre-headless).')
-          : error,
-      ),
-    ),
-  );
+  const spawnFailure = (code: string | undefined) =>
+    code === 'ENOENT'
+      ? new Error('DynamoDB Local needs Java 17 or newer on the PATH (for example: apt-get install openjdk-17-jre-headless).')
+      : new Error(`DynamoDB Local could not be started (${code ?? 'unknown error'}).`);
+  let javaPid: number | undefined;
+  // Java's pid once it runs; a failure to start the watchdog or Java is a rejection.
+  const spawned = new Promise<number>((resolveSpawn, reject) => {
+    child.once('error', (error: NodeJS.ErrnoException) => reject(spawnFailure(error.code)));
+    child.once('message', (message: unknown) => {
+      const { javaPid: pid, spawnError } = (message ?? {}) as { readonly javaPid?: unknown; readonly spawnError?: unknown };
+      if (typeof pid === 'number') resolveSpawn((javaPid = pid));
+      else reject(spawnFailure(typeof spawnError === 'string' ? spawnError : undefined));
+    });
+    child.once('exit', () => reject(spawnFailure(undefined))); // no effect once settled
+  });
 
   const endpoint = dynamoDBLocalEndpoint(listenPort);
   const stop = async (): Promise<void> => {
     if (exited) return;
+    // The watchdog stops Java, and ends when Java has; should it not, both are killed.
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    const timer = setTimeout(() => {
+      if (javaPid !== undefined) killQuietly(javaPid);
+      child.kill('SIGKILL');
+    }, 10_000);
     await exit;
     clearTimeout(timer);
   };
 
-  const ready = (async () => {
+  const ready = async () => {
     const client = createDocumentClient({ endpoint, maxAttempts: 1, requestTimeout: 1_000 });
     const deadline = Date.now() + startTimeout;
     try {
@@ -168,15 +215,24 @@ const spawnDynamoDBLocal = async (
     } finally {
       client.destroy();
     }
-  })();
+  };
 
   try {
-    await Promise.race([ready, spawnError]);
+    await spawned;
+    await ready();
   } catch (error) {
     await stop();
     throw error;
   }
-  return { endpoint, port: listenPort, pid: child.pid, stop };
+  return { endpoint, port: listenPort, pid: javaPid, stop };
+};
+
+const killQuietly = (pid: number) => {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // ended already
+  }
 };
 
 /** Creates each table that does not exist yet, from the shared definitions, and waits until it is active. */

@@ -13,7 +13,7 @@ import { NodejsFunction, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nod
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { resolve } from 'node:path';
-import { FUNCTION_TIMEOUT_SECONDS } from '../../shared/stack';
+import { FUNCTION_TIMEOUT_SECONDS, LIVE_ALIAS } from '../../shared/stack';
 import { FUNCTION_ARCHITECTURE, FUNCTION_BUNDLING, FUNCTION_RUNTIME } from '../bundling';
 import { projectRoot } from '../../shared/project-root';
 
@@ -54,7 +54,7 @@ export interface ApiFunctionProps {
 }
 
 /** The alias every caller invokes: the API's integrations and authorizer, the stream mapping, the schedule. */
-export const LIVE_ALIAS = 'live';
+export { LIVE_ALIAS };
 
 /** Memory in MB. Lambda gives CPU in proportion to memory, and CPU is what a cold start spends. */
 const MEMORY_MB = 512;

@@ -3,18 +3,19 @@
  * gradual (StageSettings.release). One CodeDeploy application; per function a deployment group
  * that shifts its `live` alias by the stage's canary or linear configuration; release alarms on
  * 1-minute periods, any of which rolls the release back; and the pre-traffic hook, which checks the
- * new versions before they take any request. The key audit's functions are not released this way
+ * version each deployment moves an alias to (the new one, or in a rollback the previous one) before
+ * it takes any request. The key audit's functions are not released this way
  * (a stream and a 15-minute schedule send a canary too little to judge): their alias moves in the
  * stack update.
  */
 import { Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData, type AlarmProps } from 'aws-cdk-lib/aws-cloudwatch';
 import { LambdaApplication, LambdaDeploymentConfig, LambdaDeploymentGroup, type ILambdaDeploymentConfig } from 'aws-cdk-lib/aws-codedeploy';
-import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { CfnFunction, IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { checkedFunctions, VERSION_ARN_VARIABLES } from '../../shared/release-checks';
+import { checkedFunctions, FUNCTION_NAME_VARIABLES } from '../../shared/release-checks';
 import { routes, type Route } from '../../shared/routes';
 import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
 import { HOOK_BUNDLING } from '../bundling';
@@ -125,34 +126,36 @@ export class Release extends Construct {
     // Every released function is checked, and every check has its function: the API's three and the authorizer.
     const released = new Map([...props.operations, ['authorizer', props.authorizer] as const]);
     const checked = checkedFunctions(released);
-    // The SAM pattern: the hook's environment holds each checked function's new version, so
-    // every deploy that publishes one updates the hook, before CodeDeploy runs it.
-    const versionArns = checked.map(([, fn]) => fn.function.currentVersion.functionArn);
     this.preTrafficHook = new ApiFunction(this, 'PreTrafficHook', {
       entry: 'functions/pre-traffic-hook.ts',
       bundling: HOOK_BUNDLING,
       functionName: `${props.namePrefix}-preTrafficHook`,
-      description: 'pet store: checks the new versions of a release before they take traffic',
+      description: 'pet store: checks the version a deployment moves a live alias to, before it takes traffic',
       serviceName: props.serviceName,
-      environment: Object.fromEntries(checked.map(([name, fn]) => [VERSION_ARN_VARIABLES[name], fn.function.currentVersion.functionArn])),
+      // The checked functions by name, which no release changes: the version comes from each
+      // deployment itself (its AppSpec's TargetVersion), so a release does not update the hook,
+      // and in a stack rollback, which moves the aliases back before it restores the hook, the
+      // hook checks the version the alias goes back to.
+      environment: Object.fromEntries(checked.map(([name, fn]) => [FUNCTION_NAME_VARIABLES[name], fn.function.functionName])),
       timeout: Duration.seconds(PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS),
       // CodeDeploy invokes it by name: a version and an alias of its own would serve nothing.
       withLiveAlias: false,
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
-    // Only the new versions: not the aliases (the traffic), not the functions' other versions.
-    this.preTrafficHook.function.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: versionArns }));
+    this.grantVersionInvocation(checked.map(([, fn]) => fn.function));
 
     this.application = new LambdaApplication(this, 'Application', { applicationName: props.namePrefix });
-    // One role for every group: CodeDeploy's own policy for Lambda releases, plus (granted by
-    // each group with a hook) the invocation of the hook.
+    // One role for every group, allowed what a release does on this stage's functions and alarms
+    // only (grantRelease). The groups get it read-only: CDK's LambdaDeploymentGroup would attach
+    // AWSCodeDeployRoleForLambdaLimited, whose UpdateAlias on `*` would let this stage's releases
+    // move another stage's aliases in a shared account.
     const role = new Role(this, 'DeploymentRole', {
       assumedBy: new ServicePrincipal('codedeploy.amazonaws.com'),
       description:
         'CodeDeploy: shifts the live aliases of the pet store functions, watching the release alarms, and runs the pre-traffic hook.',
-      managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSCodeDeployRoleForLambdaLimited')],
     });
+    const groupRole = role.withoutPolicyUpdates();
 
     const groups = new Map<string, LambdaDeploymentGroup>();
     const groupAlarms = new Map<string, readonly Alarm[]>();
@@ -172,17 +175,31 @@ export class Release extends Construct {
         alarms,
         ignoreAlarmConfiguration: props.ignoreAlarms,
         autoRollback: AUTO_ROLLBACK,
-        role,
+        role: groupRole,
         preHook: this.preTrafficHook.function,
       });
       // What the alias update (CodeDeploy's deployment) needs exists before it starts, in the
-      // template's DependsOn rather than only through references inside its UpdatePolicy.
-      fn.alias.node.addDependency(this.preTrafficHook, ...alarms);
+      // template's DependsOn rather than only through references inside its UpdatePolicy. The
+      // group too: a changed group (its alarms ignored with -c ignoreReleaseAlarms=true, or
+      // watched again) is updated before the deployment it is changed for starts.
+      fn.alias.node.addDependency(this.preTrafficHook, group, role, ...alarms);
       groups.set(name, group);
       groupAlarms.set(name, alarms);
     }
     this.deploymentGroups = groups;
     this.groupAlarms = groupAlarms;
+    this.grantRelease(role, released, new Set([...groupAlarms.values()].flat()));
+    // The hook reads the deployments of these groups (their AppSpec), each as CodeDeploy's API
+    // reference says: GetDeployment on the group, GetApplicationRevision on the application.
+    this.preTrafficHook.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['codedeploy:GetDeployment'],
+        resources: [...groups.values()].map((group) => group.deploymentGroupArn),
+      }),
+    );
+    this.preTrafficHook.function.addToRolePolicy(
+      new PolicyStatement({ actions: ['codedeploy:GetApplicationRevision'], resources: [this.application.applicationArn] }),
+    );
     this.acknowledgeDeploymentRole(role);
   }
 
@@ -246,16 +263,68 @@ export class Release extends Construct {
       }),
     );
   }
+
+  /**
+   * The hook may invoke any version of the functions it checks (`<function ARN>:*`), never their
+   * `live` alias (the traffic) nor `$LATEST` (never released). A grant no release changes: one
+   * naming each new version would be rewritten seconds before CodeDeploy runs the hook, and IAM
+   * takes a while to apply a change, so the hook could be refused and the release rolled back.
+   */
+  private grantVersionInvocation(functions: readonly IFunction[]): void {
+    const hook = this.preTrafficHook.function;
+    hook.addToRolePolicy(
+      new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: functions.map((fn) => `${fn.functionArn}:*`) }),
+    );
+    // `$` opens a policy variable only before `{`: `$LATEST` is literal.
+    hook.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.DENY,
+        actions: ['lambda:InvokeFunction'],
+        resources: functions.flatMap((fn) => [`${fn.functionArn}:${LIVE_ALIAS}`, `${fn.functionArn}:$LATEST`]),
+      }),
+    );
+    const stack = Stack.of(this);
+    for (const fn of functions) {
+      const id = stack.getLogicalId(fn.node.defaultChild as CfnFunction);
+      Validations.of(hook.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${id}.Arn>:*]`,
+        reason:
+          "The pre-traffic hook invokes the version each deployment moves this checked function's live alias to, read from " +
+          'the deployment: any published version of this one function. Its live alias and $LATEST are denied.',
+      });
+    }
+  }
+
+  /**
+   * What CodeDeploy does in a Lambda release (the actions of AWSCodeDeployRoleForLambdaLimited),
+   * on this stage's resources only. Without its S3 reads (CloudFormation gives the AppSpec inline)
+   * and its invocation of any CodeDeployHook_* function (the one hook is granted by name).
+   */
+  private grantRelease(role: Role, released: ReadonlyMap<string, ApiFunction>, alarms: ReadonlySet<Alarm>): void {
+    const functions = [...released.values()].map((fn) => fn.function);
+    // Lambda authorizes GetAlias and UpdateAlias on the function's unqualified ARN (the alias is a
+    // parameter of the call): no narrower resource exists for them.
+    role.addToPolicy(
+      new PolicyStatement({ actions: ['lambda:GetAlias', 'lambda:UpdateAlias'], resources: functions.map((fn) => fn.functionArn) }),
+    );
+    // This one on the alias itself. Built from the function's ARN: the alias's own would close a
+    // loop (the alias depends on this role).
+    role.addToPolicy(
+      new PolicyStatement({
+        actions: ['lambda:GetProvisionedConcurrencyConfig'],
+        resources: functions.map((fn) => `${fn.functionArn}:${LIVE_ALIAS}`),
+      }),
+    );
+    // DescribeAlarms is authorized per alarm: these are metric alarms (only a composite one needs `*`).
+    role.addToPolicy(
+      new PolicyStatement({ actions: ['cloudwatch:DescribeAlarms'], resources: [...alarms].map((alarm) => alarm.alarmArn) }),
+    );
+    // As CDK grants a group's hook: the function, and its versions and aliases.
+    this.preTrafficHook.function.grantInvoke(role);
+  }
+
   /** cdk-nag findings on the deployment role, each a deliberate choice with its reason. */
   private acknowledgeDeploymentRole(role: Role): void {
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
-      reason:
-        "CodeDeploy's own policy for Lambda releases, the one AWS documents and maintains for it: read and update aliases, " +
-        'read alarms, publish release notifications, invoke only functions named CodeDeployHook_* (each group grants ' +
-        'its hook on top). A hand-written copy could not be tried without an AWS account, and a missing action would ' +
-        'fail every release.',
-    });
     const hook = Stack.of(this).getLogicalId(this.preTrafficHook.function.node.defaultChild as CfnFunction);
     Validations.of(role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${hook}.Arn>:*]`,

@@ -55,13 +55,15 @@ export const idempotencyKeyOf = (event: Pick<APIGatewayProxyEvent, 'headers' | '
 const nonEmpty = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /**
- * Whose key it is: the full hash of the caller's API key, as the authorizer passes it, so two API
- * keys never share an idempotency key (the 48-bit key id could be shared by two keys). Never one
- * scope for every caller: without it, fail.
+ * Which client it is: the idempotency scope. A client is the lineage of keys a roll keeps, named by
+ * the id of their own usage key (a roll hands it to the successor), so a create retried with the
+ * successor of a rolled key replays; two keys with different usage keys never share a scope (the
+ * authorizer admits a key only with the usage key written for it). Never one scope for every
+ * caller: without it, fail.
  */
 export const callerOf = (event: Pick<APIGatewayProxyEvent, 'requestContext'>): string => {
-  const keyHash = nonEmpty(event.requestContext.authorizer?.keyHash);
-  if (keyHash) return keyHash;
+  const usageKeyId = nonEmpty(event.requestContext.authorizer?.usageKeyId);
+  if (usageKeyId) return `usage-key:${usageKeyId}`;
   throw new Error('The authorizer context names no caller.');
 };
 

@@ -179,6 +179,104 @@ describe('throttling', () => {
   });
 });
 
+/**
+ * Sends a POST's head and the first bytes of a body declared `declared` bytes long, and resolves
+ * with the head of the answer as soon as one comes, while the rest of the body is still unsent;
+ * `finish` sends the rest. Resolves with undefined when nothing comes within 20 s.
+ */
+const partialPost = (url: URL, headers: string, declared: number) => {
+  const socket = connect(Number(url.port), url.hostname);
+  socket.on('error', () => undefined); // a server that closes while the client sends: the answer is what counts
+  socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n${headers}\r\n`);
+  socket.write(Buffer.alloc(1_024, 0x20));
+  let answer = '';
+  const head = new Promise<string | undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), 20_000);
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+      if (answer.includes('\r\n\r\n')) {
+        clearTimeout(timer);
+        resolve(answer.slice(0, answer.indexOf('\r\n\r\n')));
+      }
+    });
+  });
+  const finish = () => socket.write(Buffer.alloc(declared - 1_024, 0x20));
+  return { head, finish, close: () => socket.destroy() };
+};
+
+describe('request bodies', () => {
+  it.each([
+    ['without a key', ''],
+    ['with an unknown key', 'Authorization: Bearer petstore_0000000000000000000000000000000000000000000\r\n'],
+  ])('answers a POST %s with 401 before its body is sent, never reading it, and closes the connection', async (_, auth) => {
+    const post = partialPost(new URL(api.url), auth, 10 * 1024 * 1024);
+    try {
+      const head = await post.head;
+      expect(head ?? 'no answer within 20 s').toMatch(/^HTTP\/1\.1 401 /);
+      expect(head).toMatch(/^connection: close$/im);
+    } finally {
+      post.close();
+    }
+  });
+
+  it('holds a bounded number of body bytes at once: past it a body is answered 429 unread, and the bytes come back once answered', async () => {
+    const bounded = await startLocalApi({ maxBodyBytesInFlight: 1024 * 1024 });
+    const declared = 600 * 1024;
+    const auth = `Authorization: Bearer ${bounded.key}\r\n`;
+    const bigPost = () => postJson(bounded, { name: 'Rex', categoryId: 1, padding: 'x'.repeat(declared) });
+    const holding = partialPost(new URL(bounded.url), auth, declared);
+    try {
+      // Once the first request is authorized, its 600 KiB are held until it is answered.
+      let refused: Response | undefined;
+      for (const deadline = Date.now() + 10_000; !refused && Date.now() < deadline;) {
+        const response = await bigPost();
+        if (response.status === 429) refused = response;
+        else await response.arrayBuffer();
+      }
+      if (!refused) throw new Error('no request was refused while 600 KiB of another were held');
+      expect(refused.headers.get('retry-after')).toBe('1');
+      await expectError(refused, 429, 'too_many_requests');
+
+      holding.finish();
+      // The held body, read whole, is the handler's to judge: over its 16 KiB, 413.
+      expect(await holding.head).toMatch(/^HTTP\/1\.1 413 /);
+      await expectError(await bigPost(), 413, 'payload_too_large');
+    } finally {
+      holding.close();
+      await bounded.close();
+    }
+  });
+});
+
+describe('request bodies of unknown length (chunked)', () => {
+  it('counts them as they arrive: past the bytes held at once, 429 and the connection closed, the rest unread', async () => {
+    const bounded = await startLocalApi({ maxBodyBytesInFlight: 64 * 1024 });
+    const { hostname, port } = new URL(bounded.url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => undefined);
+    try {
+      const answer = new Promise<string>((resolve) => {
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+        socket.on('close', () => resolve(text));
+      });
+      socket.write(
+        `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${bounded.key}\r\n` +
+          'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+      );
+      // 96 KiB, never ended: the server must answer without waiting for the end.
+      for (let index = 0; index < 3; index += 1) socket.write(`8000\r\n${' '.repeat(0x8000)}\r\n`);
+      const text = await answer;
+      expect(text).toMatch(/^HTTP\/1\.1 429 /);
+      expect(text).toMatch(/^connection: close$/im);
+      expect(text).toContain('"code":"too_many_requests"');
+    } finally {
+      socket.destroy();
+      await bounded.close();
+    }
+  });
+});
+
 describe('unexpected faults', () => {
   it('answers 500 internal_error without naming the table, when the table is missing', async () => {
     // A deployment mistake, not an outage: the server's pets table does not exist.

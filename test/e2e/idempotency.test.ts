@@ -1,7 +1,7 @@
 /**
  * Idempotent creates over HTTP (Idempotency-Key, IETF httpapi-idempotency-key draft): replays,
- * a reused key, concurrent duplicates, malformed keys, keys scoped to the API key, a lost
- * answer, and database faults inside the idempotency layer.
+ * a reused key, concurrent duplicates, malformed keys, keys scoped to the client (across a roll
+ * of its API key), a lost answer, and database faults inside the idempotency layer.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { usageKeyBinding } from '../../shared/plan-policy';
-import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '../support/local-api';
+import { expectCommonHeaders, expectError, registerKeyOnPlan, startLocalApi, type LocalApi } from '../support/local-api';
 import { inject } from 'vitest';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 
@@ -18,6 +18,7 @@ import { localUsageKey } from '../../tools/local-server/usage-plans';
 const ACTOR = 'local:test';
 
 const rex = { name: 'Rex', categoryId: 1 };
+const HOUR = 60 * 60 * 1000;
 
 const post = (api: LocalApi, body: unknown, key?: string, extra: Record<string, string> = {}) =>
   api.call('/pets', {
@@ -166,6 +167,35 @@ describe('Idempotency-Key on POST /pets', () => {
     expect(theirs.status).toBe(201);
     expect(theirs.headers.get('idempotent-replayed')).toBeNull();
     expect(((await theirs.json()) as { id: number }).id).not.toBe(mine.id);
+  });
+
+  it('scopes keys to the client across a roll: the retry with the successor key replays; another client gets its own pet', async () => {
+    const key = newKey();
+    const before = await countPets(api);
+    const rolled = await registerKeyOnPlan(api, 'default', 'rolling client');
+    const bearer = (apiKey: string) => ({ Authorization: `Bearer ${apiKey}` });
+    const first = await post(api, rex, key, bearer(rolled));
+    expect(first.status).toBe(201);
+    const created = await first.text();
+
+    const successor = generateApiKey();
+    const record = await api.keys.find(rolled);
+    await api.keys.roll(record?.keyId ?? '', successor, { graceMs: HOUR, changedBy: ACTOR });
+    for (const apiKey of [successor, rolled]) {
+      const retried = await post(api, rex, key, bearer(apiKey));
+      expect(retried.status).toBe(201);
+      expect(retried.headers.get('idempotent-replayed')).toBe('true');
+      expect(retried.headers.get('location')).toBe(first.headers.get('location'));
+      expect(await retried.text()).toBe(created);
+    }
+    await expectError(await post(api, { ...rex, name: 'Max' }, key, bearer(successor)), 422, 'idempotency_key_reused');
+
+    const other = await registerKeyOnPlan(api, 'default', 'another client');
+    const theirs = await post(api, rex, key, bearer(other));
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+    expect(((await theirs.json()) as { id: number }).id).not.toBe((JSON.parse(created) as { id: number }).id);
+    expect(await countPets(api)).toBe(before + 2);
   });
 
   it('scopes keys to the whole API key, not its short id: two keys that share an id get a pet each', async () => {

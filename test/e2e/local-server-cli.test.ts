@@ -4,8 +4,9 @@
  * after Ctrl-C.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey } from '../../shared/api-keys';
@@ -38,6 +39,29 @@ const groupAlive = (pid: number) => {
 afterAll(() => {
   for (const child of children) if (child.pid && groupAlive(child.pid)) process.kill(-child.pid, 'SIGKILL');
 });
+
+/** The ids of the Java processes running DynamoDB Local's jar on this port (read from /proc, as `ps` does). */
+const javaListeningOn = (port: number): number[] =>
+  readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const words = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        const [command = ''] = words;
+        const runsTheJar = /(^|\/)java$/.test(command) && words.some((word) => word.endsWith('DynamoDBLocal.jar'));
+        return runsTheJar && words[words.indexOf('-port') + 1] === String(port);
+      } catch {
+        return false; // ended meanwhile
+      }
+    })
+    .map(Number);
+
+/** The most resident memory the process has had so far (VmHWM in /proc), in bytes. */
+const peakMemoryBytes = (pid: number): number => {
+  const kilobytes = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  if (kilobytes === undefined) throw new Error(`no VmHWM for process ${pid}`);
+  return Number(kilobytes) * 1024;
+};
 
 /** Runs a command in its own process group, as a terminal runs a foreground job. */
 const run = (command: string, args: string[], env: Record<string, string>): Started => {
@@ -162,6 +186,66 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(await started.exit).toBe(0);
     expect(groupAlive(started.child.pid ?? 0)).toBe(false);
     expect(await isListening(dynamoPort)).toBe(false);
+  });
+
+  it('takes DynamoDB Local down with the server when the server is killed outright (SIGKILL: no handler runs)', async () => {
+    const [, ...nodeArgs] = (packageJson.scripts.start as string).split(' ');
+    const started = run(process.execPath, nodeArgs, { PORT: '0', DYNAMODB_LOCAL_PORT: '0' });
+    await waitFor(started, 'Press Ctrl-C to stop.');
+    const dynamoPort = Number(/DynamoDB Local \(in memory\) on port (\d+) /.exec(started.output())?.[1]);
+    expect(await isListening(dynamoPort)).toBe(true);
+    expect(javaListeningOn(dynamoPort)).toHaveLength(1);
+
+    started.child.kill('SIGKILL');
+    expect(await started.exit).toBeNull();
+
+    // Nothing of this run is left: no Java process, and so no open port with the keys table on it.
+    const deadline = Date.now() + 10_000;
+    while (javaListeningOn(dynamoPort).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(javaListeningOn(dynamoPort)).toEqual([]);
+    expect(await isListening(dynamoPort)).toBe(false);
+  });
+
+  it('keeps its memory under forty keyless 10 MB POSTs at once: bodies are never read before the key is checked', async () => {
+    const suffix = Date.now().toString(36);
+    const [, ...nodeArgs] = (packageJson.scripts.start as string).split(' ');
+    const started = run(process.execPath, nodeArgs, {
+      DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+      PETS_TABLE_NAME: `flood-pets-${suffix}`,
+      API_KEYS_TABLE_NAME: `flood-keys-${suffix}`,
+      IDEMPOTENCY_TABLE_NAME: `flood-idempotency-${suffix}`,
+      PORT: '0',
+    });
+    await waitFor(started, 'Press Ctrl-C to stop.');
+    const { key, url } = curlLine(started.output());
+    // Warm: every module loaded and the key's answer cached, as a server that has been serving.
+    for (let index = 0; index < 5; index += 1) await (await fetch(url, { headers: { Authorization: `Bearer ${key}` } })).arrayBuffer();
+    const peakBefore = peakMemoryBytes(started.child.pid ?? 0);
+
+    const body = Buffer.alloc(10 * 1024 * 1024, 0x20);
+    const { port, hostname } = new URL(url);
+    const statuses = await Promise.all(
+      Array.from(
+        { length: 40 },
+        () =>
+          new Promise<string>((resolve) => {
+            const socket = connect(Number(port), hostname);
+            const done = (outcome: string) => (clearTimeout(timer), socket.destroy(), resolve(outcome));
+            const timer = setTimeout(() => done('no answer'), 60_000);
+            socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+            socket.write(body, () => undefined);
+            socket.once('data', (chunk: Buffer) => done(chunk.toString('latin1').slice(0, 12)));
+            socket.once('error', () => done('reset'));
+            socket.once('close', () => done('closed'));
+          }),
+      ),
+    );
+
+    expect(statuses.filter((status) => status === 'HTTP/1.1 401')).not.toHaveLength(0);
+    const grown = peakMemoryBytes(started.child.pid ?? 0) - peakBefore;
+    // 400 MB of bodies were sent; held, they would add as much. Unread, next to nothing is added.
+    expect(grown).toBeLessThan(100 * 1024 * 1024);
+    expect(await stop(started)).toBe(true);
   });
 
   it('stops everything when npm alone is told to stop (SIGTERM to npm, as a supervisor sends)', async () => {

@@ -63,6 +63,8 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
     tableName: (table) => resolver.ref(logicalId(stack.tables[table])),
     functionName: (name) => `${namePrefix}${name}`,
     deploymentGroupArns,
+    codeDeployApplicationArn:
+      stack.release && resolver.arn('codedeploy', `application:${resolver.ref(logicalId(stack.release.application))}`),
   };
   const roles = new Map([...functions].map(([name, functionId]) => [name, rolePoliciesOf(json, resolver, functionId)]));
   const roleOf = (name: string) => {

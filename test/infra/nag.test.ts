@@ -61,12 +61,12 @@ describe.each(Object.entries(shapes))('cdk-nag on %s', (name, synthesize) => {
         'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         // With a web ACL the WAF rule is met, not acknowledged.
         ...(name === 'a stage with every option set' ? [] : ['AwsSolutions-APIG3']),
-        // A gradual release (prod's canary): CodeDeploy's role, and its grant of the pre-traffic hook.
+        // A gradual release (staging's and prod's canary): CodeDeploy's grant of the pre-traffic
+        // hook, and the hook's of any version of each function it checks.
         ...(stack.release
-          ? [
-              'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
-              `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(stack.release.preTrafficHook.function.node.defaultChild as CfnFunction)}.Arn>:*]`,
-            ]
+          ? [stack.release.preTrafficHook, ...stack.functions.operations.values(), stack.functions.authorizer].map(
+              (fn) => `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(fn.function.node.defaultChild as CfnFunction)}.Arn>:*]`,
+            )
           : []),
       ]),
     );

@@ -10,8 +10,8 @@ import type { CfnResource } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import type { ApiFunction } from '../../infra/constructs/api-function';
 import { RELEASE_LATENCY_P99_THRESHOLD_MS, RELEASE_SERVER_ERROR_RATE_THRESHOLD } from '../../infra/constructs/release';
-import { VERSION_ARN_VARIABLES, type CheckedFunction } from '../../shared/release-checks';
-import { CHECK_DEADLINE_CAP_MS, REPORT_MARGIN_MS } from '../../functions/pre-traffic-hook';
+import { FUNCTION_NAME_VARIABLES, type CheckedFunction } from '../../shared/release-checks';
+import { CHECK_DEADLINE_CAP_MS, READ_DEADLINE_CAP_MS, REPORT_MARGIN_MS } from '../../functions/pre-traffic-hook';
 import { routes } from '../../shared/routes';
 import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
 import { policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
@@ -71,6 +71,7 @@ const authorizerFailuresAlarm = (stage: string) => ({
 // Three synths shared by every test: a development stage (all at once), prod (canary), and a
 // stage that chooses the linear release, deployed with its release alarms ignored.
 const dev = synthStage('dev');
+const staging = synthStage('staging');
 const prod = synthStage('prod');
 const linearIgnoringAlarms = synthStage('linear', { release: 'Linear10PercentEvery1Minute' }, { ignoreReleaseAlarms: true });
 
@@ -100,8 +101,10 @@ describe.each([
   ['prod', prod],
 ])('on %s, every function is published behind live, and every caller invokes the alias', (_name, synthesized) => {
   const functions = functionsOf(synthesized);
-  const template = synthesized.template.toJSON() as Record<string, unknown>;
-  const text = JSON.stringify(template);
+  const template = synthesized.template.toJSON() as { Resources: Record<string, { Type: string }> };
+  // Every resource but the IAM policies, which name functions for what they allow (on a gradual
+  // stage, CodeDeploy's alias updates and the hook's invocation of versions: tested below).
+  const text = JSON.stringify(Object.values(template.Resources).filter(({ Type }) => Type !== 'AWS::IAM::Policy'));
 
   it('publishes a version of each function, with an alias live on it', () => {
     const aliases = resourcesOf(synthesized.template, 'AWS::Lambda::Alias');
@@ -158,7 +161,7 @@ describe.each([
       ({ properties }) => properties.Targets as Array<{ Arn: unknown }>,
     );
     expect(targets.map(({ Arn }) => Arn)).toEqual([aliasArnRef(synthesized, synthesized.stack.keyAudit.expirySweep)]);
-    // Nothing invokes a function but through its alias (the hook invokes versions, below).
+    // Nothing invokes a function but through its alias.
     for (const fn of functions.values()) {
       const arn = JSON.stringify(functionArnRef(synthesized, fn));
       const uses = text.split(arn).length - 1;
@@ -350,42 +353,14 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
     expect(new Set(apiNames)).toEqual(new Set([apiName]));
   });
 
-  it("lets the hook invoke only the new versions it checks, the authorizer's included, and report only to its deployment groups", () => {
-    const hook = release.preTrafficHook;
-    const statements = policyStatementsOf(prod.template, logicalId(prod, hook.function.role!));
-    const invoke = statements.filter(({ Action }) => JSON.stringify(Action).includes('lambda:'));
-    const checked = (Object.keys(VERSION_ARN_VARIABLES) as CheckedFunction[]).map((name) => api.get(name)!);
-    expect(invoke).toEqual([{ Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: checked.map((fn) => versionRef(prod, fn)) }]);
-    expect(checked).toContain(prod.stack.functions.authorizer);
-
-    const report = statements.filter(({ Action }) => JSON.stringify(Action).includes('codedeploy:'));
-    expect(report.map(({ Action }) => Action)).toEqual([...api.keys()].map(() => 'codedeploy:PutLifecycleEventHookExecutionStatus'));
-    const reportedGroups = report.map(({ Resource }) => JSON.stringify(Resource));
-    for (const name of api.keys()) {
-      const group = JSON.stringify({ Ref: logicalId(prod, release.deploymentGroups.get(name)!) });
-      expect(reportedGroups.filter((arn) => arn.includes(':deploymentgroup:') && arn.includes(group))).toHaveLength(1);
-    }
-    // Its only other actions: its own log group, and traces.
-    const others = statements
-      .filter((statement) => !invoke.includes(statement) && !report.includes(statement))
-      .flatMap(({ Action }) => Action as string[]);
-    expect(others.sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
-
-    // Its environment names each new version, so each deploy that publishes one updates it.
-    const variables = (resources[logicalId(prod, hook.function)]?.Properties.Environment as { Variables: Record<string, unknown> })
-      .Variables;
-    for (const [name, variable] of Object.entries(VERSION_ARN_VARIABLES)) {
-      expect(variables[variable]).toEqual(versionRef(prod, api.get(name)!));
-    }
-  });
-
   it('gives the hook a timeout longer than the functions it checks, and no version or alias of its own', () => {
     const timeoutOf = (fn: { node: { defaultChild?: unknown } }) => resources[logicalId(prod, fn)]?.Properties.Timeout as number;
     const hookTimeout = timeoutOf(release.preTrafficHook.function);
     expect(hookTimeout).toBe(PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS);
     for (const fn of api.values()) expect(hookTimeout).toBeGreaterThan(timeoutOf(fn.function));
-    // Its checks are given up on within CHECK_DEADLINE_CAP_MS, and REPORT_MARGIN_MS is kept to report.
-    expect(hookTimeout * 1000).toBeGreaterThanOrEqual(CHECK_DEADLINE_CAP_MS + REPORT_MARGIN_MS);
+    // Reading the deployment is given up on within READ_DEADLINE_CAP_MS, its checks within
+    // CHECK_DEADLINE_CAP_MS, and REPORT_MARGIN_MS is kept to report.
+    expect(hookTimeout * 1000).toBeGreaterThanOrEqual(READ_DEADLINE_CAP_MS + CHECK_DEADLINE_CAP_MS + REPORT_MARGIN_MS);
 
     const hookRef = JSON.stringify({ Ref: logicalId(prod, release.preTrafficHook.function) });
     for (const type of ['AWS::Lambda::Version', 'AWS::Lambda::Alias']) {
@@ -393,16 +368,182 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
     }
     expect(() => release.preTrafficHook.alias).toThrow(/without a live alias/);
   });
+});
 
-  it("lets CodeDeploy's role invoke the hook, which needs no CodeDeployHook_ name", () => {
-    const roleRef = groups.map(({ properties }) => JSON.stringify(properties.ServiceRoleArn));
-    expect(new Set(roleRef).size).toBe(1);
-    const role = JSON.parse(roleRef[0]!) as { 'Fn::GetAtt': [string, string] };
-    const statements = policyStatementsOf(prod.template, role['Fn::GetAtt'][0]);
-    const hookArn = { 'Fn::GetAtt': [logicalId(prod, release.preTrafficHook.function), 'Arn'] };
-    expect(statements).toEqual([
-      { Action: 'lambda:InvokeFunction', Effect: 'Allow', Resource: [hookArn, { 'Fn::Join': ['', [hookArn, ':*']] }] },
-    ]);
+/** The resources a policy's Allow statements give an action, as JSON (one entry each, so a duplicate shows). */
+const allowedResources = (statements: ReadonlyArray<Record<string, unknown>>, action: string): string[] =>
+  statements
+    .filter(({ Effect, Action }) => Effect === 'Allow' && [Action].flat().includes(action))
+    .flatMap(({ Resource }) => [Resource].flat().map((resource) => JSON.stringify(resource)));
+
+describe.each([
+  ['staging', staging],
+  ['prod', prod],
+])('on %s, the pre-traffic hook is granted and configured the same for every release', (_name, synthesized) => {
+  const release = synthesized.stack.release;
+  if (!release) throw new Error('no release');
+  const hook = release.preTrafficHook;
+  const resources = resourcesById(synthesized);
+  const statements = policyStatementsOf(synthesized.template, logicalId(synthesized, hook.function.role!));
+  const checked = (Object.keys(FUNCTION_NAME_VARIABLES) as CheckedFunction[]).map(
+    (name) =>
+      [name, name === 'authorizer' ? synthesized.stack.functions.authorizer : synthesized.stack.functions.operations.get(name)!] as const,
+  );
+  const qualified = (fn: ApiFunction, qualifier: string) =>
+    JSON.stringify({ 'Fn::Join': ['', [functionArnRef(synthesized, fn), `:${qualifier}`]] });
+  const hookProperties = resources[logicalId(synthesized, hook.function)]?.Properties ?? {};
+
+  it('references no function version in its policy or its environment, so that a release changes neither', () => {
+    const versions = resourcesOf(synthesized.template, 'AWS::Lambda::Version').map(({ logicalId: id }) => id);
+    expect(versions.length).toBeGreaterThanOrEqual(checked.length);
+    const policyText = JSON.stringify(statements);
+    const environmentText = JSON.stringify(hookProperties.Environment);
+    for (const version of versions) {
+      expect(policyText, version).not.toContain(version);
+      expect(environmentText, version).not.toContain(version);
+    }
+  });
+
+  it("names each checked function in its environment, by the function's name", () => {
+    const variables = (hookProperties.Environment as { Variables: Record<string, unknown> }).Variables;
+    for (const [name, fn] of checked) {
+      expect(variables[FUNCTION_NAME_VARIABLES[name]], name).toEqual({ Ref: logicalId(synthesized, fn.function) });
+    }
+  });
+
+  it("invokes any version of each checked function, the authorizer's included, never its live alias nor $LATEST", () => {
+    const invoke = statements.filter(({ Action }) => Action === 'lambda:InvokeFunction');
+    expect(invoke.map(({ Effect }) => Effect).sort()).toEqual(['Allow', 'Deny']);
+    expect(allowedResources(statements, 'lambda:InvokeFunction').sort()).toEqual(checked.map(([, fn]) => qualified(fn, '*')).sort());
+    const denied = invoke
+      .filter(({ Effect }) => Effect === 'Deny')
+      .flatMap(({ Resource }) => [Resource].flat().map((arn) => JSON.stringify(arn)));
+    expect(denied.sort()).toEqual(checked.flatMap(([, fn]) => [qualified(fn, 'live'), qualified(fn, '$LATEST')]).sort());
+    expect(checked.map(([name]) => name)).toContain('authorizer');
+  });
+
+  it("reads the deployments of this stage's groups only, and reports only to them", () => {
+    const groupArn = (actions: string) => allowedResources(statements, actions).filter((arn) => arn.includes(':deploymentgroup:'));
+    for (const action of ['codedeploy:GetDeployment', 'codedeploy:PutLifecycleEventHookExecutionStatus']) {
+      const arns = groupArn(action);
+      expect(arns, action).toHaveLength(release.deploymentGroups.size);
+      expect(allowedResources(statements, action), action).toEqual(arns);
+      for (const group of release.deploymentGroups.values()) {
+        const ref = JSON.stringify({ Ref: logicalId(synthesized, group) });
+        expect(
+          arns.filter((arn) => arn.includes(ref)),
+          `${action} on ${group.node.id}`,
+        ).toHaveLength(1);
+      }
+    }
+    // The AppSpec of a deployment is its application's revision.
+    const [applicationArn, ...others] = allowedResources(statements, 'codedeploy:GetApplicationRevision');
+    expect(others).toEqual([]);
+    expect(applicationArn).toContain(':application:');
+    expect(applicationArn).toContain(JSON.stringify({ Ref: logicalId(synthesized, release.application) }));
+    // Its only other actions: its own log group, and traces.
+    const actions = statements.flatMap(({ Action }) => [Action].flat() as string[]);
+    expect(new Set(actions)).toEqual(
+      new Set([
+        'lambda:InvokeFunction',
+        'codedeploy:GetDeployment',
+        'codedeploy:GetApplicationRevision',
+        'codedeploy:PutLifecycleEventHookExecutionStatus',
+        'logs:CreateLogStream',
+        'logs:PutLogEvents',
+        'xray:PutTelemetryRecords',
+        'xray:PutTraceSegments',
+      ]),
+    );
+  });
+});
+
+describe.each([
+  ['staging', staging],
+  ['prod', prod],
+])("on %s, CodeDeploy's role may move this stage's aliases only", (_name, synthesized) => {
+  const release = synthesized.stack.release;
+  if (!release) throw new Error('no release');
+  const released = new Map([...synthesized.stack.functions.operations, ['authorizer', synthesized.stack.functions.authorizer]]);
+  const groups = resourcesOf(synthesized.template, 'AWS::CodeDeploy::DeploymentGroup');
+  const roleRefs = new Set(groups.map(({ properties }) => JSON.stringify(properties.ServiceRoleArn)));
+  const [roleRef] = roleRefs;
+  const roleId = (JSON.parse(roleRef ?? 'null') as { 'Fn::GetAtt': [string, string] } | null)?.['Fn::GetAtt'][0] ?? '';
+  const statements = policyStatementsOf(synthesized.template, roleId);
+  const functionArn = (fn: ApiFunction) => JSON.stringify(functionArnRef(synthesized, fn));
+  const liveAliasArn = (fn: ApiFunction) => JSON.stringify({ 'Fn::Join': ['', [functionArnRef(synthesized, fn), ':live']] });
+
+  it('is one role for every group, with no managed policy (AWSCodeDeployRoleForLambdaLimited moves any alias: UpdateAlias on *)', () => {
+    expect(roleRefs.size).toBe(1);
+    expect(groups).toHaveLength(released.size);
+    expect(resourcesById(synthesized)[roleId]?.Properties.ManagedPolicyArns).toBeUndefined();
+  });
+
+  it('reads and updates the aliases of the released functions, no other function', () => {
+    // Lambda authorizes GetAlias and UpdateAlias on the function's unqualified ARN (the alias is a
+    // parameter of the call, not of the resource), so that is the narrowest grant that works.
+    const functions = [...released.values()].map(functionArn).sort();
+    expect(allowedResources(statements, 'lambda:UpdateAlias').sort()).toEqual(functions);
+    expect(allowedResources(statements, 'lambda:GetAlias').sort()).toEqual(functions);
+    // GetProvisionedConcurrencyConfig is authorized on the alias itself.
+    expect(allowedResources(statements, 'lambda:GetProvisionedConcurrencyConfig').sort()).toEqual(
+      [...released.values()].map(liveAliasArn).sort(),
+    );
+  });
+
+  it("reads the release alarms of this stage's groups, each once", () => {
+    const alarms = new Set([...release.groupAlarms.values()].flat());
+    const alarmArns = [...alarms].map((alarm) => JSON.stringify({ 'Fn::GetAtt': [logicalId(synthesized, alarm), 'Arn'] }));
+    expect(allowedResources(statements, 'cloudwatch:DescribeAlarms').sort()).toEqual(alarmArns.sort());
+  });
+
+  it('invokes the hook (which needs no CodeDeployHook_ name), and does nothing else: no SNS, no S3, no wildcard', () => {
+    const hookArn = { 'Fn::GetAtt': [logicalId(synthesized, release.preTrafficHook.function), 'Arn'] };
+    expect(allowedResources(statements, 'lambda:InvokeFunction')).toEqual(
+      [hookArn, { 'Fn::Join': ['', [hookArn, ':*']] }].map((arn) => JSON.stringify(arn)),
+    );
+    const actions = statements.flatMap(({ Action }) => [Action].flat()).sort();
+    expect(new Set(actions)).toEqual(
+      new Set([
+        'cloudwatch:DescribeAlarms',
+        'lambda:GetAlias',
+        'lambda:GetProvisionedConcurrencyConfig',
+        'lambda:InvokeFunction',
+        'lambda:UpdateAlias',
+      ]),
+    );
+    expect(statements.every(({ Effect }) => Effect === 'Allow')).toBe(true);
+    expect(JSON.stringify(statements)).not.toContain('"*"');
+  });
+
+  it('is in place before any alias update starts (each alias DependsOn the role and its policy)', () => {
+    const resources = resourcesById(synthesized);
+    const policies = resourcesOf(synthesized.template, 'AWS::IAM::Policy').filter(
+      ({ properties }) => JSON.stringify(properties.Roles) === JSON.stringify([{ Ref: roleId }]),
+    );
+    expect(policies).toHaveLength(1);
+    for (const [name, fn] of released) {
+      const dependsOn = resources[logicalId(synthesized, fn.alias)]?.DependsOn;
+      expect(dependsOn, name).toContain(roleId);
+      expect(dependsOn, name).toContain(policies[0]!.logicalId);
+    }
+  });
+});
+
+describe.each([
+  ['staging', staging],
+  ['prod', prod],
+])('on %s, each released alias waits for its deployment group', (_name, synthesized) => {
+  it("has the group in the alias's DependsOn, so a changed group (alarms ignored or watched) applies to this release", () => {
+    const release = synthesized.stack.release;
+    if (!release) throw new Error('no release');
+    const resources = resourcesById(synthesized);
+    const released = new Map([...synthesized.stack.functions.operations, ['authorizer', synthesized.stack.functions.authorizer]]);
+    expect([...release.deploymentGroups.keys()].sort()).toEqual([...released.keys()].sort());
+    for (const [name, fn] of released) {
+      const group = logicalId(synthesized, release.deploymentGroups.get(name)!);
+      expect(resources[logicalId(synthesized, fn.alias)]?.DependsOn, name).toContain(group);
+    }
   });
 });
 

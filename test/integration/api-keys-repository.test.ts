@@ -426,6 +426,39 @@ describe('plans', () => {
     expect(await rawItems()).toHaveLength(1);
   });
 
+  /**
+   * A repository whose first roll transaction is sent only once `change` has been made: a change
+   * that lands between the roll's read of the key and its write, as a set-plan at the same moment.
+   */
+  const racedBy = (change: () => Promise<unknown>) => {
+    const client = createDocumentClient({ endpoint: tables.endpoint });
+    let pending = true;
+    client.middlewareStack.add(
+      (next, { commandName }) =>
+        async (args) => {
+          if (commandName === 'TransactWriteItemsCommand' && pending) {
+            pending = false;
+            await change();
+          }
+          return next(args);
+        },
+      { step: 'initialize' },
+    );
+    return { keys: apiKeysRepository({ client, tableName: tables.apiKeys }), client };
+  };
+
+  it('roll racing setPlan: the roll reads the key again, so both keys end on the plan set', async () => {
+    const old = await keys.register(generateApiKey(), 'partner', { plan: 'default', usage: usage(1), changedBy: ACTOR });
+    const raced = racedBy(() => keys.setPlan(old.keyId, 'partner', { changedBy: ACTOR }));
+
+    const { previous, next } = await raced.keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
+
+    expect([previous.plan, next.plan]).toEqual(['partner', 'partner']);
+    expect(await itemOfId(old.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', replacedBy: next.keyId });
+    expect(await itemOfId(next.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', usageKey: usage(1).usageKey });
+    raced.client.destroy();
+  });
+
   it('othersSharingUsageKey names the other end of a roll while it is active, and no one for a key of its own', async () => {
     const old = await keys.register(generateApiKey(), 'app', { plan: 'partner', usage: usage(1), changedBy: ACTOR });
     await keys.register(generateApiKey(), 'other', { plan: 'partner', usage: usage(2), changedBy: ACTOR });
@@ -549,6 +582,19 @@ describe('items edited in the console with other types than documented', () => {
     );
     expect(await itemOfId(keyIdOf(hashApiKey(nullExpiry)))).toMatchObject({ expiredAt: null, changedBy: 'system:key-expiry' });
     expect(await keys.markExpired(now, 'system:key-expiry')).toEqual([]);
+  });
+
+  it('refuses to roll a key whose plan and usage key the console gave other types, as unmetered, writing nothing', async () => {
+    const odd = await putConsoleKey(tables.client, tables.apiKeys, {
+      name: 'odd plan',
+      extra: { scopes: { SS: ['pets:read'] }, plan: { NULL: true }, usageKeyId: { N: '7' }, usageKey: { BOOL: true } },
+    });
+    const before = await rawItems();
+    await expect(keys.roll(keyIdOf(hashApiKey(odd)), generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).rejects.toMatchObject({
+      name: 'KeyStateError',
+      state: 'unmetered',
+    });
+    expect(await rawItems()).toEqual(before);
   });
 
   it('derives the id from the hash, not from a keyId attribute edited or removed', async () => {

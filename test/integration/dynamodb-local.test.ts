@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { apiKeysTable, petsTable } from '../../shared/tables';
-import { ensureTables, isListening, startDynamoDBLocal } from '../../tools/dynamodb-local';
+import { ensureTables, freePort, isListening, startDynamoDBLocal } from '../../tools/dynamodb-local';
 
 describe('startDynamoDBLocal', { timeout: 90_000 }, () => {
   it('runs without telemetry, answers, creates the tables once, and stops', async () => {
@@ -42,6 +42,18 @@ describe('startDynamoDBLocal', { timeout: 90_000 }, () => {
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
+  });
+
+  it('says in one line that it needs Java when there is none on the PATH, and leaves nothing running', async () => {
+    const path = process.env.PATH;
+    const port = await freePort();
+    process.env.PATH = mkdtempSync(join(tmpdir(), 'no-java-'));
+    try {
+      await expect(startDynamoDBLocal({ port })).rejects.toThrow(/^DynamoDB Local needs Java 17 or newer on the PATH/);
+    } finally {
+      process.env.PATH = path;
+    }
+    expect(await isListening(port)).toBe(false);
   });
 
   it('says clearly when its port is taken', async () => {

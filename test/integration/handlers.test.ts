@@ -310,21 +310,23 @@ describe('authorizer', () => {
   let keys: ApiKeysRepository;
   let key: string;
   let keyId: string;
+  const usage = localUsageKey();
 
   beforeAll(async () => {
     keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
     key = generateApiKey();
-    keyId = (await keys.register(key, 'handlers-test', { usage: localUsageKey(), changedBy: ACTOR })).keyId;
+    keyId = (await keys.register(key, 'handlers-test', { usage, changedBy: ACTOR })).keyId;
   });
 
   const API = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5';
   const resourcesOf = (result: { policyDocument: { Statement: unknown[] } }) =>
     result.policyDocument.Statement.map((statement) => statement as { Effect: string; Resource: string | string[] });
 
-  it('allows a new key every route of the stage and hands its id, hash and plan to the handlers', async () => {
+  it('allows a new key every route of the stage and hands its id, hash, usage key id and plan to the handlers', async () => {
     const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${key}`), context);
     expect(result.principalId).toBe(keyId);
-    expect(result.context).toEqual({ keyId, keyHash: hashApiKey(key), plan: 'default' });
+    expect(result.usageIdentifierKey).toBe(usage.usageKey);
+    expect(result.context).toEqual({ keyId, keyHash: hashApiKey(key), usageKeyId: usage.usageKeyId, plan: 'default' });
     expect(resourcesOf(result)).toEqual([
       {
         Effect: 'Allow',
@@ -332,6 +334,18 @@ describe('authorizer', () => {
         Resource: [`${API}/v1/GET/pets`, `${API}/v1/POST/pets`, `${API}/v1/GET/pets/*`, `${API}/v1/GET/store/orders`],
       },
     ]);
+  });
+
+  it("hands the handlers the id of a key's own usage key, which its successor after a roll shares: the client", async () => {
+    const usage = { usageKeyId: 'ak-handlers-test', usageKey: 'u'.repeat(40) };
+    const rolled = generateApiKey();
+    const record = await keys.register(rolled, 'rolling', { plan: 'default', usage, changedBy: ACTOR });
+    const successor = generateApiKey();
+    await keys.roll(record.keyId, successor, { graceMs: 60 * 60 * 1000, changedBy: ACTOR });
+    for (const apiKey of [rolled, successor]) {
+      const result = await createAuthorizer({ keys })(tokenEvent(`Bearer ${apiKey}`), context);
+      expect(result.context).toMatchObject({ keyHash: hashApiKey(apiKey), usageKeyId: usage.usageKeyId });
+    }
   });
 
   /**
@@ -511,6 +525,7 @@ describe('authorizer', () => {
         keyId: keyIdOf(hashApiKey(raw)),
         keyHash: hashApiKey(raw),
         plan: 'partner',
+        usageKeyId: record.usageKeyId,
         rateLimitPolicy: '"partner";q=100;w=1, "partner-quota";q=5;w=604800',
       });
       // The bearer key is never the usage key, nor any part of what the authorizer hands on.

@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { apiEvent, context, tokenEvent } from '../support/events';
 import { recordingClient, type SentCommand } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
+import { asInvocation } from '../../tools/local-server/invocation';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
@@ -36,6 +37,10 @@ const asGrants = (sent: SentCommand[]): Recorded[] =>
   sent.map(({ command, tableName, indexName }) => ({ action: `dynamodb:${command}`, tableName, ...(indexName ? { indexName } : {}) }));
 
 let tables: TestTables;
+
+/** A handler run as its function's invocation, so that the IAM check sees its calls as that function's. */
+const as = <Args extends unknown[], Result>(functionName: FunctionName, handler: (...args: Args) => Promise<Result>) =>
+  asInvocation({ functionName, tables }, handler);
 
 beforeAll(async () => {
   tables = await createTestTables();
@@ -62,7 +67,7 @@ const sorted = (records: Recorded[]) => distinct(records).sort((a, b) => JSON.st
 describe('each function sends exactly the DynamoDB actions the stack grants it', () => {
   it('listPets: Scan on the table, Query on the status index, across pages', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
-    const handler = createListPets({ pets: petsRepository({ client, tableName: tables.pets }) });
+    const handler = as('listPets', createListPets({ pets: petsRepository({ client, tableName: tables.pets }) }));
     const queries: Array<Record<string, string>> = [{}, { limit: '1' }, { status: 'available', limit: '1' }, { status: 'sold' }];
     for (const query of queries) {
       const response = await handler(apiEvent({ query }), context);
@@ -75,7 +80,7 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     const { client, sent } = recordingClient(tables.endpoint);
     const repository = (options: Partial<PetsRepositoryOptions> = {}) =>
       petsRepository({ client, tableName: tables.pets, idempotencyTableName: tables.idempotency, ...options });
-    const handler = createCreatePet({ pets: repository() });
+    const handler = as('createPet', createCreatePet({ pets: repository() }));
     const post = (key?: string, name = 'Rex') =>
       apiEvent({
         method: 'POST',
@@ -90,14 +95,14 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     // An id collision: the transaction is cancelled and tried again under a new id.
     const [taken] = (await petsRepository({ client: tables.client, tableName: tables.pets }).list({ limit: 1 })).pets;
     const ids = [taken?.id ?? 1];
-    const colliding = createCreatePet({ pets: repository({ newId: () => ids.shift() ?? newPetId() }) });
+    const colliding = as('createPet', createCreatePet({ pets: repository({ newId: () => ids.shift() ?? newPetId() }) }));
     expect((await colliding(post(`"${randomUUID()}"`), context)).statusCode).toBe(201);
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('createPet')));
   });
 
   it('getPet: GetItem on the table, found or not', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
-    const handler = createGetPet({ pets: petsRepository({ client, tableName: tables.pets }) });
+    const handler = as('getPet', createGetPet({ pets: petsRepository({ client, tableName: tables.pets }) }));
     const [first] = await petsRepository({ client: tables.client, tableName: tables.pets })
       .list({ limit: 1 })
       .then((page) => page.pets);
@@ -115,7 +120,7 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
       usage: localUsageKey(),
       changedBy: ACTOR,
     });
-    const authorizer = createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) });
+    const authorizer = as('authorizer', createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) }));
     await expect(authorizer(tokenEvent(`Bearer ${key}`), context)).resolves.toMatchObject({ principalId: expect.any(String) });
     await expect(authorizer(tokenEvent(`Bearer ${generateApiKey()}`), context)).rejects.toThrow('Unauthorized');
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('authorizer')));
@@ -142,7 +147,8 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
     const key = generateApiKey();
     await keys.register(key, 'permissions-test', { usage: localUsageKey(), changedBy: ACTOR });
-    const authorizer = (now: Date) => createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }), now: () => now });
+    const authorizer = (now: Date) =>
+      as('authorizer', createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }), now: () => now }));
     await authorizer(new Date())(tokenEvent(`Bearer ${key}`), context);
     await authorizer(new Date(Date.now() + 2 * 3_600_000))(tokenEvent(`Bearer ${key}`), context);
     expect(sent.filter((command) => command.command === 'UpdateItem')).toHaveLength(2);
@@ -157,7 +163,7 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
       expiresAt: new Date(Date.now() - 1_000).toISOString(),
       changedBy: ACTOR,
     });
-    await createKeyExpiry({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) })({}, context);
+    await as('keyExpiry', createKeyExpiry({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) }))({}, context);
     expectUpdatesWithin(sent, 'keyExpiry');
   });
 
@@ -169,7 +175,7 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
       expiresAt: new Date(Date.now() - 1_000).toISOString(),
       changedBy: ACTOR,
     });
-    const sweep = createKeyExpiry({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) });
+    const sweep = as('keyExpiry', createKeyExpiry({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) }));
     expect((await sweep({}, context)).marked).toHaveLength(1);
     expect((await sweep({}, context)).marked).toEqual([]);
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('keyExpiry')));

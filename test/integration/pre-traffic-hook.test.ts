@@ -1,9 +1,10 @@
 /**
  * The pre-traffic hook's checks against the real handlers and the real authorizer on DynamoDB
- * Local: `invoke` calls the handler module a version ARN stands for, as Lambda would run that
- * version (an error the handler throws is a function error, as Lambda reports it). CodeDeploy's
- * side (PutLifecycleEventHookExecutionStatus) is a mocked client (aws-sdk-client-mock), which
- * records what the hook reports.
+ * Local, one deployment per released function as CodeDeploy runs them: `invoke` calls the handler
+ * module a version (`<function name>:<number>`) stands for, as Lambda would run that version (an
+ * error the handler throws is a function error, as Lambda reports it). CodeDeploy's side (the
+ * deployment's AppSpec, PutLifecycleEventHookExecutionStatus) is a mocked client
+ * (aws-sdk-client-mock), which records what the hook reports.
  */
 import { CodeDeployClient, PutLifecycleEventHookExecutionStatusCommand } from '@aws-sdk/client-codedeploy';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
@@ -13,25 +14,29 @@ import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { createHandler as createCreatePet } from '../../functions/create-pet';
 import { createHandler as createGetPet } from '../../functions/get-pet';
 import { createHandler as createListPets } from '../../functions/list-pets';
-import { codeDeployReport, createHandler as createHook, REPORT_MARGIN_MS, type LifecycleHookEvent } from '../../functions/pre-traffic-hook';
+import { createHandler as createHook, type HookResult } from '../../functions/pre-traffic-hook';
 import { looksLikeApiKey } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import type { Environment } from '../../shared/config';
 import { logger } from '../../shared/logger';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
-import { VERSION_ARN_VARIABLES, type CheckedFunction, type CheckEvent, type Invoke } from '../../shared/release-checks';
+import { FUNCTION_NAME_VARIABLES, type CheckedFunction, type CheckEvent, type Invoke } from '../../shared/release-checks';
 import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
+import { appSpecJson, mockDeployment } from '../support/code-deploy';
 import { context } from '../support/events';
 import { recordingClient, type SentCommand } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
 
 /** A handler as Lambda runs it: the event in, its answer out, or an error thrown. */
 type Handler = (event: CheckEvent) => Promise<unknown>;
+type Handlers = Record<CheckedFunction, Handler>;
 
-const versionArn = (name: CheckedFunction) => `arn:aws:lambda:eu-west-1:123456789012:function:pet-store-test-${name}:7`;
-const env = Object.fromEntries(
-  Object.entries(VERSION_ARN_VARIABLES).map(([name, variable]) => [variable, versionArn(name as CheckedFunction)]),
-);
-const lifecycleEvent: LifecycleHookEvent = { DeploymentId: 'd-ABCDEF123', LifecycleEventHookExecutionId: 'hook-execution-1' };
+const released = Object.keys(FUNCTION_NAME_VARIABLES) as CheckedFunction[];
+const functionName = (name: CheckedFunction) => `pet-store-test-${name}`;
+const env = Object.fromEntries(released.map((name) => [FUNCTION_NAME_VARIABLES[name], functionName(name)]));
+/** The versions of a release: the alias on PREVIOUS moves to NEW (a rollback, back). */
+const PREVIOUS = '6';
+const NEW = '7';
 /** The hook's Lambda context: the whole of its timeout left. */
 const hookContext = { getRemainingTimeInMillis: () => PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS * 1000 };
 
@@ -57,50 +62,82 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** The real handlers and authorizer on the test tables, by the version ARN the hook is given for each. */
-const realHandlers = (): Record<CheckedFunction, Handler> => ({
+/** The real handlers and authorizer on the test tables. */
+const realHandlers = (): Handlers => ({
   listPets: (event) => createListPets({ pets })(event as APIGatewayProxyEvent, context),
   getPet: (event) => createGetPet({ pets })(event as APIGatewayProxyEvent, context),
   createPet: (event) => createCreatePet({ pets })(event as APIGatewayProxyEvent, context),
   authorizer: (event) => createAuthorizer({ keys })(event as APIGatewayTokenAuthorizerEvent, context),
 });
 
-/** Lambda's side of an invocation: the answer as JSON would carry it, or the error thrown, by its type and message. */
+/**
+ * Lambda's side of an invocation: the handler of the version invoked (`versions` by number), its
+ * answer as JSON would carry it, or the error thrown, by its type and message.
+ */
 const invokeOf =
-  (handlers: Record<CheckedFunction, Handler>): Invoke =>
-  async (functionArn, event) => {
-    const name = (Object.keys(VERSION_ARN_VARIABLES) as CheckedFunction[]).find((candidate) => versionArn(candidate) === functionArn);
-    if (!name) throw new Error(`no handler for ${functionArn}`);
+  (versions: Readonly<Record<string, Handlers>>): Invoke =>
+  async (version, event) => {
+    const [, name, number] = /^pet-store-test-(\w+):(\d+)$/.exec(version) ?? [];
+    const handler = number === undefined ? undefined : versions[number]?.[name as CheckedFunction];
+    if (!handler) throw new Error(`no handler for ${version}`);
     try {
-      return { answer: JSON.parse(JSON.stringify(await handlers[name](event))) as unknown };
+      return { answer: JSON.parse(JSON.stringify(await handler(event))) as unknown };
     } catch (error) {
       const { name: errorType, message: errorMessage } = error instanceof Error ? error : new Error(String(error));
       return { functionError: { errorType, errorMessage } };
     }
   };
 
-/** Runs the hook with these handlers; returns what it reported and the lines it logged. */
-const runHook = async (handlers: Record<CheckedFunction, Handler>, invoke: Invoke = invokeOf(handlers)) => {
+interface ReleaseOptions {
+  readonly invoke?: Invoke;
+  readonly env?: Environment;
+  readonly now?: () => Date;
+  /** The versions each deployment moves the alias between: NEW from PREVIOUS unless said. */
+  readonly currentVersion?: string;
+  readonly targetVersion?: string;
+}
+
+/**
+ * A release of every checked function: one CodeDeploy deployment each (`d-<function>`), each
+ * running the hook. Returns what each deployment's hook ended with and reported, and the lines it logged.
+ */
+const runRelease = async (handlers: Handlers, options: ReleaseOptions = {}) => {
+  const { currentVersion = PREVIOUS, targetVersion = NEW } = options;
   codeDeploy.on(PutLifecycleEventHookExecutionStatusCommand).resolves({});
   const info = vi.spyOn(logger, 'info');
   const error = vi.spyOn(logger, 'error');
-  const hook = createHook({ invoke, report: codeDeployReport(new CodeDeployClient({ region: 'eu-west-1' })), env });
-  const result = await hook(lifecycleEvent, hookContext);
-  const reported = codeDeploy.commandCalls(PutLifecycleEventHookExecutionStatusCommand).map((call) => call.args[0].input);
+  const hook = createHook({
+    invoke: options.invoke ?? invokeOf({ [targetVersion]: handlers }),
+    codeDeploy: new CodeDeployClient({ region: 'eu-west-1' }),
+    env: options.env ?? env,
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const results: Partial<Record<CheckedFunction, HookResult>> = {};
+  for (const name of released) {
+    mockDeployment(codeDeploy, `d-${name}`, appSpecJson({ name: functionName(name), currentVersion, targetVersion }));
+    results[name] = await hook({ DeploymentId: `d-${name}`, LifecycleEventHookExecutionId: `e-${name}` }, hookContext);
+  }
+  const reported = codeDeploy
+    .commandCalls(PutLifecycleEventHookExecutionStatusCommand)
+    .map(({ args: [{ input }] }) => [input.deploymentId, input.lifecycleEventHookExecutionId, input.status]);
   const lines = [...info.mock.calls, ...error.mock.calls].map(([message, fields]) => ({ message, ...(fields as { check?: string }) }));
-  return { result, reported, lines, failed: error.mock.calls.map(([, fields]) => fields as { check: string; problem: string }) };
+  return { results, reported, lines, failed: error.mock.calls.map(([, fields]) => fields as { check: string; problem: string }) };
 };
 
-const reportedAs = (status: 'Succeeded' | 'Failed') => [
-  { deploymentId: lifecycleEvent.DeploymentId, lifecycleEventHookExecutionId: lifecycleEvent.LifecycleEventHookExecutionId, status },
-];
+/** Each deployment's result and report: Failed for the functions named, Succeeded for the others. */
+const outcomes = (failed: readonly CheckedFunction[] = []) => {
+  const status = (name: CheckedFunction) => (failed.includes(name) ? 'Failed' : 'Succeeded');
+  return {
+    results: Object.fromEntries(released.map((name) => [name, { status: status(name), reported: true }])),
+    reported: released.map((name) => [`d-${name}`, `e-${name}`, status(name)]),
+  };
+};
 
-describe('the pre-traffic hook on the real handlers', () => {
-  it('reports Succeeded when every answer is right, with one line per check', async () => {
-    const { result, reported, lines } = await runHook(realHandlers());
+describe('the pre-traffic hook on the real handlers, one deployment per released function', () => {
+  it("reports Succeeded for each when every answer is right, with one line per check: each deployment's function's", async () => {
+    const { results, reported, lines } = await runRelease(realHandlers());
 
-    expect(result).toEqual({ status: 'Succeeded', reported: true });
-    expect(reported).toEqual(reportedAs('Succeeded'));
+    expect({ results, reported }).toEqual(outcomes());
     const passed = lines.filter(({ message }) => message === 'release check passed').map(({ check }) => check);
     expect(passed).toEqual([
       'listPets GET /pets?limit=1 answers 200 with at most one pet',
@@ -113,7 +150,7 @@ describe('the pre-traffic hook on the real handlers', () => {
   it('writes nothing: the create it sends is refused before any write, and the authorizer only reads one key', async () => {
     const before = await pets.list({ limit: 100 });
     keysCommands.length = 0;
-    await runHook(realHandlers());
+    await runRelease(realHandlers());
     expect(await pets.list({ limit: 100 })).toEqual(before);
     expect(keysCommands).toEqual([expect.objectContaining({ command: 'GetItem', tableName: tables.apiKeys })]);
   });
@@ -121,7 +158,7 @@ describe('the pre-traffic hook on the real handlers', () => {
   it('sends the authorizer a key of the form generated keys have, so that it reads the keys table', async () => {
     const tokens: string[] = [];
     const authorizer = realHandlers().authorizer;
-    await runHook({
+    await runRelease({
       ...realHandlers(),
       authorizer: (event) => {
         tokens.push((event as APIGatewayTokenAuthorizerEvent).authorizationToken);
@@ -194,11 +231,10 @@ describe('the pre-traffic hook on the real handlers', () => {
       /^authorizer/,
       /^failed with another error \(DatabaseUnavailable\), expected Unauthorized$/,
     ],
-  ])('reports Failed for %s, and the line names the check', async (_case, broken, check, problem) => {
-    const { result, reported, failed } = await runHook({ ...realHandlers(), ...broken });
+  ])("reports Failed for %s, in that function's deployment, and the line names the check", async (_case, broken, check, problem) => {
+    const { results, reported, failed } = await runRelease({ ...realHandlers(), ...broken });
 
-    expect(result).toEqual({ status: 'Failed', reported: true });
-    expect(reported).toEqual(reportedAs('Failed'));
+    expect({ results, reported }).toEqual(outcomes(Object.keys(broken) as CheckedFunction[]));
     expect(failed).toHaveLength(1);
     expect(failed[0]?.check).toMatch(check);
     expect(failed[0]?.problem).toMatch(problem);
@@ -206,44 +242,59 @@ describe('the pre-traffic hook on the real handlers', () => {
 
   it('reports Failed when an invocation throws, naming only the kind of error', async () => {
     const handlers = realHandlers();
-    const invoke: Invoke = async (functionArn, event, signal) => {
-      if (functionArn === versionArn('getPet'))
-        throw Object.assign(new Error(`User is not authorized to invoke ${functionArn}`), { name: 'AccessDeniedException' });
-      return invokeOf(handlers)(functionArn, event, signal);
+    const invoke: Invoke = async (version, event, signal) => {
+      if (version === `${functionName('getPet')}:${NEW}`)
+        throw Object.assign(new Error(`User is not authorized to invoke ${version}`), { name: 'AccessDeniedException' });
+      return invokeOf({ [NEW]: handlers })(version, event, signal);
     };
-    const { result, reported, failed } = await runHook(handlers, invoke);
+    const { results, reported, failed } = await runRelease(handlers, { invoke });
 
-    expect(result).toEqual({ status: 'Failed', reported: true });
-    expect(reported).toEqual(reportedAs('Failed'));
+    expect({ results, reported }).toEqual(outcomes(['getPet']));
     expect(failed).toEqual([{ check: expect.stringMatching(/^getPet/), problem: 'the invocation failed (AccessDeniedException)' }]);
   });
 
-  it('reports Failed when it is not told a version to check', async () => {
-    codeDeploy.on(PutLifecycleEventHookExecutionStatusCommand).resolves({});
-    const hook = createHook({
-      invoke: invokeOf(realHandlers()),
-      report: codeDeployReport(new CodeDeployClient({ region: 'eu-west-1' })),
-      env: {},
+  it('in a rollback, checks the previous version the alias goes back to: Succeeded though the new one is broken', async () => {
+    const broken: Handlers = {
+      listPets: async () => ({ statusCode: 500, body: '{}' }),
+      getPet: async () => ({ statusCode: 500, body: '{}' }),
+      createPet: async () => ({ statusCode: 500, body: '{}' }),
+      authorizer: async () => {
+        throw new TypeError('broken');
+      },
+    };
+    const { results, reported, lines } = await runRelease(realHandlers(), {
+      invoke: invokeOf({ [PREVIOUS]: realHandlers(), [NEW]: broken }),
+      currentVersion: NEW,
+      targetVersion: PREVIOUS,
     });
-    expect(await hook(lifecycleEvent, hookContext)).toEqual({ status: 'Failed', reported: true });
-    expect(codeDeploy.commandCalls(PutLifecycleEventHookExecutionStatusCommand).map((call) => call.args[0].input.status)).toEqual([
-      'Failed',
-    ]);
+
+    expect({ results, reported }).toEqual(outcomes());
+    expect(lines.filter(({ message }) => message === 'release target')).toEqual(
+      released.map((name) => ({
+        message: 'release target',
+        deploymentId: `d-${name}`,
+        function: name,
+        currentVersion: NEW,
+        targetVersion: PREVIOUS,
+      })),
+    );
+  });
+
+  it('reports Failed when its environment does not name the function a deployment releases', async () => {
+    const { results, reported, failed } = await runRelease(realHandlers(), { env: {} });
+    expect({ results, reported }).toEqual(outcomes(released));
+    expect(failed.map(({ problem }) => problem)).toEqual(
+      released.map((name) => `the deployment releases ${functionName(name)}, a function the hook does not check`),
+    );
   });
 
   it('expects 410 gone from the unknown-id get once the operation is past its sunset', async () => {
-    codeDeploy.on(PutLifecycleEventHookExecutionStatusCommand).resolves({});
     const afterSunset = () => new Date('2031-01-01T00:00:00Z');
-    const handlers: Record<CheckedFunction, Handler> = {
+    const handlers: Handlers = {
       ...realHandlers(),
       getPet: (event) => createGetPet({ pets, now: afterSunset })(event as APIGatewayProxyEvent, context),
     };
-    const hook = createHook({
-      invoke: invokeOf(handlers),
-      report: codeDeployReport(new CodeDeployClient({ region: 'eu-west-1' })),
-      env,
-      now: afterSunset,
-    });
-    expect(await hook(lifecycleEvent, hookContext)).toEqual({ status: 'Succeeded', reported: true });
+    const { results } = await runRelease(handlers, { now: afterSunset });
+    expect(results).toEqual(outcomes().results);
   });
 });

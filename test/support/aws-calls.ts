@@ -19,6 +19,8 @@ export type ResourceRef =
   | { readonly kind: 'function'; readonly function: string; readonly qualifier?: string }
   /** The deployment group of the release under way: any of the stage's. */
   | { readonly kind: 'deploymentGroup' }
+  /** The stage's CodeDeploy application. */
+  | { readonly kind: 'codeDeployApplication' }
   /** An action that takes no resource (IAM's `*`). */
   | { readonly kind: 'any' };
 
@@ -243,4 +245,27 @@ export const installAwsCallRecorder = (invocations: RecorderState['invocations']
     }
     return send.apply(this, args);
   };
+};
+
+// Calls a test mocks (aws-sdk-client-mock), recorded as the function's own ------------------
+
+/** How each mocked command a function sends is named to IAM. */
+const MOCKED_COMMANDS: Readonly<Record<string, (input: Record<string, unknown>) => Pick<AwsCall, 'action' | 'resource'>>> = {
+  InvokeCommand: (input) => ({ action: 'lambda:InvokeFunction', resource: functionRef(String(input.FunctionName)) }),
+  GetDeploymentCommand: () => ({ action: 'codedeploy:GetDeployment', resource: { kind: 'deploymentGroup' } }),
+  GetApplicationRevisionCommand: () => ({ action: 'codedeploy:GetApplicationRevision', resource: { kind: 'codeDeployApplication' } }),
+  PutLifecycleEventHookExecutionStatusCommand: () => ({
+    action: 'codedeploy:PutLifecycleEventHookExecutionStatus',
+    resource: { kind: 'deploymentGroup' },
+  }),
+};
+
+/** The calls a mocked client received (`mock.calls()` of aws-sdk-client-mock), recorded as `functionName`'s. */
+export const recordMockedCalls = (functionName: string, calls: ReadonlyArray<{ readonly args: readonly unknown[] }>): void => {
+  for (const { args } of calls) {
+    const command = args[0] as { constructor: { name: string }; input: Record<string, unknown> };
+    const name = MOCKED_COMMANDS[command.constructor.name];
+    if (!name) throw new Error(`${functionName} sent ${command.constructor.name}, which the IAM check does not name yet: add it`);
+    recordAwsCall({ function: functionName, ...name(command.input), context: {} });
+  }
 };

@@ -17,7 +17,7 @@ const requests = {
 type Operation = keyof typeof requests;
 
 const allowed = (scopes: readonly Scope[], calledFirst = arn('GET', '/pets')): Operation[] => {
-  const { policyDocument } = allowScopedMethods(calledFirst, { keyId: 'k', keyHash: 'h', plan: 'default' }, scopes);
+  const { policyDocument } = allowScopedMethods(calledFirst, { keyId: 'k', keyHash: 'h', usageKeyId: 'u', plan: 'default' }, scopes);
   return (Object.keys(requests) as Operation[]).filter((operation) =>
     policyAllows(policyDocument, arn(requests[operation][0], requests[operation][1])),
   );
@@ -25,11 +25,11 @@ const allowed = (scopes: readonly Scope[], calledFirst = arn('GET', '/pets')): O
 
 describe('allowScopedMethods', () => {
   const keyHash = '0123456789ab'.padEnd(64, 'f');
-  const result = allowScopedMethods(arn('GET', '/pets'), { keyId: '0123456789ab', keyHash, plan: 'default' }, SCOPES);
+  const result = allowScopedMethods(arn('GET', '/pets'), { keyId: '0123456789ab', keyHash, usageKeyId: 'ak-1', plan: 'default' }, SCOPES);
 
-  it('names the key as the principal and hands its id, hash and plan to the handlers', () => {
+  it('names the key as the principal and hands its id, hash, usage key id and plan to the handlers', () => {
     expect(result.principalId).toBe('0123456789ab');
-    expect(result.context).toEqual({ keyId: '0123456789ab', keyHash, plan: 'default' });
+    expect(result.context).toEqual({ keyId: '0123456789ab', keyHash, usageKeyId: 'ak-1', plan: 'default' });
   });
 
   it('allows execute-api:Invoke on each route of every scope, in one statement, with * for path parameters', () => {
@@ -61,14 +61,20 @@ describe('allowScopedMethods', () => {
   it('is the same whichever route was called first, so that API Gateway may cache it per token', () => {
     for (const scopes of [['pets:read'], ['pets:write'], [...SCOPES]] satisfies Scope[][]) {
       expect(allowed(scopes, arn('POST', '/pets'))).toEqual(allowed(scopes, arn('GET', '/store/orders')));
-      expect(allowScopedMethods(arn('POST', '/pets'), { keyId: 'k', keyHash: 'h', plan: 'default' }, scopes).policyDocument).toEqual(
-        allowScopedMethods(arn('GET', '/pets/7'), { keyId: 'k', keyHash: 'h', plan: 'default' }, scopes).policyDocument,
+      expect(
+        allowScopedMethods(arn('POST', '/pets'), { keyId: 'k', keyHash: 'h', usageKeyId: 'u', plan: 'default' }, scopes).policyDocument,
+      ).toEqual(
+        allowScopedMethods(arn('GET', '/pets/7'), { keyId: 'k', keyHash: 'h', usageKeyId: 'u', plan: 'default' }, scopes).policyDocument,
       );
     }
   });
 
   it('allows nothing for a key with no scope, by an explicit Deny on the stage (a 403, not a 401)', () => {
-    const { policyDocument, principalId } = allowScopedMethods(arn('GET', '/pets'), { keyId: 'k', keyHash: 'h', plan: 'default' }, []);
+    const { policyDocument, principalId } = allowScopedMethods(
+      arn('GET', '/pets'),
+      { keyId: 'k', keyHash: 'h', usageKeyId: 'u', plan: 'default' },
+      [],
+    );
     expect(principalId).toBe('k');
     expect(policyDocument.Statement).toEqual([{ Effect: 'Deny', Action: 'execute-api:Invoke', Resource: `${API}/v1/*` }]);
     expect(allowed([])).toEqual([]);

@@ -48,17 +48,27 @@ describe('idempotencyKeyOf', () => {
     expect(() => idempotencyKeyOf(event)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
   });
 
-  it("scopes keys to the full hash of the caller's API key, as the authorizer passes it", () => {
-    expect(callerOf(apiEvent())).toBe('0123456789ab'.padEnd(64, '0'));
+  it('scopes keys to the client a roll keeps, its usage key: the same for the two ends of a roll, apart for two clients', () => {
+    const withContext = (authorizer: Record<string, unknown>) => {
+      const event = apiEvent();
+      return { ...event, requestContext: { ...event.requestContext, authorizer } };
+    };
+    const rolledFrom = callerOf(withContext({ keyId: 'aaaaaaaaaaaa', keyHash: 'a'.repeat(64), usageKeyId: 'uk-1' }));
+    const rolledTo = callerOf(withContext({ keyId: 'bbbbbbbbbbbb', keyHash: 'b'.repeat(64), usageKeyId: 'uk-1' }));
+    const another = callerOf(withContext({ keyId: 'cccccccccccc', keyHash: 'c'.repeat(64), usageKeyId: 'uk-2' }));
+    expect(rolledTo).toBe(rolledFrom);
+    expect(another).not.toBe(rolledFrom);
+    expect(callerOf(apiEvent())).toBe('usage-key:local-0123456789ab');
   });
 
-  it('never lets callers share one scope: an authorizer context without a key hash fails, its key id notwithstanding', () => {
+  it('never lets callers share one scope: an authorizer context without a usage key id fails, its key hash or id notwithstanding', () => {
     const withContext = (authorizer: Record<string, unknown> | null) => {
       const event = apiEvent();
       return { ...event, requestContext: { ...event.requestContext, authorizer } };
     };
+    expect(() => callerOf(withContext({ principalId: 'aaaaaaaaaaaa', keyId: 'aaaaaaaaaaaa', keyHash: 'a'.repeat(64) }))).toThrow();
     expect(() => callerOf(withContext({ principalId: 'aaaaaaaaaaaa', keyId: 'aaaaaaaaaaaa' }))).toThrow();
     expect(() => callerOf(withContext(null))).toThrow();
-    expect(() => callerOf(withContext({ keyHash: '' }))).toThrow();
+    expect(() => callerOf(withContext({ usageKeyId: '' }))).toThrow();
   });
 });

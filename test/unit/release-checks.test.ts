@@ -4,7 +4,7 @@
  * not take traffic).
  */
 import { describe, expect, it } from 'vitest';
-import { checkedFunctions, releaseChecks, VERSION_ARN_VARIABLES } from '../../shared/release-checks';
+import { checkedFunctions, releaseChecks, FUNCTION_NAME_VARIABLES } from '../../shared/release-checks';
 import { routes } from '../../shared/routes';
 
 /** What a release releases: each operation of the route table with a handler, and the authorizer. */
@@ -18,11 +18,13 @@ describe('the functions the pre-traffic hook checks', () => {
         .map(({ target }) => target)
         .sort(),
     ).toEqual([...releasedNames].sort());
-    expect(Object.keys(VERSION_ARN_VARIABLES).sort()).toEqual([...releasedNames].sort());
+    expect(Object.keys(FUNCTION_NAME_VARIABLES).sort()).toEqual([...releasedNames].sort());
   });
 
   it('pairs each released function with its check', () => {
-    expect(checkedFunctions(released(releasedNames))).toEqual(Object.keys(VERSION_ARN_VARIABLES).map((name) => [name, `${name} function`]));
+    expect(checkedFunctions(released(releasedNames))).toEqual(
+      Object.keys(FUNCTION_NAME_VARIABLES).map((name) => [name, `${name} function`]),
+    );
   });
 
   it('refuses a released function that has no check, naming it', () => {

@@ -1,9 +1,10 @@
 /**
  * A local stand-in for API Gateway: it does what the deployed gateway does before and around the
- * Lambda functions, and nothing more. It routes by the shared route table, throttles, caps body
- * sizes, runs the same TOKEN authorizer (with a TTL cache like API Gateway's), turns the request
- * into the same APIGatewayProxyEvent, calls the same handler, and answers its own refusals with
- * the same gateway responses the stack renders. Every answer writes one log line.
+ * Lambda functions, and nothing more. It routes by the shared route table, caps body sizes, runs
+ * the same TOKEN authorizer (with a TTL cache like API Gateway's), throttles, and only then reads
+ * the body; it turns the request into the same APIGatewayProxyEvent, calls the same handler, and
+ * answers its own refusals with the same gateway responses the stack renders. Every answer writes
+ * one log line.
  */
 import type {
   APIGatewayAuthorizerResult,
@@ -44,10 +45,23 @@ export interface GatewayRequest {
   readonly url: string;
   /** Header names in the client's own case, as API Gateway passes them on. */
   readonly headers: ReadonlyArray<readonly [string, string]>;
-  /** The body's bytes as sent; undefined when it was over API Gateway's limit and left unread. */
-  readonly body: Buffer | undefined;
+  /**
+   * Reads the body, which the gateway asks for only once the request is routed, authorized and
+   * metered, as API Gateway does: a refused request's body is never read. Its bytes as sent, or
+   * why they were not read: over API Gateway's limit, or more than the server holds at once.
+   */
+  readonly readBody: () => Promise<Buffer | BodyRefusal>;
   readonly sourceIp: string;
 }
+
+/** Why a body was not read: over API Gateway's 10 MB, or over the bytes of bodies the server holds at once. */
+export type BodyRefusal = 'REQUEST_TOO_LARGE' | 'BODIES_IN_FLIGHT';
+
+/** The body's length as the client declares it (Content-Length), undefined when it declares none. */
+export const declaredBodyLength = (headers: ReadonlyArray<readonly [string, string]>): number | undefined => {
+  const value = headers.find(([name]) => name.toLowerCase() === 'content-length')?.[1];
+  return value === undefined ? undefined : Number(value);
+};
 
 export interface GatewayOptions {
   /** Handlers by operationId. */
@@ -102,9 +116,9 @@ export const createGateway = ({
     return true;
   };
 
-  const gatewayResponse = (type: GatewayResponseType, requestId: string): APIGatewayProxyResult => {
+  const gatewayResponse = (type: GatewayResponseType, requestId: string, reason?: string): APIGatewayProxyResult => {
     const response = gatewayAnswer(type);
-    logger.info('gateway', { requestId, gatewayResponse: type, status: response.statusCode });
+    logger.info('gateway', { requestId, gatewayResponse: type, status: response.statusCode, ...(reason === undefined ? {} : { reason }) });
     return response;
   };
 
@@ -152,7 +166,9 @@ export const createGateway = ({
     const subPath = url === undefined ? undefined : pathBelowBase(url.pathname);
     const match = subPath === undefined ? undefined : matchRoute(request.method, subPath);
     if (!url || !match || subPath === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId);
-    if (request.body === undefined) return gatewayResponse('REQUEST_TOO_LARGE', requestId);
+    // A body declared over the limit is refused before anything else, as API Gateway does; one sent
+    // without a length is counted as it is read, once the request is authorized.
+    if ((declaredBodyLength(request.headers) ?? 0) > GATEWAY_MAX_BODY_BYTES) return gatewayResponse('REQUEST_TOO_LARGE', requestId);
 
     const { route } = match;
     const methodArn = methodArnOf(route.method, subPath);
@@ -163,6 +179,12 @@ export const createGateway = ({
     const refusal = meterUsage(authorized) ?? (takeToken() ? undefined : 'THROTTLED');
     if (refusal) return gatewayResponse(refusal, requestId);
 
+    // Only now is the body read: a request refused above never had its bytes held.
+    const body = await request.readBody();
+    // More bodies at once than the server holds: API Gateway's answer to more than it takes, 429.
+    if (body === 'BODIES_IN_FLIGHT') return gatewayResponse('THROTTLED', requestId, 'bodies in flight');
+    if (body === 'REQUEST_TOO_LARGE') return gatewayResponse('REQUEST_TOO_LARGE', requestId);
+
     const event = proxyEvent({
       method: request.method,
       resource: route.path,
@@ -171,7 +193,7 @@ export const createGateway = ({
       query: url.searchParams.entries(),
       pathParameters: match.pathParameters,
       // The stack makes every media type binary, so API Gateway passes a body's bytes as sent.
-      body: request.body,
+      body,
       authorized,
       requestId,
       domainName: domainName(),

@@ -21,7 +21,14 @@ import { petsRepository, type PetsRepository } from '../../shared/pets-repositor
 import { routes } from '../../shared/routes';
 import type { TableNames } from '../../shared/tables';
 import { createDocumentation } from './docs';
-import { createGateway, GATEWAY_MAX_BODY_BYTES, withGatewayRequestId, type GatewayOptions, type ProxyHandler } from './gateway';
+import {
+  createGateway,
+  GATEWAY_MAX_BODY_BYTES,
+  withGatewayRequestId,
+  type BodyRefusal,
+  type GatewayOptions,
+  type ProxyHandler,
+} from './gateway';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { projectRoot } from '../../shared/project-root';
 import { plansInForce, type Plans } from '../../shared/plans';
@@ -40,7 +47,22 @@ export interface LocalServerOptions {
   readonly now?: Clock;
   /** Tests only: the pets repository's id generator, to force an id collision. */
   readonly newPetId?: IdGenerator;
+  /** The bytes of request bodies the server holds at once; by default BODIES_IN_FLIGHT_MAX_BYTES. */
+  readonly maxBodyBytesInFlight?: number;
 }
+
+/**
+ * The bytes of request bodies held at once, across requests, by default: six bodies at API
+ * Gateway's limit. A body that would pass it is not read, and its request is answered 429.
+ */
+export const BODIES_IN_FLIGHT_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * An unread body up to this size is read and dropped after the answer, keeping the connection
+ * (a client's small POST with a bad key); a larger one, or one of unknown length, is not read at
+ * all: the connection is closed after the answer.
+ */
+const UNREAD_BODY_DRAINED_BYTES = 64 * 1024;
 
 export interface LocalServer {
   /** Base URL of the API, ending in /v1. */
@@ -76,6 +98,7 @@ export const startLocalServer = async ({
   plans = plansInForce(),
   now,
   newPetId,
+  maxBodyBytesInFlight = BODIES_IN_FLIGHT_MAX_BYTES,
 }: LocalServerOptions): Promise<LocalServer> => {
   const pets = petsRepository({
     client,
@@ -100,6 +123,7 @@ export const startLocalServer = async ({
   });
 
   const documentation = createDocumentation();
+  const bodiesInFlight = createBodyBudget(maxBodyBytesInFlight);
 
   const server = createServer(async (req, res) => {
     // Node stops parsing a connection that asked for an Upgrade, which is never granted here: a
@@ -113,10 +137,20 @@ export const startLocalServer = async ({
       return void res.end(page.body);
     }
     const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
+    const body = requestBody(req, bodiesInFlight);
+    // What the body holds of the budget is given back once the answer is sent (or the client gone).
+    res.once('close', body.release);
     let result: APIGatewayProxyResult;
     try {
-      const body = await readBody(req);
-      result = await gateway({ method: req.method ?? 'GET', url: req.url ?? '/', headers: headerPairs(req.rawHeaders), body, sourceIp });
+      result = await gateway({
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        headers: headerPairs(req.rawHeaders),
+        readBody: body.read,
+        sourceIp,
+      });
+      // A body left unread is not read now either, unless it is small: the connection closes instead.
+      if (!body.drainable()) res.shouldKeepAlive = false;
     } catch (error) {
       if (req.socket.destroyed) return void res.destroy(); // the client went away mid-request
       const requestId = randomUUID();
@@ -176,24 +210,86 @@ const headerPairs = (raw: string[]): Array<readonly [string, string]> => {
   return pairs;
 };
 
+/** The bytes of bodies held at once: taken as a body is read, given back once its request is answered. */
+interface BodyBudget {
+  take(bytes: number): boolean;
+  give(bytes: number): void;
+}
+
+const createBodyBudget = (limit: number): BodyBudget => {
+  let held = 0;
+  return {
+    take: (bytes) => {
+      if (held + bytes > limit) return false;
+      held += bytes;
+      return true;
+    },
+    give: (bytes) => {
+      held -= bytes;
+    },
+  };
+};
+
+/** A request's body, read only when the gateway asks for it. */
+interface RequestBody {
+  /** Its bytes as sent, or why they were not read. */
+  read(): Promise<Buffer | BodyRefusal>;
+  /** Whether what is left unread of it may be read and dropped after the answer (none left, or little). */
+  drainable(): boolean;
+  /** Gives back what it holds of the budget. */
+  release(): void;
+}
+
 /**
- * The body's bytes as sent (never decoded here: the handler decides what they mean), or
- * undefined when it is over API Gateway's limit: the rest is then read and dropped, so the
- * client still gets its 413 rather than a broken connection.
+ * The body's bytes as sent (never decoded here: the handler decides what they mean), held within
+ * the budget: a declared length is taken from it whole before a byte is read, a body of unknown
+ * length as it arrives. Past API Gateway's limit, or the budget, reading stops and the answer says
+ * why; the rest of the body is never read (the connection closes after the answer).
  */
-const readBody = (req: IncomingMessage): Promise<Buffer | undefined> => {
+const requestBody = (req: IncomingMessage, budget: BodyBudget): RequestBody => {
+  const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
   // RFC 9112: without Content-Length or Transfer-Encoding a request has no body (most GETs).
-  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) {
-    return Promise.resolve(Buffer.alloc(0));
-  }
-  return new Promise((resolveBody, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= GATEWAY_MAX_BODY_BYTES) chunks.push(chunk);
+  const framed = req.headers['transfer-encoding'] !== undefined || (declared ?? 0) > 0;
+  let held = 0;
+  let complete = !framed;
+  const release = () => {
+    budget.give(held);
+    held = 0;
+  };
+  const read = (): Promise<Buffer | BodyRefusal> => {
+    if (!framed) return Promise.resolve(Buffer.alloc(0));
+    if (declared !== undefined && !budget.take(declared)) return Promise.resolve('BODIES_IN_FLIGHT');
+    held = declared ?? 0;
+    return new Promise((resolveBody, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const stop = (refusal: BodyRefusal) => {
+        req.off('data', onData);
+        req.pause();
+        chunks.length = 0;
+        release();
+        resolveBody(refusal);
+      };
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > GATEWAY_MAX_BODY_BYTES) return stop('REQUEST_TOO_LARGE');
+        if (declared === undefined) {
+          if (!budget.take(chunk.length)) return stop('BODIES_IN_FLIGHT');
+          held += chunk.length;
+        }
+        chunks.push(chunk);
+      };
+      req.on('data', onData);
+      req.once('end', () => {
+        complete = true;
+        resolveBody(Buffer.concat(chunks));
+      });
+      req.once('error', reject);
     });
-    req.on('end', () => resolveBody(size > GATEWAY_MAX_BODY_BYTES ? undefined : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  };
+  return {
+    read,
+    drainable: () => complete || (declared !== undefined && declared <= UNREAD_BODY_DRAINED_BYTES),
+    release,
+  };
 };

@@ -1,7 +1,8 @@
 /**
  * The local gateway on its own, with stand-in authorizers and handlers: what it answers when the
- * authorizer fails or its policy does not cover the method, the event it hands a function, the
- * 501 it answers itself, and the bound on its authorizer cache.
+ * authorizer fails or its policy does not cover the method, when it reads a body (only once the
+ * request is authorized), the event it hands a function, the 501 it answers itself, and the bound
+ * on its authorizer cache.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -31,7 +32,7 @@ const request = (path: string, headers: Array<readonly [string, string]> = [['Au
   method: 'GET',
   url: `/v1${path}`,
   headers,
-  body: Buffer.alloc(0),
+  readBody: async () => Buffer.alloc(0),
   sourceIp: '203.0.113.7',
 });
 
@@ -95,6 +96,95 @@ describe('the local gateway and the authorizer', () => {
     expect(bodyOf(response)).toMatchObject({ code: 'forbidden', status: 403 });
     expect(response.headers).toMatchObject({ 'WWW-Authenticate': 'Bearer realm="pet-store", error="insufficient_scope"' });
     expect(lines).toContainEqual(expect.objectContaining({ gatewayResponse: 'ACCESS_DENIED', status: 403 }));
+  });
+});
+
+describe('the body, which the local gateway reads only once the request is authorized and metered', () => {
+  /** A POST whose body is read through a spy, declaring `declared` bytes. */
+  const post = (
+    headers: Array<readonly [string, string]>,
+    declared = 1_024,
+    body: Buffer | 'BODIES_IN_FLIGHT' = Buffer.alloc(declared),
+  ) => {
+    const readBody = vi.fn(async () => body);
+    const sent: GatewayRequest = {
+      method: 'POST',
+      url: '/v1/pets',
+      headers: [...headers, ['Content-Length', String(declared)]],
+      readBody,
+      sourceIp: '203.0.113.7',
+    };
+    return { sent, readBody };
+  };
+  const withKey: Array<readonly [string, string]> = [['Authorization', 'Bearer petstore_key']];
+  const createPet = async () => ({ statusCode: 201, headers: {}, body: '{}' });
+
+  it.each([
+    ['no Authorization header', [] as Array<readonly [string, string]>, allowAll, 401],
+    [
+      'a key the authorizer refuses',
+      withKey,
+      async () => {
+        throw new Error('Unauthorized');
+      },
+      401,
+    ],
+    ['a key whose scopes do not cover the route', withKey, async () => policy('Deny'), 403],
+    ['a key on no usage plan', withKey, async () => policy('Allow', {}), 403],
+  ] satisfies Array<[string, Array<readonly [string, string]>, TokenAuthorizer, number]>)(
+    'never reads the body of a request with %s',
+    async (_, headers, authorizer, status) => {
+      const gateway = gatewayWith({ authorizer, handlers: { createPet } });
+      const { sent, readBody } = post(headers);
+      expect((await gateway(sent)).statusCode).toBe(status);
+      expect(readBody).not.toHaveBeenCalled();
+    },
+  );
+
+  it('never reads the body of a request over the throttle', async () => {
+    const gateway = gatewayWith({ handlers: { createPet }, throttle: { rate: 0.001, burst: 1 } });
+    expect((await gateway(post(withKey).sent)).statusCode).toBe(201);
+    const { sent, readBody } = post(withKey);
+    expect((await gateway(sent)).statusCode).toBe(429);
+    expect(readBody).not.toHaveBeenCalled();
+  });
+
+  it('refuses a body declared over 10 MB with 413 before it runs the authorizer, as API Gateway does', async () => {
+    const authorizer = vi.fn(allowAll);
+    const gateway = gatewayWith({ authorizer, handlers: { createPet } });
+    const { sent, readBody } = post([], 10 * 1024 * 1024 + 1);
+    const response = await gateway(sent);
+    expect(response.statusCode).toBe(413);
+    expect(bodyOf(response)).toMatchObject({ code: 'payload_too_large', status: 413 });
+    expect(authorizer).not.toHaveBeenCalled();
+    expect(readBody).not.toHaveBeenCalled();
+  });
+
+  it('reads the body of an authorized request once, and hands its bytes to the function', async () => {
+    let seen: APIGatewayProxyEvent | undefined;
+    const gateway = gatewayWith({
+      handlers: {
+        createPet: async (event) => {
+          seen = event;
+          return createPet();
+        },
+      },
+    });
+    const { sent, readBody } = post(withKey, 3, Buffer.from('{}\n'));
+    expect((await gateway(sent)).statusCode).toBe(201);
+    expect(readBody).toHaveBeenCalledOnce();
+    expect(Buffer.from(seen?.body ?? '', 'base64').toString()).toBe('{}\n');
+  });
+
+  it('answers a body the server cannot hold now (too many bodies at once) with 429 too_many_requests and Retry-After', async () => {
+    const gateway = gatewayWith({ handlers: { createPet } });
+    const response = await gateway(post(withKey, 1_024, 'BODIES_IN_FLIGHT').sent);
+    expect(response.statusCode).toBe(429);
+    expect(bodyOf(response)).toMatchObject({ code: 'too_many_requests', status: 429 });
+    expect(response.headers).toMatchObject({ 'Retry-After': '1' });
+    expect(lines).toContainEqual(
+      expect.objectContaining({ message: 'gateway', gatewayResponse: 'THROTTLED', status: 429, reason: 'bodies in flight' }),
+    );
   });
 });
 
