@@ -165,6 +165,9 @@ describe('keys create', () => {
     ['2100-01-31T12:00:00.5+02:00', '2100-01-31T10:00:00.500Z'],
     ['2100-01-31T12:00-05:30', '2100-01-31T17:30:00.000Z'],
     ['2100-01-31', '2100-01-31T00:00:00.000Z'],
+    // The farthest zones from UTC, both ways.
+    ['2100-01-31T12:00:00+14:00', '2100-01-30T22:00:00.000Z'],
+    ['2100-01-31T12:00:00-12:00', '2100-02-01T00:00:00.000Z'],
   ])('stores --expires-at %s as the UTC timestamp %s, as the console shows it', async (given, stored) => {
     expect((await createKey('dated', '--expires-at', given)).record.expiresAt).toBe(stored);
   });
@@ -179,6 +182,13 @@ describe('keys create', () => {
     ['an --expires-at without its time zone', ['--expires-at', '2100-01-31T12:00:00'], /^--expires-at takes an ISO 8601 date/],
     ['an --expires-at that is no date', ['--expires-at', 'tomorrow'], /^--expires-at takes an ISO 8601 date/],
     ['an --expires-at too far ahead', ['--expires-at', '9999-01-01'], /^--expires-at must be within 36500 days/],
+    ...['+99:00', '+24:00', '+05:75', '+14:01', '-12:30', '-99:99'].map((offset): [string, string[], RegExp] => [
+      `an --expires-at whose zone offset ${offset} no zone has`,
+      ['--expires-at', `2100-01-31T12:00:00${offset}`],
+      new RegExp(
+        `^--expires-at has the zone offset \\${offset}, which no zone has: offsets run from -12:00 to \\+14:00 \\(Z is UTC\\)\\.$`,
+      ),
+    ]),
     ['--expires-in without a unit', ['--expires-in', '30'], /^--expires-in takes a duration: a whole number and a unit, s, m, h or d/],
     ['--expires-in in weeks', ['--expires-in', '2w'], /^--expires-in takes a duration/],
     ['a negative --expires-in', ['--expires-in=-1d'], /^--expires-in takes a duration/],
