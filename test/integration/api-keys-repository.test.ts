@@ -197,6 +197,7 @@ describe('expiry', () => {
     expect(keyState({ expiresAt: '1/2/2999' }, now)).toBe('expired');
     expect(keyState({ expiresAt: '2999-01-31T12:00:00' }, now)).toBe('expired');
     expect(keyState({ expiresAt: '2999-01-31T12:00:00+02:00' }, now)).toBe('active');
+    expect(keyState({ expiresAt: '2999-01-31T12:00:00+99:00' }, now)).toBe('expired'); // an offset no zone has
     expect(keyState({ expiresAt: '2999-01-31' }, now)).toBe('active');
     expect(keyState({ expiresAt: at(HOUR, now.getTime()).toISOString(), revokedAt: '' }, now)).toBe('revoked');
   });
