@@ -42,6 +42,10 @@ const GENERATED_KEY_OR_PART = new RegExp(`${API_KEY_PREFIX}${GENERATED_KEY_CHARA
 /** Whether a value an operator typed holds a generated key: the tools refuse it without printing it. */
 export const looksLikeApiKey = (value: string): boolean => GENERATED_KEY.test(value);
 
+/** `text` with every generated key (as looksLikeApiKey finds one) replaced by what `replace` makes of it. */
+export const replaceApiKeys = (text: string, replace: (key: string) => string): string =>
+  text.replace(new RegExp(GENERATED_KEY.source, 'g'), replace);
+
 /** `text` with every generated key, whole or cut short, replaced by `mask`: for lines that quote what a server sent. */
 export const maskApiKeys = (text: string, mask = '…'): string => text.replace(GENERATED_KEY_OR_PART, mask);
 
