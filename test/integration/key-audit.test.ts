@@ -94,13 +94,30 @@ const consoleRemove = async (record: ApiKeyRecord, attribute: string) => {
   );
 };
 
+/**
+ * The authorizer's record of a use (recordUse), which the key now has. Tried again when a busy
+ * machine outran its one attempt's deadline (LAST_USE_DEADLINE_MS): an attempt that wrote before
+ * it was cut off leaves the next one nothing to write.
+ */
+const useOnce = async (record: ApiKeyRecord) => {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await api.keys.recordUse(record);
+      break;
+    } catch (error) {
+      if (attempt >= 5 || (error as Error).name !== 'AbortError') throw error;
+    }
+  }
+  expect((await api.keys.findById(record.keyId))?.lastUsedAt).toMatch(/^\d{4}-/);
+};
+
 const register = (name: string, options: { expiresAt?: string } = {}) =>
   api.keys.register(generateApiKey(), name, { scopes: ['pets:read', 'pets:write'], changedBy: ACTOR, ...options });
 
 describe('the local audit trail', () => {
   it('records a key created, with who and when, and nothing for its use by the authorizer', async () => {
     const record = await register('ci');
-    expect(await api.keys.recordUse(record)).toBe(true);
+    await useOnce(record);
 
     expect(await entriesOf(record.keyId)).toEqual([
       {
@@ -287,7 +304,7 @@ describe('the local audit trail', () => {
 
   it("records lastUsedAt edited in the console, while the authorizer's record of a use is left out", async () => {
     const record = await register('last-used');
-    expect(await api.keys.recordUse(record)).toBe(true);
+    await useOnce(record);
     await consoleEdit(record, 'lastUsedAt = :lastUsedAt', { ':lastUsedAt': { S: '2020-01-01T00:00:00.000Z' } });
 
     const entries = await entriesOf(record.keyId);
@@ -391,6 +408,12 @@ describe('a change whose audit line is long, or cannot be written', () => {
       const cut = `${'n'.repeat(TRUNCATED_TEXT_LENGTH)}${TRUNCATION_MARK}`;
       expect(entries[1]).toMatchObject({ keyId: record.keyId, name: cut, changes: { name: { from: 'ci', to: cut } } });
       for (const line of lines) expect(Buffer.byteLength(line, 'utf8')).toBeLessThanOrEqual(MAX_AUDIT_ENTRY_BYTES);
+      const text: string[] = [];
+      await runKeysCommand(['audit', record.keyId], {
+        env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: own.tables.apiKeys },
+        print: (line) => text.push(line),
+      });
+      expect(text[2]?.endsWith(`\trenamed\tunknown\tname ci -> ${cut}; line truncated`)).toBe(true);
     } finally {
       await own.close();
     }
