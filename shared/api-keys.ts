@@ -42,6 +42,10 @@ const GENERATED_KEY = new RegExp(`${API_KEY_PREFIX}${GENERATED_KEY_CHARACTERS}{2
 /** Whether a value an operator typed holds a generated key: the tools refuse it without printing it. */
 export const looksLikeApiKey = (value: string): boolean => GENERATED_KEY.test(value);
 
+/** `text` with every generated key (as looksLikeApiKey finds one) replaced by what `replace` makes of it. */
+export const replaceApiKeys = (text: string, replace: (key: string) => string): string =>
+  text.replace(new RegExp(GENERATED_KEY.source, 'g'), replace);
+
 /** The key from an `Authorization` value, or undefined when it is not a Bearer credential. */
 export const bearerKey = (authorization: string | undefined): string | undefined => {
   if (authorization === undefined || !bearer.test(authorization)) return undefined;

@@ -9,6 +9,7 @@ import {
   LAST_USE_RESOLUTION_MS,
   type ApiKeysRepository,
 } from '../../shared/api-keys-repository';
+import { InvalidKeyName, KEY_NAME_MAX_LENGTH } from '../../shared/key-names';
 import { keyState } from '../../shared/key-state';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
@@ -42,6 +43,28 @@ describe('register', () => {
   it('refuses a key with no scope, which a String Set cannot hold, and stores nothing', async () => {
     await expect(keys.register(generateApiKey(), 'none', { scopes: [], changedBy: ACTOR })).rejects.toThrow(/at least one scope/);
     expect(await rawItems()).toEqual([]);
+  });
+
+  it('refuses a name the shared rule refuses (empty, over 128 characters, control characters), and stores nothing', async () => {
+    for (const name of ['', 'n'.repeat(KEY_NAME_MAX_LENGTH + 1), 'ci\nrevoked', 'ci\u001b[31m', 'ci\u0085']) {
+      const refused = await keys.register(generateApiKey(), name, { changedBy: ACTOR }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused, JSON.stringify(name)).toBeInstanceOf(InvalidKeyName);
+    }
+    expect(await rawItems()).toEqual([]);
+    expect((await keys.register(generateApiKey(), 'é'.repeat(KEY_NAME_MAX_LENGTH), { changedBy: ACTOR })).name).toHaveLength(
+      KEY_NAME_MAX_LENGTH,
+    );
+  });
+
+  it('refuses to roll a key whose stored name the rule refuses (a console edit): its successor would take it', async () => {
+    const key = await putConsoleKey(tables.client, tables.apiKeys, { name: 'ci\n\tforged' });
+    await expect(keys.roll(keyIdOf(hashApiKey(key)), generateApiKey(), { graceMs: 0, changedBy: ACTOR })).rejects.toBeInstanceOf(
+      InvalidKeyName,
+    );
+    expect(await rawItems()).toHaveLength(1);
   });
 
   it('stores only the hash, the id, the name, the scopes, the creation time and who made it: never the key', async () => {

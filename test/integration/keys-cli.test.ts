@@ -261,6 +261,29 @@ describe('keys create', () => {
     expect(await refusal('create')).toMatch(/--name/);
     expect(await keys.list()).toEqual([]);
   });
+
+  it('refuses a name with a control character in one line (exit status 2), never echoing it, and registers nothing', async () => {
+    for (const name of [
+      'ci\n2030-01-01T00:00:00.000Z\tffffffffffff\tci\trevoked\tlocal:alice',
+      'ci\ttab',
+      'ci\u001b[31m',
+      'ci\u007f',
+      'ci\u0085',
+    ]) {
+      expect(await refusal('create', '--name', name)).toBe(
+        '--name must not contain control characters (U+0000 to U+001F, U+007F to U+009F: line breaks, tabs, terminal escapes).',
+      );
+    }
+    expect(await keys.list()).toEqual([]);
+  });
+
+  it('takes a name of 1 to 128 characters, and refuses a longer or blank one', async () => {
+    expect(await refusal('create', '--name', 'n'.repeat(129))).toBe('--name must be at most 128 characters.');
+    expect(await refusal('create', '--name', '   ')).toBe('--name must not be blank.');
+    const longest = '🐕'.repeat(128);
+    expect((await createKey(longest)).record.name).toBe(longest);
+    expect((await createKey('x')).record.name).toBe('x');
+  });
 });
 
 describe('keys list', () => {
@@ -1600,6 +1623,39 @@ describe('console items of other types than documented, through the tool', () =>
     expect(await run('revoke', keyId)).toBe(0);
     expect(lines).toEqual([`Key ${keyId} was already revoked at yesterday.`]);
     expect((await recordOf(keyId)).changedBy).toBeUndefined();
+  });
+});
+
+describe('names written in the console with control characters, through the tool', () => {
+  /** A name that would print a line of its own, shift the columns and drive the terminal, were it printed as it is. */
+  const FORGED = 'ci\nffffffffffff\tadmin\tpets:read\t2030-01-01\t-\t-\tactive\tpartner\u001b[2K\u0085\u202e';
+  const SHOWN = 'ci\\nffffffffffff\\tadmin\\tpets:read\\t2030-01-01\\t-\\t-\\tactive\\tpartner\\x1b[2K\\u0085\\u202e';
+
+  it('lists and shows them escaped, one line per key and one cell per column; --json keeps them exact', async () => {
+    const keyId = keyIdOf(hashApiKey(await putConsoleKey(tables.client, tables.apiKeys, { name: FORGED })));
+
+    expect(await run('list')).toBe(0);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]?.split('\t')).toHaveLength(LIST_HEADER.split('\t').length);
+    expect(lines[1]?.split('\t').slice(0, 2)).toEqual([keyId, SHOWN]);
+    lines = [];
+    expect(await run('show', keyId)).toBe(0);
+    expect(lines).toContain(`name        ${SHOWN}`);
+    expect(lines.join('\n')).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    lines = [];
+    expect(await run('list', '--json')).toBe(0);
+    expect(parsedLines()).toMatchObject([{ id: keyId, name: FORGED }]);
+    lines = [];
+    expect(await run('show', keyId, '--json')).toBe(0);
+    expect(parsedLines()).toMatchObject([{ id: keyId, name: FORGED }]);
+  });
+
+  it('refuses to roll such a key in one line, exit status 2: its successor would take the name', async () => {
+    const keyId = keyIdOf(hashApiKey(await putConsoleKey(tables.client, tables.apiKeys, { name: FORGED })));
+    expect(await refusal('roll', keyId)).toBe(
+      `Key ${keyId} cannot be rolled: its successor would take its stored name. A key name must not contain control characters ` +
+        '(U+0000 to U+001F, U+007F to U+009F: line breaks, tabs, terminal escapes). Rename it in the console first.',
+    );
   });
 });
 

@@ -7,6 +7,7 @@
  */
 import { API_KEY_PATTERN, looksLikeApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { checkKeyName, InvalidKeyName, KEY_NAME_MAX_LENGTH } from '../../shared/key-names';
 import { DEFAULT_PLAN } from '../../shared/plan-policy';
 import { PLANS_FILE_VARIABLE } from '../../shared/plans';
 import { DatabaseUnavailable } from '../../shared/dynamodb';
@@ -44,6 +45,8 @@ export const USAGE = `Usage:
                                             Gateway API key, unless a rolled key shares it)
 ${AUDIT_USAGE}
 
+  --name NAME           who or what the new key is for: 1 to ${KEY_NAME_MAX_LENGTH} characters, no control
+                        characters (line breaks, tabs, terminal escapes)
   --scopes S,…          what the new key may do, comma-separated (default: all of them):
                         ${SCOPES.join(', ')}
   --plan PLAN           the usage plan that meters the new key (default: ${DEFAULT_PLAN}); locally
@@ -130,12 +133,14 @@ const scopesArgument = (value: string): Scope[] => {
   return names.filter(isScope);
 };
 
-/** The name of --name: what the key is for. A key pasted there would be stored and printed by every listing. */
+/** The name of --name: what the key is for, as KeyName allows (a key pasted there would be printed by every listing). */
 const nameArgument = (value: string | undefined): string => {
   if (!value) throw new UsageError('create needs --name NAME (who or what the key is for).');
-  if (looksLikeApiKey(value))
-    throw new UsageError('--name holds what looks like an API key (not shown here): name the key by who or what it is for.');
-  return value;
+  try {
+    return checkKeyName(value);
+  } catch (error) {
+    throw error instanceof InvalidKeyName ? new UsageError(`--name ${error.problem}.`) : error;
+  }
 };
 
 /** Refuses an option the command does not take, and arguments it does not take (not echoed: one may be a key). */

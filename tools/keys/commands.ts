@@ -6,6 +6,7 @@
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { KeyStateError, type Actor, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { parseInstant } from '../../shared/instants';
+import { InvalidKeyName } from '../../shared/key-names';
 import { keyState } from '../../shared/key-state';
 import { DEFAULT_PLAN, meteredPlan, onSharedUsageKey, SHARED_PLAN } from '../../shared/plan-policy';
 import type { Scope } from '../../shared/scopes';
@@ -167,6 +168,12 @@ export const rollKey = async (context: CommandContext, keyId: string, input: Rol
   const changedBy = await caller();
   const key = generateApiKey();
   const { previous, next } = await keys.roll(keyId, key, { ...input, changedBy }).catch((error: unknown) => {
+    if (error instanceof InvalidKeyName) {
+      // A name the console wrote: the successor would carry it.
+      throw new UsageError(
+        `Key ${keyId} cannot be rolled: its successor would take its stored name. ${error.message} Rename it in the console first.`,
+      );
+    }
     throw error instanceof KeyStateError ? rollRefusal(keyId, error) : error;
   });
   const ended = (parseInstant(previous.expiresAt)?.getTime() ?? Number.NaN) <= Date.now();
