@@ -2,15 +2,16 @@
  * The key-audit function: reads the keys table's DynamoDB stream and writes one JSON line per
  * change to a key (shared/key-audit.ts) to its log group, the stage's audit log group. Deployed,
  * the line goes through the logger; the local server passes a writer that stores it instead.
- * A line that cannot be written fails its record and the ones after it (a partial batch
- * response), so the stream hands them again, in order; the lines before stay written.
+ * An entry too long for one log event is written truncated and marked so (fitAuditEntry). A line
+ * that cannot be written fails its record and the ones after it (a partial batch response), so
+ * the stream hands them again, in order; the lines before stay written.
  */
 import middy from '@middy/core';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { AUDIT_LOG_LEVEL, AUDIT_MESSAGE, auditEntryOf, sequenceNumberOf, type KeyAuditEntry } from '../shared/key-audit';
+import { AUDIT_LOG_LEVEL, AUDIT_MESSAGE, auditEntryOf, fitAuditEntry, sequenceNumberOf, type KeyAuditEntry } from '../shared/key-audit';
 import { logger, safeErrorFields } from '../shared/logger';
 
-/** Writes one audit line. The entry names its stream record (eventId, sequenceNumber). */
+/** Writes one audit line. The entry names its stream record (eventId, sequenceNumber), and fits in one log event. */
 export type AuditWriter = (entry: KeyAuditEntry) => Promise<void> | void;
 
 /**
@@ -21,7 +22,7 @@ export type AuditWriter = (entry: KeyAuditEntry) => Promise<void> | void;
 const auditLogger = logger.createChild({ logLevel: AUDIT_LOG_LEVEL });
 
 /** The line as CloudWatch Logs keeps it: the entry's fields at the top, so a filter pattern can name them. */
-export const logAuditEntry: AuditWriter = (entry) => auditLogger.info(AUDIT_MESSAGE, { ...entry });
+export const logAuditEntry: AuditWriter = (entry) => auditLogger.info(AUDIT_MESSAGE, { ...fitAuditEntry(entry) });
 
 export interface KeyAuditDependencies {
   readonly write?: AuditWriter;
@@ -32,7 +33,7 @@ export const createHandler = ({ write = logAuditEntry }: KeyAuditDependencies = 
     for (const record of event.Records) {
       try {
         const entry = auditEntryOf(record);
-        if (entry) await write(entry);
+        if (entry) await write(fitAuditEntry(entry));
       } catch (error) {
         logger.error('audit line not written: the stream hands the record again', {
           sequenceNumber: sequenceNumberOf(record),

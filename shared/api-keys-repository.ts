@@ -2,7 +2,8 @@
  * The API-keys table. One item per key, found by the key's SHA-256 hash; every attribute is a
  * plain type an operator can read and edit in the DynamoDB console:
  *
- * - `keyHash` (S, the partition key), `keyId` (S, the hash's first 12 digits), `name` (S);
+ * - `keyHash` (S, the partition key), `keyId` (S, the hash's first 12 digits), `name` (S, a
+ *   KeyName: shared/key-names.ts);
  * - `scopes` (SS): what the key may do; an item without it (deleted by hand) grants nothing;
  * - `createdAt`, `expiresAt`, `revokedAt`, `lastUsedAt` (S, ISO 8601 UTC): a key is refused from
  *   its `expiresAt` on, and once it has any `revokedAt`;
@@ -35,7 +36,8 @@ import { apiKeysTableName, dynamoDBOptions } from './config';
 import { callDatabase, cancellationReasons, classifyCancellation, createDocumentClient, isConditionFailure } from './dynamodb';
 import { hashApiKey, keyIdOf } from './api-keys';
 import { parseInstant } from './instants';
-import { keyState, type KeyState } from './key-state';
+import { checkKeyName } from './key-names';
+import { keyState, LAST_USE_RESOLUTION_MS, type KeyState } from './key-state';
 import { DEFAULT_PLAN, meteringOf, usageKeyBinding } from './plan-policy';
 import { grantedScopes, SCOPES, type Scope } from './scopes';
 
@@ -71,8 +73,7 @@ export interface UsageKey {
   readonly usageKey: string;
 }
 
-/** `lastUsedAt` is written at most once per key per this many milliseconds. */
-export const LAST_USE_RESOLUTION_MS = 60 * 60 * 1000;
+export { LAST_USE_RESOLUTION_MS } from './key-state';
 
 /**
  * The most the `lastUsedAt` write may add to a request: it is bookkeeping on the authorizer's
@@ -179,7 +180,10 @@ const unchangedSince = (attribute: 'expiresAt' | 'plan' | 'usageKeyId' | 'usageK
 const MAX_ROLL_ATTEMPTS = 3;
 
 export interface ApiKeysRepository {
-  /** Stores a key's hash under a name. Registering a key that exists leaves it as it is. */
+  /**
+   * Stores a key's hash under a name. Registering a key that exists leaves it as it is. Throws
+   * InvalidKeyName, writing nothing, for a name KeyName refuses.
+   */
   register(key: string, name: string, options: RegisterOptions): Promise<ApiKeyRecord>;
   /** The key's record, whatever its state (keyState tells it). */
   find(key: string): Promise<ApiKeyRecord | undefined>;
@@ -206,7 +210,8 @@ export interface ApiKeysRepository {
    * Replaces an active key by `newKey`, in one transaction: the new key gets the old one's name,
    * scopes, plan and usage key, and the old one expires `graceMs` from now. The transaction holds
    * only if the old key is still as read; otherwise it is read again and rolled as it is then, a
-   * few times. Throws KeyStateError otherwise.
+   * few times. Throws KeyStateError otherwise, and InvalidKeyName for a stored name KeyName refuses
+   * (one the console wrote), writing nothing.
    */
   roll(keyId: string, newKey: string, options: RollOptions): Promise<RolledKeys>;
   /** Puts the key on a plan; it keeps its API key (the caller moves it). Throws KeyStateError for a missing or revoked key. */
@@ -265,6 +270,7 @@ export const apiKeysRepository = ({
   };
 
   const newRecord = (key: string, name: string, options: RegisterOptions, now: Date, extra: Partial<ApiKeyRecord> = {}): ApiKeyRecord => {
+    checkKeyName(name);
     const scopes = options.scopes ?? SCOPES;
     if (scopes.length === 0) throw new Error('A key needs at least one scope.');
     const keyHash = hashApiKey(key);

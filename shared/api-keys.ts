@@ -7,6 +7,8 @@ import { hash, randomBytes } from 'node:crypto';
 export const API_KEY_PREFIX = 'petstore_';
 /** 32 random bytes: 256 bits, well over the 128 the API promises. */
 const KEY_BYTES = 32;
+/** The characters after the prefix of a generated key: its bytes in base64url, unpadded (43). */
+export const API_KEY_BODY_LENGTH = Math.ceil((KEY_BYTES * 8) / 6);
 
 /** What a key supplied by an operator (e.g. `API_KEY` for the local server) must look like. */
 export const API_KEY_PATTERN = /^[A-Za-z0-9._~-]{20,512}$/;
@@ -36,14 +38,13 @@ export const isKeyId = (value: string): boolean => KEY_ID_PATTERN.test(value);
 const GENERATED_KEY_CHARACTERS = '[A-Za-z0-9_-]';
 /** A key as generateApiKey makes them, anywhere in a text (a name, a list of scopes) where it was pasted by mistake. */
 const GENERATED_KEY = new RegExp(`${API_KEY_PREFIX}${GENERATED_KEY_CHARACTERS}{20,}`);
-/** A generated key or any start of one, as a text cut short may hold it. */
-const GENERATED_KEY_OR_PART = new RegExp(`${API_KEY_PREFIX}${GENERATED_KEY_CHARACTERS}*`, 'g');
 
 /** Whether a value an operator typed holds a generated key: the tools refuse it without printing it. */
 export const looksLikeApiKey = (value: string): boolean => GENERATED_KEY.test(value);
 
-/** `text` with every generated key, whole or cut short, replaced by `mask`: for lines that quote what a server sent. */
-export const maskApiKeys = (text: string, mask = '…'): string => text.replace(GENERATED_KEY_OR_PART, mask);
+/** `text` with every generated key (as looksLikeApiKey finds one) replaced by what `replace` makes of it. */
+export const replaceApiKeys = (text: string, replace: (key: string) => string): string =>
+  text.replace(new RegExp(GENERATED_KEY.source, 'g'), replace);
 
 /** The key from an `Authorization` value, or undefined when it is not a Bearer credential. */
 export const bearerKey = (authorization: string | undefined): string | undefined => {

@@ -2,13 +2,16 @@
  * The audit trail of API keys: what one change to the keys table means, as one JSON line. The
  * keys table's DynamoDB stream (new and old images) gives every write; `auditEntryOf` turns one
  * stream record into at most one entry: who changed which key, how, when, and each attribute's
- * value before and after. Never the key (it is not stored) and never its hash: only its id.
+ * value before and after. Every write that changes an attribute has its entry, but the
+ * authorizer's own record of a use. Never the key (it is not stored), its hash, or a secret-like
+ * value: only a fingerprint of one (`fingerprintOf`).
  */
+import { hash } from 'node:crypto';
 import type { AttributeValue as StreamAttributeValue, DynamoDBRecord } from 'aws-lambda';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { keyIdOf } from './api-keys';
-import { keyState } from './key-state';
+import { keyIdOf, replaceApiKeys } from './api-keys';
+import { keyState, LAST_USE_RESOLUTION_MS } from './key-state';
 import { PROJECT_NAME } from './project';
 import { grantedScopes, type Scope } from './scopes';
 
@@ -65,6 +68,13 @@ export interface KeyAuditEntry {
   readonly eventId: string;
   /** The record's place in its shard: a key's changes are in this order. */
   readonly sequenceNumber: string;
+  /**
+   * Only on an entry too long for one log event (fitAuditEntry): its long texts are cut, each
+   * ending in TRUNCATION_MARK, and the changes that did not fit are left out.
+   */
+  readonly truncated?: true;
+  /** Of a truncated entry: how many attribute changes it leaves out. */
+  readonly omittedChanges?: number;
 }
 
 /** The message of every audit line in the log group, which `npm run keys -- audit` filters on. */
@@ -84,16 +94,46 @@ export const AUDIT_LOG_LEVEL = 'INFO';
  */
 export const DECLARED_TIME_TOLERANCE_MS = 2 * 60 * 1000;
 
+/**
+ * How many times a stream record whose line fails is tried again before it is set aside: deployed,
+ * the event source mapping's retry attempts (the batch halved each time), then the FailedBatches
+ * queue; locally the same count, then the local audit log's failed records.
+ */
+export const AUDIT_STREAM_RETRY_ATTEMPTS = 10;
+
 /** Who an entry names when the write did not say: an edit in the console, or any other writer. */
 export const UNKNOWN_ACTOR = 'unknown';
 
 /**
- * Attributes never listed in `changes`: the hash (a key's secret stands behind it), the value of
- * its API Gateway API key (not a credential here, but `show` keeps it out of sight too; its id,
- * `usageKeyId`, is listed), the authorizer's use stamp (a busy key would fill the trail), and
- * who-and-when (the entry says it).
+ * The item's key, never listed in `changes`: a write cannot change it (another hash is another
+ * item), and the entry's `keyId` is derived from it. The hash itself stays out of the trail.
  */
-const UNAUDITED = new Set(['keyHash', 'usageKey', 'lastUsedAt', 'changedBy', 'changedAt']);
+const ITEM_KEY = 'keyHash';
+
+/**
+ * Attributes whose values are secret-like, listed in `changes` by fingerprint only: `usageKey`,
+ * the value of the key's API Gateway API key, which whoever holds it can spend the key's quota
+ * with (its id, `usageKeyId`, is listed as it is).
+ */
+const FINGERPRINTED = new Set(['usageKey']);
+
+/** Who-and-when a writer declares: listed in `changes` only when the entry's `by` and `at` do not say them. */
+const DECLARATION = ['changedBy', 'changedAt'] as const;
+
+/** A secret-like value as the trail shows it: `sha256:` and the first 8 hex digits of its SHA-256. */
+export const fingerprintOf = (value: string): string => `sha256:${hash('sha256', value, 'hex').slice(0, 8)}`;
+
+/** A SHA-256 in hex, as a key's hash is stored: secret-like wherever it appears. */
+const HEX_DIGEST = /(?<![0-9A-Fa-f])[0-9A-Fa-f]{64}(?![0-9A-Fa-f])/g;
+
+/**
+ * A text as the trail shows it: an API key or a key's hash pasted into it (a name, a note, even an
+ * attribute's name) replaced by `[secret sha256:…]`, its fingerprint.
+ */
+const withoutSecrets = (text: string): string => {
+  const secret = (found: string) => `[secret ${fingerprintOf(found)}]`;
+  return replaceApiKeys(text, secret).replace(HEX_DIGEST, secret);
+};
 
 /** The audit log group of a keys table: the key-audit function writes it, `npm run keys -- audit` reads it. */
 export const auditLogGroupName = (keysTableName: string): string => `/${PROJECT_NAME}/key-audit/${keysTableName}`;
@@ -117,27 +157,53 @@ const plain = (value: unknown): AuditValue => {
   return null;
 };
 
-/** An attribute as the line shows it (AuditValue), comparable by its JSON text. */
-const auditValue = (attribute: StreamAttributeValue | undefined): AuditValue => {
+/** An attribute's value, comparable by its JSON text: what a change is decided on (never written as it is). */
+const storedValue = (attribute: StreamAttributeValue | undefined): AuditValue => {
   if (attribute === undefined) return null;
   if (attribute.S !== undefined) return attribute.S;
   if (attribute.SS !== undefined) return [...attribute.SS].sort((a, b) => a.localeCompare(b));
   return plain(attribute);
 };
 
+/** Every text in a value (the names in a map too) without secrets. */
+const shownValue = (value: AuditValue): AuditValue => {
+  if (typeof value === 'string') return withoutSecrets(value);
+  if (Array.isArray(value)) return value.map(shownValue);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [withoutSecrets(name), shownValue(inner)]));
+  }
+  return value;
+};
+
+/**
+ * An attribute as the line shows it (AuditValue): a secret-like one by fingerprint (a String as
+ * `sha256:…`, another type as its type and the fingerprint of its JSON, e.g. {"N": "sha256:…"}).
+ */
+const auditValue = (name: string, attribute: StreamAttributeValue | undefined): AuditValue => {
+  const value = storedValue(attribute);
+  if (!FINGERPRINTED.has(name) || value === null) return shownValue(value);
+  if (typeof value === 'string') return fingerprintOf(value);
+  const [type = '?', inner] = Object.entries(attribute ?? {}).find(([, typed]) => typed !== undefined) ?? [];
+  return { [type]: fingerprintOf(JSON.stringify(plain(inner))) };
+};
+
 /** The scopes an image grants, as the authorizer decides them; none without an item. */
 const grantsOf = (item: Item | undefined): Scope[] => (item === undefined ? [] : grantedScopes(item.scopes));
 
+/** The names of the attributes the write changed (by their stored values, never by what the line shows), the item's key aside. */
+const changedNames = (rawBefore: RawImage | undefined, rawAfter: RawImage | undefined): string[] =>
+  [...new Set([...Object.keys(rawBefore ?? {}), ...Object.keys(rawAfter ?? {})])]
+    .filter((name) => name !== ITEM_KEY)
+    .filter((name) => JSON.stringify(storedValue(rawBefore?.[name])) !== JSON.stringify(storedValue(rawAfter?.[name])));
+
 const changesBetween = (
+  names: readonly string[],
   [rawBefore, before]: [RawImage | undefined, Item | undefined],
   [rawAfter, after]: [RawImage | undefined, Item | undefined],
 ): Record<string, AttributeChange> => {
   const changes: Record<string, AttributeChange> = {};
-  const names = [...new Set([...Object.keys(rawBefore ?? {}), ...Object.keys(rawAfter ?? {})])].filter((name) => !UNAUDITED.has(name));
   for (const name of names) {
-    const from = auditValue(rawBefore?.[name]);
-    const to = auditValue(rawAfter?.[name]);
-    if (JSON.stringify(from) !== JSON.stringify(to)) changes[name] = { from, to };
+    changes[withoutSecrets(name)] = { from: auditValue(name, rawBefore?.[name]), to: auditValue(name, rawAfter?.[name]) };
   }
   // What the key may do changed even when the attribute did not: a key created or deleted without one.
   const grants = { from: grantsOf(before), to: grantsOf(after) };
@@ -145,6 +211,33 @@ const changesBetween = (
     changes.scopes = { ...(changes.scopes ?? { from: null, to: null }), grants };
   }
   return Object.fromEntries(Object.entries(changes).sort(([a], [b]) => a.localeCompare(b)));
+};
+
+/** An instant as Date.toISOString writes it: the only form the authorizer writes `lastUsedAt` in. */
+const WRITTEN_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+const writtenInstant = (attribute: StreamAttributeValue | undefined): number | undefined =>
+  attribute?.S !== undefined && WRITTEN_INSTANT.test(attribute.S) ? Date.parse(attribute.S) : undefined;
+
+/**
+ * Whether a write is the authorizer's record of a use (the repository's recordUse), the one write
+ * the trail leaves out: it changed `lastUsedAt` alone, to the time of the write (within
+ * DECLARED_TIME_TOLERANCE_MS of the stream's), forward by LAST_USE_RESOLUTION_MS at least from
+ * none or from an earlier use. Any other change of `lastUsedAt` (set back, set ahead, made
+ * unreadable, removed: an edit in the console) is recorded.
+ */
+const isRecordedUse = (
+  names: readonly string[],
+  rawBefore: RawImage | undefined,
+  rawAfter: RawImage | undefined,
+  streamAt: Date | undefined,
+): boolean => {
+  if (names.length !== 1 || names[0] !== 'lastUsedAt' || rawBefore === undefined || streamAt === undefined) return false;
+  const usedAt = writtenInstant(rawAfter?.lastUsedAt);
+  if (usedAt === undefined || Math.abs(usedAt - streamAt.getTime()) > DECLARED_TIME_TOLERANCE_MS) return false;
+  if (rawBefore.lastUsedAt === undefined) return true;
+  const previous = writtenInstant(rawBefore.lastUsedAt);
+  return previous !== undefined && usedAt - previous >= LAST_USE_RESOLUTION_MS;
 };
 
 /** Revoked as the authorizer sees it: any `revokedAt`, of any type (keyState). */
@@ -193,21 +286,31 @@ const declaredBy = (before: Item, after: Item, streamAt: Date | undefined): { by
 
 /**
  * The audit entry of one stream record of the keys table (StreamViewType NEW_AND_OLD_IMAGES), or
- * undefined when the write changed nothing audited (the authorizer's `lastUsedAt`).
+ * undefined when the write changed no attribute, or was the authorizer's record of a use
+ * (`isRecordedUse`). Every other change is in `changes`, secret-like values by fingerprint.
  *
  * `by` is the new image's `changedBy` when this write changed `changedAt` to within
  * DECLARED_TIME_TOLERANCE_MS of the stream's time: the key tool and the expiry sweep set both on
  * each change. A write that leaves `changedAt` as it was is someone else's (an edit in the
  * console), and is "unknown", even though the item still names the last known changer; so is a
- * copied item, whose `changedAt` is the original's. `at` is then the stream's own time.
+ * copied item, whose `changedAt` is the original's. `at` is then the stream's own time, and a
+ * change of `changedBy` or `changedAt` is listed in `changes` like any other; so is one that is
+ * the write's only change. `keyId` is the item key's (its hash's) id, as the tools derive it: a
+ * `keyId` attribute written otherwise is a change of that attribute, not another key.
  */
 export const auditEntryOf = (record: DynamoDBRecord, now = new Date()): KeyAuditEntry | undefined => {
   const rawBefore = record.dynamodb?.OldImage;
   const rawAfter = record.dynamodb?.NewImage;
-  const changes = changesBetween([rawBefore, itemOf(rawBefore)], [rawAfter, itemOf(rawAfter)]);
   const before = itemOf(rawBefore) ?? {};
   const after = itemOf(rawAfter) ?? {};
   const recorded = streamTime(record);
+  const declared = record.eventName === 'REMOVE' ? undefined : declaredBy(before, after, recorded);
+  let names = changedNames(rawBefore, rawAfter);
+  if (record.eventName === 'MODIFY' && (names.length === 0 || isRecordedUse(names, rawBefore, rawAfter, recorded))) return undefined;
+  // A declaration believed is the entry's `by` and `at`, unless it is all the write changed.
+  const undeclared = names.filter((name) => !(DECLARATION as readonly string[]).includes(name));
+  if (declared !== undefined && undeclared.length > 0) names = undeclared;
+  const changes = changesBetween(names, [rawBefore, itemOf(rawBefore)], [rawAfter, itemOf(rawAfter)]);
 
   let action: AuditAction;
   switch (record.eventName) {
@@ -218,7 +321,6 @@ export const auditEntryOf = (record: DynamoDBRecord, now = new Date()): KeyAudit
       action = 'deleted';
       break;
     case 'MODIFY':
-      if (Object.keys(changes).length === 0) return undefined;
       action = modifyAction(changes, before, after, recorded ?? now);
       break;
     default:
@@ -226,19 +328,103 @@ export const auditEntryOf = (record: DynamoDBRecord, now = new Date()): KeyAudit
   }
 
   const streamAt = (recorded ?? now).toISOString();
-  const declared = record.eventName === 'REMOVE' ? undefined : declaredBy(before, after, recorded);
+  const keys = record.dynamodb?.Keys as RawImage | undefined;
+  const keyHash = keys?.[ITEM_KEY]?.S ?? rawAfter?.[ITEM_KEY]?.S ?? rawBefore?.[ITEM_KEY]?.S ?? '';
   const item = record.eventName === 'REMOVE' ? before : after;
-  const keyHash = text(item.keyHash) ?? text(before.keyHash) ?? '';
   const sequenceNumber = sequenceNumberOf(record);
   return {
     at: declared?.at ?? streamAt,
-    keyId: text(item.keyId) ?? keyIdOf(keyHash),
-    name: text(item.name) ?? text(before.name) ?? '',
+    keyId: keyIdOf(keyHash),
+    name: withoutSecrets(text(item.name) ?? text(before.name) ?? ''),
     action,
-    by: declared?.by ?? UNKNOWN_ACTOR,
+    by: withoutSecrets(declared?.by ?? UNKNOWN_ACTOR),
     changes,
     streamAt,
     eventId: record.eventID ?? sequenceNumber,
     sequenceNumber,
   };
+};
+
+/**
+ * The most bytes one audit line may have: 256 KB less the 26 bytes CloudWatch Logs counts per
+ * event. That was CloudWatch Logs' event size until 2025 (it is 1 MB since), and Lambda has been
+ * seen to split a function's line at it: a line within it is one event whatever applies. A split
+ * line would be two lines, neither of them JSON, which no filter and no `audit` would find.
+ */
+export const MAX_AUDIT_LINE_BYTES = 256 * 1024 - 26;
+
+/** Room kept in a line for the logger's own fields (level, message, timestamp, service, trace id). */
+const LOGGER_FIELDS_BYTES = 2 * 1024;
+
+/** The most bytes an entry's JSON may have, so that its line fits in MAX_AUDIT_LINE_BYTES. */
+export const MAX_AUDIT_ENTRY_BYTES = MAX_AUDIT_LINE_BYTES - LOGGER_FIELDS_BYTES;
+
+/** How many characters of a long text a truncated entry keeps, before TRUNCATION_MARK. */
+export const TRUNCATED_TEXT_LENGTH = 1024;
+
+/** What ends a text a truncated entry cut. */
+export const TRUNCATION_MARK = '…[truncated]';
+
+const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8');
+
+/** A text cut to TRUNCATED_TEXT_LENGTH code points (never within a surrogate pair), marked when cut. */
+const cutText = (text: string): string => {
+  if (text.length <= TRUNCATED_TEXT_LENGTH) return text;
+  let kept = '';
+  let count = 0;
+  for (const character of text) {
+    if (count === TRUNCATED_TEXT_LENGTH) return `${kept}${TRUNCATION_MARK}`;
+    kept += character;
+    count += 1;
+  }
+  return kept;
+};
+
+/** Every text in a value cut (the names in a map too). */
+const cutValue = (value: AuditValue): AuditValue => {
+  if (typeof value === 'string') return cutText(value);
+  if (Array.isArray(value)) return value.map(cutValue);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [cutText(name), cutValue(inner)]));
+  }
+  return value;
+};
+
+const cutChange = (change: AttributeChange): AttributeChange => ({ ...change, from: cutValue(change.from), to: cutValue(change.to) });
+
+/**
+ * The entry as it can be written: itself when its JSON is within `maxBytes`; otherwise marked
+ * `truncated`, with its key id, action, stream record and times as they are, each longer text (the
+ * name, `by`, attribute names and values) cut to TRUNCATED_TEXT_LENGTH characters, and as many of
+ * its changes as fit, in order, the others counted in `omittedChanges`. A line too long for its
+ * log event would otherwise be split or lost, and the record retried until it is given up.
+ */
+export const fitAuditEntry = (entry: KeyAuditEntry, maxBytes = MAX_AUDIT_ENTRY_BYTES): KeyAuditEntry => {
+  if (jsonBytes(entry) <= maxBytes) return entry;
+  const { changes, ...fields } = entry;
+  const base: KeyAuditEntry = {
+    ...fields,
+    name: cutText(entry.name),
+    by: cutText(entry.by),
+    changes: {},
+    truncated: true,
+  };
+  const omittedCount = Object.keys(changes).length;
+  // The empty entry, with room for the largest omittedChanges it may need.
+  let size = jsonBytes({ ...base, omittedChanges: omittedCount });
+  const kept: Record<string, AttributeChange> = {};
+  let omitted = 0;
+  for (const [name, change] of Object.entries(changes)) {
+    const cutName = cutText(name);
+    const cut = cutChange(change);
+    // `"name":{…}` and a comma.
+    const added = jsonBytes({ [cutName]: cut }) - 1;
+    if (!Object.hasOwn(kept, cutName) && size + added <= maxBytes) {
+      kept[cutName] = cut;
+      size += added;
+    } else {
+      omitted += 1;
+    }
+  }
+  return { ...base, changes: kept, ...(omitted > 0 ? { omittedChanges: omitted } : {}) };
 };

@@ -1,8 +1,11 @@
 /**
  * How the operator tools (npm start, npm run keys, npm run load) fail: one line on stderr that
- * says what is wrong, never a stack trace; exit status 2 for bad usage, 1 for anything else.
+ * says what is wrong, never a stack trace, never a key (tools/key-mask.ts); exit status 2 for bad
+ * usage, 1 for anything else. And how they write their output: a reader that closes it early is
+ * told apart, never a crash.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { maskKeys } from './key-mask';
 
 /** The command line or the settings are wrong: the operator can fix it by reading --help. */
 export class UsageError extends Error {}
@@ -38,9 +41,43 @@ export const parseCommandLine = <T extends ParseArgsConfig>(config: T, help: str
   }
 };
 
-/** Writes the failure as one line, prefixed by the tool's name, and returns the exit status. */
+/** Writes the failure as one line, prefixed by the tool's name, through the key mask, and returns the exit status. */
 export const reportFailure = (tool: string, error: unknown): number => {
   const message = error instanceof Error ? error.message : String(error);
-  console.error(`${tool}: ${message.trim().replace(/\s*\n\s*/g, ' | ')}`);
+  console.error(maskKeys(`${tool}: ${message.trim().replace(/\s*\n\s*/g, ' | ')}`));
   return error instanceof UsageError ? 2 : 1;
+};
+
+/** `error` with its message through the key mask: a tool's errors may quote what it was given or sent. */
+export const maskedError = (error: unknown, secrets: readonly string[]): Error => {
+  if (!(error instanceof Error)) return new Error(maskKeys(String(error), secrets));
+  error.message = maskKeys(error.message, secrets);
+  return error;
+};
+
+/** Standard output could not take what a tool wrote: its reader closed it (EPIPE), or it was closed already. */
+export class OutputClosed extends Error {
+  constructor(readonly code: string) {
+    super(`standard output closed (${code})`);
+  }
+}
+
+let stdoutGuarded = false;
+
+/**
+ * Writes `text` to standard output; resolves once it is written, rejects with OutputClosed when it
+ * cannot be. A closed output is an answer to the write, never an uncaught 'error' event (a stack
+ * trace): whoever writes decides what it means.
+ */
+export const writeOutput = (text: string): Promise<void> => {
+  if (!stdoutGuarded) {
+    process.stdout.on('error', () => undefined);
+    stdoutGuarded = true;
+  }
+  return new Promise((resolve, reject) => {
+    process.stdout.write(text, (error) => {
+      if (error) reject(new OutputClosed((error as Error & { code?: string }).code ?? error.message));
+      else resolve();
+    });
+  });
 };

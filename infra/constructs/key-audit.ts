@@ -21,7 +21,7 @@ import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { AUDIT_LOG_LEVEL, auditLogGroupName } from '../../shared/key-audit';
+import { AUDIT_LOG_LEVEL, AUDIT_STREAM_RETRY_ATTEMPTS, auditLogGroupName } from '../../shared/key-audit';
 import { ApiFunction } from './api-function';
 import { grantTableAccess, tableAccess, tableNameVariables } from './pet-store-functions';
 
@@ -42,8 +42,6 @@ export interface KeyAuditTrailProps {
 export const AUDIT_LOG_RETENTION = RetentionDays.TEN_YEARS;
 /** How often the expiry sweep runs: an expiry reached is in the trail within this. */
 export const EXPIRY_SWEEP_INTERVAL = Duration.minutes(15);
-/** Attempts at a failing batch (halved each time by bisecting) before it goes to the failure queue. */
-const STREAM_RETRY_ATTEMPTS = 10;
 
 export class KeyAuditTrail extends Construct {
   readonly writer: ApiFunction;
@@ -90,7 +88,7 @@ export class KeyAuditTrail extends Construct {
         startingPosition: StartingPosition.TRIM_HORIZON,
         batchSize: 100,
         bisectBatchOnError: true,
-        retryAttempts: STREAM_RETRY_ATTEMPTS,
+        retryAttempts: AUDIT_STREAM_RETRY_ATTEMPTS,
         reportBatchItemFailures: true,
         onFailure: new SendOnlyQueueDestination(this.failedBatches),
       }),

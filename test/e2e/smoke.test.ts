@@ -4,6 +4,7 @@
  * and names the check that failed, the others still ok. The key never appears in its output.
  */
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
@@ -11,7 +12,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, i
 import { API_KEY_PREFIX, generateApiKey } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { startApiProxy, type Breakage, type RequestBreakage } from '../support/api-proxy';
-import { expectOneLineFailure, npmRun, runCommand, type CommandResult } from '../support/command';
+import { expectOneLineFailure, npmRun, runCommand, runCommandClosingOutput, type CommandResult } from '../support/command';
 import { postPet, startLocalApi, type LocalApi } from '../support/local-api';
 import { SMOKE_PET_NAME } from '../../tools/smoke/checks';
 import { runSmoke } from '../../tools/smoke/run';
@@ -48,6 +49,14 @@ const statusesOf = (result: CommandResult): Record<string, string> =>
       .filter((match) => match !== null)
       .map(([, status, name]) => [name, status]),
   );
+
+/** No 8 characters of `key` beyond its prefix alone, in any case, in what the command printed. */
+const expectNoPartOf = (result: CommandResult, key: string) => {
+  const printed = (result.stdout + result.stderr).toLowerCase();
+  for (let start = API_KEY_PREFIX.length - 7; start + 8 <= key.length; start++) {
+    expect(printed, result.stdout).not.toContain(key.slice(start, start + 8).toLowerCase());
+  }
+};
 
 const expectNoSecret = (result: CommandResult, key: string) => {
   expect(result.stdout + result.stderr).not.toContain(key);
@@ -390,5 +399,79 @@ describe('npm run smoke never prints a key a broken server sends back', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('a key echoed without its prefix, as a pet of a listing', async () => {
+    const body = api.key.slice(API_KEY_PREFIX.length);
+    const proxy = await startApiProxy(
+      api.url,
+      inListings((pets) => pets.map((pet) => ({ ...pet, note: body }))),
+    );
+    try {
+      const result = await smokeInProcess(['--url', proxy.url, '--key', api.key]);
+
+      expect(result.stdout).toMatch(/^FAIL list +the body does not match the documented schema: .*"note":"…"/m);
+      expectNoPartOf(result, api.key);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('any part of 8 characters or more of the key, in any case, in any answer, header or body', async () => {
+    /** What the broken server sends back this run: parts of the key, for the unknown route's header, the listing's and the 401's bodies. */
+    let echoes = { header: '', listing: '', unauthorized: '' };
+    const proxy = await startApiProxy(api.url, (answer, { method, path }) => {
+      if (path.startsWith('/v1/smoke-test/')) answer.headers['cache-control'] = `no-store ${echoes.header}`;
+      else if (answer.status === 401) answer.body = JSON.stringify({ ...JSON.parse(answer.body), hint: echoes.unauthorized });
+      else if (/^\/v1\/pets\?/.test(path)) answer.body = JSON.stringify([{ note: echoes.listing }]);
+    });
+    const partOfKey = fc
+      .tuple(
+        fc.nat(),
+        fc.integer({ min: 8, max: 52 }),
+        fc.constantFrom<(part: string) => string>(
+          (part) => part,
+          (part) => part.toUpperCase(),
+          (part) => part.toLowerCase(),
+        ),
+      )
+      .map(([end, length, disguise]) => {
+        // Ends after the prefix, which alone names no key.
+        const to = API_KEY_PREFIX.length + 1 + (end % (api.key.length - API_KEY_PREFIX.length));
+        return disguise(api.key.slice(Math.max(0, to - length), to));
+      });
+    try {
+      await fc.assert(
+        fc.asyncProperty(partOfKey, partOfKey, partOfKey, async (header, listing, unauthorized) => {
+          echoes = { header, listing, unauthorized };
+          const result = await smokeInProcess(['--url', proxy.url, '--key', api.key, '--read-only']);
+
+          expect(statusesOf(result)).toMatchObject({ list: 'FAIL', 'no key': 'FAIL', 'unknown route': 'FAIL' });
+          // Masked where received, so that no check holds it: in a header, which holds Latin-1 only, by "...".
+          for (const [check, mask] of [
+            ['list', '…'],
+            ['no key', '…'],
+            ['unknown route', '...'],
+          ])
+            expect(result.stdout.split('\n').find((line) => line.startsWith(`FAIL ${check} `))).toContain(mask);
+          expectNoPartOf(result, api.key);
+        }),
+        { numRuns: 40, seed: 20_260_702 },
+      );
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('npm run smoke with its output closed by the reader', () => {
+  it('says in one line that the report could not be written, exit status 1, no stack trace', async () => {
+    const result = await runCommandClosingOutput('npm', ['run', '--silent', 'smoke', '--', '--url', api.url, '--read-only'], {
+      PETSTORE_API_KEY: api.key,
+    });
+
+    expect(expectOneLineFailure(result, { status: 1, secret: api.key })).toBe(
+      'npm run smoke: the report could not be written, as standard output closed (EPIPE).',
+    );
   });
 });

@@ -9,6 +9,7 @@ import {
   LAST_USE_RESOLUTION_MS,
   type ApiKeysRepository,
 } from '../../shared/api-keys-repository';
+import { InvalidKeyName, KEY_NAME_MAX_LENGTH } from '../../shared/key-names';
 import { keyState } from '../../shared/key-state';
 import { usageKeyBinding } from '../../shared/plan-policy';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
@@ -46,6 +47,32 @@ describe('register', () => {
       /at least one scope/,
     );
     expect(await rawItems()).toEqual([]);
+  });
+
+  it('refuses a name the shared rule refuses (empty, over 128 characters, control characters), and stores nothing', async () => {
+    for (const name of ['', 'n'.repeat(KEY_NAME_MAX_LENGTH + 1), 'ci\nrevoked', 'ci\u001b[31m', 'ci\u0085']) {
+      const refused = await keys.register(generateApiKey(), name, { usage: localUsageKey(), changedBy: ACTOR }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused, JSON.stringify(name)).toBeInstanceOf(InvalidKeyName);
+    }
+    expect(await rawItems()).toEqual([]);
+    expect(
+      (await keys.register(generateApiKey(), 'é'.repeat(KEY_NAME_MAX_LENGTH), { usage: localUsageKey(), changedBy: ACTOR })).name,
+    ).toHaveLength(KEY_NAME_MAX_LENGTH);
+  });
+
+  it('refuses to roll a key whose stored name the rule refuses (a console edit): its successor would take it', async () => {
+    const key = await putConsoleKey(tables.client, tables.apiKeys, {
+      name: 'ci\n\tforged',
+      metered: true,
+      extra: { scopes: { SS: ['pets:read'] } },
+    });
+    await expect(keys.roll(keyIdOf(hashApiKey(key)), generateApiKey(), { graceMs: 0, changedBy: ACTOR })).rejects.toBeInstanceOf(
+      InvalidKeyName,
+    );
+    expect(await rawItems()).toHaveLength(1);
   });
 
   it('stores the hash, the id, the name, the scopes, the creation time, who made it, the plan and the usage key: never the key', async () => {
@@ -207,6 +234,7 @@ describe('expiry', () => {
     expect(keyState({ expiresAt: '1/2/2999' }, now)).toBe('expired');
     expect(keyState({ expiresAt: '2999-01-31T12:00:00' }, now)).toBe('expired');
     expect(keyState({ expiresAt: '2999-01-31T12:00:00+02:00' }, now)).toBe('active');
+    expect(keyState({ expiresAt: '2999-01-31T12:00:00+99:00' }, now)).toBe('expired'); // an offset no zone has
     expect(keyState({ expiresAt: '2999-01-31' }, now)).toBe('active');
     expect(keyState({ expiresAt: at(HOUR, now.getTime()).toISOString(), revokedAt: '' }, now)).toBe('revoked');
   });

@@ -16,17 +16,24 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
-import type { ApiKeyRecord } from '../../shared/api-keys-repository';
+import { apiKeysRepository, type ApiKeyRecord } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
-import type { KeyAuditEntry } from '../../shared/key-audit';
+import {
+  AUDIT_STREAM_RETRY_ATTEMPTS,
+  MAX_AUDIT_ENTRY_BYTES,
+  TRUNCATED_TEXT_LENGTH,
+  TRUNCATION_MARK,
+  type KeyAuditEntry,
+} from '../../shared/key-audit';
 import { apiKeysTable, createTableInput } from '../../shared/tables';
 import { UsageError } from '../../tools/cli';
 import { startDynamoDBLocal } from '../../tools/dynamodb-local';
 import { runKeysCommand } from '../../tools/keys/cli';
+import { startLocalKeyAudit } from '../../tools/local-server/key-audit-stream';
 import { startLocalStack } from '../../tools/local-server/local-stack';
+import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { startLocalApi, type LocalApi } from '../support/local-api';
 import { createTestTables, freshTableNames } from '../support/tables';
-import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 const ACTOR = 'local:auditor';
 
@@ -62,13 +69,14 @@ const entriesOf = async (keyId: string): Promise<KeyAuditEntry[]> => {
   return lines.map((line) => JSON.parse(line) as KeyAuditEntry);
 };
 
-/** Writes attributes as the DynamoDB console does: raw types, no changedBy or changedAt. */
+/** Writes attributes as the DynamoDB console does: raw types, no changedBy or changedAt. `#name` stands for `name`, a reserved word. */
 const consoleEdit = async (record: ApiKeyRecord, attributes: string, values: Record<string, AttributeValue>) => {
   await testClient.send(
     new UpdateItemCommand({
       TableName: api.tables.apiKeys,
       Key: { keyHash: { S: record.keyHash } },
       UpdateExpression: `SET ${attributes}`,
+      ...(attributes.includes('#name') ? { ExpressionAttributeNames: { '#name': 'name' } } : {}),
       ExpressionAttributeValues: values,
     }),
   );
@@ -85,13 +93,30 @@ const consoleRemove = async (record: ApiKeyRecord, attribute: string) => {
   );
 };
 
+/**
+ * The authorizer's record of a use (recordUse), which the key now has. Tried again when a busy
+ * machine outran its one attempt's deadline (LAST_USE_DEADLINE_MS): an attempt that wrote before
+ * it was cut off leaves the next one nothing to write.
+ */
+const useOnce = async (record: ApiKeyRecord) => {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await api.keys.recordUse(record);
+      break;
+    } catch (error) {
+      if (attempt >= 5 || (error as Error).name !== 'AbortError') throw error;
+    }
+  }
+  expect((await api.keys.findById(record.keyId))?.lastUsedAt).toMatch(/^\d{4}-/);
+};
+
 const register = (name: string, options: { expiresAt?: string } = {}) =>
   api.keys.register(generateApiKey(), name, { usage: localUsageKey(), scopes: ['pets:read', 'pets:write'], changedBy: ACTOR, ...options });
 
 describe('the local audit trail', () => {
   it('records a key created, with who and when, and nothing for its use by the authorizer', async () => {
     const record = await register('ci');
-    expect(await api.keys.recordUse(record)).toBe(true);
+    await useOnce(record);
 
     expect(await entriesOf(record.keyId)).toEqual([
       {
@@ -105,10 +130,11 @@ describe('the local audit trail', () => {
           keyId: { from: null, to: record.keyId },
           name: { from: null, to: 'ci' },
           scopes: { from: null, to: ['pets:read', 'pets:write'], grants: { from: [], to: ['pets:read', 'pets:write'] } },
-          // Its plan and its usage key's id and binding; never the usage key's value.
+          // Its plan and its usage key's id; the usage key's value and its binding (a digest) by fingerprint only.
           plan: { from: null, to: 'default' },
           usageKeyId: { from: null, to: record.usageKeyId },
-          usageKeyBinding: { from: null, to: record.usageKeyBinding },
+          usageKey: { from: null, to: expect.stringMatching(/^sha256:[0-9a-f]{8}$/) },
+          usageKeyBinding: { from: null, to: expect.stringMatching(/^\[secret sha256:[0-9a-f]{8}\]$/) },
         },
         streamAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/),
         eventId: expect.any(String),
@@ -251,6 +277,66 @@ describe('the local audit trail', () => {
     expect(lines).not.toContain(successor!.key);
   });
 
+  it('records a usage key copied from another key in the console, and one removed, by fingerprint: never the value', async () => {
+    const victimUsage = localUsageKey();
+    const victim = await api.keys.register(generateApiKey(), 'victim', { changedBy: ACTOR, plan: 'default', usage: victimUsage });
+    const ownUsage = localUsageKey();
+    const thief = await api.keys.register(generateApiKey(), 'thief', { changedBy: ACTOR, plan: 'default', usage: ownUsage });
+    // The thief's key spends the victim's quota, while its usageKeyId still names its own API key.
+    await consoleEdit(thief, 'usageKey = :usageKey', { ':usageKey': { S: victimUsage.usageKey } });
+    // Then escapes every plan: a key without a usage key is metered on the shared one.
+    await consoleRemove(thief, 'usageKey');
+
+    const [victimCreated] = await entriesOf(victim.keyId);
+    const [thiefCreated, copied, removed] = await entriesOf(thief.keyId);
+    const victimsFingerprint = victimCreated?.changes.usageKey?.to;
+    expect(victimsFingerprint).toMatch(/^sha256:[0-9a-f]{8}$/);
+    expect(thiefCreated?.changes.usageKey?.to).not.toBe(victimsFingerprint);
+    expect(copied).toMatchObject({
+      action: 'changed',
+      by: 'unknown',
+      changes: { usageKey: { from: thiefCreated?.changes.usageKey?.to, to: victimsFingerprint } },
+    });
+    expect(Object.keys(copied?.changes ?? {})).toEqual(['usageKey']);
+    expect(removed).toMatchObject({ action: 'changed', by: 'unknown', changes: { usageKey: { from: victimsFingerprint, to: null } } });
+
+    const { lines } = await audit(thief.keyId);
+    expect(lines.slice(2)).toEqual([
+      expect.stringMatching(new RegExp(`\\tchanged\\tunknown\\tusageKey ${thiefCreated?.changes.usageKey?.to} -> ${victimsFingerprint}$`)),
+      expect.stringMatching(new RegExp(`\\tchanged\\tunknown\\tusageKey ${victimsFingerprint} -> none$`)),
+    ]);
+    const everything = (await audit()).lines.join('\n') + (await audit('--json')).lines.join('\n');
+    expect(everything).not.toContain(victimUsage.usageKey);
+    expect(everything).not.toContain(ownUsage.usageKey);
+  });
+
+  it("records lastUsedAt edited in the console, while the authorizer's record of a use is left out", async () => {
+    const record = await register('last-used');
+    await useOnce(record);
+    await consoleEdit(record, 'lastUsedAt = :lastUsedAt', { ':lastUsedAt': { S: '2020-01-01T00:00:00.000Z' } });
+
+    const entries = await entriesOf(record.keyId);
+    expect(entries.map(({ action, by }) => `${action} ${by}`)).toEqual([`created ${ACTOR}`, 'changed unknown']);
+    expect(entries[1]?.changes).toEqual({ lastUsedAt: { from: expect.stringMatching(/^\d{4}-/), to: '2020-01-01T00:00:00.000Z' } });
+  });
+
+  it('prints a name with line breaks, tabs and terminal escapes escaped, so that it forges no line; --json keeps it exact', async () => {
+    const record = await register('plain');
+    const forged = `x\n2030-01-01T00:00:00.000Z\t${record.keyId}\tplain\trevoked\tlocal:alice\trevokedAt none -> 2030\u001b[2K\u0085\u202e`;
+    await consoleEdit(record, '#name = :name', { ':name': { S: forged } });
+    await api.keyAudit?.poll();
+
+    const { lines } = await audit(record.keyId);
+
+    expect(lines).toHaveLength(3);
+    expect(lines.filter((line) => line.includes('\trevoked\t'))).toEqual([]);
+    expect(lines.join('')).not.toMatch(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u202e]/);
+    const shown = `x\\n2030-01-01T00:00:00.000Z\\t${record.keyId}\\tplain\\trevoked\\tlocal:alice\\trevokedAt none -> 2030\\x1b[2K\\u0085\\u202e`;
+    expect(lines[2]).toBe(`${lines[2]?.split('\t')[0]}\t${record.keyId}\t${shown}\trenamed\tunknown\tname plain -> ${shown}`);
+    const [, renamed] = (await audit(record.keyId, '--json')).lines.map((line) => JSON.parse(line) as KeyAuditEntry);
+    expect(renamed?.name).toBe(forged);
+  });
+
   it("lists every key's changes without an id, the local key of the stack included", async () => {
     const { lines } = await audit('--json');
     const entries = lines.map((line) => JSON.parse(line) as KeyAuditEntry);
@@ -295,6 +381,134 @@ describe('the local audit trail', () => {
       await polled.close();
     }
   });
+});
+
+describe('a change whose audit line is long, or cannot be written', () => {
+  it('records a 250 KB name written in the console, truncated and marked so, and every change after it', async () => {
+    const own = await startLocalApi({ keyAudit: { pollIntervalMs: 60_000, expirySweepIntervalMs: 3_600_000 } });
+    try {
+      const record = await own.keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
+      const huge = 'n'.repeat(250_000);
+      await testClient.send(
+        new UpdateItemCommand({
+          TableName: own.tables.apiKeys,
+          Key: { keyHash: { S: record.keyHash } },
+          UpdateExpression: 'SET #name = :name',
+          ExpressionAttributeNames: { '#name': 'name' },
+          ExpressionAttributeValues: { ':name': { S: huge } },
+        }),
+      );
+      await own.keys.revoke(record.keyId, ACTOR);
+      await own.keyAudit?.poll();
+
+      const lines: string[] = [];
+      await runKeysCommand(['audit', record.keyId, '--json'], {
+        env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: own.tables.apiKeys },
+        print: (line) => lines.push(line),
+      });
+      const entries = lines.map((line) => JSON.parse(line) as KeyAuditEntry);
+      expect(entries.map(({ action, by, truncated }) => ({ action, by, truncated }))).toEqual([
+        { action: 'created', by: ACTOR, truncated: undefined },
+        { action: 'renamed', by: 'unknown', truncated: true },
+        // One copy of the name fits in a log event: written whole.
+        { action: 'revoked', by: ACTOR, truncated: undefined },
+      ]);
+      const cut = `${'n'.repeat(TRUNCATED_TEXT_LENGTH)}${TRUNCATION_MARK}`;
+      expect(entries[1]).toMatchObject({ keyId: record.keyId, name: cut, changes: { name: { from: 'ci', to: cut } } });
+      for (const line of lines) expect(Buffer.byteLength(line, 'utf8')).toBeLessThanOrEqual(MAX_AUDIT_ENTRY_BYTES);
+      const text: string[] = [];
+      await runKeysCommand(['audit', record.keyId], {
+        env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: own.tables.apiKeys },
+        print: (line) => text.push(line),
+      });
+      expect(text[2]?.endsWith(`\trenamed\tunknown\tname ci -> ${cut}; line truncated`)).toBe(true);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it(
+    'sets a record aside after the retries the deployed mapping makes, records the changes after it, and says which is missing',
+    { timeout: 60_000 },
+    async () => {
+      const tables = await createTestTables();
+      const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+      // The audit's own client, on which DynamoDB refuses one key's audit lines, as it refused a line over 400 KB.
+      const refused: { keyId?: string; attempts: number } = { attempts: 0 };
+      const client = createDocumentClient({ endpoint: tables.endpoint });
+      client.middlewareStack.add(
+        (next, { commandName }) =>
+          async (args) => {
+            const { TableName, Item = {} } = args.input as { TableName?: string; Item?: Record<string, unknown> };
+            const text = (value: unknown) => (typeof value === 'string' ? value : (value as { S?: string } | undefined)?.S);
+            if (/^Put(Item)?Command$/.test(String(commandName)) && TableName === `${tables.apiKeys}-audit-log`) {
+              if (text(Item.line) !== undefined && text(Item.keyId) === refused.keyId) {
+                refused.attempts += 1;
+                throw Object.assign(new Error('Item size has exceeded the maximum allowed size'), { name: 'ValidationException' });
+              }
+            }
+            return next(args);
+          },
+        { step: 'initialize', name: 'refuseOneKeysLines' },
+      );
+      const trail = await startLocalKeyAudit(
+        { client, keysTableName: tables.apiKeys, keys },
+        { pollIntervalMs: 3_600_000, expirySweepIntervalMs: 3_600_000 },
+      );
+      const auditHere = async (...argv: string[]) => {
+        const lines: string[] = [];
+        const outcome = await runKeysCommand(['audit', ...argv], {
+          env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+          print: (line) => lines.push(line),
+        }).then(
+          (status) => ({ status, error: undefined }),
+          (error: unknown) => ({ status: undefined, error: error as Error }),
+        );
+        return { lines, ...outcome };
+      };
+      try {
+        const unwritable = await keys.register(generateApiKey(), 'unwritable-secret-name', { usage: localUsageKey(), changedBy: ACTOR });
+        refused.keyId = unwritable.keyId;
+        const after = await keys.register(generateApiKey(), 'after', { usage: localUsageKey(), changedBy: ACTOR });
+
+        // Tried, then tried again at each read up to the retries: the changes after it wait.
+        for (let read = 1; read <= AUDIT_STREAM_RETRY_ATTEMPTS; read += 1) await trail.poll();
+        expect(refused.attempts).toBe(AUDIT_STREAM_RETRY_ATTEMPTS);
+        expect((await auditHere('--json')).lines).toEqual([]);
+
+        await trail.poll();
+        expect(refused.attempts).toBe(AUDIT_STREAM_RETRY_ATTEMPTS + 1);
+        await keys.revoke(after.keyId, ACTOR);
+        await trail.poll();
+        expect(refused.attempts).toBe(AUDIT_STREAM_RETRY_ATTEMPTS + 1);
+
+        const all = await auditHere('--json');
+        expect(all.lines.map((line) => JSON.parse(line) as KeyAuditEntry).map(({ name, action }) => `${name} ${action}`)).toEqual([
+          'after created',
+          'after revoked',
+        ]);
+        // After the lines, one line names the record set aside, never its content.
+        expect(all.error).toBeInstanceOf(Error);
+        expect(all.error).not.toBeInstanceOf(UsageError);
+        const message = all.error?.message ?? '';
+        expect(message).toMatch(
+          new RegExp(
+            `^1 change\\(s\\) missing from the local audit trail: npm start could not write their lines in ${AUDIT_STREAM_RETRY_ATTEMPTS + 1} attempts ` +
+              `and set them aside: stream record \\d+ \\(key ${unwritable.keyId}, \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\); `,
+          ),
+        );
+        expect(message).not.toContain('\n');
+        expect(message).not.toContain('unwritable-secret-name');
+        // Of the key set aside, that is the news; another key's trail is whole.
+        await expect(auditHere(unwritable.keyId)).resolves.toMatchObject({ error: { message } });
+        await expect(auditHere(after.keyId)).resolves.toMatchObject({ status: 0, error: undefined });
+      } finally {
+        await trail.stop();
+        client.destroy();
+        tables.client.destroy();
+      }
+    },
+  );
 });
 
 describe('the keys table in DynamoDB Local', () => {

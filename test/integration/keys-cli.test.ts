@@ -21,12 +21,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
+import { API_KEY_PREFIX, generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { runKeysCommand, stageKeysTable, USAGE } from '../../tools/keys/cli';
 import { targetFailure } from '../../tools/keys/target';
 import { UsageError } from '../../tools/cli';
-import { expectOneLineFailure, npmRun } from '../support/command';
+import { expectOneLineFailure, npmRun, runCommandClosingOutput } from '../support/command';
 import { putConsoleKey } from '../support/console-keys';
 import { createTestTables, type TestTables } from '../support/tables';
 import { freePort } from '../../tools/dynamodb-local';
@@ -167,6 +167,9 @@ describe('keys create', () => {
     ['2100-01-31T12:00:00.5+02:00', '2100-01-31T10:00:00.500Z'],
     ['2100-01-31T12:00-05:30', '2100-01-31T17:30:00.000Z'],
     ['2100-01-31', '2100-01-31T00:00:00.000Z'],
+    // The farthest zones from UTC, both ways.
+    ['2100-01-31T12:00:00+14:00', '2100-01-30T22:00:00.000Z'],
+    ['2100-01-31T12:00:00-12:00', '2100-02-01T00:00:00.000Z'],
   ])('stores --expires-at %s as the UTC timestamp %s, as the console shows it', async (given, stored) => {
     expect((await createKey('dated', '--expires-at', given)).record.expiresAt).toBe(stored);
   });
@@ -181,6 +184,13 @@ describe('keys create', () => {
     ['an --expires-at without its time zone', ['--expires-at', '2100-01-31T12:00:00'], /^--expires-at takes an ISO 8601 date/],
     ['an --expires-at that is no date', ['--expires-at', 'tomorrow'], /^--expires-at takes an ISO 8601 date/],
     ['an --expires-at too far ahead', ['--expires-at', '9999-01-01'], /^--expires-at must be within 36500 days/],
+    ...['+99:00', '+24:00', '+05:75', '+14:01', '-12:30', '-99:99'].map((offset): [string, string[], RegExp] => [
+      `an --expires-at whose zone offset ${offset} no zone has`,
+      ['--expires-at', `2100-01-31T12:00:00${offset}`],
+      new RegExp(
+        `^--expires-at has the zone offset \\${offset}, which no zone has: offsets run from -12:00 to \\+14:00 \\(Z is UTC\\)\\.$`,
+      ),
+    ]),
     ['--expires-in without a unit', ['--expires-in', '30'], /^--expires-in takes a duration: a whole number and a unit, s, m, h or d/],
     ['--expires-in in weeks', ['--expires-in', '2w'], /^--expires-in takes a duration/],
     ['a negative --expires-in', ['--expires-in=-1d'], /^--expires-in takes a duration/],
@@ -252,6 +262,29 @@ describe('keys create', () => {
   it('refuses a create without --name, and registers nothing', async () => {
     expect(await refusal('create')).toMatch(/--name/);
     expect(await keys.list()).toEqual([]);
+  });
+
+  it('refuses a name with a control character in one line (exit status 2), never echoing it, and registers nothing', async () => {
+    for (const name of [
+      'ci\n2030-01-01T00:00:00.000Z\tffffffffffff\tci\trevoked\tlocal:alice',
+      'ci\ttab',
+      'ci\u001b[31m',
+      'ci\u007f',
+      'ci\u0085',
+    ]) {
+      expect(await refusal('create', '--name', name)).toBe(
+        '--name must not contain control characters (U+0000 to U+001F, U+007F to U+009F: line breaks, tabs, terminal escapes).',
+      );
+    }
+    expect(await keys.list()).toEqual([]);
+  });
+
+  it('takes a name of 1 to 128 characters, and refuses a longer or blank one', async () => {
+    expect(await refusal('create', '--name', 'n'.repeat(129))).toBe('--name must be at most 128 characters.');
+    expect(await refusal('create', '--name', '   ')).toBe('--name must not be blank.');
+    const longest = '🐕'.repeat(128);
+    expect((await createKey(longest)).record.name).toBe(longest);
+    expect((await createKey('x')).record.name).toBe('x');
   });
 });
 
@@ -1443,6 +1476,128 @@ describe('npm run keys, as an operator meets its errors', () => {
   });
 });
 
+/** Every 8 characters of `key` beyond its prefix alone, in lower case: none may be printed. */
+const partsOf = (key: string): string[] =>
+  [...Array(key.length - 7).keys()]
+    .filter((start) => start + 8 > API_KEY_PREFIX.length)
+    .map((start) => key.slice(start, start + 8).toLowerCase());
+
+describe('a key pasted in the wrong place, never echoed', () => {
+  /** A stack no stage has: CloudFormation's answer quotes the name it was asked. */
+  const noStack = {
+    send: async () => {
+      throw Object.assign(new Error('Stack does not exist'), { name: 'ValidationError', $metadata: { httpStatusCode: 400 } });
+    },
+  } as unknown as Parameters<typeof stageKeysTable>[1];
+
+  /** Everything a command line makes the tool print, and the line of its failure. */
+  const outputOf = async (argv: string[]): Promise<string> => {
+    const printed: string[] = [];
+    const failure = await runKeysCommand(argv, {
+      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+      print: (line) => printed.push(line),
+      cloudFormation: noStack,
+    }).then(
+      () => '',
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    return [...printed, failure].join('\n');
+  };
+
+  /** Where an operator might paste a key: K stands for it, ID for a key's id, E for the endpoint. */
+  const PLACES = [
+    ['list', '--table', 'K', '--endpoint', 'E'],
+    ['list', '--table=K', '--endpoint', 'E'],
+    ['list', '--K'],
+    ['K'],
+    ['list', 'K'],
+    ['list', '--stage', 'K'],
+    ['list', '--endpoint', 'K'],
+    ['list', '--region', 'K'],
+    ['create', '--name', 'x', '--plan', 'K'],
+    ['set-plan', 'ID', 'K'],
+    ['create', '--name', 'x K'],
+    ['create', '--name', 'x', '--scopes', 'pets:read,K'],
+    ['create', '--name', 'x', '--expires-at', 'K'],
+    ['create', '--name', 'x', '--expires-in', 'K'],
+    ['roll', 'ID', '--grace', 'K'],
+    ['list', '--unused', 'K'],
+    ['show', 'K'],
+    ['audit', 'K'],
+    ['revoke', 'K'],
+  ];
+
+  it.each([
+    ['whole', (key: string) => key],
+    ['without its prefix', (key: string) => key.slice(API_KEY_PREFIX.length)],
+    ['cut short', (key: string) => key.slice(0, 30)],
+    ['in upper case', (key: string) => key.toUpperCase()],
+  ])('echoes no part of a key given %s in any option, argument or option name', async (_, form) => {
+    const { record } = await createKey('ci');
+    const key = generateApiKey();
+    for (const place of PLACES) {
+      const argv = place.map((argument) => argument.replace('K', form(key)).replace(/^ID$/, record.keyId).replace(/^E$/, tables.endpoint));
+      const output = await outputOf(argv);
+      for (const part of partsOf(key)) expect(output.toLowerCase(), `${place.join(' ')}: ${output}`).not.toContain(part);
+    }
+  });
+
+  it.each([
+    ['--table KEY', (key: string) => ['list', '--table', key, '--endpoint', tables.endpoint]],
+    ['--KEY', (key: string) => ['list', `--${key}`]],
+  ])('refuses %s in one line without the key, exit status 2', async (_, argv) => {
+    const key = generateApiKey();
+    const result = await npmRun('keys', argv(key), { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys });
+    const line = expectOneLineFailure(result, { status: 2 });
+    for (const part of partsOf(key)) expect(line).not.toContain(part);
+    expect(line).toContain('…');
+  });
+});
+
+describe('npm run keys with its output closed by the reader', () => {
+  /** `npm run keys -- argv… | (exec 0<&-)` on this file's table: its output is closed before anything is written. */
+  const piped = (...argv: string[]) =>
+    runCommandClosingOutput('npm', ['run', '--silent', 'keys', '--', ...argv], {
+      DYNAMODB_ENDPOINT: tables.endpoint,
+      API_KEYS_TABLE_NAME: tables.apiKeys,
+    });
+
+  it.each([[[]], [['--json']]])('revokes the key create %j could not show, says so in one line, and exits 1', async (options) => {
+    const result = await piped('create', '--name', 'piped', ...options);
+
+    const line = expectOneLineFailure(result, { status: 1 });
+    const [record, ...others] = await keys.list();
+    expect(others).toEqual([]);
+    expect(line).toBe(`npm run keys: new key ${record?.keyId} could not be shown, as standard output closed (EPIPE): it is revoked.`);
+    expect(record?.revokedAt).toEqual(expect.any(String));
+  });
+
+  it('revokes the new key of a roll it could not show, and says when the old one ends', async () => {
+    const old = await createKey('partner');
+
+    const result = await piped('roll', old.record.keyId, '--grace', '1h', '--json');
+
+    const line = expectOneLineFailure(result, { status: 1 });
+    const previous = await recordOf(old.record.keyId);
+    const next = await recordOf(previous.replacedBy ?? '');
+    expect(next.revokedAt).toEqual(expect.any(String));
+    expect(line).toBe(
+      `npm run keys: new key ${next.keyId} could not be shown, as standard output closed (EPIPE): it is revoked; ` +
+        `the old key ${old.record.keyId} still ends at ${previous.expiresAt}: create a key to replace it.`,
+    );
+  });
+
+  it.each([['list'], ['--help']])('says in one line that %s could not write all of its output, and exits 1', async (command) => {
+    await createKey('ci');
+
+    const result = await piped(command);
+
+    expect(expectOneLineFailure(result, { status: 1 })).toBe(
+      'npm run keys: the command ran to its end, but not all of its output was written, as standard output closed (EPIPE).',
+    );
+  });
+});
+
 describe('console items of other types than documented, through the tool', () => {
   const putOdd = async () => ({
     number: await putConsoleKey(tables.client, tables.apiKeys, { name: 'n', extra: { createdAt: { N: '1700000000' } } }),
@@ -1487,6 +1642,41 @@ describe('console items of other types than documented, through the tool', () =>
     expect(await run('revoke', keyId)).toBe(0);
     expect(lines).toEqual([`Key ${keyId} was already revoked at yesterday.`]);
     expect((await recordOf(keyId)).changedBy).toBeUndefined();
+  });
+});
+
+describe('names written in the console with control characters, through the tool', () => {
+  /** A name that would print a line of its own, shift the columns and drive the terminal, were it printed as it is. */
+  const FORGED = 'ci\nffffffffffff\tadmin\tpets:read\t2030-01-01\t-\t-\tactive\tpartner\u001b[2K\u0085\u202e';
+  const SHOWN = 'ci\\nffffffffffff\\tadmin\\tpets:read\\t2030-01-01\\t-\\t-\\tactive\\tpartner\\x1b[2K\\u0085\\u202e';
+
+  it('lists and shows them escaped, one line per key and one cell per column; --json keeps them exact', async () => {
+    const keyId = keyIdOf(hashApiKey(await putConsoleKey(tables.client, tables.apiKeys, { name: FORGED })));
+
+    expect(await run('list')).toBe(0);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]?.split('\t')).toHaveLength(LIST_HEADER.split('\t').length);
+    expect(lines[1]?.split('\t').slice(0, 2)).toEqual([keyId, SHOWN]);
+    lines = [];
+    expect(await run('show', keyId)).toBe(0);
+    expect(lines).toContain(`name        ${SHOWN}`);
+    expect(lines.join('\n')).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    lines = [];
+    expect(await run('list', '--json')).toBe(0);
+    expect(parsedLines()).toMatchObject([{ id: keyId, name: FORGED }]);
+    lines = [];
+    expect(await run('show', keyId, '--json')).toBe(0);
+    expect(parsedLines()).toMatchObject([{ id: keyId, name: FORGED }]);
+  });
+
+  it('refuses to roll such a key in one line, exit status 2: its successor would take the name', async () => {
+    // A key the tool made (scopes, plan, usage key), then renamed in the console.
+    const extra = { scopes: { SS: ['pets:read'] } };
+    const keyId = keyIdOf(hashApiKey(await putConsoleKey(tables.client, tables.apiKeys, { name: FORGED, metered: true, extra })));
+    expect(await refusal('roll', keyId)).toBe(
+      `Key ${keyId} cannot be rolled: its successor would take its stored name. A key name must not contain control characters ` +
+        '(U+0000 to U+001F, U+007F to U+009F: line breaks, tabs, terminal escapes). Rename it in the console first.',
+    );
   });
 });
 

@@ -73,7 +73,7 @@ const ODD_CHARACTERS = [
 const oddCharacter = fc.constantFrom(...ODD_CHARACTERS);
 
 /** Any string: ordinary text, any code unit (lone surrogates included), or odd characters mixed in. */
-const oddString = (maxLength = 40) =>
+export const oddString = (maxLength = 40) =>
   fc.oneof(
     fc.string({ maxLength }),
     fc.string({ unit: 'binary', maxLength }),

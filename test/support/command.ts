@@ -1,5 +1,5 @@
 /** The project's commands run as an operator runs them: a child process in the project folder. */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { expect } from 'vitest';
 import { projectRoot } from '../../shared/project-root';
 
@@ -31,6 +31,26 @@ export const runCommand = (
       },
     );
     child.stdin?.end(input);
+  });
+
+/**
+ * Runs `command args…` as runCommand does, its standard output a pipe whose reader closes it at
+ * once, as `command | (exec 0<&-)` does: whatever the command writes there meets EPIPE. Its stdout
+ * is the empty string.
+ */
+export const runCommandClosingOutput = (
+  command: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+  { timeout = 60_000 }: { timeout?: number } = {},
+): Promise<CommandResult> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout: '', stderr }));
   });
 
 /** `npm run <script> -- args…`, quiet as to npm's own lines, as a user's terminal shows the tool's. */

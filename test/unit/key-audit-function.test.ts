@@ -2,7 +2,7 @@
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, logAuditEntry } from '../../functions/key-audit';
-import { auditEntryOf, type KeyAuditEntry } from '../../shared/key-audit';
+import { auditEntryOf, MAX_AUDIT_LINE_BYTES, TRUNCATED_TEXT_LENGTH, TRUNCATION_MARK, type KeyAuditEntry } from '../../shared/key-audit';
 import { context } from '../support/events';
 
 /** A MODIFY record of the keys table (AWS's documented shape, NEW_AND_OLD_IMAGES) that sets one attribute. */
@@ -26,14 +26,15 @@ const modifyRecord = (sequenceNumber: string, attribute: string, value: string):
 const batch = (...records: DynamoDBRecord[]): DynamoDBStreamEvent => ({ Records: records });
 
 describe('the key-audit function', () => {
-  it('writes one line per change, in stream order, and none for a lastUsedAt update', async () => {
+  it("writes one line per change, in stream order, and none for the authorizer's record of a use", async () => {
     const written: KeyAuditEntry[] = [];
     const handler = createHandler({ write: (entry) => void written.push(entry) });
 
     const result = await handler(
       batch(
         modifyRecord('1', 'name', 'deploy'),
-        modifyRecord('2', 'lastUsedAt', '2030-01-01T00:00:00.000Z'),
+        // The authorizer's write: its own time, which the stream records (2030-01-02T03:04:05Z).
+        modifyRecord('2', 'lastUsedAt', '2030-01-02T03:04:04.512Z'),
         modifyRecord('3', 'revokedAt', '2030-01-01T00:00:00.000Z'),
       ),
       context,
@@ -93,5 +94,40 @@ describe('the audit line as logged', () => {
     expect(lines).toEqual([
       expect.objectContaining({ level: 'INFO', message: 'key change', action: 'revoked', eventId: 'event-42', sequenceNumber: '42' }),
     ]);
+  });
+
+  it("is written within a log event's size, truncated and marked so, when a change is longer (a 250 KB name)", async () => {
+    const record = modifyRecord('43', 'name', 'n'.repeat(250_000));
+    const written: KeyAuditEntry[] = [];
+    const handler = createHandler({
+      write: (entry) => {
+        written.push(entry);
+        logAuditEntry(entry);
+      },
+    });
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      return true;
+    });
+
+    expect(await handler(batch(record), context)).toEqual({ batchItemFailures: [] });
+
+    vi.restoreAllMocks();
+    expect(lines).toHaveLength(1);
+    const line = lines[0] ?? '';
+    expect(Buffer.byteLength(line, 'utf8')).toBeLessThanOrEqual(MAX_AUDIT_LINE_BYTES);
+    expect(JSON.parse(line)).toMatchObject({
+      message: 'key change',
+      truncated: true,
+      keyId: 'ffffffffffff',
+      action: 'renamed',
+      by: 'unknown',
+      eventId: 'event-43',
+      sequenceNumber: '43',
+      name: `${'n'.repeat(TRUNCATED_TEXT_LENGTH)}${TRUNCATION_MARK}`,
+    });
+    // The local trail stores what the log group would hold.
+    expect(written).toEqual([expect.objectContaining({ truncated: true, name: `${'n'.repeat(TRUNCATED_TEXT_LENGTH)}${TRUNCATION_MARK}` })]);
   });
 });

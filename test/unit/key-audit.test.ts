@@ -5,9 +5,19 @@
  * attribute values ({"S": …}, {"SS": […]}); `dynamodb.ApproximateCreationDateTime` in epoch seconds.
  */
 import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
-import { auditEntryOf, auditLogGroupName, DECLARED_TIME_TOLERANCE_MS } from '../../shared/key-audit';
+import {
+  auditEntryOf,
+  auditLogGroupName,
+  DECLARED_TIME_TOLERANCE_MS,
+  fitAuditEntry,
+  MAX_AUDIT_ENTRY_BYTES,
+  TRUNCATED_TEXT_LENGTH,
+  TRUNCATION_MARK,
+  type KeyAuditEntry,
+} from '../../shared/key-audit';
 
 const key = generateApiKey();
 const keyHash = hashApiKey(key);
@@ -22,6 +32,9 @@ const EVENT_ID = 'c4ca4238a0b923820dcc509a6f75849b';
 const SOURCE = { streamAt: STREAM_TIME, eventId: EVENT_ID, sequenceNumber: '111' };
 
 type Image = Record<string, AttributeValue>;
+
+/** A secret-like value as the trail may show it: the first 8 hex digits of its SHA-256. */
+const fingerprint = (value: string) => `sha256:${createHash('sha256').update(value).digest('hex').slice(0, 8)}`;
 
 /** A stored key as DynamoDB writes it in a stream image. */
 const stored = (extra: Image = {}): Image => ({
@@ -123,14 +136,96 @@ describe('auditEntryOf', () => {
     });
   });
 
-  it('lists a usage key paired with its id only: the API key value stays out of the trail', () => {
+  it('lists a usage key paired by the tool with its id, and its value by fingerprint only', () => {
     const value = 'f'.repeat(40);
     const entry = modify(
       stored(),
-      stored({ plan: { S: 'partner' }, usageKeyId: { S: 'abc123' }, usageKey: { S: value }, ...byTool(TOOL_TIME) }),
+      stored({ plan: { S: 'partner' }, usageKeyId: { S: 'abc123' }, usageKey: { S: value }, ...byTool('2030-01-02T03:04:04.000Z') }),
     );
-    expect(entry?.changes).toEqual({ plan: { from: null, to: 'partner' }, usageKeyId: { from: null, to: 'abc123' } });
+    expect(entry).toMatchObject({ action: 'changed', by: 'local:bob' });
+    expect(entry?.changes).toEqual({
+      plan: { from: null, to: 'partner' },
+      usageKey: { from: null, to: fingerprint(value) },
+      usageKeyId: { from: null, to: 'abc123' },
+    });
     expect(JSON.stringify(entry)).not.toContain(value);
+  });
+
+  it("records a usage key copied from another key in the console, by fingerprint, never the value: the copy spends the other's quota", () => {
+    const own = 'own-usage-key-value-0123456789';
+    const victims = 'victims-usage-key-value-9876543210';
+    const entry = modify(
+      stored({ usageKeyId: { S: 'own-id' }, usageKey: { S: own } }),
+      stored({ usageKeyId: { S: 'own-id' }, usageKey: { S: victims } }),
+    );
+    expect(entry).toEqual({
+      at: STREAM_TIME,
+      keyId,
+      name: 'ci',
+      action: 'changed',
+      by: 'unknown',
+      changes: { usageKey: { from: fingerprint(own), to: fingerprint(victims) } },
+      ...SOURCE,
+    });
+    expect(JSON.stringify(entry)).not.toContain(own);
+    expect(JSON.stringify(entry)).not.toContain(victims);
+  });
+
+  it('records a usage key removed in the console (the key escapes its plan), and one of another type, by fingerprint', () => {
+    const value = 'usage-key-value-0123456789abcdef';
+    const paired = stored({ usageKeyId: { S: 'id-1' }, usageKey: { S: value } });
+    const { usageKey: _, ...unpaired } = paired;
+    expect(modify(paired, unpaired)).toMatchObject({
+      action: 'changed',
+      by: 'unknown',
+      changes: { usageKey: { from: fingerprint(value), to: null } },
+    });
+    const numbered = modify(paired, stored({ usageKeyId: { S: 'id-1' }, usageKey: { N: '12345678901234567890' } }));
+    expect(numbered?.changes.usageKey).toEqual({ from: fingerprint(value), to: { N: fingerprint('"12345678901234567890"') } });
+    expect(JSON.stringify(numbered)).not.toContain('12345678901234567890');
+  });
+
+  it('writes a fingerprint of an API key or a key hash pasted into any text, an attribute name included', () => {
+    const pasted = generateApiKey();
+    const otherHash = hashApiKey(generateApiKey());
+    const entry = modify(
+      stored(),
+      stored({ name: { S: `ci ${pasted}` }, note: { S: `was ${otherHash}` }, [`x${pasted}`]: { L: [{ S: pasted }] } }),
+    );
+    const line = JSON.stringify(entry);
+    expect(line).not.toContain(pasted);
+    expect(line).not.toContain(otherHash);
+    expect(entry?.name).toBe(`ci [secret ${fingerprint(pasted)}]`);
+    expect(entry?.changes.note).toEqual({ from: null, to: `was [secret ${fingerprint(otherHash)}]` });
+    expect(entry?.changes[`x[secret ${fingerprint(pasted)}]`]).toEqual({
+      from: null,
+      to: { L: [{ S: `[secret ${fingerprint(pasted)}]` }] },
+    });
+  });
+
+  it("names the key by its hash's id, and records a keyId attribute edited in the console as a change", () => {
+    expect(modify(stored(), stored({ keyId: { S: 'aaaaaaaaaaaa' } }))).toMatchObject({
+      keyId,
+      action: 'changed',
+      changes: { keyId: { from: keyId, to: 'aaaaaaaaaaaa' } },
+    });
+  });
+
+  it('records a write that changes only who-and-when, listing them', () => {
+    const entry = modify(stored(), stored(byTool('2030-01-02T03:04:04.000Z')));
+    expect(entry).toMatchObject({
+      action: 'changed',
+      by: 'local:bob',
+      changes: {
+        changedAt: { from: TOOL_TIME, to: '2030-01-02T03:04:04.000Z' },
+        changedBy: { from: 'arn:aws:sts::123456789012:assumed-role/admin/alice', to: 'local:bob' },
+      },
+    });
+    // changedBy rewritten in the console, its changedAt left as it was: not believed, and listed.
+    expect(modify(stored(), stored({ changedBy: { S: 'local:alice' } }))).toMatchObject({
+      by: 'unknown',
+      changes: { changedBy: { from: 'arn:aws:sts::123456789012:assumed-role/admin/alice', to: 'local:alice' } },
+    });
   });
 
   it('compares String Sets as sets: the same scopes in another order are no change', () => {
@@ -231,11 +326,37 @@ describe('auditEntryOf', () => {
     expect(modify(stored(), stored({ priority: { N: '3' } }))?.changes).toEqual({ priority: { from: null, to: { N: '3' } } });
   });
 
-  it("writes no entry for the authorizer's lastUsedAt, nor for a write that changed nothing", () => {
-    expect(modify(stored(), stored({ lastUsedAt: { S: '2030-01-06T00:00:00.000Z' } }))).toBeUndefined();
-    const used = stored({ lastUsedAt: { S: '2030-01-06T00:00:00.000Z' } });
-    expect(modify(used, stored({ lastUsedAt: { S: '2030-01-06T01:00:00.000Z' } }))).toBeUndefined();
+  it("writes no entry for the authorizer's record of a use: lastUsedAt alone, to the time of the write, an hour or more on", () => {
+    // The authorizer writes its own time, which the stream records within a second or so.
+    const usedAt = '2030-01-02T03:04:04.871Z';
+    expect(modify(stored(), stored({ lastUsedAt: { S: usedAt } }))).toBeUndefined();
+    const usedBefore = stored({ lastUsedAt: { S: '2030-01-02T02:04:04.871Z' } });
+    expect(modify(usedBefore, stored({ lastUsedAt: { S: usedAt } }))).toBeUndefined();
     expect(modify(stored(), stored())).toBeUndefined();
+  });
+
+  it('records every other change of lastUsedAt, as the console makes them', () => {
+    const usedAt = stored({ lastUsedAt: { S: '2030-01-02T03:00:00.000Z' } });
+    const edits: Array<[string, Image]> = [
+      ['set back', stored({ lastUsedAt: { S: '2029-06-01T00:00:00.000Z' } })],
+      ['set ahead of the write', stored({ lastUsedAt: { S: '2099-01-01T00:00:00.000Z' } })],
+      ['moved on by less than the authorizer ever does', stored({ lastUsedAt: { S: '2030-01-02T03:04:05.000Z' } })],
+      ['made unreadable', stored({ lastUsedAt: { S: 'yesterday' } })],
+      ['of another type', stored({ lastUsedAt: { N: '1893553445' } })],
+      ['removed', stored()],
+    ];
+    for (const [edit, after] of edits) {
+      const entry = modify(usedAt, after);
+      expect(entry, edit).toMatchObject({ action: 'changed', by: 'unknown', at: STREAM_TIME });
+      expect(Object.keys(entry?.changes ?? {}), edit).toEqual(['lastUsedAt']);
+    }
+    // A use set on a key never used, in the past, is no use the authorizer records.
+    expect(modify(stored(), stored({ lastUsedAt: { S: '2029-01-01T00:00:00.000Z' } }))?.changes).toEqual({
+      lastUsedAt: { from: null, to: '2029-01-01T00:00:00.000Z' },
+    });
+    // A use with anything else changed is no use either.
+    const renamed = modify(stored(), stored({ lastUsedAt: { S: '2030-01-02T03:04:04.871Z' }, name: { S: 'x' } }));
+    expect(Object.keys(renamed?.changes ?? {})).toEqual(['lastUsedAt', 'name']);
   });
 
   it('names the console for a change that keeps the last tool change', () => {
@@ -252,6 +373,8 @@ describe('auditEntryOf', () => {
       action: 'deleted',
       by: 'unknown',
       changes: {
+        changedAt: { from: TOOL_TIME, to: null },
+        changedBy: { from: 'arn:aws:sts::123456789012:assumed-role/admin/alice', to: null },
         createdAt: { from: TOOL_TIME, to: null },
         keyId: { from: keyId, to: null },
         name: { from: 'ci', to: null },
@@ -290,6 +413,48 @@ describe('auditEntryOf', () => {
       expect(line).not.toContain(keyHash);
       expect(line).not.toContain(key);
     }
+  });
+});
+
+describe('fitAuditEntry', () => {
+  const bytes = (entry: KeyAuditEntry) => Buffer.byteLength(JSON.stringify(entry), 'utf8');
+  const renamedTo = (name: string) => modify(stored(), stored({ name: { S: name }, ...byTool('2030-01-02T03:04:04.000Z') }))!;
+
+  it('leaves an entry that fits in a log event as it is', () => {
+    const entry = renamedTo('deploy');
+    expect(fitAuditEntry(entry)).toBe(entry);
+    expect(fitAuditEntry(entry)).not.toHaveProperty('truncated');
+  });
+
+  it('cuts the long texts of an entry too long for a log event, marks it truncated, and keeps who changed which key how', () => {
+    const entry = renamedTo('n'.repeat(250_000));
+    expect(bytes(entry)).toBeGreaterThan(MAX_AUDIT_ENTRY_BYTES);
+
+    const fitted = fitAuditEntry(entry);
+
+    expect(bytes(fitted)).toBeLessThanOrEqual(MAX_AUDIT_ENTRY_BYTES);
+    const cut = `${'n'.repeat(TRUNCATED_TEXT_LENGTH)}${TRUNCATION_MARK}`;
+    expect(fitted).toEqual({ ...entry, name: cut, changes: { name: { from: 'ci', to: cut } }, truncated: true });
+  });
+
+  it('cuts a text between characters, never within one', () => {
+    const fitted = fitAuditEntry(renamedTo('😀'.repeat(100_000)));
+    expect(fitted.name).toBe(`${'😀'.repeat(TRUNCATED_TEXT_LENGTH)}${TRUNCATION_MARK}`);
+  });
+
+  it('leaves out the changes that do not fit even cut, in order, and counts them', () => {
+    const attributes = Object.fromEntries(
+      Array.from({ length: 300 }, (_, index) => [`a${String(index).padStart(3, '0')}`, { S: 'v'.repeat(2_000) }]),
+    );
+    const entry = modify(stored(), stored(attributes))!;
+
+    const fitted = fitAuditEntry(entry);
+
+    expect(bytes(fitted)).toBeLessThanOrEqual(MAX_AUDIT_ENTRY_BYTES);
+    const kept = Object.keys(fitted.changes);
+    expect(kept.length).toBeGreaterThan(100);
+    expect(kept).toEqual(Object.keys(entry.changes).slice(0, kept.length));
+    expect(fitted).toMatchObject({ truncated: true, omittedChanges: 300 - kept.length, keyId, action: 'changed', by: 'unknown' });
   });
 });
 

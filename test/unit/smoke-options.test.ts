@@ -6,9 +6,11 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
+import { API_KEY_PREFIX, generateApiKey } from '../../shared/api-keys';
 import { UsageError } from '../../tools/cli';
 import { REQUEST_TIMEOUT_MS } from '../../tools/requests';
 import { parseSmokeCommand, resolveBaseUrl, SMOKE_USAGE } from '../../tools/smoke/options';
+import { runSmoke } from '../../tools/smoke/run';
 
 const KEY = 'petstore_smoke_unit_key_0123456789abcdef';
 const URL_V1 = 'https://abc123.execute-api.eu-west-1.amazonaws.com/v1';
@@ -160,5 +162,31 @@ describe('npm run smoke --stage', () => {
     expect(message).toContain(line);
     expect(message).not.toMatch(/arn:|123456789012|AKIA|not authorized/);
     expect(message).not.toContain('\n');
+  });
+});
+
+describe('npm run smoke, with a key pasted in the wrong place', () => {
+  it.each([
+    ['an option name', (key: string) => [`--${key}`]],
+    ['the host of a plain-http --url', (key: string) => ['--url', `http://${key}.example.com/v1`, '--key', KEY]],
+    ['--stage', (key: string) => ['--stage', key, '--key', KEY]],
+  ])('refuses it as %s in one line that holds no part of it', async (_, argv) => {
+    // Every CloudFormation client, the one --stage makes included: nothing reaches AWS here.
+    const mock = mockClient(CloudFormationClient);
+    mock.on(DescribeStacksCommand).rejects(Object.assign(new Error('Stack does not exist'), { name: 'ValidationError', $metadata: {} }));
+    const key = generateApiKey();
+    try {
+      for (const pasted of [key, key.slice(API_KEY_PREFIX.length)]) {
+        const error = await runSmoke(argv(pasted), {}).catch((thrown: unknown) => thrown);
+        expect(error).toBeInstanceOf(UsageError);
+        const message = (error as Error).message.toLowerCase();
+        expect(message).toContain('…');
+        for (let start = API_KEY_PREFIX.length - 7; start + 8 <= key.length; start++) {
+          expect(message).not.toContain(key.slice(start, start + 8).toLowerCase());
+        }
+      }
+    } finally {
+      mock.restore();
+    }
   });
 });

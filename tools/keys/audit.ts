@@ -9,14 +9,23 @@ import { callDatabase } from '../../shared/dynamodb';
 import {
   AUDIT_ACTIONS,
   AUDIT_MESSAGE,
+  AUDIT_STREAM_RETRY_ATTEMPTS,
   auditLogGroupName,
   type AttributeChange,
   type AuditValue,
   type KeyAuditEntry,
 } from '../../shared/key-audit';
 import { UsageError } from '../cli';
-import { localAuditLogName, readLocalAuditLog, readTrailStall, type TrailStall } from '../local-server/key-audit-log';
+import {
+  localAuditLogName,
+  readFailedAuditRecords,
+  readLocalAuditLog,
+  readTrailStall,
+  type FailedAuditRecord,
+  type TrailStall,
+} from '../local-server/key-audit-log';
 import { keyIdArgument } from './key-id';
+import { printable } from './output';
 
 export const AUDIT_USAGE = `  npm run keys -- audit [KEY_ID] [--json] [TARGET]
                                                 the audit trail of key changes, oldest first
@@ -45,8 +54,21 @@ const entryOfLine = (line: string | undefined): KeyAuditEntry | undefined => {
   try {
     const fields = JSON.parse(line ?? '') as Record<string, unknown>;
     if (fields.message !== AUDIT_MESSAGE || !(AUDIT_ACTIONS as readonly unknown[]).includes(fields.action)) return undefined;
-    const { at, keyId, name, action, by, changes, streamAt, eventId, sequenceNumber } = fields as unknown as KeyAuditEntry;
-    return { at, keyId, name, action, by, changes, streamAt, eventId, sequenceNumber };
+    const { at, keyId, name, action, by, changes, streamAt, eventId, sequenceNumber, truncated, omittedChanges } =
+      fields as unknown as KeyAuditEntry;
+    return {
+      at,
+      keyId,
+      name,
+      action,
+      by,
+      changes,
+      streamAt,
+      eventId,
+      sequenceNumber,
+      ...(truncated === true ? { truncated } : {}),
+      ...(omittedChanges === undefined ? {} : { omittedChanges }),
+    };
   } catch {
     return undefined;
   }
@@ -89,15 +111,23 @@ const withoutRepeats = (entries: readonly KeyAuditEntry[]): KeyAuditEntry[] => {
   });
 };
 
+/** The lines of a trail, and what it says it is missing: locally, a stall and the records set aside. */
+interface TrailRead {
+  readonly entries: KeyAuditEntry[];
+  readonly failed: readonly FailedAuditRecord[];
+  readonly stall: TrailStall | undefined;
+}
+
 const readLocal = async (
   client: DynamoDBDocumentClient,
   tableName: string,
   keyId: string | undefined,
   endpoint: string,
-): Promise<{ entries: KeyAuditEntry[]; stall: TrailStall | undefined }> => {
+): Promise<TrailRead> => {
   try {
     const entries = await callDatabase(() => readLocalAuditLog(client, tableName, keyId));
-    return { entries, stall: await callDatabase(() => readTrailStall(client, tableName)) };
+    const failed = await callDatabase(() => readFailedAuditRecords(client, tableName, keyId));
+    return { entries, failed, stall: await callDatabase(() => readTrailStall(client, tableName)) };
   } catch (error) {
     if (error instanceof Error && error.name === 'ResourceNotFoundException') {
       throw new Error(
@@ -135,45 +165,70 @@ const changePhrase = (name: string, { from, to, grants }: AttributeChange): stri
     ? `scopes ${scopesValue(from, grants?.from)} -> ${scopesValue(to, grants?.to)}`
     : `${name} ${shortValue(from)} -> ${shortValue(to)}`;
 
+/** What a truncated entry says it left out. */
+const truncationNote = ({ truncated, omittedChanges }: KeyAuditEntry): string[] =>
+  truncated ? [`line truncated${omittedChanges ? `, ${omittedChanges} more change(s) left out` : ''}`] : [];
+
 /** What changed, in a short phrase: a new key's scopes and expiry, or each attribute's before and after. */
-export const whatChanged = ({ action, changes }: KeyAuditEntry): string => {
-  if (action === 'deleted') return 'item deleted';
+export const whatChanged = (entry: KeyAuditEntry): string => {
+  const { action, changes } = entry;
+  if (action === 'deleted') return ['item deleted', ...truncationNote(entry)].join('; ');
   if (action === 'created' || action === 'rolled') {
     const to = (name: string) => changes[name]?.to;
     return [
       `scopes ${scopesValue(to('scopes'), changes.scopes?.grants?.to)}`,
       ...(to('expiresAt') ? [`expires ${shortValue(to('expiresAt'))}`] : []),
       ...(to('replaces') ? [`replaces ${shortValue(to('replaces'))}`] : []),
+      ...truncationNote(entry),
     ].join('; ');
   }
-  return Object.entries(changes)
-    .map(([name, change]) => changePhrase(name, change))
-    .join('; ');
+  return [...Object.entries(changes).map(([name, change]) => changePhrase(name, change)), ...truncationNote(entry)].join('; ');
 };
 
-const describe = (entry: KeyAuditEntry): string =>
-  [entry.at, entry.keyId, entry.name, entry.action, entry.by, whatChanged(entry)].join('\t');
+/** A cell of the table from a field of a logged line, which may hold anything. */
+const cellText = (value: unknown): string =>
+  typeof value === 'string' ? value : value === undefined || value === null ? '' : JSON.stringify(value);
 
-/** The one line for a local trail the local server has stopped recording: the lines printed end early. */
-const stalledTrail = ({ since, reason }: TrailStall): Error =>
-  new Error(
-    `The local audit trail is not being recorded: npm start has not read the keys table's stream since ${since} (${reason}); ` +
-      'the changes made since are missing here until it does.',
+/** An entry's line of the table: each cell printable, whatever the console wrote into a name or a value. */
+const describe = (entry: KeyAuditEntry): string =>
+  [entry.at, entry.keyId, entry.name, entry.action, entry.by, whatChanged(entry)].map((cell) => printable(cellText(cell))).join('\t');
+
+/** What a local trail the local server has stopped recording says: the lines printed end early. */
+const stalledTrail = ({ since, reason }: TrailStall): string =>
+  `The local audit trail is not being recorded: npm start has not read the keys table's stream since ${since} (${reason}); ` +
+  'the changes made since are missing here until it does.';
+
+/** How many set-aside records the line names; it counts the others. */
+const NAMED_FAILED_RECORDS = 5;
+
+/** What a local trail with records set aside says: which changes are missing, never what they were. */
+const setAsideRecords = (failed: readonly FailedAuditRecord[]): string => {
+  const named = failed
+    .slice(0, NAMED_FAILED_RECORDS)
+    .map(({ sequenceNumber, keyId, streamAt }) => `stream record ${sequenceNumber} (key ${keyId}, ${streamAt})`);
+  const more = failed.length > NAMED_FAILED_RECORDS ? `, and ${failed.length - NAMED_FAILED_RECORDS} more` : '';
+  return (
+    `${failed.length} change(s) missing from the local audit trail: npm start could not write their lines ` +
+    `in ${AUDIT_STREAM_RETRY_ATTEMPTS + 1} attempts and set them aside: ${named.join(', ')}${more}; ` +
+    `its log's "audit line not written" lines say why.`
   );
+};
 
 /**
  * Runs `audit`; returns the exit status. Refused (thrown) when a key id was given and no line names
- * it, and, after the lines it has, when the local trail is not being recorded.
+ * it, and, after the lines it has, in one line, when the local trail is not being recorded or has
+ * records set aside.
  */
 export const runAuditCommand = async (argument: string | undefined, options: AuditCommandOptions): Promise<number> => {
   const keyId = keyIdArgument(argument);
   const { tableName, endpoint, print } = options;
-  const { entries, stall } =
+  const { entries, failed, stall }: TrailRead =
     endpoint === undefined
-      ? { entries: await readAuditLogGroup(auditLogGroupName(tableName), keyId, options.region), stall: undefined }
+      ? { entries: await readAuditLogGroup(auditLogGroupName(tableName), keyId, options.region), failed: [], stall: undefined }
       : await readLocal(options.client, tableName, keyId, endpoint);
-  // While the trail is stalled, a key with no line may have changed since: the stall is the news.
-  if (stall === undefined && keyId !== undefined && entries.length === 0) {
+  const missing = [...(stall === undefined ? [] : [stalledTrail(stall)]), ...(failed.length === 0 ? [] : [setAsideRecords(failed)])];
+  // While lines are missing, a key with none may have changed: what is missing is the news.
+  if (missing.length === 0 && keyId !== undefined && entries.length === 0) {
     throw new UsageError(
       `No audit entry names the key ${keyId} (npm run keys -- list shows the ids): ` +
         'the trail starts at the deploy that added it, so a key made before and not changed since has none.',
@@ -185,6 +240,6 @@ export const runAuditCommand = async (argument: string | undefined, options: Aud
     print(['at', 'id', 'name', 'action', 'by', 'changes'].join('\t'));
     for (const entry of entries) print(describe(entry));
   }
-  if (stall !== undefined) throw stalledTrail(stall);
+  if (missing.length > 0) throw new Error(missing.join(' '));
   return 0;
 };

@@ -2,16 +2,18 @@
  * `npm run keys -- create|list|show|roll|set-plan|revoke|audit`: API key management, against the local server's
  * DynamoDB (the default), another DynamoDB endpoint, a deployed keys table by name, or a deployed
  * stage (tools/keys/target.ts). A new key is printed once; only its hash is stored. Every input is
- * checked before any database is reached: a refused command writes nothing.
+ * checked before any database is reached: a refused command writes nothing. Every line it prints
+ * and every error it throws goes through the key mask (tools/keys/printer.ts).
  */
 import { API_KEY_PATTERN, looksLikeApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { checkKeyName, InvalidKeyName, KEY_NAME_MAX_LENGTH } from '../../shared/key-names';
 import { DEFAULT_PLAN } from '../../shared/plan-policy';
 import { PLANS_FILE_VARIABLE } from '../../shared/plans';
 import { DatabaseUnavailable } from '../../shared/dynamodb';
 import { isScope, SCOPES, type Scope } from '../../shared/scopes';
 import { stackOutputs } from '../../shared/stack';
-import { parseCommandLine, UsageError } from '../cli';
+import { maskedError, parseCommandLine, UsageError } from '../cli';
 import type { CloudFormationLookup } from '../stack-outputs';
 import { AUDIT_USAGE, runAuditCommand } from './audit';
 import { actorOf, type CallerLookup } from './caller';
@@ -19,6 +21,7 @@ import { createKey, listKeys, revokeKey, rollKey, setKeyPlan, showKey, type Comm
 import { expiryOption, parseDuration } from './durations';
 import { keyIdArgument } from './key-id';
 import { KEYS_HELP, resolveKeysTarget, TARGET_OPTIONS, TARGET_USAGE, targetFailure, type KeysTarget, type TargetOptions } from './target';
+import { keysPrinter, type KeysPrinter } from './printer';
 import { usageKeysFor, type ApiGatewayCalls } from './usage-keys';
 
 export { stageKeysTable } from './target';
@@ -42,6 +45,8 @@ export const USAGE = `Usage:
                                             Gateway API key, unless a rolled key shares it)
 ${AUDIT_USAGE}
 
+  --name NAME           who or what the new key is for: 1 to ${KEY_NAME_MAX_LENGTH} characters, no control
+                        characters (line breaks, tabs, terminal escapes)
   --scopes S,…          what the new key may do, comma-separated (default: all of them):
                         ${SCOPES.join(', ')}
   --plan PLAN           the usage plan that meters the new key (default: ${DEFAULT_PLAN}); locally
@@ -66,6 +71,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 export interface KeysCommandOptions {
   readonly env?: Env;
+  /** Where the lines go (through the key mask); standard output when absent. */
   readonly print?: (line: string) => void;
   /** CloudFormation client used for --stage; built from the region when absent. */
   readonly cloudFormation?: CloudFormationLookup;
@@ -127,12 +133,14 @@ const scopesArgument = (value: string): Scope[] => {
   return names.filter(isScope);
 };
 
-/** The name of --name: what the key is for. A key pasted there would be stored and printed by every listing. */
+/** The name of --name: what the key is for, as KeyName allows (a key pasted there would be printed by every listing). */
 const nameArgument = (value: string | undefined): string => {
   if (!value) throw new UsageError('create needs --name NAME (who or what the key is for).');
-  if (looksLikeApiKey(value))
-    throw new UsageError('--name holds what looks like an API key (not shown here): name the key by who or what it is for.');
-  return value;
+  try {
+    return checkKeyName(value);
+  } catch (error) {
+    throw error instanceof InvalidKeyName ? new UsageError(`--name ${error.problem}.`) : error;
+  }
 };
 
 /** Refuses an option the command does not take, and arguments it does not take (not echoed: one may be a key). */
@@ -231,8 +239,22 @@ const dispatch = async (invocation: KeysInvocation, target: KeysTarget, context:
 
 /** Runs one key command; returns the process exit code. A refusal is thrown: UsageError (exit 2) or another Error (exit 1). */
 export const runKeysCommand = async (argv: string[], options: KeysCommandOptions = {}): Promise<number> => {
+  const printer = keysPrinter(argv, options.print);
+  try {
+    const code = await runPrinting(argv, options, printer);
+    await printer.flushed().catch((error: unknown) => {
+      const why = error instanceof Error ? error.message : String(error);
+      throw new Error(`the command ran to its end, but not all of its output was written, as ${why}.`);
+    });
+    return code;
+  } catch (error) {
+    throw maskedError(error, printer.secrets);
+  }
+};
+
+/** The command line run, its lines printed by `printer`. */
+const runPrinting = async (argv: string[], options: KeysCommandOptions, { print, showNewKey }: KeysPrinter): Promise<number> => {
   const env = options.env ?? process.env;
-  const print = options.print ?? ((line: string) => console.log(line));
   const invocation = parseKeysCommand(argv, new Date());
   if ('usage' in invocation) {
     print(USAGE);
@@ -244,6 +266,7 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
     keys: apiKeysRepository({ client: target.client, tableName: target.tableName }),
     usageKeys,
     print,
+    showNewKey,
     json: invocation.json,
     caller: () => actorOf(target, env, options.sts),
   };

@@ -6,6 +6,7 @@
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { KeyStateError, type Actor, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { parseInstant } from '../../shared/instants';
+import { InvalidKeyName } from '../../shared/key-names';
 import { keyState } from '../../shared/key-state';
 import { DEFAULT_PLAN, meteringOf, type MeteringRefusal } from '../../shared/plan-policy';
 import type { Scope } from '../../shared/scopes';
@@ -17,7 +18,10 @@ export interface CommandContext {
   readonly keys: ApiKeysRepository;
   /** The API keys that meter keys on their plans: API Gateway's on a stage, local ones otherwise. */
   readonly usageKeys: UsageKeys;
+  /** Prints a line through the key mask (tools/keys/printer.ts). */
   readonly print: (line: string) => void;
+  /** Prints the lines that show a new key, the key unmasked; rejects when they could not be written. */
+  readonly showNewKey: (key: string, lines: readonly string[]) => Promise<void>;
   readonly json: boolean;
   /** Who makes the changes; asked only before a write (on AWS it calls STS). */
   readonly caller: () => Promise<Actor>;
@@ -71,7 +75,35 @@ export interface CreateInput {
   readonly plan?: string;
 }
 
-export const createKey = async ({ keys, usageKeys, print, json, caller }: CommandContext, input: CreateInput): Promise<number> => {
+/** Revokes a key, and disables its API key unless another key still uses it (the other end of a roll). */
+const revokeWithUsageKey = async ({ keys, usageKeys }: CommandContext, keyId: string, changedBy: Actor) => {
+  const record = await keys.revoke(keyId, changedBy);
+  if (!record) throw noSuchKey(keyId);
+  const { usageKeyId } = record;
+  const sharing = usageKeyId === undefined ? [] : await keys.othersSharingUsageKey(record);
+  const disabled = sharing.length === 0 ? usageKeyId : undefined;
+  if (disabled !== undefined) await usageKeys.disable(disabled);
+  return { record, sharing, disabled };
+};
+
+/**
+ * Shows the new `key` (of id `keyId`) in `lines`. A key that could not be shown (its output closed)
+ * is in no one's hands: it does not stay active, it is revoked, and the error says so.
+ */
+const shownOrRevoked = async (context: CommandContext, keyId: string, key: string, lines: string[], changedBy: Actor) => {
+  try {
+    await context.showNewKey(key, lines);
+  } catch (error) {
+    const revoked = await revokeWithUsageKey(context, keyId, changedBy).then(
+      () => ': it is revoked',
+      (revokeError: unknown) => `, and revoking it failed (${messageOf(revokeError)}): revoke it with npm run keys -- revoke ${keyId}`,
+    );
+    throw new Error(`new key ${keyId} could not be shown, as ${messageOf(error)}${revoked}.`);
+  }
+};
+
+export const createKey = async (context: CommandContext, input: CreateInput): Promise<number> => {
+  const { keys, usageKeys, json, caller } = context;
   const changedBy = await caller();
   const key = generateApiKey();
   const plan = input.plan ?? DEFAULT_PLAN;
@@ -81,12 +113,10 @@ export const createKey = async ({ keys, usageKeys, print, json, caller }: Comman
     () => keys.register(key, input.name, { scopes: input.scopes, expiresAt: input.expiresAt, plan, usage, changedBy }),
     () => usageKeys.discard(usage.usageKeyId),
   );
-  if (json) {
-    print(keyJson(record, key));
-    return 0;
-  }
-  print(`Created key ${record.keyId} (${describeNew(record)}) on ${describePlan(record)}. It is shown only this once:`);
-  print(key);
+  const lines = json
+    ? [keyJson(record, key)]
+    : [`Created key ${record.keyId} (${describeNew(record)}) on ${describePlan(record)}. It is shown only this once:`, key];
+  await shownOrRevoked(context, record.keyId, key, lines, changedBy);
   return 0;
 };
 
@@ -149,27 +179,36 @@ const rollRefusal = (keyId: string, { state }: KeyStateError, record: ApiKeyReco
 };
 
 /** A new key in place of `keyId`, printed once; the old one keeps working for the grace. */
-export const rollKey = async ({ keys, print, json, caller }: CommandContext, keyId: string, input: RollInput): Promise<number> => {
+export const rollKey = async (context: CommandContext, keyId: string, input: RollInput): Promise<number> => {
+  const { keys, json, caller } = context;
   const changedBy = await caller();
   const key = generateApiKey();
   const { previous, next } = await keys.roll(keyId, key, { ...input, changedBy }).catch(async (error: unknown) => {
+    if (error instanceof InvalidKeyName) {
+      // A name the console wrote: the successor would carry it.
+      throw new UsageError(
+        `Key ${keyId} cannot be rolled: its successor would take its stored name. ${error.message} Rename it in the console first.`,
+      );
+    }
     if (!(error instanceof KeyStateError)) throw error;
     // What is wrong with an unmetered key's item is read again, to name it.
     throw rollRefusal(keyId, error, error.state === 'unmetered' ? await keys.findById(keyId) : undefined);
   });
-  if (json) {
-    print(keyJson(next, key));
-    print(keyJson(previous));
-    return 0;
-  }
-  print(`Rolled key ${keyId} to ${next.keyId} (${describeNew(next)}) on ${describePlan(next)}. The new key is shown only this once:`);
-  print(key);
   const ended = (parseInstant(previous.expiresAt)?.getTime() ?? Number.NaN) <= Date.now();
-  print(
-    ended
-      ? `The old key ${keyId} expired at ${previous.expiresAt}: callers still using it are refused ${CACHE_NOTE}.`
-      : `The old key ${keyId} expires at ${previous.expiresAt}: both work until then.`,
-  );
+  const lines = json
+    ? [keyJson(next, key), keyJson(previous)]
+    : [
+        `Rolled key ${keyId} to ${next.keyId} (${describeNew(next)}) on ${describePlan(next)}. The new key is shown only this once:`,
+        key,
+        ended
+          ? `The old key ${keyId} expired at ${previous.expiresAt}: callers still using it are refused ${CACHE_NOTE}.`
+          : `The old key ${keyId} expires at ${previous.expiresAt}: both work until then.`,
+      ];
+  await shownOrRevoked(context, next.keyId, key, lines, changedBy).catch((error: unknown) => {
+    // Its predecessor is not given back its time: it ends as the roll said, and cannot be rolled again.
+    const old = ended ? `the old key ${keyId} has ended` : `the old key ${keyId} still ends at ${previous.expiresAt}`;
+    throw new Error(`${messageOf(error).replace(/\.$/, '')}; ${old}: create a key to replace it.`);
+  });
   return 0;
 };
 
@@ -233,16 +272,13 @@ export const setKeyPlan = async (
   return 0;
 };
 
-export const revokeKey = async ({ keys, usageKeys, print, json, caller }: CommandContext, keyId: string): Promise<number> => {
+export const revokeKey = async (context: CommandContext, keyId: string): Promise<number> => {
+  const { usageKeys, print, json, caller } = context;
   const changedBy = await caller();
-  const record = await keys.revoke(keyId, changedBy);
-  if (!record) throw noSuchKey(keyId);
   // Its API key goes too, unless another active key still uses it (the other end of a roll). A
   // revoke run again (the key revoked already) disables it again, in case the first could not.
+  const { record, sharing, disabled } = await revokeWithUsageKey(context, keyId, changedBy);
   const { usageKeyId } = record;
-  const sharing = usageKeyId === undefined ? [] : await keys.othersSharingUsageKey(record);
-  const disabled = sharing.length === 0 ? usageKeyId : undefined;
-  if (disabled !== undefined) await usageKeys.disable(disabled);
   if (json) {
     print(keyJson(record));
     return 0;

@@ -2,7 +2,7 @@
  * The key tool's durations (--expires-in, --grace, --unused) and instants (--expires-at). An
  * expiry is stored as `toISOString()` writes it, so that expiries compare as strings.
  */
-import { parseInstant } from '../../shared/instants';
+import { isZoneOffset, parseInstant } from '../../shared/instants';
 import { UsageError } from '../cli';
 
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -43,6 +43,10 @@ export const expiryOption = (options: ExpiryOptions, now: Date): string | undefi
   }
   if (expiresAt === undefined) return undefined;
   const instant = parseInstant(expiresAt);
+  const offset = /[Tt].*([+-]\d{2}:\d{2})$/.exec(expiresAt)?.[1];
+  if (instant === undefined && offset !== undefined && !isZoneOffset(offset)) {
+    throw new UsageError(`--expires-at has the zone offset ${offset}, which no zone has: offsets run from -12:00 to +14:00 (Z is UTC).`);
+  }
   if (instant === undefined) {
     throw new UsageError('--expires-at takes an ISO 8601 date, or date and time with its zone (2030-01-31 or 2030-01-31T12:00:00Z).');
   }

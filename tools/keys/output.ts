@@ -7,6 +7,29 @@ import { keyState } from '../../shared/key-state';
 const NONE = '-';
 
 /**
+ * What a terminal would not print as itself: control characters (C0, DEL, C1), format characters
+ * (bidirectional overrides, zero-width ones), line and paragraph separators, lone surrogates.
+ */
+const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+const NAMED_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+const escapeOf = (character: string): string => {
+  const named = NAMED_ESCAPES[character];
+  if (named !== undefined) return named;
+  const code = character.codePointAt(0) ?? 0;
+  const hex = code.toString(16);
+  if (code < 0x80) return `\\x${hex.padStart(2, '0')}`;
+  return code <= 0xffff ? `\\u${hex.padStart(4, '0')}` : `\\u{${hex}}`;
+};
+
+/**
+ * A stored text as a cell of the text output: each non-printable character escaped (\n, \t,
+ * \x1b, \u0085, \u202e), so that a name written in the console cannot start a line, shift a
+ * column or drive the terminal. --json prints values exactly.
+ */
+export const printable = (text: string): string => text.replace(NON_PRINTABLE, escapeOf);
+
+/**
  * A stored attribute as text. A console edit may have given it another type than a String (a
  * Number, read as a BigInt when it is large, NULL, a Boolean): that is shown as DynamoDB writes
  * it, such as {"N":"1700000000"} or {"NULL":true}, so that it is neither lost nor taken for text.
@@ -20,8 +43,8 @@ const storedText = (value: unknown): string => {
   }
 };
 
-/** An attribute in the text output: absent as NONE. */
-export const attributeText = (value: unknown): string => (value === undefined ? NONE : storedText(value));
+/** An attribute in the text output: absent as NONE, anything non-printable escaped. */
+export const attributeText = (value: unknown): string => (value === undefined ? NONE : printable(storedText(value)));
 
 /** An attribute in --json: absent as null, any other type as its text (JSON has no BigInt). */
 const attributeJson = (value: unknown): string | null => (value === undefined ? null : storedText(value));

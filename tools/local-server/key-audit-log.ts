@@ -3,8 +3,10 @@
  * (`<keys table>-audit-log`), so the trail lives and dies with the local database (in memory, or
  * in the --persist folder). One item per audit line, keyed by its stream record's id: a record
  * handed twice is still one line, as a reader of the deployed log would count it. One more item
- * says, while it lasts, that the local server cannot read the stream: `npm run keys -- audit`
- * runs in another process, and this table is what the two share.
+ * says, while it lasts, that the local server cannot read the stream; and one item per stream
+ * record whose line could not be written after the retries stands in for the deployed
+ * FailedBatches queue. `npm run keys -- audit` runs in another process, and this table is what
+ * the two share.
  */
 import { DeleteCommand, GetCommand, paginateScan, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AuditWriter } from '../../functions/key-audit';
@@ -59,6 +61,75 @@ export const readTrailStall = async (client: DynamoDBDocumentClient, keysTableNa
   return Item === undefined ? undefined : { since: String(Item.since), reason: String(Item.reason) };
 };
 
+/** What the ids of the failed records' items start with: no stream record's id (a UUID) does. */
+const FAILED_RECORD_PREFIX = 'failed-record:';
+
+/** Whether an item of the local audit log is an audit line (not the stall, not a failed record). */
+const isAuditLine = ({ eventId }: { readonly eventId: string }): boolean =>
+  eventId !== STALL_ID && !eventId.startsWith(FAILED_RECORD_PREFIX);
+
+/**
+ * A stream record whose audit line could not be written after the retries, set aside so that the
+ * trail moves on: the local stand-in for a message of the deployed FailedBatches queue. It names
+ * the record, never its content.
+ */
+export interface FailedAuditRecord {
+  /** The stream record's id. */
+  readonly eventId: string;
+  readonly sequenceNumber: string;
+  /** The id of the key the record is a change of. */
+  readonly keyId: string;
+  /** When the table's stream recorded the write, ISO 8601. */
+  readonly streamAt: string;
+  /** When the local server set it aside, ISO 8601. */
+  readonly failedAt: string;
+  /** How many times its line was tried. */
+  readonly attempts: number;
+}
+
+export const recordFailedAuditRecord = async (
+  client: DynamoDBDocumentClient,
+  keysTableName: string,
+  failed: FailedAuditRecord,
+): Promise<void> => {
+  await client.send(
+    new PutCommand({
+      TableName: localAuditLogName(keysTableName),
+      Item: { ...failed, eventId: `${FAILED_RECORD_PREFIX}${failed.eventId}` },
+    }),
+  );
+};
+
+/** The records set aside, in stream order; only those of one key when `keyId` is given. */
+export const readFailedAuditRecords = async (
+  client: DynamoDBDocumentClient,
+  keysTableName: string,
+  keyId?: string,
+): Promise<FailedAuditRecord[]> => {
+  const failed: FailedAuditRecord[] = [];
+  for await (const page of paginateScan(
+    { client },
+    {
+      TableName: localAuditLogName(keysTableName),
+      FilterExpression: `begins_with(eventId, :failed)${keyId === undefined ? '' : ' AND keyId = :keyId'}`,
+      ExpressionAttributeValues: { ':failed': FAILED_RECORD_PREFIX, ...(keyId === undefined ? {} : { ':keyId': keyId }) },
+    },
+  )) {
+    for (const item of page.Items ?? []) {
+      const { eventId, sequenceNumber, keyId: id, streamAt, failedAt, attempts } = item;
+      failed.push({
+        eventId: String(eventId).slice(FAILED_RECORD_PREFIX.length),
+        sequenceNumber: String(sequenceNumber),
+        keyId: String(id),
+        streamAt: String(streamAt),
+        failedAt: String(failedAt),
+        attempts: Number(attempts),
+      });
+    }
+  }
+  return failed.sort(byStreamOrder);
+};
+
 export const ensureLocalAuditLog = (client: DynamoDBDocumentClient, keysTableName: string): Promise<void> =>
   ensureTables(client, [{ definition: auditLogTable, name: localAuditLogName(keysTableName) }]);
 
@@ -72,7 +143,7 @@ export const localAuditWriter =
   };
 
 /** Stream order: sequence numbers are decimal strings of any length. */
-const byStreamOrder = (a: AuditLogItem, b: AuditLogItem) =>
+const byStreamOrder = (a: { readonly sequenceNumber: string }, b: { readonly sequenceNumber: string }) =>
   a.sequenceNumber.length - b.sequenceNumber.length || a.sequenceNumber.localeCompare(b.sequenceNumber);
 
 /** The local audit trail in the order the changes were made; only the lines of one key when `keyId` is given. */
@@ -84,7 +155,7 @@ export const readLocalAuditLog = async (
   const items: AuditLogItem[] = [];
   const filter = keyId === undefined ? {} : { FilterExpression: 'keyId = :keyId', ExpressionAttributeValues: { ':keyId': keyId } };
   for await (const page of paginateScan({ client }, { TableName: localAuditLogName(keysTableName), ...filter })) {
-    items.push(...((page.Items ?? []) as AuditLogItem[]).filter((item) => item.eventId !== STALL_ID));
+    items.push(...((page.Items ?? []) as AuditLogItem[]).filter(isAuditLine));
   }
   return items.sort(byStreamOrder).map((item) => JSON.parse(item.line) as KeyAuditEntry);
 };

@@ -2,9 +2,11 @@
  * The key audit trail, locally: the same key-audit function Lambda runs, fed from the keys
  * table's stream in DynamoDB Local as Lambda's event source mapping feeds it (a
  * DynamoDBStreamEvent in AWS's shape, from the oldest record on, a batch handed again while the
- * function reports a record of it failed), writing to the local audit log; and the expiry sweep on a timer,
- * as the schedule runs it deployed. A stream it cannot read stops the start; one that fails later
- * is said once, in the log and to `npm run keys -- audit`, not at every read.
+ * function reports a record of it failed, up to AUDIT_STREAM_RETRY_ATTEMPTS times, then that
+ * record set aside in the local audit log's failed records and the rest handed on), writing to
+ * the local audit log; and the expiry sweep on a timer, as the schedule runs it deployed. A stream
+ * it cannot read stops the start; one that fails later is said once, in the log and to
+ * `npm run keys -- audit`, not at every read.
  */
 import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import {
@@ -19,11 +21,21 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { createHandler as createKeyAuditHandler } from '../../functions/key-audit';
 import { createHandler as createKeyExpiryHandler } from '../../functions/key-expiry';
+import { keyIdOf } from '../../shared/api-keys';
 import type { ApiKeysRepository } from '../../shared/api-keys-repository';
+import { AUDIT_STREAM_RETRY_ATTEMPTS, sequenceNumberOf } from '../../shared/key-audit';
 import { logger, safeErrorFields } from '../../shared/logger';
 import { apiKeysTable } from '../../shared/tables';
 import { lambdaContext } from '../../shared/gateway-events';
-import { clearTrailStall, ensureLocalAuditLog, localAuditWriter, recordTrailStall, type TrailStall } from './key-audit-log';
+import {
+  clearTrailStall,
+  ensureLocalAuditLog,
+  localAuditWriter,
+  recordFailedAuditRecord,
+  recordTrailStall,
+  type FailedAuditRecord,
+  type TrailStall,
+} from './key-audit-log';
 import { asInvocation } from './invocation';
 
 export interface LocalKeyAuditOptions {
@@ -104,6 +116,20 @@ const lambdaRecord = (record: StreamRecord, streamArn: string, region: string): 
   };
 };
 
+/** Names a stream record and nothing of its content: which key, where in the stream, when. */
+const failedRecord = (record: DynamoDBRecord, attempts: number): FailedAuditRecord => {
+  const sequenceNumber = sequenceNumberOf(record);
+  const created = record.dynamodb?.ApproximateCreationDateTime;
+  return {
+    eventId: record.eventID ?? sequenceNumber,
+    sequenceNumber,
+    keyId: keyIdOf(record.dynamodb?.Keys?.keyHash?.S ?? ''),
+    streamAt: created === undefined ? '' : new Date(created * 1000).toISOString(),
+    failedAt: new Date().toISOString(),
+    attempts,
+  };
+};
+
 export const startLocalKeyAudit = async (
   { client, keysTableName, keys }: LocalKeyAuditDependencies,
   { pollIntervalMs = DEFAULT_POLL_INTERVAL_MS, expirySweepIntervalMs = DEFAULT_EXPIRY_SWEEP_INTERVAL_MS }: LocalKeyAuditOptions = {},
@@ -131,6 +157,39 @@ export const startLocalKeyAudit = async (
 
   /** Each shard's next iterator; undefined once a closed shard is read to its end. */
   const iterators = new Map<string, string | undefined>();
+  /** How many times each failing record (by sequence number) has failed so far. */
+  const failures = new Map<string, number>();
+  /** The records set aside after their retries, left out when their batch is handed again. */
+  const setAside = new Set<string>();
+
+  /**
+   * Hands a batch to the function, again without a record set aside; true once every line is
+   * written, false when a record failed and is to be tried again at the next read (where Lambda
+   * resumes at the failed record, with ReportBatchItemFailures: the lines before it are written
+   * again under the same eventId, which the local log keeps once). A record failed the first time
+   * and AUDIT_STREAM_RETRY_ATTEMPTS times more is set aside, as Lambda sends it to the
+   * FailedBatches queue once its batch is bisected down to it; if that cannot be recorded, it is
+   * tried again, never dropped unsaid.
+   */
+  const handBatch = async (batch: readonly DynamoDBRecord[]): Promise<boolean> => {
+    for (;;) {
+      const pending = batch.filter((record) => !setAside.has(sequenceNumberOf(record)));
+      if (pending.length === 0) return true;
+      const { batchItemFailures } = await writeAudit({ Records: pending }, lambdaContext('pet-store-local-keyAudit'));
+      const failedId = batchItemFailures[0]?.itemIdentifier;
+      if (failedId === undefined) return true;
+      const failed = pending.find((record) => sequenceNumberOf(record) === failedId);
+      if (failed === undefined) return false;
+      const attempts = (failures.get(failedId) ?? 0) + 1;
+      failures.set(failedId, attempts);
+      if (attempts <= AUDIT_STREAM_RETRY_ATTEMPTS) return false;
+      const record = failedRecord(failed, attempts);
+      await recordFailedAuditRecord(client, keysTableName, record);
+      logger.error('audit line given up after its retries: the record is set aside in the local failed records', { ...record });
+      setAside.add(failedId);
+      failures.delete(failedId);
+    }
+  };
 
   const readShards = async () => {
     let exclusiveStartShardId: string | undefined;
@@ -154,17 +213,14 @@ export const startLocalKeyAudit = async (
       const { Records = [], NextShardIterator }: GetRecordsCommandOutput = await streams.send(
         new GetRecordsCommand({ ShardIterator: position, Limit: 100 }),
       );
-      if (Records.length > 0) {
-        const { batchItemFailures } = await writeAudit(
-          { Records: Records.map((record) => lambdaRecord(record, streamArn, region)) },
-          lambdaContext('pet-store-local-keyAudit'),
-        );
-        // Handed again on the next read from the batch's start, where Lambda (ReportBatchItemFailures)
-        // resumes at the failed record: the lines before it are written again under the same
-        // eventId, which the local log keeps once.
-        if (batchItemFailures.length > 0) return;
-      }
+      const batch = Records.map((record) => lambdaRecord(record, streamArn, region));
+      // Handed again on the next read from the batch's start.
+      if (!(await handBatch(batch))) return;
       iterators.set(shardId, NextShardIterator);
+      for (const record of batch) {
+        setAside.delete(sequenceNumberOf(record));
+        failures.delete(sequenceNumberOf(record));
+      }
       if (Records.length === 0) return; // read up to now
       position = NextShardIterator;
     }

@@ -7,13 +7,13 @@
  * redirect is, so the key only ever goes to the base URL's origin.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { maskApiKeys } from '../../shared/api-keys';
 import { ApiErrorBody, Pet, Pets } from '../../shared/models';
 import { WWW_AUTHENTICATE } from '../../shared/errors';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { datedHeaders } from '../../shared/http/deprecation';
 import { COMMON_HEADERS } from '../../shared/http/response';
 import { BASE_PATH, routeOf } from '../../shared/routes';
+import { maskKeys, maskSecretRuns } from '../key-mask';
 import { contractViolations, parseJson, type Described } from '../openapi/answer-check';
 import { linkOf, noAnswerReason, REQUEST_TIMEOUT_MS } from '../requests';
 
@@ -71,8 +71,9 @@ type Send = (method: 'GET' | 'POST', url: URL, request?: { key?: string; body?: 
 
 /**
  * One request at a time, each giving up after `timeoutMs`; no answer (refused, unknown host,
- * timeout) is a NoAnswer. The answer is returned with `secret` masked in its headers and body as
- * soon as it is received, so that no check quotes it, whole or cut short.
+ * timeout) is a NoAnswer. The answer is returned with every run of `secret` long enough to matter
+ * masked in its headers and body as soon as it is received (tools/key-mask.ts), so that no check
+ * quotes it, whole, cut short or in part.
  */
 const senderMasking =
   (secret: string, timeoutMs: number): Send =>
@@ -90,8 +91,9 @@ const senderMasking =
       });
       const text = await response.text();
       const masked = new Headers();
-      for (const [name, value] of response.headers) masked.append(name, value.replaceAll(secret, '…'));
-      return { method, url, status: response.status, headers: masked, body: text.replaceAll(secret, '…') };
+      // A header holds Latin-1 only: its mask is '...'.
+      for (const [name, value] of response.headers) masked.append(name, maskSecretRuns(value, [secret], '...'));
+      return { method, url, status: response.status, headers: masked, body: maskSecretRuns(text, [secret]) };
     } catch (error) {
       throw new NoAnswer(url.origin, noAnswerReason(error, timeoutMs));
     }
@@ -290,8 +292,11 @@ const checksFor = ({
   };
 };
 
-/** A check's line, one line, never with the key or anything like one of the API's keys in it (a broken server might echo one). */
-const detailLine = (text: string, key: string): string => maskApiKeys(text.replaceAll(key, '…')).replace(/\s+/g, ' ').trim();
+/**
+ * A check's line, one line, through the mask: never a run of the key, nor anything like one of the
+ * API's keys, nor a character that does not show (a broken server might send any of them).
+ */
+const detailLine = (text: string, key: string): string => maskKeys(text.replace(/\s+/g, ' ').trim(), [key]);
 
 const describeFailure = (error: unknown): string =>
   error instanceof CheckFailed || error instanceof CheckSkipped ? error.message : `unexpected: ${String(error)}`;

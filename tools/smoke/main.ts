@@ -3,13 +3,15 @@
  * prints one line per check and a summary, and exits 1 when a check failed. The key is never
  * printed.
  */
-import { reportFailure } from '../cli';
+import { OutputClosed, reportFailure, writeOutput } from '../cli';
 import { runSmoke } from './run';
 
 try {
   const { output, exitCode } = await runSmoke(process.argv.slice(2));
-  console.log(output);
-  process.exitCode = exitCode;
+  process.exitCode = await writeOutput(`${output}\n`).then(
+    () => exitCode,
+    (error: OutputClosed) => reportFailure('npm run smoke', new Error(`the report could not be written, as ${error.message}.`)),
+  );
 } catch (error) {
   process.exitCode = reportFailure('npm run smoke', error);
 }

@@ -1,7 +1,10 @@
 /**
  * One run of `npm run smoke`, from its arguments to what it prints and its exit status: main.ts
- * prints it, and the tests run it in-process against servers broken on purpose.
+ * prints it, and the tests run it in-process against servers broken on purpose. All it prints,
+ * and every error it throws, went through the key mask with the key (tools/key-mask.ts).
  */
+import { maskedError } from '../cli';
+import { keysIn, maskKeys } from '../key-mask';
 import { parseSmokeCommand, resolveBaseUrl, SMOKE_USAGE } from './options';
 import { runChecks } from './checks';
 import { formatReport, smokeReport } from './report';
@@ -18,15 +21,22 @@ export const runSmoke = async (
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<SmokeRun> => {
-  const command = parseSmokeCommand(argv, env);
-  if (command === undefined) return { output: SMOKE_USAGE, exitCode: 0 };
-  const started = performance.now();
-  const baseUrl = await resolveBaseUrl(command.target);
-  const checks = await runChecks({ baseUrl, key: command.key, readOnly: command.readOnly, timeoutMs: command.timeoutMs });
-  const report = smokeReport(checks, (performance.now() - started) / 1000);
-  const heading = `Smoke test of ${baseUrl}${command.readOnly ? ' (read-only)' : ''}`;
-  return {
-    output: command.json ? JSON.stringify(report, null, 2) : `${heading}\n${formatReport(report)}`,
-    exitCode: report.failed === 0 ? 0 : 1,
-  };
+  // Before the key is known, the mask holds what looks like one on the command line (pasted in the wrong place).
+  const secrets = keysIn(argv);
+  try {
+    const command = parseSmokeCommand(argv, env);
+    if (command === undefined) return { output: SMOKE_USAGE, exitCode: 0 };
+    secrets.push(command.key);
+    const started = performance.now();
+    const baseUrl = await resolveBaseUrl(command.target);
+    const checks = await runChecks({ baseUrl, key: command.key, readOnly: command.readOnly, timeoutMs: command.timeoutMs });
+    const report = smokeReport(checks, (performance.now() - started) / 1000);
+    const heading = `Smoke test of ${baseUrl}${command.readOnly ? ' (read-only)' : ''}`;
+    return {
+      output: maskKeys(command.json ? JSON.stringify(report, null, 2) : `${heading}\n${formatReport(report)}`, secrets),
+      exitCode: report.failed === 0 ? 0 : 1,
+    };
+  } catch (error) {
+    throw maskedError(error, secrets);
+  }
 };
