@@ -282,9 +282,9 @@ describe('the local audit trail', () => {
     const victim = await api.keys.register(generateApiKey(), 'victim', { changedBy: ACTOR, plan: 'default', usage: victimUsage });
     const ownUsage = localUsageKey();
     const thief = await api.keys.register(generateApiKey(), 'thief', { changedBy: ACTOR, plan: 'default', usage: ownUsage });
-    // The thief's key spends the victim's quota, while its usageKeyId still names its own API key.
+    // Would spend the victim's quota, were it admitted (the authorizer refuses it: the binding does not match).
     await consoleEdit(thief, 'usageKey = :usageKey', { ':usageKey': { S: victimUsage.usageKey } });
-    // Then escapes every plan: a key without a usage key is metered on the shared one.
+    // Then removed: the authorizer refuses a key without a usage key too.
     await consoleRemove(thief, 'usageKey');
 
     const [victimCreated] = await entriesOf(victim.keyId);
