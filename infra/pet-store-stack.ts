@@ -7,6 +7,7 @@ import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { USAGE_PLANS_VARIABLE } from '../shared/plan-policy';
 import { PROJECT_NAME } from '../shared/project';
+import { STAGE_NAME } from '../shared/routes';
 import { stackOutputs } from '../shared/stack';
 import { petsStatusIndex } from '../shared/tables';
 import { KeyAuditTrail } from './constructs/key-audit';
@@ -78,7 +79,14 @@ export class PetStoreStack extends Stack {
     });
     // The stage's plans, from which the authorizer states each key's RateLimit-Policy.
     this.functions.authorizer.function.addEnvironment(USAGE_PLANS_VARIABLE, JSON.stringify(settings.plans));
-    this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', { namePrefix: resourceName, serviceName, apiKeys: this.tables.apiKeys, ...kept });
+    this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', {
+      namePrefix: resourceName,
+      serviceName,
+      apiKeys: this.tables.apiKeys,
+      // The sweep flushes the stage's authorizer cache; the API depends on nothing of the sweep.
+      apiStage: { restApiId: this.api.api.restApiId, stageName: STAGE_NAME },
+      ...kept,
+    });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       dashboardName: resourceName,
       serviceName,
@@ -116,6 +124,10 @@ export class PetStoreStack extends Stack {
     }
 
     new CfnOutput(this, stackOutputs.apiUrl, { value: this.api.url, description: 'Base URL of the API (ends in /v1)' });
+    new CfnOutput(this, stackOutputs.restApiId, {
+      value: this.api.api.restApiId,
+      description: `The REST API's id: \`npm run keys\` flushes its stage ${STAGE_NAME}'s authorizer cache after a change`,
+    });
     new CfnOutput(this, stackOutputs.petsTableName, { value: this.tables.pets.tableName });
     new CfnOutput(this, stackOutputs.apiKeysTableName, {
       value: this.tables.apiKeys.tableName,

@@ -5,6 +5,7 @@ export const stackName = (stage: string): string => `${PROJECT_NAME_PASCAL}-${st
 
 export const stackOutputs = {
   apiUrl: 'ApiUrl',
+  restApiId: 'RestApiId',
   petsTableName: 'PetsTableName',
   apiKeysTableName: 'ApiKeysTableName',
   dashboardUrl: 'DashboardUrl',

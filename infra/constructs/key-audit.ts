@@ -2,9 +2,10 @@
  * KeyAuditTrail: the audit trail of API-key changes. The keys table's stream feeds the key-audit
  * function, whose log group is the audit log (`auditLogGroupName`), kept for years; batches it
  * cannot write after its retries go to an encrypted queue, which Monitoring alarms on. A scheduled
- * expiry sweep marks keys whose expiry has passed, so that an expiry reached is a change too.
+ * expiry sweep marks keys whose expiry has passed, so that an expiry reached is a change too, and
+ * flushes the stage's authorizer cache when it marked one, so that the gateway honours it at once.
  */
-import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Aws, Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
@@ -21,6 +22,7 @@ import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE, type ApiStage } from '../../shared/authorizer-cache';
 import { AUDIT_LOG_LEVEL, AUDIT_STREAM_RETRY_ATTEMPTS, auditLogGroupName } from '../../shared/key-audit';
 import { ApiFunction } from './api-function';
 import { grantTableAccess, tableAccess, tableNameVariables } from './pet-store-functions';
@@ -32,6 +34,8 @@ export interface KeyAuditTrailProps {
   readonly serviceName: string;
   /** The keys table, with its stream (new and old images). */
   readonly apiKeys: Table;
+  /** The stage whose authorizer cache the expiry sweep flushes after marking a key. */
+  readonly apiStage: ApiStage;
   /** How long the expiry sweep's own logs are kept (the stage's retention). */
   readonly logRetention: RetentionDays;
   /** RETAIN keeps the audit log when the stack is deleted, as the stage keeps its data. */
@@ -40,8 +44,12 @@ export interface KeyAuditTrailProps {
 
 /** How long the audit trail is kept: longer than any key lives, and than most audits look back. */
 export const AUDIT_LOG_RETENTION = RetentionDays.TEN_YEARS;
-/** How often the expiry sweep runs: an expiry reached is in the trail within this. */
-export const EXPIRY_SWEEP_INTERVAL = Duration.minutes(15);
+/**
+ * How often the expiry sweep runs: an expiry reached is in the trail, and flushed from the
+ * authorizer cache, within this. EventBridge's shortest rate, well inside every stage's cache TTL:
+ * the flush is what ends a key's cached answer sooner than the TTL would.
+ */
+export const EXPIRY_SWEEP_INTERVAL = Duration.minutes(1);
 
 export class KeyAuditTrail extends Construct {
   readonly writer: ApiFunction;
@@ -104,11 +112,22 @@ export class KeyAuditTrail extends Construct {
       functionName: `${props.namePrefix}-keyExpiry`,
       description: 'pet store: marks API keys whose expiry has passed, for the audit trail',
       serviceName: props.serviceName,
-      environment: tableNameVariables(tableAccess.keyExpiry, tables),
+      environment: {
+        ...tableNameVariables(tableAccess.keyExpiry, tables),
+        [REST_API_ID_VARIABLE]: props.apiStage.restApiId,
+        [API_STAGE_NAME_VARIABLE]: props.apiStage.stageName,
+      },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
     grantTableAccess(this.expirySweep, tableAccess.keyExpiry, tables);
+    // FlushStageAuthorizersCache is DELETE on the stage's cache/authorizers path, and nothing more.
+    this.expirySweep.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['apigateway:DELETE'],
+        resources: [authorizerCacheArn(props.apiStage)],
+      }),
+    );
     new Rule(this, 'ExpirySchedule', {
       description: 'Runs the API-key expiry sweep',
       schedule: Schedule.rate(EXPIRY_SWEEP_INTERVAL),
@@ -116,6 +135,10 @@ export class KeyAuditTrail extends Construct {
     });
   }
 }
+
+/** The ARN IAM checks for FlushStageAuthorizersCache on a stage: API Gateway's actions are HTTP verbs on its paths. */
+export const authorizerCacheArn = ({ restApiId, stageName }: ApiStage): string =>
+  `arn:${Aws.PARTITION}:apigateway:${Aws.REGION}::/restapis/${restApiId}/stages/${stageName}/cache/authorizers`;
 
 /**
  * A stream mapping's on-failure destination that grants the function's role only what Lambda

@@ -65,6 +65,7 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
     deploymentGroupArns,
     codeDeployApplicationArn:
       stack.release && resolver.arn('codedeploy', `application:${resolver.ref(logicalId(stack.release.application))}`),
+    restApiId: resolver.ref(logicalId(stack.api.api)),
   };
   const roles = new Map([...functions].map(([name, functionId]) => [name, rolePoliciesOf(json, resolver, functionId)]));
   const roleOf = (name: string) => {
@@ -186,6 +187,22 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
       for (const name of stack.functions.operations.keys()) {
         for (const action of ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'])
           await refused({ function: name, action, resource: petsTable, context: {} });
+      }
+    });
+
+    it("the expiry sweep flushes its own stage's authorizer cache and deletes nothing else of API Gateway", async () => {
+      const restApi = `arn:aws:apigateway:eu-west-1::/restapis/${stageResources.restApiId}`;
+      for (const resource of [
+        `${restApi}/stages/other/cache/authorizers`,
+        'arn:aws:apigateway:eu-west-1::/restapis/another/stages/v1/cache/authorizers',
+        `${restApi}/stages/v1/cache/data`,
+        `${restApi}/stages/v1`,
+        restApi,
+      ]) {
+        await refused({ function: 'keyExpiry', action: 'apigateway:DELETE', resource, context: {} });
+      }
+      for (const name of [...stack.functions.operations.keys(), 'authorizer', 'keyAudit']) {
+        await refused({ function: name, action: 'apigateway:DELETE', resource: `${restApi}/stages/v1/cache/authorizers`, context: {} });
       }
     });
 

@@ -11,8 +11,9 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
 import { BEARER_PATTERN } from '../../shared/api-keys';
+import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
 import { AUDIT_LOG_LEVEL } from '../../shared/key-audit';
-import { routes } from '../../shared/routes';
+import { routes, STAGE_NAME } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
 import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from '../../shared/tables';
 import { methodsOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
@@ -108,7 +109,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     template.hasResourceProperties('AWS::Lambda::Function', { Tags: Match.arrayWith([{ Key: 'stage', Value: stage }]) });
   });
 
-  it(`is named PetStore-${stage} and outputs the API URL, the table names and the dashboard URL`, () => {
+  it(`is named PetStore-${stage} and outputs the API URL and id, the table names and the dashboard URL`, () => {
     expect(stack.stackName).toBe(`PetStore-${stage}`);
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
     expect(Object.keys(outputs).sort()).toEqual(Object.values(stackOutputs).sort());
@@ -116,6 +117,9 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     expect(JSON.stringify(outputs[stackOutputs.apiUrl]?.Value)).toBe(JSON.stringify(apiUrl));
     expect(apiUrl['Fn::Join'][1].at(-1)).toMatch(/\/v1$/);
     expect(JSON.stringify(outputs[stackOutputs.apiUrl]?.Value)).toContain('.execute-api.eu-west-1.');
+    expect(outputs[stackOutputs.restApiId]?.Value).toEqual({
+      Ref: Stack.of(stack).getLogicalId(stack.api.api.node.defaultChild as CfnFunction),
+    });
     expect(outputs[stackOutputs.petsTableName]?.Value).toEqual({ Ref: expect.stringMatching(/^TablesPetsTable/) });
     expect(outputs[stackOutputs.apiKeysTableName]?.Value).toEqual({ Ref: expect.stringMatching(/^TablesApiKeysTable/) });
     expect(JSON.stringify(outputs[stackOutputs.dashboardUrl]?.Value)).toContain(
@@ -654,15 +658,22 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(variables).not.toHaveProperty(apiKeysTable.nameVariable);
     });
 
-    it('runs the expiry sweep every 15 minutes, allowed to scan and update the keys table only', () => {
+    it("runs the expiry sweep every minute, allowed to scan and update the keys table and to flush its stage's authorizer cache, only", () => {
       const sweepId = idOf(sweep().function);
+      const restApiId = idOf(stack.api.api);
       template.hasResourceProperties('AWS::Events::Rule', {
-        ScheduleExpression: 'rate(15 minutes)',
+        ScheduleExpression: 'rate(1 minute)',
         Targets: [Match.objectLike({ Arn: { Ref: idOf(sweep().alias) } })],
       });
       expect(resource(sweepId).Properties).toMatchObject({
         FunctionName: `pet-store-${stage}-keyExpiry`,
-        Environment: { Variables: { [apiKeysTable.nameVariable]: { Ref: keysTableId() } } },
+        Environment: {
+          Variables: {
+            [apiKeysTable.nameVariable]: { Ref: keysTableId() },
+            [REST_API_ID_VARIABLE]: { Ref: restApiId },
+            [API_STAGE_NAME_VARIABLE]: STAGE_NAME,
+          },
+        },
       });
       const statements = policyStatementsOf(template, idOf(sweep().function.role as unknown as { node: { defaultChild?: unknown } }));
       expect(statements.filter((statement) => JSON.stringify(statement.Action).includes('dynamodb:'))).toEqual([
@@ -673,6 +684,36 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
           Condition: expect.anything(),
         }),
       ]);
+      // FlushStageAuthorizersCache: DELETE on the v1 stage's cache/authorizers path of this API, nothing wider.
+      expect(statements.filter((statement) => JSON.stringify(statement.Action).includes('apigateway:'))).toEqual([
+        {
+          Effect: 'Allow',
+          Action: 'apigateway:DELETE',
+          Resource: {
+            'Fn::Join': [
+              '',
+              [
+                'arn:',
+                { Ref: 'AWS::Partition' },
+                ':apigateway:',
+                { Ref: 'AWS::Region' },
+                '::/restapis/',
+                { Ref: restApiId },
+                `/stages/${STAGE_NAME}/cache/authorizers`,
+              ],
+            ],
+          },
+        },
+      ]);
+      // No other function may flush it.
+      for (const other of [
+        writer().function,
+        stack.functions.authorizer.function,
+        ...[...stack.functions.operations.values()].map((fn) => fn.function),
+      ]) {
+        const grants = policyStatementsOf(template, idOf(other.role as unknown as { node: { defaultChild?: unknown } }));
+        expect(JSON.stringify(grants)).not.toContain('apigateway:');
+      }
     });
   });
 

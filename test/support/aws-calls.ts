@@ -21,6 +21,8 @@ export type ResourceRef =
   | { readonly kind: 'deploymentGroup' }
   /** The stage's CodeDeploy application. */
   | { readonly kind: 'codeDeployApplication' }
+  /** The authorizer cache of a stage of the stack's REST API (the stage as the call named it). */
+  | { readonly kind: 'authorizerCache'; readonly stage: string }
   /** An action that takes no resource (IAM's `*`). */
   | { readonly kind: 'any' };
 
@@ -83,6 +85,18 @@ export const functionRef = (functionName: string): ResourceRef => {
   // Deployed names are `<project>-<stage>-<name>`: the part after the last hyphen is the stack's name for it.
   return { kind: 'function', function: base.slice(base.lastIndexOf('-') + 1), ...(qualifier ? { qualifier } : {}) };
 };
+
+/**
+ * A FlushStageAuthorizersCache a function sent (as a test mocked it): API Gateway authorizes its
+ * management calls as the HTTP verb on the resource's path, here DELETE on the stage's
+ * `cache/authorizers`. The REST API is the stack's own; the stage is the one the call named.
+ */
+export const authorizerCacheFlushCall = (functionName: string, input: { readonly stageName?: string }): AwsCall => ({
+  function: functionName,
+  action: 'apigateway:DELETE',
+  resource: { kind: 'authorizerCache', stage: input.stageName ?? '' },
+  context: {},
+});
 
 // DynamoDB: each command as the IAM requests it makes ---------------------------------------
 

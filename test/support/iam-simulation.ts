@@ -76,6 +76,9 @@ export const templateResolver = (template: CfnTemplate) => {
         return named(logicalId, 'AlarmName');
       case 'AWS::IAM::Role':
         return named(logicalId, 'RoleName');
+      case 'AWS::ApiGateway::RestApi':
+        // Its id, which API Gateway picks: any will do, as long as every Ref gives the same.
+        return `id${logicalId.toLowerCase().slice(-8)}`;
       default:
         throw new Error(`No Ref of a ${Type} (${logicalId}) is resolved here: add it`);
     }
@@ -232,6 +235,8 @@ export interface StageResources {
   readonly functionName: (name: string) => string;
   readonly deploymentGroupArns: readonly string[];
   readonly codeDeployApplicationArn: string | undefined;
+  /** The id of the stack's REST API. */
+  readonly restApiId: string;
 }
 
 export const requestsOf = (call: AwsCall, resolver: TemplateResolver, stage: StageResources): IamRequest[] => {
@@ -258,6 +263,8 @@ export const requestsOf = (call: AwsCall, resolver: TemplateResolver, stage: Sta
       return stage.deploymentGroupArns.map(at);
     case 'codeDeployApplication':
       return stage.codeDeployApplicationArn === undefined ? [] : [at(stage.codeDeployApplicationArn)];
+    case 'authorizerCache':
+      return [at(`arn:${PARTITION}:apigateway:${REGION}::/restapis/${stage.restApiId}/stages/${resource.stage}/cache/authorizers`)];
     case 'any':
       return [at('*')];
   }

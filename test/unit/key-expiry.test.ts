@@ -1,12 +1,26 @@
-/** The expiry sweep's handler: a failure is one safe log line, and still a failed invocation. */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+/**
+ * The expiry sweep's handler: a failure is one safe log line, and still a failed invocation; once it
+ * marked a key, it flushes the stage's authorizer cache (API Gateway mocked with aws-sdk-client-mock),
+ * so that an answer cached before the expiry stops letting the key in.
+ */
+import { APIGatewayClient, FlushStageAuthorizersCacheCommand } from '@aws-sdk/client-api-gateway';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, ExpirySweepFailed } from '../../functions/key-expiry';
-import type { ApiKeysRepository } from '../../shared/api-keys-repository';
+import { KeysNotMarked, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
 import { logger } from '../../shared/logger';
+import { authorizerCacheFlushCall, recordAwsCall } from '../support/aws-calls';
 import { context } from '../support/events';
 
+const apiGateway = mockClient(APIGatewayClient);
+
+beforeEach(() => {
+  apiGateway.reset();
+});
 afterEach(() => {
   vi.restoreAllMocks();
+  vi.unstubAllEnvs();
 });
 
 /** A keys repository whose sweep fails as the SDK does, quoting the table and the role. */
@@ -50,5 +64,82 @@ describe('the expiry sweep', () => {
   it('answers the ids it marked when it succeeds', async () => {
     const keys = { markExpired: async () => [{ keyId: 'aaaaaaaaaaaa' }] } as unknown as ApiKeysRepository;
     expect(await createHandler({ keys })({}, context)).toEqual({ marked: ['aaaaaaaaaaaa'] });
+  });
+});
+
+describe("the expiry sweep and the stage's authorizer cache", () => {
+  const REST_API_ID = 'a1b2c3d4e5';
+  /** The sweep as deployed: the stack names the stage in its environment, and the handler builds its own client. */
+  const deployedSweep = (keys: Pick<ApiKeysRepository, 'markExpired'>) => {
+    vi.stubEnv(REST_API_ID_VARIABLE, REST_API_ID);
+    vi.stubEnv(API_STAGE_NAME_VARIABLE, 'v1');
+    vi.stubEnv('AWS_REGION', 'eu-west-1');
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
+    return createHandler({ keys: keys as ApiKeysRepository });
+  };
+  const marking = (...keyIds: string[]) => ({ markExpired: async () => keyIds.map((keyId) => ({ keyId }) as ApiKeyRecord) });
+  const flushes = () => apiGateway.commandCalls(FlushStageAuthorizersCacheCommand).map((call) => call.args[0].input);
+
+  it('flushes it once after marking keys expired: FlushStageAuthorizersCache on the stage the stack names', async () => {
+    apiGateway.on(FlushStageAuthorizersCacheCommand).resolves({});
+
+    expect(await deployedSweep(marking('aaaaaaaaaaaa', 'bbbbbbbbbbbb'))({}, context)).toEqual({ marked: ['aaaaaaaaaaaa', 'bbbbbbbbbbbb'] });
+
+    expect(flushes()).toEqual([{ restApiId: REST_API_ID, stageName: 'v1' }]);
+    for (const input of flushes()) recordAwsCall(authorizerCacheFlushCall('keyExpiry', input));
+  });
+
+  it('flushes nothing when it marked nothing', async () => {
+    expect(await deployedSweep(marking())({}, context)).toEqual({ marked: [] });
+    expect(flushes()).toEqual([]);
+  });
+
+  it('flushes nothing where no stage is named (locally, where the local gateway follows the keys table)', async () => {
+    expect(await createHandler({ keys: marking('aaaaaaaaaaaa') as unknown as ApiKeysRepository })({}, context)).toEqual({
+      marked: ['aaaaaaaaaaaa'],
+    });
+    expect(flushes()).toEqual([]);
+  });
+
+  it('fails the run in one safe line when API Gateway refuses the flush; the keys stay marked', async () => {
+    apiGateway
+      .on(FlushStageAuthorizersCacheCommand)
+      .rejects(
+        Object.assign(
+          new Error(`User: arn:aws:sts::123456789012:assumed-role/KeyExpiryRole/fn is not authorized to perform: apigateway:DELETE`),
+          { name: 'AccessDeniedException' },
+        ),
+      );
+    const logged = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+
+    const failure = await deployedSweep(marking('aaaaaaaaaaaa'))({}, context).catch((thrown: unknown) => thrown);
+
+    expect(failure).toBeInstanceOf(ExpirySweepFailed);
+    expect(logged.mock.calls).toEqual([
+      [
+        'expiry sweep failed',
+        {
+          errorName: 'AuthorizerCacheNotFlushed',
+          errorMessage:
+            "the keys marked expired are refused within the stage's authorizer cache TTL: API Gateway did not flush the cache (AccessDeniedException)",
+        },
+      ],
+    ]);
+  });
+
+  it('flushes for the keys it marked when others could not be marked, then fails the run', async () => {
+    apiGateway.on(FlushStageAuthorizersCacheCommand).resolves({});
+    const notMarked = new KeysNotMarked(
+      [{ keyId: 'bbbbbbbbbbbb', reason: 'ProvisionedThroughputExceededException' }],
+      [{ keyId: 'aaaaaaaaaaaa' } as ApiKeyRecord],
+    );
+    const logged = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+
+    const failure = await deployedSweep({ markExpired: () => Promise.reject(notMarked) })({}, context).catch((thrown: unknown) => thrown);
+
+    expect(failure).toBeInstanceOf(ExpirySweepFailed);
+    expect(flushes()).toEqual([{ restApiId: REST_API_ID, stageName: 'v1' }]);
+    expect(logged.mock.calls[0]?.[1]).toMatchObject({ errorName: 'KeysNotMarked' });
   });
 });

@@ -1,0 +1,35 @@
+/**
+ * API Gateway's authorizer cache of a stage: it keeps the authorizer's answer per `Authorization`
+ * value for the stage's TTL, so a key changed in the keys table keeps its old answer that long.
+ * Whoever narrows a key's access flushes it (FlushStageAuthorizersCache), so that the change holds
+ * from the next request: the key tool after its changes, the expiry sweep after it marks a key.
+ */
+import { FlushStageAuthorizersCacheCommand, type APIGatewayClient } from '@aws-sdk/client-api-gateway';
+
+/** The variables that name the stage whose cache the expiry sweep flushes (set by the stack). */
+export const REST_API_ID_VARIABLE = 'REST_API_ID';
+export const API_STAGE_NAME_VARIABLE = 'API_STAGE_NAME';
+
+/** A deployed stage of the REST API. */
+export interface ApiStage {
+  readonly restApiId: string;
+  readonly stageName: string;
+}
+
+export type ApiGatewayCalls = Pick<APIGatewayClient, 'send'>;
+
+/** The stage the environment names, or undefined (locally, where the local gateway follows the keys table itself). */
+export const apiStageOf = (env: Readonly<Record<string, string | undefined>> = process.env): ApiStage | undefined => {
+  const restApiId = env[REST_API_ID_VARIABLE];
+  const stageName = env[API_STAGE_NAME_VARIABLE];
+  return restApiId && stageName ? { restApiId, stageName } : undefined;
+};
+
+/** Drops every answer the stage's authorizer cache holds: the next request of each key runs the authorizer. */
+export const flushAuthorizerCache = async (apiGateway: ApiGatewayCalls, { restApiId, stageName }: ApiStage): Promise<void> => {
+  await apiGateway.send(new FlushStageAuthorizersCacheCommand({ restApiId, stageName }));
+};
+
+/** The command an operator runs to flush it by hand. */
+export const flushCommandLine = ({ restApiId, stageName }: ApiStage): string =>
+  `aws apigateway flush-stage-authorizers-cache --rest-api-id ${restApiId} --stage-name ${stageName}`;
