@@ -10,6 +10,7 @@ import {
   CreateUsagePlanKeyCommand,
   DeleteApiKeyCommand,
   DeleteUsagePlanKeyCommand,
+  FlushStageAuthorizersCacheCommand,
   UpdateApiKeyCommand,
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand, type DescribeStacksCommandOutput } from '@aws-sdk/client-cloudformation';
@@ -51,6 +52,9 @@ const ALL_SCOPES = ['pets:read', 'pets:write', 'orders:read'];
 /** Who the key tool records as making a change on a local DynamoDB. */
 const LOCAL_ACTOR = `local:${userInfo().username}`;
 const LIST_HEADER = 'id\tname\tscopes\tcreated\texpires\tlast used\tstate\tplan';
+/** What a change that narrows a key's access says locally: the local server drops the key's cached answers. */
+const TAKES_EFFECT_LOCALLY =
+  'The change takes effect within seconds: the local server drops the cached answers of a key whose item changes.';
 
 /** Runs the tool against this file's DynamoDB Local table, collecting what it prints. */
 const run = (...argv: string[]) =>
@@ -532,9 +536,10 @@ describe('keys roll', () => {
     expect(await keys.findActive(old.key)).toBeUndefined();
     expect(await keys.findActive(lines[1] ?? '')).toBeDefined();
     const { expiresAt } = await recordOf(old.record.keyId);
-    expect(lines[2]).toBe(
-      `The old key ${old.record.keyId} expired at ${expiresAt}: callers still using it are refused within the authorizer cache TTL.`,
-    );
+    expect(lines.slice(2)).toEqual([
+      `The old key ${old.record.keyId} expired at ${expiresAt}: callers still using it are refused.`,
+      TAKES_EFFECT_LOCALLY,
+    ]);
   });
 
   it('gives the old key the --grace asked for, and the new key the expiry asked for', async () => {
@@ -649,7 +654,7 @@ describe('keys revoke', () => {
     const other = await createKey('other');
 
     expect(await run('revoke', record.keyId)).toBe(0);
-    expect(lines).toEqual([`Revoked key ${record.keyId}. Callers using it are refused within the authorizer cache TTL.`]);
+    expect(lines).toEqual([`Revoked key ${record.keyId}. Callers using it are refused.`, TAKES_EFFECT_LOCALLY]);
 
     expect(await keys.findActive(key)).toBeUndefined();
     expect(await keys.findActive(other.key)).toBeDefined();
@@ -671,7 +676,7 @@ describe('keys revoke', () => {
 
     expect(await run('revoke', record.keyId)).toBe(0);
 
-    expect(lines).toEqual([`Key ${record.keyId} was already revoked at ${revokedAt}.`]);
+    expect(lines).toEqual([`Key ${record.keyId} was already revoked at ${revokedAt}.`, TAKES_EFFECT_LOCALLY]);
     expect((await recordOf(record.keyId)).revokedAt).toBe(revokedAt);
   });
 
@@ -850,9 +855,7 @@ describe('keys set-plan, locally', () => {
 
     expect(await run('set-plan', record.keyId, 'partner')).toBe(0);
 
-    expect(lines).toEqual([
-      `Moved key ${record.keyId} from plan default to plan partner: its new limits apply within the authorizer cache TTL.`,
-    ]);
+    expect(lines).toEqual([`Moved key ${record.keyId} from plan default to plan partner.`, TAKES_EFFECT_LOCALLY]);
     const moved = await recordOf(record.keyId);
     expect(moved).toMatchObject({ plan: 'partner', usageKeyId: record.usageKeyId, usageKey: record.usageKey, changedBy: LOCAL_ACTOR });
     expect(moved.changedAt).not.toBe(record.changedAt);
@@ -1091,6 +1094,9 @@ describe('the caller on AWS, from AWS STS (mocked with aws-sdk-client-mock)', ()
 describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mock)', () => {
   const ARN = 'arn:aws:sts::123456789012:assumed-role/KeyAdmin/alice';
   const USAGE_PLAN_IDS = { default: 'up-default', partner: 'up-partner' };
+  const REST_API_ID = 'a1b2c3d4e5';
+  /** The stack's outputs the tool reads; a test may take one away. */
+  let outputs: () => Array<{ OutputKey: string; OutputValue: string }>;
   const mocks = () => {
     const sts = new STSClient({ region: 'eu-west-1' });
     const cloudFormation = new CloudFormationClient({ region: 'eu-west-1' });
@@ -1117,18 +1123,13 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     aws = mocks();
     stackTable = tables.apiKeys;
     aws.stsMock.on(GetCallerIdentityCommand).resolves({ Arn: ARN });
+    outputs = () => [
+      { OutputKey: 'ApiKeysTableName', OutputValue: stackTable },
+      { OutputKey: 'UsagePlanIds', OutputValue: JSON.stringify(USAGE_PLAN_IDS) },
+      { OutputKey: 'RestApiId', OutputValue: REST_API_ID },
+    ];
     aws.cloudFormationMock.on(DescribeStacksCommand).callsFake(async () => ({
-      Stacks: [
-        {
-          StackName: 'PetStore-staging',
-          CreationTime: new Date(),
-          StackStatus: 'UPDATE_COMPLETE',
-          Outputs: [
-            { OutputKey: 'ApiKeysTableName', OutputValue: stackTable },
-            { OutputKey: 'UsagePlanIds', OutputValue: JSON.stringify(USAGE_PLAN_IDS) },
-          ],
-        },
-      ],
+      Stacks: [{ StackName: 'PetStore-staging', CreationTime: new Date(), StackStatus: 'UPDATE_COMPLETE', Outputs: outputs() }],
     }));
     let made = 0;
     aws.apiGatewayMock.on(CreateApiKeyCommand).callsFake(async () => ({ id: `ak-${(made += 1)}`, enabled: true }));
@@ -1136,6 +1137,7 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     aws.apiGatewayMock.on(DeleteUsagePlanKeyCommand).resolves({});
     aws.apiGatewayMock.on(UpdateApiKeyCommand).resolves({});
     aws.apiGatewayMock.on(DeleteApiKeyCommand).resolves({});
+    aws.apiGatewayMock.on(FlushStageAuthorizersCacheCommand).resolves({});
   });
   afterEach(() => {
     vi.unstubAllEnvs();
@@ -1234,7 +1236,7 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
 
     expect(await onStage('set-plan', record.keyId, 'partner')).toBe(0);
 
-    expect(apiGatewayCalls()).toEqual(['DeleteUsagePlanKeyCommand', 'CreateUsagePlanKeyCommand']);
+    expect(apiGatewayCalls()).toEqual(['DeleteUsagePlanKeyCommand', 'CreateUsagePlanKeyCommand', 'FlushStageAuthorizersCacheCommand']);
     expect(calls(DeleteUsagePlanKeyCommand)).toEqual([{ usagePlanId: 'up-default', keyId: 'ak-1' }]);
     expect(calls(CreateUsagePlanKeyCommand)).toEqual([{ usagePlanId: 'up-partner', keyId: 'ak-1', keyType: 'API_KEY' }]);
     expect(await recordOf(record.keyId)).toMatchObject({ plan: 'partner', usageKeyId: 'ak-1', changedBy: ARN });
@@ -1351,6 +1353,118 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     }
     expect(await keys.list()).toEqual([record]);
     expect(apiGatewayCalls()).toEqual([]);
+  });
+
+  describe("a change that narrows a key's access takes effect at once: the stage's authorizer cache is flushed", () => {
+    const FLUSHED = `Flushed the authorizer cache of stage staging (REST API ${REST_API_ID}, stage v1): the change takes effect from the next request.`;
+    const flushes = () => calls(FlushStageAuthorizersCacheCommand);
+
+    it('revoke: FlushStageAuthorizersCache on the stack’s REST API and stage v1, after the key is revoked and its API key disabled', async () => {
+      const { key, record } = await createdOnStage();
+      aws.apiGatewayMock.resetHistory();
+
+      expect(await onStage('revoke', record.keyId)).toBe(0);
+
+      expect(apiGatewayCalls()).toEqual(['UpdateApiKeyCommand', 'FlushStageAuthorizersCacheCommand']);
+      expect(flushes()).toEqual([{ restApiId: REST_API_ID, stageName: 'v1' }]);
+      expect(await keys.findActive(key)).toBeUndefined();
+      expect(lines).toEqual([
+        `Revoked key ${record.keyId}. Callers using it are refused.`,
+        'Its API Gateway API key ak-1 is disabled.',
+        FLUSHED,
+      ]);
+    });
+
+    it('revoke run again flushes again, in case the first flush could not be made', async () => {
+      const { record } = await createdOnStage();
+      expect(await onStage('revoke', record.keyId, '--json')).toBe(0);
+      expect(await onStage('revoke', record.keyId, '--json')).toBe(0);
+      expect(flushes()).toHaveLength(2);
+    });
+
+    it('roll --grace 0 flushes it; a roll whose old key works on does not', async () => {
+      const { record } = await createdOnStage();
+      expect(await onStage('roll', record.keyId, '--grace', '1h', '--json')).toBe(0);
+      expect(flushes()).toEqual([]);
+      const successor = String(parsedLines()[0]?.id);
+      lines = [];
+
+      expect(await onStage('roll', successor, '--grace', '0')).toBe(0);
+
+      expect(flushes()).toEqual([{ restApiId: REST_API_ID, stageName: 'v1' }]);
+      expect(lines.at(-1)).toBe(FLUSHED);
+    });
+
+    it('set-plan flushes it, after the API key has moved; set-plan to the plan it is on changes and flushes nothing', async () => {
+      const { record } = await createdOnStage();
+      aws.apiGatewayMock.resetHistory();
+      expect(await onStage('set-plan', record.keyId, 'default')).toBe(0);
+      expect(apiGatewayCalls()).toEqual([]);
+
+      expect(await onStage('set-plan', record.keyId, 'partner')).toBe(0);
+
+      expect(apiGatewayCalls().at(-1)).toBe('FlushStageAuthorizersCacheCommand');
+      expect(lines.slice(-2)).toEqual([`Moved key ${record.keyId} from plan default to plan partner.`, FLUSHED]);
+    });
+
+    it('create, list and show flush nothing', async () => {
+      const { record } = await createdOnStage('--plan', 'partner');
+      expect(await onStage('list')).toBe(0);
+      expect(await onStage('show', record.keyId)).toBe(0);
+      expect(flushes()).toEqual([]);
+    });
+
+    it('says in one line (exit status 1) when API Gateway refuses the flush: the revoke is stored, and how to flush by hand', async () => {
+      aws.apiGatewayMock
+        .on(FlushStageAuthorizersCacheCommand)
+        .rejects(
+          Object.assign(new Error('User: arn:aws:iam::123456789012:user/alice is not authorized'), { name: 'AccessDeniedException' }),
+        );
+      const { key, record } = await createdOnStage();
+
+      const error = await onStage('revoke', record.keyId).catch((thrown: unknown) => thrown);
+
+      expect(error).toBeInstanceOf(Error);
+      expect(error).not.toBeInstanceOf(UsageError);
+      expect((error as Error).message).toBe(
+        "The change is stored, but takes effect only within the stage's authorizer cache TTL: API Gateway refused to flush it " +
+          `(AccessDeniedException). Flush it now: aws apigateway flush-stage-authorizers-cache --rest-api-id ${REST_API_ID} --stage-name v1`,
+      );
+      expect(await keys.findActive(key)).toBeUndefined();
+      expect(lines).toEqual([`Revoked key ${record.keyId}. Callers using it are refused.`, 'Its API Gateway API key ak-1 is disabled.']);
+    });
+
+    it('says in one line (exit status 1) when the stack has no RestApiId output (deployed before it): the revoke is stored', async () => {
+      const { key, record } = await createdOnStage();
+      const all = outputs();
+      outputs = () => all.filter(({ OutputKey }) => OutputKey !== 'RestApiId');
+
+      const error = await onStage('revoke', record.keyId).catch((thrown: unknown) => thrown);
+
+      expect(error).not.toBeInstanceOf(UsageError);
+      expect((error as Error).message).toBe(
+        "The change is stored, but takes effect only within the stage's authorizer cache TTL: stack PetStore-staging has no " +
+          'RestApiId output, so its cache was not flushed. Deploy this version (npx cdk deploy -c stage=staging), or flush it now: ' +
+          'aws apigateway flush-stage-authorizers-cache --rest-api-id <the API id> --stage-name v1',
+      );
+      expect(flushes()).toEqual([]);
+      expect(await keys.findActive(key)).toBeUndefined();
+    });
+
+    it('says with --table alone that the change takes effect within the TTL, as no stage is named to flush', async () => {
+      await putConsoleKey(tables.client, tables.apiKeys, { name: 'before plans' });
+      const [record] = await keys.list();
+      const keyId = record?.keyId ?? '';
+
+      expect(await onTable('revoke', keyId)).toBe(0);
+
+      expect(apiGatewayCalls()).toEqual([]);
+      expect(lines).toEqual([
+        `Revoked key ${keyId}. Callers using it are refused.`,
+        "The change takes effect within the stage's authorizer cache TTL: --table names no stage whose cache the tool could flush " +
+          '(--stage STAGE flushes it).',
+      ]);
+    });
   });
 });
 
@@ -1633,14 +1747,14 @@ describe('console items of other types than documented, through the tool', () =>
     expect(lines).toContain('lastUsedAt  {"N":"123456789012345678901234567890"}');
     lines = [];
     expect(await run('revoke', record.keyId)).toBe(0);
-    expect(lines).toEqual([`Revoked key ${record.keyId}. Callers using it are refused within the authorizer cache TTL.`]);
+    expect(lines).toEqual([`Revoked key ${record.keyId}. Callers using it are refused.`, TAKES_EFFECT_LOCALLY]);
   });
 
   it('says a key revoked in the console with a revokedAt that is no timestamp was revoked already, and writes nothing', async () => {
     const key = await putConsoleKey(tables.client, tables.apiKeys, { extra: { revokedAt: { S: 'yesterday' } } });
     const keyId = keyIdOf(hashApiKey(key));
     expect(await run('revoke', keyId)).toBe(0);
-    expect(lines).toEqual([`Key ${keyId} was already revoked at yesterday.`]);
+    expect(lines).toEqual([`Key ${keyId} was already revoked at yesterday.`, TAKES_EFFECT_LOCALLY]);
     expect((await recordOf(keyId)).changedBy).toBeUndefined();
   });
 });

@@ -16,6 +16,7 @@ import { stackOutputs } from '../../shared/stack';
 import { maskedError, parseCommandLine, UsageError } from '../cli';
 import type { CloudFormationLookup } from '../stack-outputs';
 import { AUDIT_USAGE, runAuditCommand } from './audit';
+import { authorizerCacheFor } from './authorizer-cache';
 import { actorOf, type CallerLookup } from './caller';
 import { createKey, listKeys, revokeKey, rollKey, setKeyPlan, showKey, type CommandContext } from './commands';
 import { expiryOption, parseDuration } from './durations';
@@ -44,6 +45,9 @@ export const USAGE = `Usage:
                                             revoke a key by its id (and disable its API
                                             Gateway API key, unless a rolled key shares it)
 ${AUDIT_USAGE}
+
+  revoke, set-plan and roll --grace 0 take effect from the next request: with --stage the tool
+  flushes the stage's authorizer cache, and the local server drops a changed key's answers itself.
 
   --name NAME           who or what the new key is for: 1 to ${KEY_NAME_MAX_LENGTH} characters, no control
                         characters (line breaks, tabs, terminal escapes)
@@ -77,7 +81,7 @@ export interface KeysCommandOptions {
   readonly cloudFormation?: CloudFormationLookup;
   /** STS client that names the caller on AWS; built from the region when absent. */
   readonly sts?: CallerLookup;
-  /** API Gateway client for the keys' API keys on AWS; built from the region when absent. */
+  /** API Gateway client for the keys' API keys and the stage's authorizer cache on AWS; built from the region when absent. */
   readonly apiGateway?: ApiGatewayCalls;
 }
 
@@ -265,6 +269,7 @@ const runPrinting = async (argv: string[], options: KeysCommandOptions, { print,
   const context: CommandContext = {
     keys: apiKeysRepository({ client: target.client, tableName: target.tableName }),
     usageKeys,
+    authorizerCache: authorizerCacheFor(target, options.apiGateway),
     print,
     showNewKey,
     json: invocation.json,

@@ -11,6 +11,7 @@ import { keyState } from '../../shared/key-state';
 import { DEFAULT_PLAN, meteringOf, type MeteringRefusal } from '../../shared/plan-policy';
 import type { Scope } from '../../shared/scopes';
 import { UsageError } from '../cli';
+import type { AuthorizerCache } from './authorizer-cache';
 import { attributeText, fullKeyJson, keyJson, LIST_HEADER, listLine, showLines } from './output';
 import type { UsageKeys } from './usage-keys';
 
@@ -18,6 +19,8 @@ export interface CommandContext {
   readonly keys: ApiKeysRepository;
   /** The API keys that meter keys on their plans: API Gateway's on a stage, local ones otherwise. */
   readonly usageKeys: UsageKeys;
+  /** The stage's authorizer cache, flushed after a change that narrows what a key may do. */
+  readonly authorizerCache: AuthorizerCache;
   /** Prints a line through the key mask (tools/keys/printer.ts). */
   readonly print: (line: string) => void;
   /** Prints the lines that show a new key, the key unmasked; rejects when they could not be written. */
@@ -26,8 +29,6 @@ export interface CommandContext {
   /** Who makes the changes; asked only before a write (on AWS it calls STS). */
   readonly caller: () => Promise<Actor>;
 }
-
-const CACHE_NOTE = 'within the authorizer cache TTL';
 
 const describeNew = (record: ApiKeyRecord): string =>
   `${record.name}, scopes ${record.scopes.join(',')}${record.expiresAt === undefined ? '' : `, expires ${record.expiresAt}`}`;
@@ -51,6 +52,15 @@ const unmeteredKey = (keyId: string, reason: MeteringRefusal, what: string): Usa
 const noSuchKey = (keyId: string): UsageError => new UsageError(`No key has the id ${keyId} (npm run keys -- list shows them).`);
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * After a change that narrows what a key may do: the authorizer cache flushed where the tool can,
+ * and the line that says when the change takes effect (not with --json, whose lines are the keys).
+ */
+const takeEffect = async ({ authorizerCache, print, json }: CommandContext): Promise<void> => {
+  const line = await authorizerCache.afterChange();
+  if (!json) print(line);
+};
 
 /**
  * Runs `write` (of the keys table); when it fails, `undo` puts API Gateway back as it was before,
@@ -201,14 +211,23 @@ export const rollKey = async (context: CommandContext, keyId: string, input: Rol
         `Rolled key ${keyId} to ${next.keyId} (${describeNew(next)}) on ${describePlan(next)}. The new key is shown only this once:`,
         key,
         ended
-          ? `The old key ${keyId} expired at ${previous.expiresAt}: callers still using it are refused ${CACHE_NOTE}.`
+          ? `The old key ${keyId} expired at ${previous.expiresAt}: callers still using it are refused.`
           : `The old key ${keyId} expires at ${previous.expiresAt}: both work until then.`,
       ];
-  await shownOrRevoked(context, next.keyId, key, lines, changedBy).catch((error: unknown) => {
+  await shownOrRevoked(context, next.keyId, key, lines, changedBy).catch(async (error: unknown) => {
     // Its predecessor is not given back its time: it ends as the roll said, and cannot be rolled again.
     const old = ended ? `the old key ${keyId} has ended` : `the old key ${keyId} still ends at ${previous.expiresAt}`;
-    throw new Error(`${messageOf(error).replace(/\.$/, '')}; ${old}: create a key to replace it.`);
+    // Ended, its cached answers go all the same.
+    const flush = ended
+      ? await context.authorizerCache.afterChange().then(
+          () => '',
+          (flushError: unknown) => ` ${messageOf(flushError)}`,
+        )
+      : '';
+    throw new Error(`${messageOf(error).replace(/\.$/, '')}; ${old}: create a key to replace it.${flush}`);
   });
+  // Ended now (--grace 0): its cached answers would let it in for the rest of the TTL.
+  if (ended) await takeEffect(context);
   return 0;
 };
 
@@ -224,11 +243,8 @@ const planRefusal = (keyId: string, error: unknown): unknown => {
  * Puts a key on another plan: its API key is moved between the usage plans, and the keys that
  * share it (the other end of a roll in its grace) follow.
  */
-export const setKeyPlan = async (
-  { keys, usageKeys, print, json, caller }: CommandContext,
-  keyId: string,
-  plan: string,
-): Promise<number> => {
+export const setKeyPlan = async (context: CommandContext, keyId: string, plan: string): Promise<number> => {
+  const { keys, usageKeys, print, json, caller } = context;
   const record = await keys.findById(keyId);
   if (!record) throw noSuchKey(keyId);
   const state = keyState(record, new Date());
@@ -263,12 +279,13 @@ export const setKeyPlan = async (
     },
     () => usageKeys.move(usageKeyId, plan, from),
   );
-  if (json) {
-    print(keyJson(updated));
-    return 0;
+  if (json) print(keyJson(updated));
+  else {
+    const along = followers.length === 0 ? '' : ` Key ${followers.join(', ')}, which shares its usage key, moved with it.`;
+    print(`Moved key ${keyId} from plan ${from} to plan ${plan}.${along}`);
   }
-  const along = followers.length === 0 ? '' : ` Key ${followers.join(', ')}, which shares its usage key, moved with it.`;
-  print(`Moved key ${keyId} from plan ${from} to plan ${plan}: its new limits apply ${CACHE_NOTE}.${along}`);
+  // The cached answers name the old plan.
+  await takeEffect(context);
   return 0;
 };
 
@@ -279,16 +296,16 @@ export const revokeKey = async (context: CommandContext, keyId: string): Promise
   // revoke run again (the key revoked already) disables it again, in case the first could not.
   const { record, sharing, disabled } = await revokeWithUsageKey(context, keyId, changedBy);
   const { usageKeyId } = record;
-  if (json) {
-    print(keyJson(record));
-    return 0;
+  if (json) print(keyJson(record));
+  else {
+    // Revoking twice keeps the first time, and the first revoker.
+    if (!record.revokedNow) print(`Key ${keyId} was already revoked at ${attributeText(record.revokedAt)}.`);
+    else print(`Revoked key ${keyId}. Callers using it are refused.`);
+    if (usageKeys.onApiGateway && disabled !== undefined) print(`Its API Gateway API key ${disabled} is disabled.`);
+    else if (usageKeys.onApiGateway && sharing.length > 0)
+      print(`Its API Gateway API key ${usageKeyId} stays enabled: key ${sharing.map((other) => other.keyId).join(', ')} shares it.`);
   }
-  // Revoking twice keeps the first time, and the first revoker.
-  if (!record.revokedNow) print(`Key ${keyId} was already revoked at ${attributeText(record.revokedAt)}.`);
-  else print(`Revoked key ${keyId}. Callers using it are refused ${CACHE_NOTE}.`);
-  if (!usageKeys.onApiGateway) return 0;
-  if (disabled !== undefined) print(`Its API Gateway API key ${disabled} is disabled.`);
-  else if (sharing.length > 0)
-    print(`Its API Gateway API key ${usageKeyId} stays enabled: key ${sharing.map((other) => other.keyId).join(', ')} shares it.`);
+  // Flushed again by a revoke run again, in case the first flush could not be made.
+  await takeEffect(context);
   return 0;
 };
