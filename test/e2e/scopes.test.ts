@@ -1,10 +1,12 @@
 /**
  * API key scopes over HTTP: a key reaches exactly the operations its scopes cover, whichever it
- * calls first (the gateway caches one policy per key); without the scope it gets 403, not 401.
+ * calls first (the gateway caches one policy per key); without the scope it gets 403, not 401; and
+ * scopes narrowed while its policy is cached hold within seconds.
  */
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { generateApiKey } from '../../shared/api-keys';
+import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { Scope } from '../../shared/scopes';
 import { putConsoleKey } from '../support/console-keys';
@@ -110,5 +112,35 @@ describe('scopes', () => {
     const key = await consoleKey({ scopes: { SS: ['none'] } });
     await expectInsufficientScope(await as(key, '/pets'));
     await expectInsufficientScope(await createPet(key));
+  });
+
+  it("answers 403 within 2 s once a key's scopes are narrowed in the console, its allow cached (TTL 300 s)", async () => {
+    const key = await consoleKey({ scopes: { SS: ['pets:read', 'pets:write'] } });
+    expect((await createPet(key)).status).toBe(201);
+    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    try {
+      // As an operator removes a value from the set in the DynamoDB console.
+      await client.send(
+        new UpdateItemCommand({
+          TableName: api.tables.apiKeys,
+          Key: { keyHash: { S: hashApiKey(key) } },
+          UpdateExpression: 'DELETE scopes :removed',
+          ExpressionAttributeValues: { ':removed': { SS: ['pets:write'] } },
+        }),
+      );
+    } finally {
+      client.destroy();
+    }
+    const narrowedAt = Date.now();
+
+    let refused: Response;
+    for (;;) {
+      refused = await createPet(key);
+      if (refused.status !== 201 || Date.now() > narrowedAt + 2_000) break;
+      await refused.arrayBuffer();
+      await sleep(50);
+    }
+    await expectInsufficientScope(refused);
+    expect((await as(key, '/pets')).status).toBe(200);
   });
 });

@@ -5,6 +5,10 @@
  * as it likes. The cache therefore holds at most `maxEntries`, drops expired entries as it goes,
  * and when full forgets the oldest entry (the next request with that token runs the authorizer
  * again, which is all a cache miss costs).
+ *
+ * A key whose item changes loses its entries at once (`forgetKey`, by the key's hash, which the
+ * authorizer's context carries), as the key tool's flush empties API Gateway's cache deployed; and
+ * while the changes cannot be followed (`following(false)`), nothing is cached at all.
  */
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 
@@ -14,12 +18,25 @@ export const AUTH_CACHE_MAX_ENTRIES = 1_000;
 interface CachedPolicy {
   readonly result: APIGatewayAuthorizerResult;
   readonly expiresAt: number;
+  /** The key's hash, from the authorizer's context: what a change to its item names. */
+  readonly keyHash: unknown;
 }
 
 export interface AuthorizerCache {
   /** The cached policy for a token, unless it has expired. */
   get(token: string, at: number): APIGatewayAuthorizerResult | undefined;
-  set(token: string, result: APIGatewayAuthorizerResult, at: number): void;
+  /**
+   * Caches the policy the authorizer gave for a token. `since` is the `changes` count read before
+   * the authorizer was asked: if a key changed meanwhile, the answer may be from before the
+   * change, and is not kept.
+   */
+  set(token: string, result: APIGatewayAuthorizerResult, at: number, since?: number): void;
+  /** Drops every answer cached for the key with this hash: its item changed. */
+  forgetKey(keyHash: string): void;
+  /** Whether changes to keys reach `forgetKey`; while they do not, the cache holds nothing. */
+  following(following: boolean): void;
+  /** How many times keys have changed (or following stopped): read before asking the authorizer. */
+  readonly changes: number;
   /** How many tokens are held (for tests and diagnostics). */
   readonly size: number;
 }
@@ -28,6 +45,8 @@ export const createAuthorizerCache = (ttlSeconds: number, maxEntries = AUTH_CACH
   // A Map iterates in insertion order, and every entry lives for the same TTL: the first entries
   // are the oldest and expire first, so sweeping and evicting both work from the front.
   const entries = new Map<string, CachedPolicy>();
+  let changes = 0;
+  let followed = true;
 
   const sweepExpired = (at: number) => {
     for (const [token, entry] of entries) {
@@ -44,8 +63,8 @@ export const createAuthorizerCache = (ttlSeconds: number, maxEntries = AUTH_CACH
       entries.delete(token);
       return undefined;
     },
-    set(token, result, at) {
-      if (ttlSeconds <= 0 || maxEntries <= 0) return;
+    set(token, result, at, since = changes) {
+      if (ttlSeconds <= 0 || maxEntries <= 0 || !followed || since !== changes) return;
       entries.delete(token); // a refreshed entry moves to the back
       sweepExpired(at);
       while (entries.size >= maxEntries) {
@@ -53,7 +72,21 @@ export const createAuthorizerCache = (ttlSeconds: number, maxEntries = AUTH_CACH
         if (oldest.done === true) break;
         entries.delete(oldest.value);
       }
-      entries.set(token, { result, expiresAt: at + ttlSeconds * 1000 });
+      entries.set(token, { result, expiresAt: at + ttlSeconds * 1000, keyHash: result.context?.keyHash });
+    },
+    forgetKey(keyHash) {
+      changes += 1;
+      for (const [token, entry] of entries) if (entry.keyHash === keyHash) entries.delete(token);
+    },
+    following(following) {
+      if (!following) {
+        changes += 1;
+        entries.clear();
+      }
+      followed = following;
+    },
+    get changes() {
+      return changes;
     },
     get size() {
       return entries.size;

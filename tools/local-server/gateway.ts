@@ -83,10 +83,14 @@ export interface GatewayOptions {
   readonly corsAllowedOrigins?: readonly string[];
 }
 
-/** The gateway: a request in, its answer out; and how many tokens its authorizer cache holds. */
+/** The gateway: a request in, its answer out; how many tokens its authorizer cache holds, and what tells it of key changes. */
 export interface Gateway {
   (request: GatewayRequest): Promise<APIGatewayProxyResult>;
   readonly authCacheSize: () => number;
+  /** The item of the key with this hash changed: its cached answers go, as a flush of API Gateway's cache drops them. */
+  readonly keyChanged: (keyHash: string) => void;
+  /** Whether key changes reach `keyChanged`: while they do not, no answer is cached, since one could outlive its key's change. */
+  readonly followingKeyChanges: (following: boolean) => void;
 }
 
 const bearer = new RegExp(BEARER_PATTERN);
@@ -143,6 +147,8 @@ export const createGateway = ({
     const at = now().getTime();
     let result = policyCache.get(token, at);
     if (!result) {
+      // A key that changes while the authorizer reads it may be answered as it was: not cached then.
+      const changes = policyCache.changes;
       try {
         result = await authorizer(tokenEvent(token, methodArn), lambdaContext('authorizer'));
       } catch (error) {
@@ -150,7 +156,7 @@ export const createGateway = ({
         // throws is its AUTHORIZER_CONFIGURATION_ERROR.
         return error instanceof Error && error.message === AUTHORIZER_REFUSAL ? 'UNAUTHORIZED' : 'AUTHORIZER_CONFIGURATION_ERROR';
       }
-      policyCache.set(token, result, at);
+      policyCache.set(token, result, at, changes);
     }
     return policyAllows(result.policyDocument, methodArn) ? result : 'ACCESS_DENIED';
   };
@@ -159,7 +165,11 @@ export const createGateway = ({
     const requestId = randomUUID();
     return withGatewayRequestId(await answer(request, requestId), requestId);
   };
-  return Object.assign(gateway, { authCacheSize: () => policyCache.size });
+  return Object.assign(gateway, {
+    authCacheSize: () => policyCache.size,
+    keyChanged: (keyHash: string) => policyCache.forgetKey(keyHash),
+    followingKeyChanges: (following: boolean) => policyCache.following(following),
+  });
 
   async function answer(request: GatewayRequest, requestId: string): Promise<APIGatewayProxyResult> {
     const url = parseRequestTarget(request.url);

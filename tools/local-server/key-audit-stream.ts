@@ -8,15 +8,7 @@
  * it cannot read stops the start; one that fails later is said once, in the log and to
  * `npm run keys -- audit`, not at every read.
  */
-import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
-import {
-  DescribeStreamCommand,
-  DynamoDBStreamsClient,
-  GetRecordsCommand,
-  GetShardIteratorCommand,
-  type GetRecordsCommandOutput,
-  type _Record as StreamRecord,
-} from '@aws-sdk/client-dynamodb-streams';
+import { DescribeStreamCommand } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { createHandler as createKeyAuditHandler } from '../../functions/key-audit';
@@ -25,7 +17,6 @@ import { keyIdOf } from '../../shared/api-keys';
 import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import { AUDIT_STREAM_RETRY_ATTEMPTS, sequenceNumberOf } from '../../shared/key-audit';
 import { logger, safeErrorFields } from '../../shared/logger';
-import { apiKeysTable } from '../../shared/tables';
 import { lambdaContext } from '../../shared/gateway-events';
 import {
   clearTrailStall,
@@ -37,6 +28,7 @@ import {
   type TrailStall,
 } from './key-audit-log';
 import { asInvocation } from './invocation';
+import { keysTableStream, streamReader, streamsClientOf, type StreamRecord } from './keys-stream';
 
 export interface LocalKeyAuditOptions {
   /** Milliseconds between reads of the stream. */
@@ -72,29 +64,6 @@ export class AuditStreamUnreadable extends Error {
 }
 
 const errorName = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
-
-/**
- * A Streams client that reaches the table's stream as `client` reaches the table: the same
- * endpoint, region and credentials, resolved from it rather than set again. DynamoDB Local without
- * -sharedDb keeps one database per access key and region, where any other finds no stream.
- */
-const streamsClientOf = async ({ config }: DynamoDBDocumentClient): Promise<DynamoDBStreamsClient> =>
-  new DynamoDBStreamsClient({
-    ...(config.isCustomEndpoint && config.endpoint ? { endpoint: config.endpoint } : {}),
-    region: await config.region(),
-    credentials: config.credentials,
-  });
-
-/** The keys table's latest stream, turned on first for a table made before the audit trail (a persisted one). */
-const keysTableStream = async (client: DynamoDBDocumentClient, tableName: string): Promise<string> => {
-  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-  if (Table?.StreamSpecification?.StreamEnabled && Table.LatestStreamArn) return Table.LatestStreamArn;
-  const { TableDescription } = await client.send(
-    new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: true, StreamViewType: apiKeysTable.stream } }),
-  );
-  if (!TableDescription?.LatestStreamArn) throw new Error(`The keys table ${tableName} has no stream after turning it on.`);
-  return TableDescription.LatestStreamArn;
-};
 
 /**
  * A stream record as Lambda hands it: the same fields, ApproximateCreationDateTime in epoch
@@ -155,8 +124,6 @@ export const startLocalKeyAudit = async (
   );
   const sweepExpired = asInvocation({ functionName: 'keyExpiry', ...keysTable }, createKeyExpiryHandler({ keys }));
 
-  /** Each shard's next iterator; undefined once a closed shard is read to its end. */
-  const iterators = new Map<string, string | undefined>();
   /** How many times each failing record (by sequence number) has failed so far. */
   const failures = new Map<string, number>();
   /** The records set aside after their retries, left out when their batch is handed again. */
@@ -191,40 +158,20 @@ export const startLocalKeyAudit = async (
     }
   };
 
-  const readShards = async () => {
-    let exclusiveStartShardId: string | undefined;
-    do {
-      const { StreamDescription } = await streams.send(
-        new DescribeStreamCommand({ StreamArn: streamArn, ExclusiveStartShardId: exclusiveStartShardId }),
-      );
-      for (const { ShardId } of StreamDescription?.Shards ?? []) {
-        if (ShardId === undefined || iterators.has(ShardId)) continue;
-        const { ShardIterator } = await streams.send(
-          new GetShardIteratorCommand({ StreamArn: streamArn, ShardId, ShardIteratorType: 'TRIM_HORIZON' }),
-        );
-        iterators.set(ShardId, ShardIterator);
-      }
-      exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
-    } while (exclusiveStartShardId !== undefined);
-  };
-
-  const readShard = async (shardId: string, iterator: string) => {
-    for (let position: string | undefined = iterator; position !== undefined;) {
-      const { Records = [], NextShardIterator }: GetRecordsCommandOutput = await streams.send(
-        new GetRecordsCommand({ ShardIterator: position, Limit: 100 }),
-      );
-      const batch = Records.map((record) => lambdaRecord(record, streamArn, region));
+  // From the oldest record on, as a new event source mapping starts.
+  const stream = streamReader(streams, streamArn, {
+    firstShardsAt: 'TRIM_HORIZON',
+    handle: async (records) => {
+      const batch = records.map((record) => lambdaRecord(record, streamArn, region));
       // Handed again on the next read from the batch's start.
-      if (!(await handBatch(batch))) return;
-      iterators.set(shardId, NextShardIterator);
+      if (!(await handBatch(batch))) return false;
       for (const record of batch) {
         setAside.delete(sequenceNumberOf(record));
         failures.delete(sequenceNumberOf(record));
       }
-      if (Records.length === 0) return; // read up to now
-      position = NextShardIterator;
-    }
-  };
+      return true;
+    },
+  });
 
   let stopped = false;
   /** Since when each task has been failing: said when it starts failing and when it recovers, not at every try. */
@@ -261,8 +208,7 @@ export const startLocalKeyAudit = async (
       .then(async () => {
         let failure: { error: unknown } | undefined;
         try {
-          await readShards();
-          for (const [shardId, iterator] of iterators) if (iterator !== undefined) await readShard(shardId, iterator);
+          await stream.read();
         } catch (error) {
           failure = { error };
         }

@@ -23,6 +23,7 @@ import type { TableNames } from '../../shared/tables';
 import { createDocumentation } from './docs';
 import {
   createGateway,
+  DEFAULT_AUTH_CACHE_TTL_SECONDS,
   GATEWAY_MAX_BODY_BYTES,
   withGatewayRequestId,
   type BodyRefusal,
@@ -33,6 +34,7 @@ import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { projectRoot } from '../../shared/project-root';
 import { plansInForce, type Plans } from '../../shared/plans';
 import { asInvocation } from './invocation';
+import { followKeyChanges, type KeyChanges } from './key-changes';
 
 export interface LocalServerOptions {
   readonly client: DynamoDBDocumentClient;
@@ -93,7 +95,7 @@ export const startLocalServer = async ({
   port = 3000,
   host = '127.0.0.1',
   tables,
-  authCacheTtlSeconds,
+  authCacheTtlSeconds = DEFAULT_AUTH_CACHE_TTL_SECONDS,
   throttle,
   plans = plansInForce(),
   now,
@@ -121,6 +123,17 @@ export const startLocalServer = async ({
     now,
     domainName: () => ownAddress,
   });
+
+  // A cached answer goes when its key's item changes, as the key tool's flush of API Gateway's cache does deployed.
+  const keyChanges: KeyChanges | undefined =
+    authCacheTtlSeconds > 0
+      ? await followKeyChanges({
+          client,
+          keysTableName: tables.apiKeys,
+          onChange: gateway.keyChanged,
+          onFollowing: gateway.followingKeyChanges,
+        })
+      : undefined;
 
   const documentation = createDocumentation();
   const bodiesInFlight = createBodyBudget(maxBodyBytesInFlight);
@@ -182,7 +195,12 @@ export const startLocalServer = async ({
     answerAndClose(socket, withGatewayRequestId(answer, requestId), 'Not Found');
   });
   server.listen(port, host);
-  await once(server, 'listening');
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    await keyChanges?.stop();
+    throw error;
+  }
   const address = server.address() as AddressInfo;
   ownAddress = `${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   return {
@@ -191,7 +209,7 @@ export const startLocalServer = async ({
     close: async () => {
       server.closeAllConnections();
       server.close();
-      await once(server, 'close');
+      await Promise.all([once(server, 'close'), keyChanges?.stop()]);
     },
   };
 };

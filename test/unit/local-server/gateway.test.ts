@@ -1,8 +1,8 @@
 /**
  * The local gateway on its own, with stand-in authorizers and handlers: what it answers when the
  * authorizer fails or its policy does not cover the method, when it reads a body (only once the
- * request is authorized), the event it hands a function, the 501 it answers itself, and the bound
- * on its authorizer cache.
+ * request is authorized), the event it hands a function, the 501 it answers itself, the bound
+ * on its authorizer cache, and the cached answers a key change drops.
  */
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -284,6 +284,66 @@ describe('the authorizer cache of the local gateway', () => {
     const gateway = gatewayWith({ authCacheTtlSeconds: 0 });
     await gateway(request('/pets'));
     expect(gateway.authCacheSize()).toBe(0);
+  });
+});
+
+describe("the local gateway's authorizer cache and key changes", () => {
+  /** An authorizer that names each token's key by the token (`Bearer <name>`), and counts its runs. */
+  const perKey = () =>
+    vi.fn<TokenAuthorizer>(async (event) => {
+      const name = event.authorizationToken.slice('Bearer '.length);
+      return { ...policy('Allow'), context: { keyId: name, keyHash: `hash-of-${name}` } };
+    });
+  const as = (name: string, scheme = 'Bearer') => request('/pets', [['Authorization', `${scheme} ${name}`]]);
+
+  it("drops every cached answer of a changed key, and only that key's", async () => {
+    const authorizer = perKey();
+    const gateway = gatewayWith({ authorizer, authCacheTtlSeconds: 300 });
+    for (const scheme of ['Bearer', 'bearer']) await gateway(as('changed', scheme));
+    await gateway(as('unchanged'));
+    expect(gateway.authCacheSize()).toBe(3);
+
+    gateway.keyChanged('hash-of-changed');
+
+    expect(gateway.authCacheSize()).toBe(1);
+    authorizer.mockClear();
+    await gateway(as('unchanged'));
+    expect(authorizer).not.toHaveBeenCalled();
+    await gateway(as('changed'));
+    expect(authorizer).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not cache an answer the authorizer gave while a key changed: it may be from before the change', async () => {
+    let changeMeanwhile: () => void = () => undefined;
+    const authorizer = vi.fn<TokenAuthorizer>(async () => {
+      changeMeanwhile();
+      return policy('Allow');
+    });
+    const gateway = gatewayWith({ authorizer, authCacheTtlSeconds: 300 });
+    changeMeanwhile = () => gateway.keyChanged('0123456789ab'.padEnd(64, '0'));
+
+    expect((await gateway(request('/pets'))).statusCode).toBe(200);
+
+    expect(gateway.authCacheSize()).toBe(0);
+  });
+
+  it('caches nothing while key changes cannot be followed, and caches again once they can', async () => {
+    const authorizer = perKey();
+    const gateway = gatewayWith({ authorizer, authCacheTtlSeconds: 300 });
+    await gateway(as('a'));
+    expect(gateway.authCacheSize()).toBe(1);
+
+    gateway.followingKeyChanges(false);
+    expect(gateway.authCacheSize()).toBe(0);
+    await gateway(as('a'));
+    await gateway(as('a'));
+    expect(authorizer).toHaveBeenCalledTimes(3);
+    expect(gateway.authCacheSize()).toBe(0);
+
+    gateway.followingKeyChanges(true);
+    await gateway(as('a'));
+    await gateway(as('a'));
+    expect(authorizer).toHaveBeenCalledTimes(4);
   });
 });
 
