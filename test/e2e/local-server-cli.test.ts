@@ -17,6 +17,7 @@ import { startFaultProxy } from '../support/fault-proxy';
 import { createTestTables } from '../support/tables';
 import packageJson from '../../package.json';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
+import { plans } from '../../shared/plans';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -167,6 +168,17 @@ describe('npm start', { timeout: 90_000 }, () => {
       new RegExp(`^${keyIdLine(started.output())}\\tlocal\\tpets:read,pets:write,orders:read\\t\\S+\\t-\\t\\S+\\tactive\\tdefault$`, 'm'),
     );
 
+    // The banner names the key's plan and its limits, the deployed ones, and how to get more: its command works as printed.
+    const { rateLimit, burstLimit, quota } = plans.default ?? { rateLimit: 0, burstLimit: 0 };
+    expect(started.output()).toContain(
+      `Plan:          default: ${rateLimit} requests a second, bursts of ${burstLimit}, ` +
+        `${quota?.limit.toLocaleString('en-US')} a ${quota?.period.toLowerCase()}, as deployed (shared/plans.ts)\n` +
+        `               past them the API answers 429; more: DYNAMODB_LOCAL_PORT=${dynamoPort} npm run keys -- set-plan ${keyIdLine(started.output())} partner\n`,
+    );
+    const moved = await runKeysLine(/more: (.+)$/m.exec(started.output())?.[1] ?? '');
+    expect(moved.status).toBe(0);
+    expect((await runKeysLine(keysCommand)).stdout).toMatch(new RegExp(`^${keyIdLine(started.output())}\\t.*\\tactive\\tpartner$`, 'm'));
+
     expect(await stop(started)).toBe(true);
     expect(await isListening(dynamoPort)).toBe(false);
     expect(await isListening(Number(new URL(url).port))).toBe(false);
@@ -305,14 +317,15 @@ describe('npm start', { timeout: 90_000 }, () => {
     }
   }, 120_000);
 
-  it('uses DYNAMODB_ENDPOINT instead of starting DynamoDB Local; npm run keys creates and revokes keys there', async () => {
+  it('uses DYNAMODB_ENDPOINT instead of starting DynamoDB Local; npm run keys creates and revokes keys there, a revoke holding within 2 s', async () => {
     const suffix = Date.now().toString(36);
     const env = {
       DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
       PETS_TABLE_NAME: `cli-pets-${suffix}`,
       API_KEYS_TABLE_NAME: `cli-keys-${suffix}`,
     };
-    const started = npmStart({ ...env, PORT: '0', AUTH_CACHE_TTL: '0' });
+    // The authorizer cache on, at its default TTL (300 s).
+    const started = npmStart({ ...env, PORT: '0' });
     await waitFor(started, 'Press Ctrl-C to stop.');
     expect(started.output()).not.toContain('Starting DynamoDB Local');
     const { key, url } = curlLine(started.output());
@@ -332,7 +345,13 @@ describe('npm start', { timeout: 90_000 }, () => {
 
     const revoke = run('npm', ['run', 'keys', '--silent', '--', 'revoke', keyId ?? ''], env);
     expect(await revoke.exit).toBe(0);
-    expect((await fetch(url, { headers: { Authorization: `Bearer ${newKey}` } })).status).toBe(401);
+    expect(revoke.output()).toContain(
+      `Revoked key ${keyId}. Callers using it are refused.\n` +
+        'The change takes effect within seconds: the local server drops the cached answers of a key whose item changes.\n',
+    );
+    await expect
+      .poll(async () => (await fetch(url, { headers: { Authorization: `Bearer ${newKey}` } })).status, { timeout: 2_000, interval: 50 })
+      .toBe(401);
     expect((await fetch(url, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
     expect(await stop(started)).toBe(true);
   });
@@ -419,6 +438,10 @@ describe('npm start', { timeout: 90_000 }, () => {
       });
       await waitFor(started, 'Press Ctrl-C to stop.');
       const { key, url } = curlLine(started.output());
+      expect(started.output()).toContain(
+        `Plan:          default: 0.001 requests a second, bursts of 2, no quota, from PLANS_FILE ${plansFile}\n` +
+          '               past them the API answers 429; more: PLANS_FILE (see "Settings" in README.md)\n',
+      );
       const answers = [];
       for (let index = 0; index < 3; index += 1) answers.push(await fetch(url, { headers: { Authorization: `Bearer ${key}` } }));
       expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429]);

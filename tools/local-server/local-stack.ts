@@ -10,7 +10,7 @@ import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys
 import { tableNames } from '../../shared/config';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
-import { DEFAULT_PLAN } from '../../shared/plan-policy';
+import { DEFAULT_PLAN, meteringOf } from '../../shared/plan-policy';
 import { localActor } from '../keys/caller';
 import { localUsageKey } from './usage-plans';
 import { ensureApiTables, startDynamoDBLocal, type DynamoDBLocal, type DynamoDBLocalOptions } from '../dynamodb-local';
@@ -44,6 +44,11 @@ export interface LocalStack {
   readonly port: number;
   readonly key: string;
   readonly keyId: string;
+  /**
+   * The plan the key is metered on: `default` for a new key; a kept one (`--persist`) may be on
+   * another, or on none when its item was changed by hand (the authorizer then refuses it).
+   */
+  readonly keyPlan: string | undefined;
   /** Ids of the keys of the same name this start revoked (`revokeOtherKeysOfItsName`). */
   readonly replacedKeyIds: readonly string[];
   readonly keys: ApiKeysRepository;
@@ -101,11 +106,13 @@ export const startLocalStack = async ({
     if (record.revokedAt) throw new RevokedKeyError();
     const replacedKeyIds = revokeOtherKeysOfItsName ? await keys.revokeOthersNamed(keyName, record.keyId, changedBy) : [];
     server = await startLocalServer({ ...serverOptions, client: serverClient ?? client, tables });
+    const metering = meteringOf(record);
     return {
       url: server.url,
       port: server.port,
       key: apiKey,
       keyId: record.keyId,
+      keyPlan: 'plan' in metering ? metering.plan : undefined,
       replacedKeyIds,
       keys,
       tables,

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { API_KEY_PATTERN } from '../../shared/api-keys';
-import { plansInForce, type Plans } from '../../shared/plans';
+import type { PlanLimits } from '../../shared/plan-policy';
+import { PLANS_FILE_VARIABLE, plansInForce, type Plans } from '../../shared/plans';
 import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
 import { parseCommandLine, reportFailure, UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-local';
@@ -87,14 +88,56 @@ const planSettings = (env: NodeJS.ProcessEnv): Plans => {
 /** A value as one shell word, quoted only when it must be. */
 const shellWord = (value: string) => (/^[\w.:/@%+=,-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
 
-/** The `npm run keys` command that reaches this server's keys table, settings included. */
-const keysCommand = (settings: Settings, database: DynamoDBLocal | undefined, apiKeysTableNameInUse: string): string => {
+const count = (value: number) => value.toLocaleString('en-US');
+
+/** A plan's limits in words: rate, burst and quota. */
+const describeLimits = ({ rateLimit, burstLimit, quota }: PlanLimits): string =>
+  `${count(rateLimit)} requests a second, bursts of ${count(burstLimit)}, ` +
+  (quota ? `${count(quota.limit)} a ${quota.period.toLowerCase()}` : 'no quota');
+
+/**
+ * The banner's lines on the printed key's plan: its name and limits, whether they are the deployed
+ * ones (PLANS_FILE replaces them), that past them the server answers 429, and how to get more. The
+ * local key is metered as a deployed one is, so that a client's tests meet the 429s here first.
+ */
+const planLines = (
+  plans: Plans,
+  plansFile: string | undefined,
+  keyId: string,
+  keyPlan: string | undefined,
+  keys: (command: string) => string,
+): string[] => {
+  if (keyPlan === undefined) {
+    return ["Plan:          none: the key's item was changed by hand, so the API refuses it (401): set another API_KEY"];
+  }
+  const limits = Object.hasOwn(plans, keyPlan) ? plans[keyPlan] : undefined;
+  const source = plansFile ? `from ${PLANS_FILE_VARIABLE} ${plansFile}` : 'as deployed (shared/plans.ts)';
+  const roomier = Object.entries(plans)
+    .filter(([name, plan]) => name !== keyPlan && plan.rateLimit > (limits?.rateLimit ?? 0))
+    .sort(([, a], [, b]) => b.rateLimit - a.rateLimit)[0]?.[0];
+  const more = roomier ? keys(`set-plan ${keyId} ${roomier}`) : `${PLANS_FILE_VARIABLE} (see "Settings" in README.md)`;
+  return [
+    `Plan:          ${keyPlan}: ${limits ? `${describeLimits(limits)}, ${source}` : `no plan in force has this name (${source})`}`,
+    `               past them the API answers 429; more: ${more}`,
+  ];
+};
+
+/** An `npm run keys` command that reaches this server's keys table, settings included. */
+const keysCommand = (
+  settings: Settings,
+  database: DynamoDBLocal | undefined,
+  apiKeysTableNameInUse: string,
+  plansFile: string | undefined,
+  command = 'list',
+): string => {
   const env = [
     ...(settings.DYNAMODB_ENDPOINT ? [`DYNAMODB_ENDPOINT=${shellWord(settings.DYNAMODB_ENDPOINT)}`] : []),
     ...(database && database.port !== DEFAULT_DYNAMODB_LOCAL_PORT ? [`DYNAMODB_LOCAL_PORT=${database.port}`] : []),
     ...(apiKeysTableNameInUse !== apiKeysTable.defaultName ? [`API_KEYS_TABLE_NAME=${shellWord(apiKeysTableNameInUse)}`] : []),
+    // The tool checks plan names against the plans in force.
+    ...(plansFile ? [`${PLANS_FILE_VARIABLE}=${shellWord(plansFile)}`] : []),
   ];
-  return [...env, 'npm run keys -- list'].join(' ');
+  return [...env, `npm run keys -- ${command}`].join(' ');
 };
 
 const main = async () => {
@@ -163,7 +206,9 @@ const main = async () => {
       ? new Error(`port ${settings.PORT} is in use: set PORT to another port.`)
       : error;
   }
-  const { url, key, keyId, replacedKeyIds, dynamodbLocal: database, dynamodbEndpoint, tables } = stack;
+  const { url, key, keyId, keyPlan, replacedKeyIds, dynamodbLocal: database, dynamodbEndpoint, tables } = stack;
+  const plansFile = process.env[PLANS_FILE_VARIABLE] || undefined;
+  const keys = (command?: string) => keysCommand(settings, database, tables.apiKeys, plansFile, command);
   console.log(
     [
       '',
@@ -177,7 +222,8 @@ const main = async () => {
         : [`DynamoDB:      ${dynamodbEndpoint}`]),
       `API key:       ${key}   (id ${keyId}; shown once, stored as a hash)`,
       ...replacedKeyIds.map((replaced) => `               replaces the local key ${replaced} of an earlier start, now revoked`),
-      `Keys:          ${keysCommand(settings, database, tables.apiKeys)}   (create, revoke: npm run keys -- --help)`,
+      ...planLines(plans, plansFile, keyId, keyPlan, keys),
+      `Keys:          ${keys()}   (create, revoke: npm run keys -- --help)`,
       `Docs:          ${url}/docs   (OpenAPI: ${url}/openapi.json)`,
       '',
       'Try it:',
