@@ -5,7 +5,7 @@
  * 1-minute periods, any of which rolls the release back; and the pre-traffic hook, which checks the
  * version each deployment moves an alias to (the new one, or in a rollback the previous one) before
  * it takes any request. The key audit's functions are not released this way
- * (a stream and a 15-minute schedule send a canary too little to judge): their alias moves in the
+ * (a stream and a one-minute schedule send a canary too little to judge): their alias moves in the
  * stack update.
  */
 import { Duration, Stack, Validations, type RemovalPolicy } from 'aws-cdk-lib';

@@ -26,11 +26,13 @@ Options:
 
 Environment:
   PORT                  port of the API (default 3000)
-  API_KEY               local API key to register (default: a new random key each start)
+  API_KEY               local API key to register (default: a new random key each start); it is on the
+                        default plan, with the deployed limits (the banner's Plan: line names them)
   DYNAMODB_ENDPOINT     use this DynamoDB instead of starting DynamoDB Local
   DYNAMODB_LOCAL_PORT   port for the DynamoDB Local it starts (default ${DEFAULT_DYNAMODB_LOCAL_PORT}); it listens on
                         every network interface: see "Settings" in README.md
-  AUTH_CACHE_TTL        seconds the authorizer's answer is cached per key (default ${DEFAULT_AUTH_CACHE_TTL_SECONDS})
+  AUTH_CACHE_TTL        seconds the authorizer's answer is cached per key (default ${DEFAULT_AUTH_CACHE_TTL_SECONDS}); a key
+                        whose item changes loses its cached answers within a second
   THROTTLE_RATE         requests per second before 429 (default ${DEFAULT_THROTTLE.rate})
   THROTTLE_BURST        burst size before 429 (default ${DEFAULT_THROTTLE.burst})
   PLANS_FILE            JSON file of usage plans replacing those of shared/plans.ts:

@@ -1,6 +1,7 @@
 /**
  * The local server: a node:http front for the gateway stand-in, wired to the real handler
- * modules (loaded from the route table) and to a DynamoDB the caller names.
+ * modules (loaded from the route table) and to a DynamoDB the caller names; with the authorizer
+ * cache on, it follows the keys table's changes (key-changes.ts) to drop a changed key's answers.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { once } from 'node:events';
