@@ -113,7 +113,7 @@ const DYNAMODB_ACTIONS: Readonly<Record<string, string>> = {
 };
 
 /** Each kind of transaction item, and the action IAM checks for it (a transaction is its items). */
-const TRANSACTION_ITEM_ACTIONS = {
+export const TRANSACTION_ITEM_ACTIONS = {
   Put: 'PutItem',
   Update: 'UpdateItem',
   Delete: 'DeleteItem',
@@ -134,7 +134,7 @@ const EXPRESSION_WORDS = new Set(
   ]),
 );
 
-interface ItemRequest {
+export interface ItemRequest {
   readonly TableName?: string;
   readonly IndexName?: string;
   readonly Key?: Record<string, unknown>;
@@ -151,7 +151,7 @@ interface ItemRequest {
 }
 
 /** The top-level attributes a request names: its key's, its item's, and those of its expressions. */
-const attributesOf = (request: ItemRequest): string[] => {
+export const attributesOf = (request: ItemRequest): string[] => {
   const names = [
     request.UpdateExpression,
     request.ConditionExpression,

@@ -315,21 +315,7 @@ export const simulate = async (request: IamRequest, roleArn: string, policies: r
       .filter(([key]) => documented.has(key))
       .map(([key, value]) => [key, typeof value === 'string' ? value : [...value]]),
   );
-  const response = await runSimulation(
-    {
-      identityPolicies: policies.map((policy, index) => ({ name: `policy${index}`, policy })),
-      serviceControlPolicies: [],
-      resourceControlPolicies: [],
-      resourcePolicy: undefined,
-      request: {
-        principal: roleArn,
-        action: request.action,
-        resource: { resource: request.resource, accountId: ACCOUNT },
-        contextVariables,
-      },
-    },
-    {},
-  );
+  const response = await runSimulation(simulationOf(request, roleArn, policies, contextVariables), {});
   if (response.resultType === 'error') {
     throw new Error(`${describe(request)} cannot be simulated: ${JSON.stringify(response.errors)}`);
   }
@@ -395,18 +381,7 @@ export const codeDeployRequests = (template: CfnTemplate, resolver: TemplateReso
   });
 
 const simulateUnvalidated = (request: IamRequest, roleArn: string, policies: readonly PolicyDocument[]): SimulationResult => {
-  const simulation: Simulation = {
-    identityPolicies: policies.map((policy, index) => ({ name: `policy${index}`, policy })),
-    serviceControlPolicies: [],
-    resourceControlPolicies: [],
-    resourcePolicy: undefined,
-    request: {
-      principal: roleArn,
-      action: request.action,
-      resource: { resource: request.resource, accountId: ACCOUNT },
-      contextVariables: {},
-    },
-  };
+  const simulation = simulationOf(request, roleArn, policies, {});
   const decision = runUnsafeSimulation(simulation, {});
   // The statements that allow it, found as IAM matches them: the action and a resource pattern.
   const allowedBy = policies.flatMap((policy, index) =>
@@ -420,3 +395,17 @@ const simulateUnvalidated = (request: IamRequest, roleArn: string, policies: rea
   );
   return { decision, allowedBy: decision === 'Allowed' ? allowedBy : [] };
 };
+
+/** The simulation of one request by a role with these policies, in the account the templates are synthesized for. */
+const simulationOf = (
+  request: IamRequest,
+  roleArn: string,
+  policies: readonly PolicyDocument[],
+  contextVariables: Simulation['request']['contextVariables'],
+): Simulation => ({
+  identityPolicies: policies.map((policy, index) => ({ name: `policy${index}`, policy })),
+  serviceControlPolicies: [],
+  resourceControlPolicies: [],
+  resourcePolicy: undefined,
+  request: { principal: roleArn, action: request.action, resource: { resource: request.resource, accountId: ACCOUNT }, contextVariables },
+});

@@ -1,6 +1,7 @@
 /** A DynamoDB client on the run's DynamoDB Local that notes every command it sends, for tests. */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../../shared/dynamodb';
+import { attributesOf, TRANSACTION_ITEM_ACTIONS } from './aws-calls';
 
 export interface SentCommand {
   /** The command's name without `Command`: `Query`, `PutItem`, … */
@@ -14,39 +15,12 @@ export interface SentCommand {
   readonly returnValues?: string;
 }
 
-/** Words of an expression that name no attribute. */
-const EXPRESSION_WORDS = new Set(
-  ['SET', 'REMOVE', 'ADD', 'DELETE', 'AND', 'OR', 'NOT', 'BETWEEN', 'IN'].concat([
-    'attribute_exists',
-    'attribute_not_exists',
-    'attribute_type',
-    'begins_with',
-    'contains',
-    'size',
-    'if_not_exists',
-    'list_append',
-  ]),
-);
-
 interface UpdateInput {
-  readonly Key?: Record<string, unknown>;
-  readonly UpdateExpression?: string;
-  readonly ConditionExpression?: string;
-  readonly ExpressionAttributeNames?: Record<string, string>;
   readonly ReturnValues?: string;
 }
 
-/** The top-level attributes an update names, sorted. */
-const attributesOf = ({ Key = {}, UpdateExpression = '', ConditionExpression = '', ExpressionAttributeNames = {} }: UpdateInput) => {
-  const names = `${UpdateExpression} ${ConditionExpression}`
-    .replace(/:[A-Za-z0-9_]+/g, ' ')
-    .replace(/#[A-Za-z0-9_]+/g, (placeholder) => ExpressionAttributeNames[placeholder] ?? placeholder)
-    .match(/[A-Za-z_][A-Za-z0-9_]*/g);
-  return [...new Set([...Object.keys(Key), ...(names ?? []).filter((word) => !EXPRESSION_WORDS.has(word))])].sort();
-};
-
 /** The action IAM checks for each kind of item in a transaction (there is no TransactWriteItems action). */
-const TRANSACTION_ACTIONS = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem' } as const;
+const TRANSACTION_ACTIONS = TRANSACTION_ITEM_ACTIONS;
 
 type TransactItem = Partial<Record<keyof typeof TRANSACTION_ACTIONS, { TableName: string }>>;
 
@@ -73,7 +47,7 @@ export const recordingClient = (endpoint: string) => {
           indexName: input.IndexName,
           limit: input.Limit,
           ...(command === 'UpdateItem'
-            ? { attributes: attributesOf(input as UpdateInput), returnValues: (input as UpdateInput).ReturnValues ?? 'NONE' }
+            ? { attributes: attributesOf(input), returnValues: (input as UpdateInput).ReturnValues ?? 'NONE' }
             : {}),
         });
         return next(args);
