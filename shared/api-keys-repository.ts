@@ -234,6 +234,8 @@ export interface ApiKeysRepositoryOptions {
    * own, one that makes a single attempt (the SDK's retries would outlast LAST_USE_DEADLINE_MS).
    */
   readonly lastUseClient?: DynamoDBDocumentClient;
+  /** How long the `lastUsedAt` write may take. @default LAST_USE_DEADLINE_MS */
+  readonly lastUseDeadlineMs?: number;
 }
 
 /** An item as stored: `scopes` a String Set, read back as a Set (or anything else a console edit left). */
@@ -257,6 +259,7 @@ export const apiKeysRepository = ({
   client,
   tableName = apiKeysTableName(),
   lastUseClient,
+  lastUseDeadlineMs = LAST_USE_DEADLINE_MS,
 }: ApiKeysRepositoryOptions = {}): ApiKeysRepository => {
   const ownClient = client === undefined;
   const db = client ?? createDocumentClient(dynamoDBOptions());
@@ -343,7 +346,7 @@ export const apiKeysRepository = ({
             ConditionExpression: `attribute_exists(keyHash) AND ${seenAsRead.condition}`,
             ExpressionAttributeValues: { ':now': now.toISOString(), ...seenAsRead.values },
           }),
-          { abortSignal: AbortSignal.timeout(LAST_USE_DEADLINE_MS) },
+          { abortSignal: AbortSignal.timeout(lastUseDeadlineMs) },
         ),
       );
       return true;

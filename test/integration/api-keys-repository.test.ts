@@ -28,7 +28,8 @@ let keys: ApiKeysRepository;
 
 beforeEach(async () => {
   tables = await createTestTables();
-  keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+  // A deadline a busy machine cannot outrun: these tests are about what is written, not how fast.
+  keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys, lastUseDeadlineMs: 10_000 });
 });
 
 const rawItems = async () => (await tables.client.send(new ScanCommand({ TableName: tables.apiKeys }))).Items ?? [];
