@@ -139,6 +139,10 @@ export const docTables = (now: Date = new Date()): Readonly<Record<string, strin
   release: releaseTable(now),
 });
 
+/** The generated regions of a document, by table: what lies between its markers. */
+export const regionsOf = (text: string): Array<readonly [string, string]> =>
+  [...text.matchAll(REGION)].map((match) => [match[1] ?? '', match[2] ?? ''] as const);
+
 /**
  * A document with each generated region's table as it is now. Throws on a region it cannot
  * close or a table it does not know: a misspelled marker must not go unchecked.
@@ -161,7 +165,7 @@ export const generatedDocuments = async (now: Date = new Date()): Promise<Array<
   const placed = new Set<string>();
   for (const path of await documentPaths()) {
     const text = await readFile(resolve(projectRoot, path), 'utf8');
-    for (const match of text.matchAll(REGION)) placed.add(match[1] ?? '');
+    for (const [name] of regionsOf(text)) placed.add(name);
     const contents = withTables(path, text, tables);
     if (text.includes('<!-- generated: ')) documents.push({ path, contents });
   }
