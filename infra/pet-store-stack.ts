@@ -14,6 +14,7 @@ import { KeyAuditTrail } from './constructs/key-audit';
 import { Monitoring } from './constructs/monitoring';
 import { PetStoreApi } from './constructs/pet-store-api';
 import { PetStoreFunctions } from './constructs/pet-store-functions';
+import { RELEASE_ID } from './constructs/names';
 import { Release } from './constructs/release';
 import { PetStoreTables } from './constructs/tables';
 import type { StageSettings } from './stages';
@@ -110,7 +111,7 @@ export class PetStoreStack extends Stack {
       alarmEmail: settings.alarmEmail,
     });
     if (settings.release !== 'AllAtOnce') {
-      this.release = new Release(this, 'Release', {
+      this.release = new Release(this, RELEASE_ID, {
         strategy: settings.release,
         namePrefix: resourceName,
         serviceName,

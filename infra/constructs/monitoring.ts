@@ -27,7 +27,7 @@ import { Construct } from 'constructs';
 import { AUTHORIZER_FAILURE_LINE } from '../../shared/http/authorizer-log';
 import { METRICS_NAMESPACE, SERVICE_DIMENSION } from '../../shared/metrics';
 import { serverErrorRate } from './api-metrics';
-import { pascalCase } from './pet-store-functions';
+import { functionErrorsAlarmId } from './names';
 
 export interface MonitoredTable {
   readonly table: Table;
@@ -133,7 +133,7 @@ export class Monitoring extends Construct {
       evaluationPeriods: 3,
     });
     for (const [name, fn] of props.functions) {
-      alarm(`${pascalCase(name)}Errors`, {
+      alarm(functionErrorsAlarmId(name), {
         alarmDescription: `The ${name} function failed (crashed or timed out) at least once in 5 minutes.`,
         metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
         threshold: 1,
@@ -163,7 +163,7 @@ export class Monitoring extends Construct {
       evaluationPeriods: 1,
     });
     for (const [name, fn] of props.keyAudit?.functions ?? []) {
-      alarm(`${pascalCase(name)}Errors`, {
+      alarm(functionErrorsAlarmId(name), {
         alarmDescription: `The ${name} function failed at least once in 5 minutes: key changes may be missing from the audit trail until it succeeds.`,
         metric: fn.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
         threshold: 1,

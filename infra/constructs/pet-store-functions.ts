@@ -11,6 +11,9 @@ import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
 import { routes, type HandledOperationId } from '../../shared/routes';
 import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from '../../shared/tables';
 import { ApiFunction } from './api-function';
+import { functionNameOf, pascalCase } from './names';
+
+export { pascalCase } from './names';
 
 /** The operations that run a function, the authorizer, and the key audit trail's two (infra/constructs/key-audit.ts). */
 export type FunctionName = HandledOperationId | 'authorizer' | 'keyAudit' | 'keyExpiry';
@@ -101,7 +104,7 @@ export class PetStoreFunctions extends Construct {
       const tableNames = tableNameVariables(grants, tables);
       const fn = new ApiFunction(this, pascalCase(name), {
         entry,
-        functionName: `${props.namePrefix}-${name}`,
+        functionName: functionNameOf(props.namePrefix, name),
         description,
         serviceName: props.serviceName,
         environment: { ...tableNames, ...environment },
@@ -141,9 +144,6 @@ export const grantTableAccess = (
 /** The environment that tells a function the names of the tables it is granted, and of no other. */
 export const tableNameVariables = (grants: readonly TableAccess[], tables: Readonly<Partial<Record<TableAccess['table'], Table>>>) =>
   Object.fromEntries(grants.map(({ table }) => [tableDefinitions[table].nameVariable, tables[table]?.tableName ?? '']));
-
-/** `listPets` → `ListPets`, for construct ids. */
-export const pascalCase = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
 
 /**
  * One statement per grant. Attributes become AWS's documented fine-grained access conditions: every

@@ -23,7 +23,10 @@ import type { ReleaseStrategy } from '../stages';
 import { methodMetric, serverErrorRate, stageMetric } from './api-metrics';
 import { ApiFunction, LIVE_ALIAS } from './api-function';
 import { authorizerFailures } from './monitoring';
-import { pascalCase } from './pet-store-functions';
+import { AUTHORIZER_FAILURES_ALARM_ID, functionNameOf, methodServerErrorRateAlarmId, newVersionErrorsAlarmId, pascalCase } from './names';
+
+/** The pre-traffic hook's function name, after the stage's prefix. */
+export const PRE_TRAFFIC_HOOK_NAME = 'preTrafficHook';
 
 export type GradualRelease = Exclude<ReleaseStrategy, 'AllAtOnce'>;
 
@@ -123,13 +126,13 @@ export class Release extends Construct {
       }),
     ];
 
-    // Every released function is checked, and every check has its function: the API's three and the authorizer.
+    // Every released function is checked, and every check has its function: the API's and the authorizer.
     const released = new Map([...props.operations, ['authorizer', props.authorizer] as const]);
     const checked = checkedFunctions(released);
     this.preTrafficHook = new ApiFunction(this, 'PreTrafficHook', {
       entry: 'functions/pre-traffic-hook.ts',
       bundling: HOOK_BUNDLING,
-      functionName: `${props.namePrefix}-preTrafficHook`,
+      functionName: functionNameOf(props.namePrefix, PRE_TRAFFIC_HOOK_NAME),
       description: 'pet store: checks the version a deployment moves a live alias to, before it takes traffic',
       serviceName: props.serviceName,
       // The checked functions by name, which no release changes: the version comes from each
@@ -211,7 +214,7 @@ export class Release extends Construct {
    */
   private newVersionErrors(releaseAlarm: ReleaseAlarm, name: string, fn: ApiFunction): Alarm {
     const functionName = fn.function.functionName;
-    return releaseAlarm(`${pascalCase(name)}NewVersionErrors`, {
+    return releaseAlarm(newVersionErrorsAlarmId(name), {
       alarmDescription: `Release alarm: the ${name} function's new version failed (crashed or timed out) in a minute. A gradual release under way is rolled back.`,
       metric: new Metric({
         namespace: 'AWS/Lambda',
@@ -239,7 +242,7 @@ export class Release extends Construct {
    * stops a release too, which is still the best signal there is.
    */
   private authorizerFailures(releaseAlarm: ReleaseAlarm, serviceName: string): Alarm {
-    return releaseAlarm('AuthorizerFailures', {
+    return releaseAlarm(AUTHORIZER_FAILURES_ALARM_ID, {
       alarmDescription:
         "Release alarm: the authorizer failed (its keys table unreadable) in a minute, the old version's failures included. A gradual release under way is rolled back.",
       metric: authorizerFailures(serviceName, RELEASE_PERIOD),
@@ -256,7 +259,7 @@ export class Release extends Construct {
   private methodServerErrorRates(releaseAlarm: ReleaseAlarm, operationId: string, apiName: string): Alarm[] {
     const served = routes.filter((route: Route) => route.operationId === operationId);
     return served.map((route, position) =>
-      releaseAlarm(`${pascalCase(operationId)}ServerErrorRate${position === 0 ? '' : position + 1}`, {
+      releaseAlarm(methodServerErrorRateAlarmId(operationId, position), {
         alarmDescription: `Release alarm: more than 1% of ${route.method} ${route.path} requests answered 5xx in 2 of 3 minutes. A gradual release under way is rolled back.`,
         metric: methodMetric(apiName, route, '5XXError', 'Average', RELEASE_PERIOD),
         threshold: RELEASE_SERVER_ERROR_RATE_THRESHOLD,

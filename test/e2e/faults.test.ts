@@ -8,6 +8,7 @@ import { paginateScan, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { newPetId } from '../../shared/ids';
+import { routes } from '../../shared/routes';
 import { startFaultProxy, type Fault, type FaultProxy, type Selector } from '../support/fault-proxy';
 import { expectCommonHeaders, expectError, inParallel, postPet, startLocalApi, type LocalApi } from '../support/local-api';
 
@@ -95,6 +96,11 @@ const expectUnavailable = async (response: Response, api: LocalApi, label: strin
 };
 
 describe('the fault matrix', () => {
+  it('faults every operation that has a function (docs/reliability.md says so): a new one joins the matrix', () => {
+    const faulted = operations.map(({ name }) => name);
+    for (const route of routes) if ('handler' in route) expect(faulted, route.operationId).toContain(route.operationId);
+  });
+
   const persistentFaults = async (operation: OperationUnderFault) => {
     const { proxy, api } = await startFaulted();
     const petId = ((await (await postPet(api, { name: 'Resident', categoryId: 1 })).json()) as { id: number }).id;

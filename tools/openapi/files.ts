@@ -1,6 +1,10 @@
-/** The generated files and their contents: the document, and the types a typed client uses. */
+/**
+ * The generated files and their contents: the document, the types a typed client uses, and the
+ * documents whose tables of operations are generated (tools/openapi/docs-tables.ts).
+ */
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildOpenApiDocument } from './document';
+import { generatedDocuments } from './docs-tables';
 import { CLIENT_TYPES_PATH, OPENAPI_PATH } from './paths';
 
 export const generatedFiles = async (): Promise<Array<{ path: string; contents: string }>> => {
@@ -12,5 +16,6 @@ export const generatedFiles = async (): Promise<Array<{ path: string; contents: 
   return [
     { path: OPENAPI_PATH, contents: `${JSON.stringify(document, null, 2)}\n` },
     { path: CLIENT_TYPES_PATH, contents: `// Generated from ${OPENAPI_PATH} by \`npm run openapi\`. Do not edit.\n${types}` },
+    ...(await generatedDocuments()),
   ];
 };

@@ -1,7 +1,7 @@
 /**
- * `npm run openapi`: writes generated/openapi.json and the TypeScript types a client is typed with
- * (openapi-typescript), both generated from the shared definitions. `--check` only compares, and
- * fails when a committed file is stale.
+ * `npm run openapi`: writes generated/openapi.json, the TypeScript types a client is typed with
+ * (openapi-typescript), and the documents' tables of operations, all generated from the shared
+ * definitions. `--check` only compares, and fails when a committed file is stale.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
