@@ -412,7 +412,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
           Effect: 'Allow',
           Action: access.actions.length === 1 ? access.actions[0] : access.actions,
           Resource: access.index ? { 'Fn::Join': ['', [tableArn(access.table), `/index/${access.index}`]] } : tableArn(access.table),
-          ...(access.attributes ? { Condition: attributeConditions(access.attributes) } : {}),
+          ...(access.attributes ? { Condition: attributeConditions(access.attributes, access.returnValues) } : {}),
         })),
       ];
       const sortActions = (list: Array<Record<string, unknown>>) =>
@@ -422,11 +422,11 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(template.toJSON().Resources[ids.role].Properties.ManagedPolicyArns).toBeUndefined();
     });
 
-    /** AWS's fine-grained access conditions: only these attributes, and no return values but NONE. */
-    const attributeConditions = (attributes: readonly string[]) => ({
+    /** AWS's fine-grained access conditions: only these attributes, and no return values but the grant's (NONE by default). */
+    const attributeConditions = (attributes: readonly string[], returnValues: readonly string[] = ['NONE']) => ({
       'ForAllValues:StringEquals': { 'dynamodb:Attributes': attributes },
       Null: { 'dynamodb:Attributes': 'false' },
-      StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': returnValues },
     });
 
     it('grants no wildcard DynamoDB action, no data access on "*", nothing that deletes an item, and updates on the keys table only', () => {

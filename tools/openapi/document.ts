@@ -20,7 +20,7 @@ import { link, REQUEST_ID_HEADER } from '../../shared/http/response';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED_HEADER } from '../../shared/http/idempotency-key';
 import { IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
-import { BASE_PATH, routes, type OperationId, type Route } from '../../shared/routes';
+import { BASE_PATH, COMMON_ERRORS, routes, type OperationId, type Route, type SuccessHeader } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
 import { QUOTA_PERIOD_SECONDS, RATE_LIMIT_POLICY_HEADER } from '../../shared/plan-policy';
 import { PLAN_NAME_PATTERN } from '../../shared/plans';
@@ -34,34 +34,12 @@ const schemaOf = (model: z.ZodMiniType, io: 'input' | 'output'): Json => {
 
 const ref = (kind: 'schemas' | 'headers' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
-/**
- * Error codes each operation can answer, by status. The gateway's and the authorizer's are in every
- * operation: a 403 when the key may not call it (or a web ACL blocks the request), a 429 when throttled
- * or over a quota.
- */
-const GATEWAY_ERRORS: readonly ErrorCode[] = [
-  'validation_failed',
-  'unauthorized',
-  'forbidden',
-  'payload_too_large',
-  'too_many_requests',
-  'quota_exceeded',
-  'internal_error',
-  'service_unavailable',
-];
-const operationErrors: Record<OperationId, readonly ErrorCode[]> = {
-  listPets: [...GATEWAY_ERRORS, 'invalid_cursor'],
-  createPet: [...GATEWAY_ERRORS, 'invalid_json', 'unsupported_media_type', 'idempotency_key_reused'],
-  getPet: [...GATEWAY_ERRORS, 'not_found', 'gone'],
-  listStoreOrders: [...GATEWAY_ERRORS, 'not_implemented'],
-};
-
-/** What each code means in the answer's description. */
+/** What each code means in the answer's description: the same words in every operation that can answer it. */
 const errorWhen: Record<ErrorCode, string> = {
   invalid_json: 'the body is empty, not UTF-8, not valid JSON, or repeats a member name in one object (I-JSON, RFC 7493)',
   unsupported_media_type: "the body is not sent as JSON ('Content-Type: application/json')",
   validation_failed:
-    'a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, ' +
+    'a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of an operation that takes none) or repeated, ' +
     'or a `name` holds a control character or a lone surrogate',
   invalid_cursor: 'the cursor is malformed, edited, or from a listing with another status',
   unauthorized: 'no Authorization header, not the Bearer scheme, or an unknown, revoked or expired key',
@@ -236,39 +214,47 @@ const errorResponse = (route: Route, status: number, codes: readonly ErrorCode[]
   };
 };
 
-const successResponses: Record<OperationId, Json> = {
-  listPets: {
-    200: {
-      description: 'One page of pets, in storage order (by creation with a status filter). A bare JSON array.',
-      headers: headerRefs([...ALWAYS, 'FunctionRequestId'], ['LinkNext', 'RateLimitPolicy']),
+/** The models the document names as components, by model: a body of one of them is a reference to it. */
+const namedSchemas = new Map<z.ZodMiniType, string>([
+  [Pet, 'Pet'],
+  [NewPet, 'NewPet'],
+]);
+
+/** A body's schema from its model: a named model by reference, an array of one with its items by reference. */
+const bodySchema = (model: z.ZodMiniType, io: 'input' | 'output'): Json => {
+  const name = namedSchemas.get(model);
+  if (name !== undefined) return ref('schemas', name);
+  if (model instanceof z.ZodMiniArray) {
+    const items = namedSchemas.get(model.def.element as z.ZodMiniType);
+    if (items !== undefined) {
+      const { type, items: _inline, ...rest } = schemaOf(model, io);
+      return { type, items: ref('schemas', items), ...rest };
+    }
+  }
+  return schemaOf(model, io);
+};
+
+/** The success answer, from the route: its status, body model and headers. */
+const successResponse = (route: Route): Json => {
+  const success = route.success;
+  if (!success) return {};
+  const deprecation: HeaderName[] = route.deprecated ? ['Deprecation', 'Sunset', 'LinkSuccessor'] : [];
+  const own = (names: readonly SuccessHeader[] = []): HeaderName[] => [...names];
+  return {
+    [success.status]: {
+      description: success.description,
+      headers: headerRefs(
+        [...ALWAYS, 'FunctionRequestId', ...own(success.requiredHeaders), ...deprecation],
+        [...own(success.optionalHeaders), 'RateLimitPolicy'],
+      ),
       content: {
         'application/json': {
-          schema: { type: 'array', items: ref('schemas', 'Pet'), maxItems: LIST_LIMIT.max },
-          example: [{ id: 244383887647238, name: 'Rex', categoryId: 1, status: 'available' }],
+          schema: bodySchema(success.model, 'output'),
+          ...(success.example === undefined ? {} : { example: success.example }),
         },
       },
     },
-  },
-  createPet: {
-    201: {
-      description: 'The pet as stored, with its new id; for a repeated `Idempotency-Key`, the first answer again.',
-      headers: headerRefs([...ALWAYS, 'FunctionRequestId', 'Location'], ['IdempotentReplayed', 'RateLimitPolicy']),
-      content: {
-        'application/json': {
-          schema: ref('schemas', 'Pet'),
-          example: { id: 244383887647238, name: 'Rex', categoryId: 1, status: 'available' },
-        },
-      },
-    },
-  },
-  getPet: {
-    200: {
-      description: 'The pet.',
-      headers: headerRefs([...ALWAYS, 'FunctionRequestId', 'Deprecation', 'Sunset', 'LinkSuccessor'], ['RateLimitPolicy']),
-      content: { 'application/json': { schema: ref('schemas', 'Pet') } },
-    },
-  },
-  listStoreOrders: {},
+  };
 };
 
 const parameters: Record<OperationId, Json[]> = {
@@ -278,22 +264,13 @@ const parameters: Record<OperationId, Json[]> = {
   listStoreOrders: [],
 };
 
-/** What each operation does, beyond its summary (getPet's says when it stops working). */
-const descriptions: Record<OperationId, string | undefined> = {
-  listPets:
-    'One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. ' +
-    'While more remain, the `Link rel="next"` header holds the next page\'s URL.',
-  createPet:
-    'Stores a new pet and answers it, with its id and its `Location`. ' +
-    'With an `Idempotency-Key`, a retry answers the first result and creates nothing.',
-  getPet: undefined,
-  listStoreOrders: 'Named by the interface, never specified: answers 501 `not_implemented` after authentication.',
-};
+/** An example of each request body model. */
+const bodyExamples = new Map<z.ZodMiniType, unknown>([[NewPet, { name: 'Rex', categoryId: 1 }]]);
 
 const needsScope = (route: Route): string => `Needs an API key with the \`${route.scope}\` scope.`;
 
 const operation = (route: Route) => {
-  const codes = operationErrors[route.operationId as OperationId];
+  const codes: readonly ErrorCode[] = [...COMMON_ERRORS, ...route.errors];
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(errorCatalogue[code].status, [...(byStatus.get(errorCatalogue[code].status) ?? []), code]);
   const errors = Object.fromEntries(
@@ -304,7 +281,7 @@ const operation = (route: Route) => {
     operationId: route.operationId,
     summary: route.summary,
     tags: [route.notImplemented ? 'store' : 'animals'],
-    description: [descriptions[route.operationId as OperationId], needsScope(route)].filter(Boolean).join(' '),
+    description: [route.description, needsScope(route)].filter(Boolean).join(' '),
     // OpenAPI 3.1 lets a bearer requirement list the roles it needs: here the key's scope.
     security: [{ bearerKey: [route.scope] }],
     ...(deprecated
@@ -317,16 +294,22 @@ const operation = (route: Route) => {
         }
       : {}),
     ...(parameters[route.operationId as OperationId].length > 0 ? { parameters: parameters[route.operationId as OperationId] } : {}),
-    ...(route.jsonBody
+    // Only an operation with a body model has a request body, described by that model.
+    ...(route.request?.body
       ? {
           requestBody: {
             required: true,
             description: `At most ${MAX_BODY_BYTES} bytes. Unknown fields, a client-chosen \`id\` included, are refused.`,
-            content: { 'application/json': { schema: ref('schemas', 'NewPet'), example: { name: 'Rex', categoryId: 1 } } },
+            content: {
+              'application/json': {
+                schema: bodySchema(route.request.body, 'input'),
+                ...(bodyExamples.has(route.request.body) ? { example: bodyExamples.get(route.request.body) } : {}),
+              },
+            },
           },
         }
       : {}),
-    responses: { ...successResponses[route.operationId as OperationId], ...errors },
+    responses: { ...successResponse(route), ...errors },
   };
 };
 
