@@ -23,7 +23,14 @@ export interface RequestModels {
   readonly query?: z.ZodMiniType;
   /** The JSON body's model: an operation with one takes a JSON body, one without takes none. */
   readonly body?: z.ZodMiniType;
+  /** An example body for the document. */
+  readonly bodyExample?: unknown;
+  /** The request headers it reads beyond authentication, each parsed by its own reader (shared/http/). */
+  readonly headers?: readonly RequestHeader[];
 }
+
+/** The request headers an operation may read, by their name in the document's parameters. */
+export type RequestHeader = 'idempotencyKey';
 
 /** The response headers an operation's success answer may carry, beyond those every answer has. */
 export type SuccessHeader = 'Location' | 'LinkNext' | 'IdempotentReplayed';
@@ -130,7 +137,7 @@ export const routes = [
     description:
       'Stores a new pet and answers it, with its id and its `Location`. ' +
       'With an `Idempotency-Key`, a retry answers the first result and creates nothing.',
-    request: { body: NewPet },
+    request: { body: NewPet, bodyExample: { name: 'Rex', categoryId: 1 }, headers: ['idempotencyKey'] },
     success: {
       status: 201,
       description: 'The pet as stored, with its new id; for a repeated `Idempotency-Key`, the first answer again.',

@@ -5,11 +5,14 @@
 import { Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
-import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
+import type { ApiFunction } from '../../infra/constructs/api-function';
+import { grantTableAccess, tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
 import { BEARER_PATTERN } from '../../shared/api-keys';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
 import { AUDIT_LOG_LEVEL } from '../../shared/key-audit';
@@ -1026,5 +1029,35 @@ describe('optional stage settings', () => {
     template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
       WebACLArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/abc',
     });
+  });
+});
+
+describe('table grants', () => {
+  /** The statements grantTableAccess adds to a function's role. */
+  const statementsFor = (grants: readonly TableAccess[]) => {
+    const added: unknown[] = [];
+    const fn = { function: { addToRolePolicy: (statement: PolicyStatement) => added.push(statement.toStatementJson()) } };
+    grantTableAccess(fn as unknown as ApiFunction, grants, { pets: { tableArn: 'arn:pets' } as Table });
+    return added;
+  };
+
+  it("conditions ReturnValues on the grant's own list, and leaves a grant without one unconditioned", () => {
+    expect(statementsFor([{ table: 'pets', actions: ['dynamodb:UpdateItem'], returnValues: ['ALL_OLD'] }])).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'dynamodb:UpdateItem',
+        Resource: 'arn:pets',
+        Condition: { StringEqualsIfExists: { 'dynamodb:ReturnValues': ['ALL_OLD'] } },
+      },
+    ]);
+    expect(statementsFor([{ table: 'pets', actions: ['dynamodb:PutItem'] }])).toEqual([
+      { Effect: 'Allow', Action: 'dynamodb:PutItem', Resource: 'arn:pets' },
+    ]);
+  });
+
+  it("takes each operation's grants from its route", () => {
+    for (const route of routes) {
+      if ('handler' in route) expect(tableAccess[route.operationId], route.operationId).toEqual(route.tableAccess);
+    }
   });
 });

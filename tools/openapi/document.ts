@@ -20,7 +20,7 @@ import { link, REQUEST_ID_HEADER } from '../../shared/http/response';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED_HEADER } from '../../shared/http/idempotency-key';
 import { IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
-import { BASE_PATH, COMMON_ERRORS, routes, type OperationId, type Route, type SuccessHeader } from '../../shared/routes';
+import { BASE_PATH, COMMON_ERRORS, routes, type Route, type SuccessHeader } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
 import { QUOTA_PERIOD_SECONDS, RATE_LIMIT_POLICY_HEADER } from '../../shared/plan-policy';
 import { PLAN_NAME_PATTERN } from '../../shared/plans';
@@ -257,15 +257,60 @@ const successResponse = (route: Route): Json => {
   };
 };
 
-const parameters: Record<OperationId, Json[]> = {
-  listPets: [ref('parameters', 'limit'), ref('parameters', 'status'), ref('parameters', 'cursor')],
-  createPet: [ref('parameters', 'idempotencyKey')],
-  getPet: [ref('parameters', 'petId')],
-  listStoreOrders: [],
+/** Every parameter an operation can take, by the name its model or route gives it. */
+const parameterComponents: Record<string, Json> = {
+  limit: {
+    name: 'limit',
+    in: 'query',
+    description: 'How many pets a page holds.',
+    schema: { type: 'integer', minimum: LIST_LIMIT.min, maximum: LIST_LIMIT.max, default: LIST_LIMIT.default },
+  },
+  status: { name: 'status', in: 'query', description: 'Only pets with this status.', schema: ref('schemas', 'PetStatus') },
+  cursor: {
+    name: 'cursor',
+    in: 'query',
+    description: 'Where the next page starts: copy it from the `Link rel="next"` header of the same listing. Opaque.',
+    schema: { type: 'string', minLength: 1, maxLength: CURSOR_MAX_LENGTH },
+  },
+  idempotencyKey: {
+    name: IDEMPOTENCY_KEY_HEADER,
+    in: 'header',
+    description: [
+      'Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string',
+      '(`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to',
+      `${IDEMPOTENCY_KEY_MAX_LENGTH} characters. For ${IDEMPOTENCY_WINDOW_SECONDS / 3600} hours, the same key from the same API key`,
+      'with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422',
+      '`idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored',
+      'together, so no request is ever told to wait. Malformed or repeated: 400.',
+    ].join(' '),
+    // No example, default or examples here or in the schema: Swagger UI copies any of them into
+    // Try-it-out, and every Execute would then replay the first pet. The description shows the format.
+    schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH + 2 },
+  },
+  petId: {
+    name: 'petId',
+    in: 'path',
+    required: true,
+    description: 'The pet id: a decimal integer, no sign, no leading zeros.',
+    schema: { type: 'integer', minimum: 1, maximum: MAX_SAFE_ID },
+  },
 };
 
-/** An example of each request body model. */
-const bodyExamples = new Map<z.ZodMiniType, unknown>([[NewPet, { name: 'Rex', categoryId: 1 }]]);
+/** The names of an object model's members: a path or query model's parameters. */
+const memberNames = (model: z.ZodMiniType | undefined): string[] => {
+  if (model === undefined) return [];
+  if (!(model instanceof z.ZodMiniObject)) throw new Error('a path or query model must be an object');
+  return Object.keys(model.shape as Record<string, unknown>);
+};
+
+/** The parameters of an operation, from its route's models: path, query, then headers, each a component by its name. */
+const parametersOf = (route: Route): Json[] => {
+  const names = [...memberNames(route.request?.path), ...memberNames(route.request?.query), ...(route.request?.headers ?? [])];
+  for (const name of names) {
+    if (!(name in parameterComponents)) throw new Error(`${route.operationId}: no parameter component describes '${name}'`);
+  }
+  return names.map((name) => ref('parameters', name));
+};
 
 const needsScope = (route: Route): string => `Needs an API key with the \`${route.scope}\` scope.`;
 
@@ -293,7 +338,7 @@ const operation = (route: Route) => {
           'x-sunset': deprecated.sunsetAt.toISOString(),
         }
       : {}),
-    ...(parameters[route.operationId as OperationId].length > 0 ? { parameters: parameters[route.operationId as OperationId] } : {}),
+    ...(parametersOf(route).length > 0 ? { parameters: parametersOf(route) } : {}),
     // Only an operation with a body model has a request body, described by that model.
     ...(route.request?.body
       ? {
@@ -303,7 +348,7 @@ const operation = (route: Route) => {
             content: {
               'application/json': {
                 schema: bodySchema(route.request.body, 'input'),
-                ...(bodyExamples.has(route.request.body) ? { example: bodyExamples.get(route.request.body) } : {}),
+                ...(route.request.bodyExample === undefined ? {} : { example: route.request.bodyExample }),
               },
             },
           },
@@ -421,43 +466,7 @@ const document = ({ extraServers = [] }: DocumentOptions) => ({
       PetStatus: schemaOf(PetStatus, 'output'),
       Error: errorSchema(),
     },
-    parameters: {
-      limit: {
-        name: 'limit',
-        in: 'query',
-        description: 'How many pets a page holds.',
-        schema: { type: 'integer', minimum: LIST_LIMIT.min, maximum: LIST_LIMIT.max, default: LIST_LIMIT.default },
-      },
-      status: { name: 'status', in: 'query', description: 'Only pets with this status.', schema: ref('schemas', 'PetStatus') },
-      cursor: {
-        name: 'cursor',
-        in: 'query',
-        description: 'Where the next page starts: copy it from the `Link rel="next"` header of the same listing. Opaque.',
-        schema: { type: 'string', minLength: 1, maxLength: CURSOR_MAX_LENGTH },
-      },
-      idempotencyKey: {
-        name: IDEMPOTENCY_KEY_HEADER,
-        in: 'header',
-        description: [
-          'Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string',
-          '(`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to',
-          `${IDEMPOTENCY_KEY_MAX_LENGTH} characters. For ${IDEMPOTENCY_WINDOW_SECONDS / 3600} hours, the same key from the same API key`,
-          'with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422',
-          '`idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored',
-          'together, so no request is ever told to wait. Malformed or repeated: 400.',
-        ].join(' '),
-        // No example, default or examples here or in the schema: Swagger UI copies any of them into
-        // Try-it-out, and every Execute would then replay the first pet. The description shows the format.
-        schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH + 2 },
-      },
-      petId: {
-        name: 'petId',
-        in: 'path',
-        required: true,
-        description: 'The pet id: a decimal integer, no sign, no leading zeros.',
-        schema: { type: 'integer', minimum: 1, maximum: MAX_SAFE_ID },
-      },
-    },
+    parameters: parameterComponents,
     headers,
   },
 });
