@@ -2,11 +2,11 @@
  * The route table: every operation of the API, described once and whole. The local server routes
  * by it (tools/local-server/route-matcher.ts); the stack builds its methods, functions, grants and
  * alarms from it; the authorizer's policy, the CORS methods, the handlers' parsing
- * (shared/validation.ts `parseRequest`) and the OpenAPI document all read it.
+ * (shared/http/request.ts `parseRequest`) and the OpenAPI document all read it.
  */
 import type * as z from 'zod/mini';
 import type { ErrorCode } from './errors';
-import { GetPetPath, GetPetQuery, ListPetsQuery, NewPet, Pet, Pets } from './models';
+import type * as models from './models';
 import type { Scope } from './scopes';
 import type { TableAccess } from './table-access';
 import { petsStatusIndex } from './tables';
@@ -17,12 +17,21 @@ export const STAGE_NAME = 'v1';
 
 export type HttpMethod = 'GET' | 'POST';
 
+/**
+ * A zod model of shared/models.ts, by its name (shared/model-registry.ts `modelOf` gives the model).
+ * Routes name their models rather than hold them: the authorizer reads this table for its policy,
+ * and its bundle stays without zod.
+ */
+export type ModelName = {
+  [Name in keyof typeof models]: (typeof models)[Name] extends z.ZodMiniType ? Name : never;
+}[keyof typeof models];
+
 /** The zod models a request is parsed with, by part; a part without a model is not read. */
 export interface RequestModels {
-  readonly path?: z.ZodMiniType;
-  readonly query?: z.ZodMiniType;
+  readonly path?: ModelName;
+  readonly query?: ModelName;
   /** The JSON body's model: an operation with one takes a JSON body, one without takes none. */
-  readonly body?: z.ZodMiniType;
+  readonly body?: ModelName;
   /** An example body for the document. */
   readonly bodyExample?: unknown;
   /** The request headers it reads beyond authentication, each parsed by its own reader (shared/http/). */
@@ -39,7 +48,7 @@ export interface SuccessResponse {
   readonly status: 200 | 201;
   readonly description: string;
   /** The body's model. */
-  readonly model: z.ZodMiniType;
+  readonly model: ModelName;
   readonly requiredHeaders?: readonly SuccessHeader[];
   readonly optionalHeaders?: readonly SuccessHeader[];
   /** An example body for the document. */
@@ -113,11 +122,11 @@ export const routes = [
     description:
       'One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. ' +
       'While more remain, the `Link rel="next"` header holds the next page\'s URL.',
-    request: { query: ListPetsQuery },
+    request: { query: 'ListPetsQuery' },
     success: {
       status: 200,
       description: 'One page of pets, in storage order (by creation with a status filter). A bare JSON array.',
-      model: Pets,
+      model: 'Pets',
       optionalHeaders: ['LinkNext'],
       example: [PET_EXAMPLE],
     },
@@ -137,11 +146,11 @@ export const routes = [
     description:
       'Stores a new pet and answers it, with its id and its `Location`. ' +
       'With an `Idempotency-Key`, a retry answers the first result and creates nothing.',
-    request: { body: NewPet, bodyExample: { name: 'Rex', categoryId: 1 }, headers: ['idempotencyKey'] },
+    request: { body: 'NewPet', bodyExample: { name: 'Rex', categoryId: 1 }, headers: ['idempotencyKey'] },
     success: {
       status: 201,
       description: 'The pet as stored, with its new id; for a repeated `Idempotency-Key`, the first answer again.',
-      model: Pet,
+      model: 'Pet',
       requiredHeaders: ['Location'],
       optionalHeaders: ['IdempotentReplayed'],
       example: PET_EXAMPLE,
@@ -161,8 +170,8 @@ export const routes = [
     summary: 'Get an animal (deprecated: use GET /pets with a status filter)',
     scope: 'pets:read',
     handler: 'functions/get-pet.ts',
-    request: { path: GetPetPath, query: GetPetQuery },
-    success: { status: 200, description: 'The pet.', model: Pet },
+    request: { path: 'GetPetPath', query: 'GetPetQuery' },
+    success: { status: 200, description: 'The pet.', model: 'Pet' },
     errors: ['not_found', 'gone'],
     tableAccess: [{ table: 'pets', actions: ['dynamodb:GetItem'] }],
     deprecated: {

@@ -2,13 +2,15 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import { ApiError } from '../errors';
-import { BASE_PATH, type RequestModels, type Route } from '../routes';
+import { modelOf } from '../model-registry';
+import type * as models from '../models';
+import { BASE_PATH, type ModelName, type RequestModels, type Route } from '../routes';
 import { parseInput, shownName } from '../validation';
 
 /** One part of a route's request as parsed by its model; undefined for a part the route has no model for. */
-type ParsedPart<R, Part extends keyof RequestModels> = R extends { readonly request: { readonly [P in Part]: infer Model } }
-  ? Model extends z.core.$ZodType
-    ? z.output<Model>
+type ParsedPart<R, Part extends 'path' | 'query' | 'body'> = R extends { readonly request: { readonly [P in Part]: infer Name } }
+  ? Name extends ModelName
+    ? z.output<(typeof models)[Name]>
     : undefined
   : undefined;
 
@@ -27,10 +29,10 @@ export const parseRequest = <R extends Route>(
   route: R,
   event: Pick<APIGatewayProxyEvent, 'pathParameters' | 'multiValueQueryStringParameters' | 'body'>,
 ): ParsedRequest<R> => {
-  const models: RequestModels = route.request ?? {};
-  const path: unknown = models.path ? parseInput(models.path, event.pathParameters ?? {}, 'path') : undefined;
-  const query: unknown = models.query ? parseInput(models.query, queryOf(event), 'query') : undefined;
-  const body: unknown = models.body ? parseInput(models.body, event.body as unknown, 'body') : undefined;
+  const parts: RequestModels = route.request ?? {};
+  const path: unknown = parts.path ? parseInput(modelOf(parts.path), event.pathParameters ?? {}, 'path') : undefined;
+  const query: unknown = parts.query ? parseInput(modelOf(parts.query), queryOf(event), 'query') : undefined;
+  const body: unknown = parts.body ? parseInput(modelOf(parts.body), event.body as unknown, 'body') : undefined;
   return { path, query, body } as ParsedRequest<R>;
 };
 

@@ -20,7 +20,8 @@ import { link, REQUEST_ID_HEADER } from '../../shared/http/response';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED_HEADER } from '../../shared/http/idempotency-key';
 import { IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
-import { BASE_PATH, COMMON_ERRORS, routes, type Route, type SuccessHeader } from '../../shared/routes';
+import { modelOf } from '../../shared/model-registry';
+import { BASE_PATH, COMMON_ERRORS, routes, type ModelName, type Route, type SuccessHeader } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
 import { QUOTA_PERIOD_SECONDS, RATE_LIMIT_POLICY_HEADER } from '../../shared/plan-policy';
 import { PLAN_NAME_PATTERN } from '../../shared/plans';
@@ -249,7 +250,7 @@ const successResponse = (route: Route): Json => {
       ),
       content: {
         'application/json': {
-          schema: bodySchema(success.model, 'output'),
+          schema: bodySchema(modelOf(success.model), 'output'),
           ...(success.example === undefined ? {} : { example: success.example }),
         },
       },
@@ -297,8 +298,9 @@ const parameterComponents: Record<string, Json> = {
 };
 
 /** The names of an object model's members: a path or query model's parameters. */
-const memberNames = (model: z.ZodMiniType | undefined): string[] => {
-  if (model === undefined) return [];
+const memberNames = (name: ModelName | undefined): string[] => {
+  if (name === undefined) return [];
+  const model: z.ZodMiniType = modelOf(name);
   if (!(model instanceof z.ZodMiniObject)) throw new Error('a path or query model must be an object');
   return Object.keys(model.shape as Record<string, unknown>);
 };
@@ -347,7 +349,7 @@ const operation = (route: Route) => {
             description: `At most ${MAX_BODY_BYTES} bytes. Unknown fields, a client-chosen \`id\` included, are refused.`,
             content: {
               'application/json': {
-                schema: bodySchema(route.request.body, 'input'),
+                schema: bodySchema(modelOf(route.request.body), 'input'),
                 ...(route.request.bodyExample === undefined ? {} : { example: route.request.bodyExample }),
               },
             },
