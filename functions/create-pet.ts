@@ -7,25 +7,25 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '../shared/errors';
 import { httpApi } from '../shared/http/http-api';
 import { callerOf, idempotencyKeyOf, IDEMPOTENT_REPLAYED_HEADER } from '../shared/http/idempotency-key';
-import { publicUrl } from '../shared/http/request';
+import { parseRequest, publicUrl } from '../shared/http/request';
 import { json } from '../shared/http/response';
 import { idempotentRequest } from '../shared/idempotency';
 import { operationMetrics } from '../shared/metrics';
-import { NewPet } from '../shared/models';
 import { petsRepository, type KeyedCreateOutcome, type PetsRepository } from '../shared/pets-repository';
-import { parseInput } from '../shared/validation';
+import { routeOf } from '../shared/routes';
 
 export interface CreatePetDependencies {
   readonly pets?: PetsRepository;
 }
 
+const route = routeOf('createPet');
+
 export const createHandler = ({ pets = petsRepository() }: CreatePetDependencies = {}) => {
-  const metrics = operationMetrics('createPet');
+  const metrics = operationMetrics(route.operationId);
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpApi({ operationId: 'createPet' }))
+    .use(httpApi({ operationId: route.operationId }))
     .handler(async (event) => {
-      // jsonBody has replaced the raw string with the parsed JSON value.
-      const newPet = parseInput(NewPet, event.body as unknown, 'body');
+      const newPet = parseRequest(route, event).body;
       const key = idempotencyKeyOf(event);
 
       const outcome: KeyedCreateOutcome = key

@@ -3,23 +3,24 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '../shared/errors';
 import { httpApi, type Clock } from '../shared/http/http-api';
-import { queryOf } from '../shared/http/request';
+import { parseRequest } from '../shared/http/request';
 import { json } from '../shared/http/response';
-import { GetPetPath, GetPetQuery } from '../shared/models';
 import { petsRepository, type PetsRepository } from '../shared/pets-repository';
-import { parseInput } from '../shared/validation';
+import { routeOf } from '../shared/routes';
 
 export interface GetPetDependencies {
   readonly pets?: PetsRepository;
   readonly now?: Clock;
 }
 
+const route = routeOf('getPet');
+
 export const createHandler = ({ pets = petsRepository(), now }: GetPetDependencies = {}) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpApi({ operationId: 'getPet', now }))
+    .use(httpApi({ operationId: route.operationId, now }))
     .handler(async (event) => {
-      const { petId } = parseInput(GetPetPath, event.pathParameters ?? {}, 'path');
-      parseInput(GetPetQuery, queryOf(event), 'query');
+      // The query is parsed too: getPet takes no parameters, so any one is refused.
+      const { petId } = parseRequest(route, event).path;
 
       const pet = await pets.get(petId);
 

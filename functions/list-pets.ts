@@ -3,21 +3,22 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { decodeCursor, encodeCursor } from '../shared/cursor';
 import { httpApi } from '../shared/http/http-api';
-import { publicUrl, queryOf } from '../shared/http/request';
+import { parseRequest, publicUrl } from '../shared/http/request';
 import { json, link } from '../shared/http/response';
-import { ListPetsQuery } from '../shared/models';
 import { petsRepository, type PetsRepository } from '../shared/pets-repository';
-import { parseInput } from '../shared/validation';
+import { routeOf } from '../shared/routes';
 
 export interface ListPetsDependencies {
   readonly pets?: PetsRepository;
 }
 
+const route = routeOf('listPets');
+
 export const createHandler = ({ pets = petsRepository() }: ListPetsDependencies = {}) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpApi({ operationId: 'listPets' }))
+    .use(httpApi({ operationId: route.operationId }))
     .handler(async (event) => {
-      const { limit, status, cursor } = parseInput(ListPetsQuery, queryOf(event), 'query');
+      const { limit, status, cursor } = parseRequest(route, event).query;
       const afterId = cursor === undefined ? undefined : decodeCursor(cursor, status);
 
       const page = await pets.list({ limit, status, afterId });

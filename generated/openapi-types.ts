@@ -205,7 +205,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"][];
                 };
             };
-            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, or a `name` holds a control character or a lone surrogate. `invalid_cursor`: the cursor is malformed, edited, or from a listing with another status. */
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of an operation that takes none) or repeated, or a `name` holds a control character or a lone surrogate. `invalid_cursor`: the cursor is malformed, edited, or from a listing with another status. */
             400: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -384,7 +384,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, or a `name` holds a control character or a lone surrogate. `invalid_json`: the body is empty, not UTF-8, not valid JSON, or repeats a member name in one object (I-JSON, RFC 7493). `unsupported_media_type`: the body is not sent as JSON ('Content-Type: application/json'). */
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of an operation that takes none) or repeated, or a `name` holds a control character or a lone surrogate. `invalid_json`: the body is empty, not UTF-8, not valid JSON, or repeats a member name in one object (I-JSON, RFC 7493). `unsupported_media_type`: the body is not sent as JSON ('Content-Type: application/json'). */
             400: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -563,7 +563,7 @@ export interface operations {
                     "application/json": components["schemas"]["Pet"];
                 };
             };
-            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, or a `name` holds a control character or a lone surrogate. */
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of an operation that takes none) or repeated, or a `name` holds a control character or a lone surrogate. */
             400: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -767,7 +767,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, or a `name` holds a control character or a lone surrogate. */
+            /** @description `validation_failed`: a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of an operation that takes none) or repeated, or a `name` holds a control character or a lone surrogate. */
             400: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];

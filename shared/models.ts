@@ -77,7 +77,8 @@ export const Pet = z.object({
 });
 export type Pet = z.infer<typeof Pet>;
 
-export const Pets = z.array(Pet);
+/** A page of pets, as `GET /pets` answers it: at most LIST_LIMIT.max. */
+export const Pets = z.array(Pet).check(z.maxLength(LIST_LIMIT.max));
 
 /** The one error shape: `status` repeats the HTTP status. */
 export const ApiErrorBody = z.object({

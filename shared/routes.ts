@@ -1,15 +1,59 @@
 /**
- * The route table: every operation of the API, defined once. The local server routes by it
- * (tools/local-server/route-matcher.ts), the CDK stack builds its resources and methods from it,
- * and the OpenAPI document lists it.
+ * The route table: every operation of the API, described once and whole. The local server routes
+ * by it (tools/local-server/route-matcher.ts); the stack builds its methods, functions, grants and
+ * alarms from it; the authorizer's policy, the CORS methods, the handlers' parsing
+ * (shared/http/request.ts `parseRequest`) and the OpenAPI document all read it.
  */
+import type * as z from 'zod/mini';
+import type { ErrorCode } from './errors';
+import type * as models from './models';
 import type { Scope } from './scopes';
+import type { TableAccess } from './table-access';
+import { petsStatusIndex } from './tables';
 
 /** Every route lives under this prefix: the deployed stage is named after it. */
 export const BASE_PATH = '/v1';
 export const STAGE_NAME = 'v1';
 
 export type HttpMethod = 'GET' | 'POST';
+
+/**
+ * A zod model of shared/models.ts, by its name (shared/model-registry.ts `modelOf` gives the model).
+ * Routes name their models rather than hold them: the authorizer reads this table for its policy,
+ * and its bundle stays without zod.
+ */
+export type ModelName = {
+  [Name in keyof typeof models]: (typeof models)[Name] extends z.ZodMiniType ? Name : never;
+}[keyof typeof models];
+
+/** The zod models a request is parsed with, by part; a part without a model is not read. */
+export interface RequestModels {
+  readonly path?: ModelName;
+  readonly query?: ModelName;
+  /** The JSON body's model: an operation with one takes a JSON body, one without takes none. */
+  readonly body?: ModelName;
+  /** An example body for the document. */
+  readonly bodyExample?: unknown;
+  /** The request headers it reads beyond authentication, each parsed by its own reader (shared/http/). */
+  readonly headers?: readonly RequestHeader[];
+}
+
+/** The request headers an operation may read, by their name in the document's parameters. */
+export type RequestHeader = 'idempotencyKey';
+
+/** The response headers an operation's success answer may carry, beyond those every answer has. */
+export type SuccessHeader = 'Location' | 'LinkNext' | 'IdempotentReplayed';
+
+export interface SuccessResponse {
+  readonly status: 200 | 201;
+  readonly description: string;
+  /** The body's model. */
+  readonly model: ModelName;
+  readonly requiredHeaders?: readonly SuccessHeader[];
+  readonly optionalHeaders?: readonly SuccessHeader[];
+  /** An example body for the document. */
+  readonly example?: unknown;
+}
 
 export interface Deprecation {
   /** When the operation was deprecated (RFC 9745 `Deprecation`). */
@@ -32,10 +76,40 @@ export interface Route {
   readonly handler?: string;
   /** Listed by the interface but never specified: answered with 501, after authentication. */
   readonly notImplemented?: true;
-  /** Whether the request has a JSON body. */
-  readonly jsonBody?: true;
+  /** What the operation does, beyond its summary, for the document. */
+  readonly description?: string;
+  readonly request?: RequestModels;
+  /** The answer when it succeeds; absent for a not-implemented route. */
+  readonly success?: SuccessResponse;
+  /**
+   * The error codes the operation itself can answer, beyond those of the gateway, the authorizer and
+   * the shared middleware (`COMMON_ERRORS`).
+   */
+  readonly errors: readonly ErrorCode[];
+  /** What its function may do on the tables, and nothing more (a test checks the code sends exactly these). */
+  readonly tableAccess?: readonly TableAccess[];
   readonly deprecated?: Deprecation;
 }
+
+/**
+ * The error codes every operation can answer: a 400 from its parameters, the authorizer's 401 and
+ * 403 (a key that may not call it, or a web ACL), the gateway's 413 and 429s, a 500 and a 503.
+ */
+export const COMMON_ERRORS = [
+  'validation_failed',
+  'unauthorized',
+  'forbidden',
+  'payload_too_large',
+  'too_many_requests',
+  'quota_exceeded',
+  'internal_error',
+  'service_unavailable',
+] as const satisfies readonly ErrorCode[];
+
+/** The codes a JSON body can be refused with before its model sees it (shared/http/json-body.ts). */
+const JSON_BODY_ERRORS = ['invalid_json', 'unsupported_media_type'] as const satisfies readonly ErrorCode[];
+
+const PET_EXAMPLE = { id: 244383887647238, name: 'Rex', categoryId: 1, status: 'available' } as const;
 
 export const routes = [
   {
@@ -45,6 +119,22 @@ export const routes = [
     summary: 'List all animals',
     scope: 'pets:read',
     handler: 'functions/list-pets.ts',
+    description:
+      'One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. ' +
+      'While more remain, the `Link rel="next"` header holds the next page\'s URL.',
+    request: { query: 'ListPetsQuery' },
+    success: {
+      status: 200,
+      description: 'One page of pets, in storage order (by creation with a status filter). A bare JSON array.',
+      model: 'Pets',
+      optionalHeaders: ['LinkNext'],
+      example: [PET_EXAMPLE],
+    },
+    errors: ['invalid_cursor'],
+    tableAccess: [
+      { table: 'pets', actions: ['dynamodb:Scan'] },
+      { table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] },
+    ],
   },
   {
     operationId: 'createPet',
@@ -53,7 +143,25 @@ export const routes = [
     summary: 'Add an animal',
     scope: 'pets:write',
     handler: 'functions/create-pet.ts',
-    jsonBody: true,
+    description:
+      'Stores a new pet and answers it, with its id and its `Location`. ' +
+      'With an `Idempotency-Key`, a retry answers the first result and creates nothing.',
+    request: { body: 'NewPet', bodyExample: { name: 'Rex', categoryId: 1 }, headers: ['idempotencyKey'] },
+    success: {
+      status: 201,
+      description: 'The pet as stored, with its new id; for a repeated `Idempotency-Key`, the first answer again.',
+      model: 'Pet',
+      requiredHeaders: ['Location'],
+      optionalHeaders: ['IdempotentReplayed'],
+      example: PET_EXAMPLE,
+    },
+    errors: [...JSON_BODY_ERRORS, 'idempotency_key_reused'],
+    tableAccess: [
+      { table: 'pets', actions: ['dynamodb:PutItem'] },
+      // A keyed create puts its record in the same transaction as its pet (IAM checks each item's
+      // action; there is no TransactWriteItems action). A failed condition returns the old record.
+      { table: 'idempotency', actions: ['dynamodb:PutItem'] },
+    ],
   },
   {
     operationId: 'getPet',
@@ -62,6 +170,10 @@ export const routes = [
     summary: 'Get an animal (deprecated: use GET /pets with a status filter)',
     scope: 'pets:read',
     handler: 'functions/get-pet.ts',
+    request: { path: 'GetPetPath', query: 'GetPetQuery' },
+    success: { status: 200, description: 'The pet.', model: 'Pet' },
+    errors: ['not_found', 'gone'],
+    tableAccess: [{ table: 'pets', actions: ['dynamodb:GetItem'] }],
     deprecated: {
       deprecatedAt: new Date('2026-01-01T00:00:00Z'),
       sunsetAt: new Date('2030-12-05T00:00:00Z'),
@@ -75,6 +187,8 @@ export const routes = [
     summary: 'List store orders (not implemented)',
     scope: 'orders:read',
     notImplemented: true,
+    description: 'Named by the interface, never specified: answers 501 `not_implemented` after authentication.',
+    errors: ['not_implemented'],
   },
 ] as const satisfies readonly Route[];
 
@@ -82,8 +196,14 @@ export type OperationId = (typeof routes)[number]['operationId'];
 /** The operations a Lambda function serves (those with a handler). */
 export type HandledOperationId = Extract<(typeof routes)[number], { handler: string }>['operationId'];
 
-export const routeOf = (operationId: OperationId): Route => {
-  const route = routes.find((candidate) => candidate.operationId === operationId);
+/** The route of one operation, with its own literal type: `routeOf('listPets').request.query` is ListPetsQuery. */
+export type RouteOf<Id extends OperationId> = Extract<(typeof routes)[number], { operationId: Id }>;
+
+export const routeOf = <Id extends OperationId>(operationId: Id): RouteOf<Id> => {
+  const route = routes.find((candidate): candidate is RouteOf<Id> => candidate.operationId === operationId);
   if (!route) throw new Error(`No route for operation ${operationId}`);
   return route;
 };
+
+/** The HTTP methods the API serves, each once, in the table's order: what CORS allows. */
+export const routeMethods = (): HttpMethod[] => [...new Set(routes.map((route: Route) => route.method))];

@@ -8,8 +8,9 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
-import { routes, type HandledOperationId } from '../../shared/routes';
-import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from '../../shared/tables';
+import { routes, type HandledOperationId, type Route } from '../../shared/routes';
+import type { TableAccess } from '../../shared/table-access';
+import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
 import { ApiFunction } from './api-function';
 import { functionNameOf, pascalCase } from './names';
 
@@ -18,42 +19,27 @@ export { pascalCase } from './names';
 /** The operations that run a function, the authorizer, and the key audit trail's two (infra/constructs/key-audit.ts). */
 export type FunctionName = HandledOperationId | 'authorizer' | 'keyAudit' | 'keyExpiry';
 
-export interface TableAccess {
-  readonly table: 'pets' | 'apiKeys' | 'idempotency';
-  /** An index of that table; absent for the table itself. */
-  readonly index?: string;
-  readonly actions: readonly string[];
-  /**
-   * The only attributes these actions may read or write, the key attribute included (IAM's
-   * fine-grained access: `dynamodb:Attributes`), and no return values but NONE; every attribute
-   * when absent.
-   */
-  readonly attributes?: readonly string[];
-}
+export type { TableAccess } from '../../shared/table-access';
+
+/** Each operation's grants, from its route. */
+const operationAccess = Object.fromEntries(
+  routes.flatMap((route: Route) => ('handler' in route ? [[route.operationId, route.tableAccess ?? []]] : [])),
+) as Record<HandledOperationId, readonly TableAccess[]>;
 
 /**
- * What each function may do, and nothing more: no function may update or delete a pet, only the
- * authorizer and the expiry sweep read the keys, and only they change one, each only the
- * attributes it writes: an unrestricted UpdateItem could remove a `revokedAt`, widen `scopes` or
- * give a key another plan. A test runs every handler against
- * DynamoDB Local and checks that the commands it sends, and the attributes they name, are exactly these.
+ * What each function may do, and nothing more: each operation's function what its route grants,
+ * and here the others'. No function may update or delete a pet, only the authorizer and the expiry
+ * sweep read the keys, and only they change one, each only the attributes it writes and asking
+ * nothing back: an unrestricted UpdateItem could remove a `revokedAt`, widen `scopes` or give a key
+ * another plan. A test runs every handler against DynamoDB Local and checks that the commands it
+ * sends, and the attributes they name, are exactly these.
  */
 export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>> = {
-  listPets: [
-    { table: 'pets', actions: ['dynamodb:Scan'] },
-    { table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] },
-  ],
-  createPet: [
-    { table: 'pets', actions: ['dynamodb:PutItem'] },
-    // A keyed create puts its record in the same transaction as its pet (IAM checks each item's
-    // action; there is no TransactWriteItems action). A failed condition returns the old record.
-    { table: 'idempotency', actions: ['dynamodb:PutItem'] },
-  ],
-  getPet: [{ table: 'pets', actions: ['dynamodb:GetItem'] }],
+  ...operationAccess,
   // The authorizer reads a key, and writes its lastUsedAt (a conditional update, at most once an hour).
   authorizer: [
     { table: 'apiKeys', actions: ['dynamodb:GetItem'] },
-    { table: 'apiKeys', actions: ['dynamodb:UpdateItem'], attributes: ['keyHash', 'lastUsedAt'] },
+    { table: 'apiKeys', actions: ['dynamodb:UpdateItem'], attributes: ['keyHash', 'lastUsedAt'], returnValues: ['NONE'] },
   ],
   // The keys table's stream reaches it through its event source mapping, which grants the stream read.
   keyAudit: [],
@@ -65,6 +51,7 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
       table: 'apiKeys',
       actions: ['dynamodb:UpdateItem'],
       attributes: ['keyHash', 'expiresAt', 'revokedAt', 'expiredAt', 'changedBy', 'changedAt'],
+      returnValues: ['NONE'],
     },
   ],
 };
@@ -146,22 +133,24 @@ export const tableNameVariables = (grants: readonly TableAccess[], tables: Reado
   Object.fromEntries(grants.map(({ table }) => [tableDefinitions[table].nameVariable, tables[table]?.tableName ?? '']));
 
 /**
- * One statement per grant. Attributes become AWS's documented fine-grained access conditions: every
- * attribute the request names is one of them, and it returns none (ALL_OLD or ALL_NEW would return
- * the others). This cannot be tried without an AWS account: DynamoDB Local checks no IAM.
+ * One statement per grant. Attributes and return values become AWS's documented fine-grained access
+ * conditions: every attribute the request names is one of them, and it asks for no other return
+ * values than the grant's. This cannot be tried without an AWS account: DynamoDB Local checks no IAM.
  */
-const policyStatement = ({ actions, attributes }: TableAccess, resource: string) =>
-  new PolicyStatement({
-    actions: [...actions],
-    resources: [resource],
+const policyStatement = ({ actions, attributes, returnValues }: TableAccess, resource: string) => {
+  const conditions = {
     ...(attributes === undefined
       ? {}
       : {
-          conditions: {
-            'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] },
-            // ForAllValues is true of a request that names no attributes at all: the key must be there.
-            Null: { 'dynamodb:Attributes': 'false' },
-            StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
-          },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...attributes] },
+          // ForAllValues is true of a request that names no attributes at all: the key must be there.
+          Null: { 'dynamodb:Attributes': 'false' },
         }),
+    ...(returnValues === undefined ? {} : { StringEqualsIfExists: { 'dynamodb:ReturnValues': [...returnValues] } }),
+  };
+  return new PolicyStatement({
+    actions: [...actions],
+    resources: [resource],
+    ...(Object.keys(conditions).length > 0 ? { conditions } : {}),
   });
+};

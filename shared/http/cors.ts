@@ -10,10 +10,12 @@ import type { Environment } from '../config';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from './idempotency-key';
 import { REQUEST_ID_HEADER } from './response';
 import { RATE_LIMIT_POLICY_HEADER } from '../plan-policy';
+import { routeMethods } from '../routes';
 
 export const CORS_ORIGINS_VARIABLE = 'CORS_ALLOWED_ORIGINS';
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', IDEMPOTENCY_KEY_HEADER] as const;
-export const CORS_ALLOWED_METHODS = ['GET', 'POST'] as const;
+/** Every method of the route table: a new method cannot be forgotten here (preflights answer OPTIONS themselves). */
+export const CORS_ALLOWED_METHODS: readonly string[] = routeMethods();
 /** Response headers a browser script may read: paging, the new pet's address, deprecation, retry advice, the key's plan. */
 export const CORS_EXPOSED_HEADERS = [
   'Link',

@@ -7,7 +7,7 @@
 import type middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { routeOf, type OperationId } from '../routes';
+import { routeOf, type OperationId, type Route } from '../routes';
 import { accessLog } from './access-log';
 import { cors, corsOrigins } from './cors';
 import { deprecation, type Clock } from './deprecation';
@@ -30,7 +30,7 @@ export interface HttpApiOptions {
 type Middleware = middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult>;
 
 export const httpApi = ({ operationId, now, allowedOrigins = corsOrigins() }: HttpApiOptions): Middleware[] => {
-  const route = routeOf(operationId);
+  const route: Route = routeOf(operationId);
   return [
     accessLog(operationId),
     ...requestMetrics(operationId),
@@ -40,6 +40,7 @@ export const httpApi = ({ operationId, now, allowedOrigins = corsOrigins() }: Ht
     ...(route.deprecated ? [deprecation(route.deprecated, now)] : []),
     errorFormatter(),
     httpHeaderNormalizer() as Middleware,
-    ...(route.jsonBody ? jsonBody() : []),
+    // An operation with a body model takes a JSON body; the handler parses it with that model.
+    ...(route.request?.body ? jsonBody() : []),
   ];
 };

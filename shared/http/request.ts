@@ -1,8 +1,40 @@
-/** Reading API Gateway proxy events: query parameters, headers and the public URL. */
+/** Reading API Gateway proxy events: an operation's parsed input, query parameters, headers and the public URL. */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type * as z from 'zod/mini';
 import { ApiError } from '../errors';
-import { BASE_PATH } from '../routes';
-import { shownName } from '../validation';
+import { modelOf } from '../model-registry';
+import type * as models from '../models';
+import { BASE_PATH, type ModelName, type RequestModels, type Route } from '../routes';
+import { parseInput, shownName } from '../validation';
+
+/** One part of a route's request as parsed by its model; undefined for a part the route has no model for. */
+type ParsedPart<R, Part extends 'path' | 'query' | 'body'> = R extends { readonly request: { readonly [P in Part]: infer Name } }
+  ? Name extends ModelName
+    ? z.output<(typeof models)[Name]>
+    : undefined
+  : undefined;
+
+export interface ParsedRequest<R> {
+  readonly path: ParsedPart<R, 'path'>;
+  readonly query: ParsedPart<R, 'query'>;
+  readonly body: ParsedPart<R, 'body'>;
+}
+
+/**
+ * An operation's input, each part parsed by its route's model, in the order path, query, body (the
+ * first refusal is the one answered). A part the route has no model for is not read. The body is
+ * the JSON value the jsonBody middleware has parsed.
+ */
+export const parseRequest = <R extends Route>(
+  route: R,
+  event: Pick<APIGatewayProxyEvent, 'pathParameters' | 'multiValueQueryStringParameters' | 'body'>,
+): ParsedRequest<R> => {
+  const parts: RequestModels = route.request ?? {};
+  const path: unknown = parts.path ? parseInput(modelOf(parts.path), event.pathParameters ?? {}, 'path') : undefined;
+  const query: unknown = parts.query ? parseInput(modelOf(parts.query), queryOf(event), 'query') : undefined;
+  const body: unknown = parts.body ? parseInput(modelOf(parts.body), event.body as unknown, 'body') : undefined;
+  return { path, query, body } as ParsedRequest<R>;
+};
 
 /**
  * The query as single values. API Gateway keeps only the last of repeated parameters in

@@ -5,11 +5,14 @@
 import { Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
-import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
+import type { ApiFunction } from '../../infra/constructs/api-function';
+import { grantTableAccess, tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
 import { BEARER_PATTERN } from '../../shared/api-keys';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
 import { AUDIT_LOG_LEVEL } from '../../shared/key-audit';
@@ -412,7 +415,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
           Effect: 'Allow',
           Action: access.actions.length === 1 ? access.actions[0] : access.actions,
           Resource: access.index ? { 'Fn::Join': ['', [tableArn(access.table), `/index/${access.index}`]] } : tableArn(access.table),
-          ...(access.attributes ? { Condition: attributeConditions(access.attributes) } : {}),
+          ...(access.attributes ? { Condition: attributeConditions(access.attributes, access.returnValues) } : {}),
         })),
       ];
       const sortActions = (list: Array<Record<string, unknown>>) =>
@@ -422,11 +425,11 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(template.toJSON().Resources[ids.role].Properties.ManagedPolicyArns).toBeUndefined();
     });
 
-    /** AWS's fine-grained access conditions: only these attributes, and no return values but NONE. */
-    const attributeConditions = (attributes: readonly string[]) => ({
+    /** AWS's fine-grained access conditions: only these attributes, and no return values but the grant's (NONE by default). */
+    const attributeConditions = (attributes: readonly string[], returnValues: readonly string[] = ['NONE']) => ({
       'ForAllValues:StringEquals': { 'dynamodb:Attributes': attributes },
       Null: { 'dynamodb:Attributes': 'false' },
-      StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': returnValues },
     });
 
     it('grants no wildcard DynamoDB action, no data access on "*", nothing that deletes an item, and updates on the keys table only', () => {
@@ -1026,5 +1029,35 @@ describe('optional stage settings', () => {
     template.hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
       WebACLArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/abc',
     });
+  });
+});
+
+describe('table grants', () => {
+  /** The statements grantTableAccess adds to a function's role. */
+  const statementsFor = (grants: readonly TableAccess[]) => {
+    const added: unknown[] = [];
+    const fn = { function: { addToRolePolicy: (statement: PolicyStatement) => added.push(statement.toStatementJson()) } };
+    grantTableAccess(fn as unknown as ApiFunction, grants, { pets: { tableArn: 'arn:pets' } as Table });
+    return added;
+  };
+
+  it("conditions ReturnValues on the grant's own list, and leaves a grant without one unconditioned", () => {
+    expect(statementsFor([{ table: 'pets', actions: ['dynamodb:UpdateItem'], returnValues: ['ALL_OLD'] }])).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'dynamodb:UpdateItem',
+        Resource: 'arn:pets',
+        Condition: { StringEqualsIfExists: { 'dynamodb:ReturnValues': ['ALL_OLD'] } },
+      },
+    ]);
+    expect(statementsFor([{ table: 'pets', actions: ['dynamodb:PutItem'] }])).toEqual([
+      { Effect: 'Allow', Action: 'dynamodb:PutItem', Resource: 'arn:pets' },
+    ]);
+  });
+
+  it("takes each operation's grants from its route", () => {
+    for (const route of routes) {
+      if ('handler' in route) expect(tableAccess[route.operationId], route.operationId).toEqual(route.tableAccess);
+    }
   });
 });

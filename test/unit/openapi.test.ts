@@ -211,4 +211,33 @@ describe('openapi.json', () => {
     expect(document.components.schemas.Pet).toMatchObject({ required: ['id', 'name', 'categoryId', 'status'] });
     expect(document.components.schemas.NewPet).toMatchObject({ properties: { name: { maxLength: 256 } } });
   });
+
+  it('describes an error code in the same words in every operation that answers it, and those words name no operation', () => {
+    const operationIds = routes.map((route) => route.operationId);
+    const wordsOf = new Map<string, Set<string>>();
+    for (const route of routes) {
+      const operation = operationOf(route.operationId);
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) < 400) continue;
+        // "`code`: what it means (…scope)." — the forbidden one adds the operation's scope, which is the operation's own.
+        for (const [, code, words] of (response.description ?? '').matchAll(/`(\w+)`: (.*?)\.(?= `\w+`:|$)/g)) {
+          const shared = (words ?? '').replace(/ \(it needs the `[^`]+` scope\)$/, '');
+          for (const id of operationIds) expect(shared, `${code} in ${route.operationId}`).not.toContain(id);
+          wordsOf.set(code ?? '', (wordsOf.get(code ?? '') ?? new Set()).add(shared));
+        }
+      }
+    }
+    expect(wordsOf.get('validation_failed')?.size).toBe(1);
+    for (const [code, words] of wordsOf) expect(words.size, code).toBe(1);
+  });
+
+  it("takes each operation's parameters and body from its route: no body without a body model", () => {
+    for (const route of routes) {
+      const operation = operationOf(route.operationId) as Operation & { requestBody?: unknown };
+      const request = 'request' in route ? (route.request as { body?: unknown; query?: unknown }) : {};
+      expect(operation.requestBody !== undefined, route.operationId).toBe(request.body !== undefined);
+    }
+    expect(operationOf('listPets').parameters?.map(({ $ref }) => $ref.split('/').pop())).toEqual(Object.keys(ListPetsQuery.shape));
+    expect(operationOf('getPet').parameters).toEqual([{ $ref: '#/components/parameters/petId' }]);
+  });
 });

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../shared/errors';
-import { publicUrl, queryOf } from '../../shared/http/request';
+import { parseRequest, publicUrl, queryOf } from '../../shared/http/request';
+import { routeOf } from '../../shared/routes';
 import { apiEvent } from '../support/events';
 
 const refusal = (multiValueQueryStringParameters: Record<string, string[]>) => {
@@ -59,5 +60,33 @@ describe('publicUrl', () => {
   it('without a domain name, is relative to the root rather than take the Host header', () => {
     const event = awsEvent('', { Host: 'evil.example' });
     expect(publicUrl(event, '/pets')).toBe('/v1/pets');
+  });
+});
+
+describe('parseRequest', () => {
+  it("parses each part with its route's models, typed by the operation", () => {
+    const listing = parseRequest(routeOf('listPets'), apiEvent({ query: { status: 'sold', limit: '5' } }));
+    const limit: number = listing.query.limit;
+    expect(limit).toBe(5);
+    expect(listing).toEqual({ path: undefined, query: { limit: 5, status: 'sold' }, body: undefined });
+    const petId: number = parseRequest(routeOf('getPet'), apiEvent({ pathParameters: { petId: '42' } })).path.petId;
+    expect(petId).toBe(42);
+    // The body as the jsonBody middleware leaves it: parsed JSON.
+    const created = parseRequest(routeOf('createPet'), { ...apiEvent(), body: { name: 'Rex', categoryId: 1 } as unknown as string });
+    expect(created.body).toEqual({ name: 'Rex', categoryId: 1, status: 'available' });
+  });
+
+  it('refuses the path before the query, naming the part', () => {
+    const event = apiEvent({ pathParameters: { petId: '0' }, query: { unknown: '1' } });
+    expect(() => parseRequest(routeOf('getPet'), event)).toThrow("Invalid path parameter 'petId'");
+    expect(() => parseRequest(routeOf('getPet'), apiEvent({ pathParameters: { petId: '1' }, query: { unknown: '1' } }))).toThrow(
+      "Unknown query parameter 'unknown'.",
+    );
+  });
+
+  it('reads no part its route has no model for', () => {
+    // createPet has no query model: its query is not read, as before.
+    const event = { ...apiEvent({ query: { anything: 'x' } }), body: { name: 'Rex', categoryId: 1 } as unknown as string };
+    expect(parseRequest(routeOf('createPet'), event).query).toBeUndefined();
   });
 });

@@ -20,7 +20,8 @@ import { link, REQUEST_ID_HEADER } from '../../shared/http/response';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED_HEADER } from '../../shared/http/idempotency-key';
 import { IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
-import { BASE_PATH, routes, type OperationId, type Route } from '../../shared/routes';
+import { modelOf } from '../../shared/model-registry';
+import { BASE_PATH, COMMON_ERRORS, routes, type ModelName, type Route, type SuccessHeader } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
 import { QUOTA_PERIOD_SECONDS, RATE_LIMIT_POLICY_HEADER } from '../../shared/plan-policy';
 import { PLAN_NAME_PATTERN } from '../../shared/plans';
@@ -34,34 +35,12 @@ const schemaOf = (model: z.ZodMiniType, io: 'input' | 'output'): Json => {
 
 const ref = (kind: 'schemas' | 'headers' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
-/**
- * Error codes each operation can answer, by status. The gateway's and the authorizer's are in every
- * operation: a 403 when the key may not call it (or a web ACL blocks the request), a 429 when throttled
- * or over a quota.
- */
-const GATEWAY_ERRORS: readonly ErrorCode[] = [
-  'validation_failed',
-  'unauthorized',
-  'forbidden',
-  'payload_too_large',
-  'too_many_requests',
-  'quota_exceeded',
-  'internal_error',
-  'service_unavailable',
-];
-const operationErrors: Record<OperationId, readonly ErrorCode[]> = {
-  listPets: [...GATEWAY_ERRORS, 'invalid_cursor'],
-  createPet: [...GATEWAY_ERRORS, 'invalid_json', 'unsupported_media_type', 'idempotency_key_reused'],
-  getPet: [...GATEWAY_ERRORS, 'not_found', 'gone'],
-  listStoreOrders: [...GATEWAY_ERRORS, 'not_implemented'],
-};
-
-/** What each code means in the answer's description. */
+/** What each code means in the answer's description: the same words in every operation that can answer it. */
 const errorWhen: Record<ErrorCode, string> = {
   invalid_json: 'the body is empty, not UTF-8, not valid JSON, or repeats a member name in one object (I-JSON, RFC 7493)',
   unsupported_media_type: "the body is not sent as JSON ('Content-Type: application/json')",
   validation_failed:
-    'a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of getPet) or repeated, ' +
+    'a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of an operation that takes none) or repeated, ' +
     'or a `name` holds a control character or a lone surrogate',
   invalid_cursor: 'the cursor is malformed, edited, or from a listing with another status',
   unauthorized: 'no Authorization header, not the Bearer scheme, or an unknown, revoked or expired key',
@@ -236,64 +215,109 @@ const errorResponse = (route: Route, status: number, codes: readonly ErrorCode[]
   };
 };
 
-const successResponses: Record<OperationId, Json> = {
-  listPets: {
-    200: {
-      description: 'One page of pets, in storage order (by creation with a status filter). A bare JSON array.',
-      headers: headerRefs([...ALWAYS, 'FunctionRequestId'], ['LinkNext', 'RateLimitPolicy']),
+/** The models the document names as components, by model: a body of one of them is a reference to it. */
+const namedSchemas = new Map<z.ZodMiniType, string>([
+  [Pet, 'Pet'],
+  [NewPet, 'NewPet'],
+]);
+
+/** A body's schema from its model: a named model by reference, an array of one with its items by reference. */
+const bodySchema = (model: z.ZodMiniType, io: 'input' | 'output'): Json => {
+  const name = namedSchemas.get(model);
+  if (name !== undefined) return ref('schemas', name);
+  if (model instanceof z.ZodMiniArray) {
+    const items = namedSchemas.get(model.def.element as z.ZodMiniType);
+    if (items !== undefined) {
+      const { type, items: _inline, ...rest } = schemaOf(model, io);
+      return { type, items: ref('schemas', items), ...rest };
+    }
+  }
+  return schemaOf(model, io);
+};
+
+/** The success answer, from the route: its status, body model and headers. */
+const successResponse = (route: Route): Json => {
+  const success = route.success;
+  if (!success) return {};
+  const deprecation: HeaderName[] = route.deprecated ? ['Deprecation', 'Sunset', 'LinkSuccessor'] : [];
+  const own = (names: readonly SuccessHeader[] = []): HeaderName[] => [...names];
+  return {
+    [success.status]: {
+      description: success.description,
+      headers: headerRefs(
+        [...ALWAYS, 'FunctionRequestId', ...own(success.requiredHeaders), ...deprecation],
+        [...own(success.optionalHeaders), 'RateLimitPolicy'],
+      ),
       content: {
         'application/json': {
-          schema: { type: 'array', items: ref('schemas', 'Pet'), maxItems: LIST_LIMIT.max },
-          example: [{ id: 244383887647238, name: 'Rex', categoryId: 1, status: 'available' }],
+          schema: bodySchema(modelOf(success.model), 'output'),
+          ...(success.example === undefined ? {} : { example: success.example }),
         },
       },
     },
-  },
-  createPet: {
-    201: {
-      description: 'The pet as stored, with its new id; for a repeated `Idempotency-Key`, the first answer again.',
-      headers: headerRefs([...ALWAYS, 'FunctionRequestId', 'Location'], ['IdempotentReplayed', 'RateLimitPolicy']),
-      content: {
-        'application/json': {
-          schema: ref('schemas', 'Pet'),
-          example: { id: 244383887647238, name: 'Rex', categoryId: 1, status: 'available' },
-        },
-      },
-    },
-  },
-  getPet: {
-    200: {
-      description: 'The pet.',
-      headers: headerRefs([...ALWAYS, 'FunctionRequestId', 'Deprecation', 'Sunset', 'LinkSuccessor'], ['RateLimitPolicy']),
-      content: { 'application/json': { schema: ref('schemas', 'Pet') } },
-    },
-  },
-  listStoreOrders: {},
+  };
 };
 
-const parameters: Record<OperationId, Json[]> = {
-  listPets: [ref('parameters', 'limit'), ref('parameters', 'status'), ref('parameters', 'cursor')],
-  createPet: [ref('parameters', 'idempotencyKey')],
-  getPet: [ref('parameters', 'petId')],
-  listStoreOrders: [],
+/** Every parameter an operation can take, by the name its model or route gives it. */
+const parameterComponents: Record<string, Json> = {
+  limit: {
+    name: 'limit',
+    in: 'query',
+    description: 'How many pets a page holds.',
+    schema: { type: 'integer', minimum: LIST_LIMIT.min, maximum: LIST_LIMIT.max, default: LIST_LIMIT.default },
+  },
+  status: { name: 'status', in: 'query', description: 'Only pets with this status.', schema: ref('schemas', 'PetStatus') },
+  cursor: {
+    name: 'cursor',
+    in: 'query',
+    description: 'Where the next page starts: copy it from the `Link rel="next"` header of the same listing. Opaque.',
+    schema: { type: 'string', minLength: 1, maxLength: CURSOR_MAX_LENGTH },
+  },
+  idempotencyKey: {
+    name: IDEMPOTENCY_KEY_HEADER,
+    in: 'header',
+    description: [
+      'Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string',
+      '(`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to',
+      `${IDEMPOTENCY_KEY_MAX_LENGTH} characters. For ${IDEMPOTENCY_WINDOW_SECONDS / 3600} hours, the same key from the same API key`,
+      'with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422',
+      '`idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored',
+      'together, so no request is ever told to wait. Malformed or repeated: 400.',
+    ].join(' '),
+    // No example, default or examples here or in the schema: Swagger UI copies any of them into
+    // Try-it-out, and every Execute would then replay the first pet. The description shows the format.
+    schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH + 2 },
+  },
+  petId: {
+    name: 'petId',
+    in: 'path',
+    required: true,
+    description: 'The pet id: a decimal integer, no sign, no leading zeros.',
+    schema: { type: 'integer', minimum: 1, maximum: MAX_SAFE_ID },
+  },
 };
 
-/** What each operation does, beyond its summary (getPet's says when it stops working). */
-const descriptions: Record<OperationId, string | undefined> = {
-  listPets:
-    'One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. ' +
-    'While more remain, the `Link rel="next"` header holds the next page\'s URL.',
-  createPet:
-    'Stores a new pet and answers it, with its id and its `Location`. ' +
-    'With an `Idempotency-Key`, a retry answers the first result and creates nothing.',
-  getPet: undefined,
-  listStoreOrders: 'Named by the interface, never specified: answers 501 `not_implemented` after authentication.',
+/** The names of an object model's members: a path or query model's parameters. */
+const memberNames = (name: ModelName | undefined): string[] => {
+  if (name === undefined) return [];
+  const model: z.ZodMiniType = modelOf(name);
+  if (!(model instanceof z.ZodMiniObject)) throw new Error('a path or query model must be an object');
+  return Object.keys(model.shape as Record<string, unknown>);
+};
+
+/** The parameters of an operation, from its route's models: path, query, then headers, each a component by its name. */
+const parametersOf = (route: Route): Json[] => {
+  const names = [...memberNames(route.request?.path), ...memberNames(route.request?.query), ...(route.request?.headers ?? [])];
+  for (const name of names) {
+    if (!(name in parameterComponents)) throw new Error(`${route.operationId}: no parameter component describes '${name}'`);
+  }
+  return names.map((name) => ref('parameters', name));
 };
 
 const needsScope = (route: Route): string => `Needs an API key with the \`${route.scope}\` scope.`;
 
 const operation = (route: Route) => {
-  const codes = operationErrors[route.operationId as OperationId];
+  const codes: readonly ErrorCode[] = [...COMMON_ERRORS, ...route.errors];
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(errorCatalogue[code].status, [...(byStatus.get(errorCatalogue[code].status) ?? []), code]);
   const errors = Object.fromEntries(
@@ -304,7 +328,7 @@ const operation = (route: Route) => {
     operationId: route.operationId,
     summary: route.summary,
     tags: [route.notImplemented ? 'store' : 'animals'],
-    description: [descriptions[route.operationId as OperationId], needsScope(route)].filter(Boolean).join(' '),
+    description: [route.description, needsScope(route)].filter(Boolean).join(' '),
     // OpenAPI 3.1 lets a bearer requirement list the roles it needs: here the key's scope.
     security: [{ bearerKey: [route.scope] }],
     ...(deprecated
@@ -316,17 +340,23 @@ const operation = (route: Route) => {
           'x-sunset': deprecated.sunsetAt.toISOString(),
         }
       : {}),
-    ...(parameters[route.operationId as OperationId].length > 0 ? { parameters: parameters[route.operationId as OperationId] } : {}),
-    ...(route.jsonBody
+    ...(parametersOf(route).length > 0 ? { parameters: parametersOf(route) } : {}),
+    // Only an operation with a body model has a request body, described by that model.
+    ...(route.request?.body
       ? {
           requestBody: {
             required: true,
             description: `At most ${MAX_BODY_BYTES} bytes. Unknown fields, a client-chosen \`id\` included, are refused.`,
-            content: { 'application/json': { schema: ref('schemas', 'NewPet'), example: { name: 'Rex', categoryId: 1 } } },
+            content: {
+              'application/json': {
+                schema: bodySchema(modelOf(route.request.body), 'input'),
+                ...(route.request.bodyExample === undefined ? {} : { example: route.request.bodyExample }),
+              },
+            },
           },
         }
       : {}),
-    responses: { ...successResponses[route.operationId as OperationId], ...errors },
+    responses: { ...successResponse(route), ...errors },
   };
 };
 
@@ -438,43 +468,7 @@ const document = ({ extraServers = [] }: DocumentOptions) => ({
       PetStatus: schemaOf(PetStatus, 'output'),
       Error: errorSchema(),
     },
-    parameters: {
-      limit: {
-        name: 'limit',
-        in: 'query',
-        description: 'How many pets a page holds.',
-        schema: { type: 'integer', minimum: LIST_LIMIT.min, maximum: LIST_LIMIT.max, default: LIST_LIMIT.default },
-      },
-      status: { name: 'status', in: 'query', description: 'Only pets with this status.', schema: ref('schemas', 'PetStatus') },
-      cursor: {
-        name: 'cursor',
-        in: 'query',
-        description: 'Where the next page starts: copy it from the `Link rel="next"` header of the same listing. Opaque.',
-        schema: { type: 'string', minLength: 1, maxLength: CURSOR_MAX_LENGTH },
-      },
-      idempotencyKey: {
-        name: IDEMPOTENCY_KEY_HEADER,
-        in: 'header',
-        description: [
-          'Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string',
-          '(`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to',
-          `${IDEMPOTENCY_KEY_MAX_LENGTH} characters. For ${IDEMPOTENCY_WINDOW_SECONDS / 3600} hours, the same key from the same API key`,
-          'with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422',
-          '`idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored',
-          'together, so no request is ever told to wait. Malformed or repeated: 400.',
-        ].join(' '),
-        // No example, default or examples here or in the schema: Swagger UI copies any of them into
-        // Try-it-out, and every Execute would then replay the first pet. The description shows the format.
-        schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH + 2 },
-      },
-      petId: {
-        name: 'petId',
-        in: 'path',
-        required: true,
-        description: 'The pet id: a decimal integer, no sign, no leading zeros.',
-        schema: { type: 'integer', minimum: 1, maximum: MAX_SAFE_ID },
-      },
-    },
+    parameters: parameterComponents,
     headers,
   },
 });

@@ -1,0 +1,21 @@
+/** What a function may do on one DynamoDB table or index: the stack turns each grant into one IAM statement. */
+
+/** The values of `ReturnValues` a write may ask for (DynamoDB's own). */
+export type ReturnValues = 'NONE' | 'ALL_OLD' | 'UPDATED_OLD' | 'ALL_NEW' | 'UPDATED_NEW';
+
+export interface TableAccess {
+  readonly table: 'pets' | 'apiKeys' | 'idempotency';
+  /** An index of that table; absent for the table itself. */
+  readonly index?: string;
+  readonly actions: readonly string[];
+  /**
+   * The only attributes these actions may read or write, the key attribute included (IAM's
+   * fine-grained access: `dynamodb:Attributes`); every attribute when absent.
+   */
+  readonly attributes?: readonly string[];
+  /**
+   * The only `ReturnValues` a write may ask for (`dynamodb:ReturnValues`); any when absent. With
+   * `attributes`, NONE alone: ALL_OLD or ALL_NEW would return the attributes not named.
+   */
+  readonly returnValues?: readonly ReturnValues[];
+}
