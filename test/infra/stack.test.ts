@@ -17,6 +17,7 @@ import { routes, STAGE_NAME } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
 import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from '../../shared/tables';
 import { methodsOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
+import { handledOperationIds } from '../support/operations';
 
 const stages = { staging: synthStage('staging'), prod: synthStage('prod') };
 
@@ -41,7 +42,7 @@ const newestLtsRuntime = () => {
   return `nodejs${Math.max(...majors)}.x`;
 };
 
-const functionNames: FunctionName[] = ['listPets', 'createPet', 'getPet', 'authorizer'];
+const functionNames: readonly FunctionName[] = [...handledOperationIds, 'authorizer'];
 
 /**
  * Every gateway response type API Gateway documents (the ResponseType values of

@@ -1,0 +1,15 @@
+/**
+ * The route table's operations, as the tests count and list them: derived, never written out, so
+ * that a new operation is expected everywhere at once.
+ */
+import { routes, type HandledOperationId, type OperationId } from '../../shared/routes';
+
+type HandledRoute = Extract<(typeof routes)[number], { handler: string }>;
+
+/** Every operation of the API, in the route table's order. */
+export const operationIds: readonly OperationId[] = routes.map((route) => route.operationId);
+
+/** The operations a Lambda function serves (those with a handler), in the route table's order. */
+export const handledOperationIds: readonly HandledOperationId[] = routes
+  .filter((route): route is HandledRoute => 'handler' in route)
+  .map((route) => route.operationId);
