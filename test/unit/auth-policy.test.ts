@@ -1,21 +1,16 @@
 /** The authorizer's IAM policy: one cached policy must allow every route the key's scopes cover, and nothing else. */
 import { describe, expect, it } from 'vitest';
 import { allowScopedMethods, stageWildcardArn } from '../../shared/auth-policy';
-import { routes, type HttpMethod, type OperationId } from '../../shared/routes';
+import { routes, type OperationId } from '../../shared/routes';
 import { grantedScopes, SCOPES, type Scope } from '../../shared/scopes';
 import { policyAllows } from '../../tools/local-server/policy';
-import { operationIds } from '../support/operations';
+import { operationIds, requestTo } from '../support/operations';
 
 const API = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5';
 const arn = (method: string, path: string, api = API, stage = 'v1') => `${api}/${stage}/${method}${path}`;
 
-/** One request to each route of the API, with a concrete path parameter: the compiler asks for each operation's. */
-const requests: Readonly<Record<OperationId, readonly [HttpMethod, string]>> = {
-  listPets: ['GET', '/pets'],
-  createPet: ['POST', '/pets'],
-  getPet: ['GET', '/pets/42'],
-  listStoreOrders: ['GET', '/store/orders'],
-};
+/** One request to each route of the API, with a concrete path parameter. */
+const requests = requestTo;
 type Operation = OperationId;
 
 const allowed = (scopes: readonly Scope[], calledFirst = arn('GET', '/pets')): Operation[] => {
