@@ -8,16 +8,12 @@ import { keyIdOf, hashApiKey } from '../../shared/api-keys';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expectCommonHeaders, expectError, registerKeyOnPlan, startLocalApi, type LocalApi } from '../support/local-api';
 import { recordingClient } from '../support/recording-client';
+import { requestsToEveryOperation } from '../support/operations';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
 
-const operations = [
-  ['GET', '/pets'],
-  ['POST', '/pets'],
-  ['GET', '/pets/1'],
-  ['GET', '/store/orders'],
-] as const;
+const operations = requestsToEveryOperation;
 
 let api: LocalApi;
 beforeAll(async () => {

@@ -15,6 +15,7 @@ import { CHECK_DEADLINE_CAP_MS, READ_DEADLINE_CAP_MS, REPORT_MARGIN_MS } from '.
 import { routes } from '../../shared/routes';
 import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
 import { policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
+import { handledOperationIds } from '../support/operations';
 
 /** An alarm's metric math, each query by id: its expression, or its metric's name, dimensions and statistic. */
 const serverErrorRateMetrics = (alarm: Record<string, unknown> | undefined) =>
@@ -83,7 +84,7 @@ const resourcesById = (synthesized: SynthesizedStage) =>
 const logicalId = (synthesized: SynthesizedStage, construct: { node: { defaultChild?: unknown } }): string =>
   Stack.of(synthesized.stack).resolve((construct.node.defaultChild as CfnResource).logicalId) as string;
 
-/** Every function of the stage by name: the API's four and the key audit's two. */
+/** Every function of the stage by name: the operations', the authorizer, and the key audit's two. */
 const functionsOf = ({ stack }: SynthesizedStage): Map<string, ApiFunction> =>
   new Map([
     ...stack.functions.operations,
@@ -131,7 +132,7 @@ describe.each([
     const authorizerUris = resourcesOf(synthesized.template, 'AWS::ApiGateway::Authorizer').map(({ properties }) =>
       JSON.stringify(properties.AuthorizerUri),
     );
-    expect(uris).toHaveLength(3);
+    expect(uris).toHaveLength(handledOperationIds.length);
     expect(authorizerUris).toHaveLength(1);
     for (const [name, fn] of [...synthesized.stack.functions.operations]) {
       expect(
@@ -349,7 +350,7 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
       return dimensions.filter(({ Name }) => Name === 'ApiName').map(({ Value }) => Value);
     });
     // The release's: each operation's method, and the API's 5xx rate (3 metrics) and latency; Monitoring's too.
-    expect(apiNames.length).toBeGreaterThanOrEqual(3 + 3 + 1);
+    expect(apiNames.length).toBeGreaterThanOrEqual(handledOperationIds.length + 3 + 1);
     expect(new Set(apiNames)).toEqual(new Set([apiName]));
   });
 
@@ -582,7 +583,8 @@ describe('a stage that chooses the linear release, deployed with -c ignoreReleas
       const configurations = resourcesOf(synthesized.template, 'AWS::CodeDeploy::DeploymentGroup').map(
         ({ properties }) => properties.AlarmConfiguration as { Enabled: boolean; Alarms: unknown[] },
       );
-      expect(configurations).toHaveLength(4);
+      // One per released function: each operation's, and the authorizer's.
+      expect(configurations).toHaveLength(handledOperationIds.length + 1);
       for (const configuration of configurations) {
         expect(configuration.Enabled).toBe(enabled);
         expect(configuration.Alarms.length).toBeGreaterThan(0);

@@ -1,20 +1,17 @@
 /** The authorizer's IAM policy: one cached policy must allow every route the key's scopes cover, and nothing else. */
 import { describe, expect, it } from 'vitest';
 import { allowScopedMethods, stageWildcardArn } from '../../shared/auth-policy';
+import { routes, type OperationId } from '../../shared/routes';
 import { grantedScopes, SCOPES, type Scope } from '../../shared/scopes';
 import { policyAllows } from '../../tools/local-server/policy';
+import { operationIds, requestTo } from '../support/operations';
 
 const API = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5';
 const arn = (method: string, path: string, api = API, stage = 'v1') => `${api}/${stage}/${method}${path}`;
 
 /** One request to each route of the API, with a concrete path parameter. */
-const requests = {
-  listPets: ['GET', '/pets'],
-  createPet: ['POST', '/pets'],
-  getPet: ['GET', '/pets/42'],
-  listStoreOrders: ['GET', '/store/orders'],
-} as const;
-type Operation = keyof typeof requests;
+const requests = requestTo;
+type Operation = OperationId;
 
 const allowed = (scopes: readonly Scope[], calledFirst = arn('GET', '/pets')): Operation[] => {
   const { policyDocument } = allowScopedMethods(calledFirst, { keyId: 'k', keyHash: 'h', usageKeyId: 'u', plan: 'default' }, scopes);
@@ -39,7 +36,8 @@ describe('allowScopedMethods', () => {
         {
           Effect: 'Allow',
           Action: 'execute-api:Invoke',
-          Resource: [`${API}/v1/GET/pets`, `${API}/v1/POST/pets`, `${API}/v1/GET/pets/*`, `${API}/v1/GET/store/orders`],
+          // Each route's method and path, a path parameter's segment a wildcard (GET /pets/{petId} as GET/pets/*).
+          Resource: routes.map(({ method, path }) => `${API}/v1/${method}${path.replace(/\{[^}/]+\}/g, '*')}`),
         },
       ],
     });
@@ -53,7 +51,7 @@ describe('allowScopedMethods', () => {
       ['pets:read', 'pets:write'],
       ['listPets', 'createPet', 'getPet'],
     ],
-    [[...SCOPES], ['listPets', 'createPet', 'getPet', 'listStoreOrders']],
+    [[...SCOPES], [...operationIds]],
   ] satisfies Array<[Scope[], Operation[]]>)('with scopes %j allows exactly %j', (scopes, operations) => {
     expect(allowed(scopes)).toEqual(operations);
   });

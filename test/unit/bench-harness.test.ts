@@ -14,6 +14,7 @@ import { coldStartEnvironment, coldStartRun, nodeForRuntime, templateFunctions }
 import { synthStage } from '../infra/synth';
 import { simulateHotStatus } from '../../tools/bench/scaling';
 import { median, quantile } from '../../tools/stats';
+import { handledOperationIds } from '../support/operations';
 
 describe('statistics', () => {
   it('takes medians and interpolated percentiles, whatever the order', () => {
@@ -64,7 +65,8 @@ describe('the cold-start benchmark runs each bundle as its function is deployed'
   };
 
   it('under the Node.js major of the runtime in the template', () => {
-    expect(deployed).toHaveLength(6); // the API's four, and the key audit's writer and expiry sweep
+    // Each operation's, the authorizer, and the key audit's writer and expiry sweep.
+    expect(deployed).toHaveLength(handledOperationIds.length + 1 + 2);
     for (const [logicalId, { Properties }] of deployed) {
       const fn = templateFunctions(template).get(logicalId);
       if (!fn) throw new Error(`no ${logicalId}`);

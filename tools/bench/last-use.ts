@@ -32,6 +32,8 @@ export interface LastUseOptions {
   readonly keys: ApiKeysRepository;
   readonly connections: number;
   readonly seconds: number;
+  /** Requests each key is sent at least, however long that takes (default 0: the run lasts `seconds` only). */
+  readonly minRequestsPerKey?: number;
 }
 
 export interface LastUseRow {
@@ -54,7 +56,14 @@ export interface LastUseResult {
   readonly rows: LastUseRow[];
 }
 
-export const measureLastUse = async ({ endpoint, tables, keys, connections, seconds }: LastUseOptions): Promise<LastUseResult> => {
+export const measureLastUse = async ({
+  endpoint,
+  tables,
+  keys,
+  connections,
+  seconds,
+  minRequestsPerKey = 0,
+}: LastUseOptions): Promise<LastUseResult> => {
   const now = Date.now();
   const seeded: Array<{ key: string; keyHash: string; history: (typeof HISTORIES)[number] }> = [];
   for (const history of HISTORIES) {
@@ -75,8 +84,12 @@ export const measureLastUse = async ({ endpoint, tables, keys, connections, seco
     const load = { requests: 0, bad: 0 };
     const deadline = Date.now() + seconds * 1000;
     const authorizations = seeded.map(({ key }) => `Bearer ${key}`);
-    const connection = async (first: number) => {
-      for (let index = first; Date.now() < deadline; index += 1) {
+    const minRequests = minRequestsPerKey * authorizations.length;
+    let sent = 0;
+    // The keys take turns across all the connections, so that each is sent as often as the others.
+    const connection = async () => {
+      while (Date.now() < deadline || sent < minRequests) {
+        const index = sent++;
         const headers = { Authorization: authorizations[index % authorizations.length] ?? '' };
         const response = await fetch(`${server.url}/pets/1000000`, { headers }).catch(() => undefined);
         await response?.arrayBuffer();
@@ -84,7 +97,7 @@ export const measureLastUse = async ({ endpoint, tables, keys, connections, seco
         if (!response?.ok) load.bad += 1;
       }
     };
-    await Promise.all(Array.from({ length: connections }, (_, index) => connection(index)));
+    await Promise.all(Array.from({ length: connections }, () => connection()));
     const writesOf = (keyHash: string) => updates.writesByKey.get(keyHash) ?? 0;
     const rows = HISTORIES.map((history) => {
       const writes = seeded.filter((key) => key.history === history).map((key) => writesOf(key.keyHash));

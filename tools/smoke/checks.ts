@@ -12,7 +12,7 @@ import { WWW_AUTHENTICATE } from '../../shared/errors';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { datedHeaders } from '../../shared/http/deprecation';
 import { COMMON_HEADERS } from '../../shared/http/response';
-import { BASE_PATH, routeOf } from '../../shared/routes';
+import { BASE_PATH, routeOf, type OperationId } from '../../shared/routes';
 import { maskKeys, maskSecretRuns } from '../key-mask';
 import { contractViolations, parseJson, type Described } from '../openapi/answer-check';
 import { linkOf, noAnswerReason, REQUEST_TIMEOUT_MS } from '../requests';
@@ -28,6 +28,17 @@ export interface SmokeCheckResult {
 
 export const CHECK_NAMES = ['create', 'list', 'next page', 'get', 'no key', 'unknown route'] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
+
+/**
+ * The checks that send each operation of the route table a request, or why none does. Keyed by
+ * operation, so that a new operation does not compile until the smoke tries it or says why not.
+ */
+export const SMOKE_COVERAGE: Readonly<Record<OperationId, readonly CheckName[] | { readonly none: string }>> = {
+  listPets: ['list', 'next page', 'no key'],
+  createPet: ['create'],
+  getPet: ['get'],
+  listStoreOrders: { none: 'not implemented: every request to it answers 501, whatever the deployment' },
+};
 
 /** The name of the pet a smoke test creates, so that it is recognised among real ones. */
 export const SMOKE_PET_NAME = 'smoke-test';

@@ -1,0 +1,29 @@
+/**
+ * The route table's operations, as the tests count and list them: derived, never written out, so
+ * that a new operation is expected everywhere at once.
+ */
+import { routes, type HandledOperationId, type HttpMethod, type OperationId } from '../../shared/routes';
+
+type HandledRoute = Extract<(typeof routes)[number], { handler: string }>;
+
+/** Every operation of the API, in the route table's order. */
+export const operationIds: readonly OperationId[] = routes.map((route) => route.operationId);
+
+/** The operations a Lambda function serves (those with a handler), in the route table's order. */
+export const handledOperationIds: readonly HandledOperationId[] = routes
+  .filter((route): route is HandledRoute => 'handler' in route)
+  .map((route) => route.operationId);
+
+/**
+ * One request to each operation, below the base path, with a concrete path parameter: keyed by
+ * operation, so that the compiler asks for a new operation's.
+ */
+export const requestTo: Readonly<Record<OperationId, readonly [HttpMethod, string]>> = {
+  listPets: ['GET', '/pets'],
+  createPet: ['POST', '/pets'],
+  getPet: ['GET', '/pets/42'],
+  listStoreOrders: ['GET', '/store/orders'],
+};
+
+/** One request to each operation of the API (requestTo's), in the route table's order. */
+export const requestsToEveryOperation: ReadonlyArray<readonly [HttpMethod, string]> = operationIds.map((id) => requestTo[id]);
