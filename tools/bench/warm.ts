@@ -7,6 +7,8 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
+import { DEFAULT_PLAN, usageKeyBinding } from '../../shared/plan-policy';
+import { SCOPES } from '../../shared/scopes';
 import { createHandler as createCreatePet } from '../../functions/create-pet';
 import { createHandler as createGetPet } from '../../functions/get-pet';
 import { createHandler as createListPets } from '../../functions/list-pets';
@@ -41,6 +43,12 @@ const keyRecord = {
   name: 'bench',
   createdAt: '2026-01-01T00:00:00.000Z',
   lastUsedAt: new Date(Date.now() - 5 * 60_000).toISOString(),
+  // As every key is made: its scopes, its plan and a usage key of its own, bound to it.
+  scopes: new Set(SCOPES),
+  plan: DEFAULT_PLAN,
+  usageKeyId: 'benchusagekey',
+  usageKey: 'bench-usage-key-value',
+  usageKeyBinding: usageKeyBinding(hashApiKey(key), 'benchusagekey', 'bench-usage-key-value'),
 };
 
 /** The authorizer's warm overhead before expiry and last use (BENCHMARKS.md), and what they may add to it. */
