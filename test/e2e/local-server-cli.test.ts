@@ -212,8 +212,11 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(await started.exit).toBeNull();
 
     // Nothing of this run is left: no Java process, and so no open port with the keys table on it.
-    const deadline = Date.now() + 10_000;
-    while (javaListeningOn(dynamoPort).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    const deadline = Date.now() + 20_000;
+    // A process that is exiting has left its command line before its sockets: wait for both.
+    while ((javaListeningOn(dynamoPort).length > 0 || (await isListening(dynamoPort))) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     expect(javaListeningOn(dynamoPort)).toEqual([]);
     expect(await isListening(dynamoPort)).toBe(false);
   });

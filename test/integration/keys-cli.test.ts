@@ -1651,10 +1651,22 @@ describe('a key pasted in the wrong place, never echoed', () => {
     const key = generateApiKey();
     for (const place of PLACES) {
       const argv = place.map((argument) => argument.replace('K', form(key)).replace(/^ID$/, record.keyId).replace(/^E$/, tables.endpoint));
-      const output = await outputOf(argv);
+      const output = await withoutKeysItMade(await outputOf(argv));
       for (const part of partsOf(key)) expect(output.toLowerCase(), `${place.join(' ')}: ${output}`).not.toContain(part);
     }
   });
+
+  /**
+   * The output without the keys the tool registered and printed (a `create` whose name holds the
+   * pasted text succeeds): those share the prefix with the pasted key, and by chance its first letters.
+   */
+  const withoutKeysItMade = async (output: string): Promise<string> => {
+    let rest = output;
+    for (const printed of output.match(/petstore_[A-Za-z0-9_-]{43}/g) ?? []) {
+      if (await keys.find(printed)) rest = rest.replaceAll(printed, '<the key it made>');
+    }
+    return rest;
+  };
 
   it.each([
     ['--table KEY', (key: string) => ['list', '--table', key, '--endpoint', tables.endpoint]],
