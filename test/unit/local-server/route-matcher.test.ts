@@ -6,23 +6,12 @@ import { matchRoute } from '../../../tools/local-server/route-matcher';
 const operationOf = (method: string, path: string) => matchRoute(method, path)?.route.operationId;
 
 describe('matchRoute', () => {
-  it.each([
-    ['GET', '/pets', 'listPets'],
-    ['POST', '/pets', 'createPet'],
-    ['GET', '/pets/42', 'getPet'],
-    ['GET', '/store/orders', 'listStoreOrders'],
-  ])('routes %s %s to %s', (method, path, operationId) => {
-    expect(operationOf(method, path)).toBe(operationId);
-  });
-
-  it('has exactly these routes', () => {
-    expect(routes.map((route) => `${route.method} ${route.path}`)).toEqual([
-      'GET /pets',
-      'POST /pets',
-      'GET /pets/{petId}',
-      'GET /store/orders',
-    ]);
-  });
+  it.each(routes.map((route) => [route.method, route.path.replace(/\{[^}/]+\}/g, '42'), route.operationId] as const))(
+    'routes %s %s to %s',
+    (method, path, operationId) => {
+      expect(operationOf(method, path)).toBe(operationId);
+    },
+  );
 
   it('hands over the path parameter as sent, and none for routes without one', () => {
     expect(matchRoute('GET', '/pets/42')?.pathParameters).toEqual({ petId: '42' });
