@@ -165,15 +165,18 @@ const storedValue = (attribute: StreamAttributeValue | undefined): AuditValue =>
   return plain(attribute);
 };
 
-/** Every text in a value (the names in a map too) without secrets. */
-const shownValue = (value: AuditValue): AuditValue => {
-  if (typeof value === 'string') return withoutSecrets(value);
-  if (Array.isArray(value)) return value.map(shownValue);
+/** A value with `transform` applied to every text in it, the names in a map too. */
+const mapTexts = (value: AuditValue, transform: (text: string) => string): AuditValue => {
+  if (typeof value === 'string') return transform(value);
+  if (Array.isArray(value)) return value.map((inner: AuditValue) => mapTexts(inner, transform));
   if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [withoutSecrets(name), shownValue(inner)]));
+    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [transform(name), mapTexts(inner, transform)]));
   }
   return value;
 };
+
+/** Every text in a value (the names in a map too) without secrets. */
+const shownValue = (value: AuditValue): AuditValue => mapTexts(value, withoutSecrets);
 
 /**
  * An attribute as the line shows it (AuditValue): a secret-like one by fingerprint (a String as
@@ -381,14 +384,7 @@ const cutText = (text: string): string => {
 };
 
 /** Every text in a value cut (the names in a map too). */
-const cutValue = (value: AuditValue): AuditValue => {
-  if (typeof value === 'string') return cutText(value);
-  if (Array.isArray(value)) return value.map(cutValue);
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [cutText(name), cutValue(inner)]));
-  }
-  return value;
-};
+const cutValue = (value: AuditValue): AuditValue => mapTexts(value, cutText);
 
 const cutChange = (change: AttributeChange): AttributeChange => ({ ...change, from: cutValue(change.from), to: cutValue(change.to) });
 
