@@ -12,7 +12,7 @@ import { AUTHORIZER_REFUSAL } from './auth-policy';
 import type { ErrorCode } from './errors';
 import { methodArn, proxyEvent, tokenEvent } from './gateway-events';
 import { ApiErrorBody, MAX_SAFE_ID, Pet } from './models';
-import { routeOf, type HandledOperationId, type OperationId } from './routes';
+import { routeOf, routes, type HandledOperationId, type OperationId, type Route } from './routes';
 
 /** What a check sends: the event API Gateway would send the function (a proxy request, or a TOKEN authorization). */
 export type CheckEvent = APIGatewayProxyEvent | APIGatewayTokenAuthorizerEvent;
@@ -49,17 +49,21 @@ export const UNCHECKED_OPERATIONS: Readonly<Record<Exclude<OperationId, HandledO
   listStoreOrders: 'not implemented: API Gateway answers it 501 itself (a mock integration), with no function to release',
 };
 
+/** `updatePetStatus` → `UPDATE_PET_STATUS_FUNCTION_NAME`: a function's variable, by its name. */
+const functionNameVariable = (name: CheckedFunction): string =>
+  `${name.replace(/[A-Z]/g, (letter) => `_${letter}`).toUpperCase()}_FUNCTION_NAME`;
+
 /**
  * The environment variable that holds each checked function's name: how the hook knows which
  * checks a deployment's function gets. Names, never versions: the version comes from the
- * deployment itself, so a release changes nothing of the hook's.
+ * deployment itself, so a release changes nothing of the hook's. One per operation with a handler,
+ * in the route table's order, then the authorizer's.
  */
-export const FUNCTION_NAME_VARIABLES: Readonly<Record<CheckedFunction, string>> = {
-  listPets: 'LIST_PETS_FUNCTION_NAME',
-  getPet: 'GET_PET_FUNCTION_NAME',
-  createPet: 'CREATE_PET_FUNCTION_NAME',
-  authorizer: 'AUTHORIZER_FUNCTION_NAME',
-};
+export const FUNCTION_NAME_VARIABLES: Readonly<Record<CheckedFunction, string>> = Object.fromEntries(
+  [...routes.flatMap((route: Route) => ('handler' in route ? [route.operationId as HandledOperationId] : [])), 'authorizer' as const].map(
+    (name) => [name, functionNameVariable(name)],
+  ),
+) as Record<CheckedFunction, string>;
 
 /**
  * Pairs each released function (by operationId, or `authorizer`) with its check's name, and

@@ -4,23 +4,25 @@
  * sends: the commands must be exactly the granted actions, on exactly the granted table or index.
  * A repository change that needs a new permission fails here, not in production.
  */
+import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
-import { createHandler as createCreatePet } from '../../functions/create-pet';
-import { createHandler as createGetPet } from '../../functions/get-pet';
 import { createHandler as createKeyExpiry } from '../../functions/key-expiry';
-import { createHandler as createListPets } from '../../functions/list-pets';
 import { tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { newPetId } from '../../shared/ids';
+import type { Pet } from '../../shared/models';
 import { petsRepository, type PetsRepositoryOptions } from '../../shared/pets-repository';
-import { randomUUID } from 'node:crypto';
-import { apiEvent, context, tokenEvent } from '../support/events';
-import { recordingClient, type SentCommand } from '../support/recording-client';
-import { createTestTables, type TestTables } from '../support/tables';
+import type { HandledOperationId } from '../../shared/routes';
+import type { ProxyHandler } from '../../tools/local-server/gateway';
+import { loadHandlerFactories } from '../../tools/local-server/handler-modules';
 import { asInvocation } from '../../tools/local-server/invocation';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
+import { apiEvent, context, operationEvent, tokenEvent } from '../support/events';
+import { handledOperationIds } from '../support/operations';
+import { recordingClient, type SentCommand } from '../support/recording-client';
+import { createTestTables, type TestTables } from '../support/tables';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -64,54 +66,116 @@ const distinct = (records: Recorded[]) => [...new Map(records.map((record) => [J
 /** The same, in a fixed order, for paths whose order of first use does not matter. */
 const sorted = (records: Recorded[]) => distinct(records).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
+/** What an operation's case runs its handler with. */
+interface CaseTools {
+  /** The operation's handler, from its route's module, on a pets repository that records what it sends (these options added). */
+  readonly handler: (options?: Partial<PetsRepositoryOptions>) => ProxyHandler;
+  /** A pet stored before the case runs. */
+  readonly storedPet: Pet;
+}
+
+interface OperationCase {
+  /** Which paths it runs, and what they send: the test's title. */
+  readonly paths: string;
+  /** Runs every path the handler has, asserting each answer. */
+  readonly run: (tools: CaseTools) => Promise<void>;
+}
+
+/**
+ * Each operation's own paths, keyed by operation: a route with a handler does not compile until
+ * it has its case. The test below checks what the commands were against the route's grants.
+ */
+const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
+  listPets: {
+    paths: 'Scan on the table, Query on the status index, across pages',
+    run: async ({ handler }) => {
+      const queries: Array<Record<string, string>> = [{}, { limit: '1' }, { status: 'available', limit: '1' }, { status: 'sold' }];
+      for (const query of queries) {
+        const response = await handler()(apiEvent({ query }), context);
+        expect(response.statusCode).toBe(200);
+      }
+    },
+  },
+  createPet: {
+    paths: 'PutItem on the table; with Idempotency-Key, one transaction that puts the pet and its record',
+    run: async ({ handler, storedPet }) => {
+      const post = (key?: string, name = 'Rex') =>
+        apiEvent({
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) },
+          body: JSON.stringify({ name, categoryId: 2 }),
+        });
+      const create = handler();
+      expect((await create(post(), context)).statusCode).toBe(201);
+      const key = `"${randomUUID()}"`;
+      expect((await create(post(key), context)).statusCode).toBe(201); // pet and record
+      expect((await create(post(key), context)).statusCode).toBe(201); // the replay
+      expect((await create(post(key, 'Max'), context)).statusCode).toBe(422); // the key reused
+      // An id collision: the transaction is cancelled and tried again under a new id.
+      const ids = [storedPet.id];
+      const colliding = handler({ newId: () => ids.shift() ?? newPetId() });
+      expect((await colliding(post(`"${randomUUID()}"`), context)).statusCode).toBe(201);
+    },
+  },
+  getPet: {
+    paths: 'GetItem on the table, found or not',
+    run: async ({ handler, storedPet }) => {
+      const get = handler();
+      expect((await get(operationEvent('getPet', { petId: String(storedPet.id) }), context)).statusCode).toBe(200);
+      expect((await get(operationEvent('getPet', { petId: '424242' }), context)).statusCode).toBe(404);
+    },
+  },
+};
+
+/** Each operation's handler module, as its route names it. */
+const handlerFactories = await loadHandlerFactories();
+
+/**
+ * The attributes each UpdateItem named, and its ReturnValues, against what the function's update
+ * grant allows: only its attributes, and only its return values.
+ */
+const expectUpdatesWithin = (sent: SentCommand[], name: FunctionName) => {
+  const grants = tableAccess[name].filter((access) => access.actions.includes('dynamodb:UpdateItem'));
+  const updates = sent.filter((command) => command.command === 'UpdateItem');
+  expect(updates.length).toBeGreaterThan(0);
+  expect(grants).toHaveLength(1);
+  const [{ attributes: allowed, returnValues }] = grants as [TableAccess];
+  expect(allowed).toBeDefined();
+  expect(returnValues).toBeDefined();
+  for (const update of updates) {
+    expect(allowed).toEqual(expect.arrayContaining([...(update.attributes ?? [])]));
+    expect(returnValues).toContain(update.returnValues);
+  }
+  // Every attribute granted is one the function uses: the grant is no wider than the code.
+  expect([...new Set(updates.flatMap((update) => update.attributes ?? []))].sort()).toEqual([...(allowed ?? [])].sort());
+};
+
 describe('each function sends exactly the DynamoDB actions the stack grants it', () => {
-  it('listPets: Scan on the table, Query on the status index, across pages', async () => {
-    const { client, sent } = recordingClient(tables.endpoint);
-    const handler = as('listPets', createListPets({ pets: petsRepository({ client, tableName: tables.pets }) }));
-    const queries: Array<Record<string, string>> = [{}, { limit: '1' }, { status: 'available', limit: '1' }, { status: 'sold' }];
-    for (const query of queries) {
-      const response = await handler(apiEvent({ query }), context);
-      expect(response.statusCode).toBe(200);
-    }
-    expect(distinct(asGrants(sent))).toEqual(granted('listPets'));
+  it('has a case for each operation of the route table with a handler, and for no other', () => {
+    expect(Object.keys(operationCases).sort()).toEqual([...handledOperationIds].sort());
   });
 
-  it('createPet: PutItem on the table; with Idempotency-Key, one transaction that puts the pet and its record', async () => {
-    const { client, sent } = recordingClient(tables.endpoint);
-    const repository = (options: Partial<PetsRepositoryOptions> = {}) =>
-      petsRepository({ client, tableName: tables.pets, idempotencyTableName: tables.idempotency, ...options });
-    const handler = as('createPet', createCreatePet({ pets: repository() }));
-    const post = (key?: string, name = 'Rex') =>
-      apiEvent({
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', ...(key ? { 'Idempotency-Key': key } : {}) },
-        body: JSON.stringify({ name, categoryId: 2 }),
-      });
-    expect((await handler(post(), context)).statusCode).toBe(201);
-    const key = `"${randomUUID()}"`;
-    expect((await handler(post(key), context)).statusCode).toBe(201); // pet and record
-    expect((await handler(post(key), context)).statusCode).toBe(201); // the replay
-    expect((await handler(post(key, 'Max'), context)).statusCode).toBe(422); // the key reused
-    // An id collision: the transaction is cancelled and tried again under a new id.
-    const [taken] = (await petsRepository({ client: tables.client, tableName: tables.pets }).list({ limit: 1 })).pets;
-    const ids = [taken?.id ?? 1];
-    const colliding = as('createPet', createCreatePet({ pets: repository({ newId: () => ids.shift() ?? newPetId() }) }));
-    expect((await colliding(post(`"${randomUUID()}"`), context)).statusCode).toBe(201);
-    expect(sorted(asGrants(sent))).toEqual(sorted(granted('createPet')));
-  });
+  it.each(handledOperationIds.map((operationId) => [operationId, operationCases[operationId].paths] as const))(
+    '%s: %s',
+    async (operationId) => {
+      const { client, sent } = recordingClient(tables.endpoint);
+      const [storedPet] = (await petsRepository({ client: tables.client, tableName: tables.pets }).list({ limit: 1 })).pets;
+      if (!storedPet) throw new Error('no pet stored');
+      const handler = (options: Partial<PetsRepositoryOptions> = {}) =>
+        as(
+          operationId,
+          handlerFactories[operationId]({
+            pets: petsRepository({ client, tableName: tables.pets, idempotencyTableName: tables.idempotency, ...options }),
+          }),
+        );
 
-  it('getPet: GetItem on the table, found or not', async () => {
-    const { client, sent } = recordingClient(tables.endpoint);
-    const handler = as('getPet', createGetPet({ pets: petsRepository({ client, tableName: tables.pets }) }));
-    const [first] = await petsRepository({ client: tables.client, tableName: tables.pets })
-      .list({ limit: 1 })
-      .then((page) => page.pets);
-    for (const petId of [String(first?.id), '424242']) {
-      const response = await handler(apiEvent({ resource: '/pets/{petId}', path: `/pets/${petId}`, pathParameters: { petId } }), context);
-      expect([200, 404]).toContain(response.statusCode);
-    }
-    expect(distinct(asGrants(sent))).toEqual(granted('getPet'));
-  });
+      await operationCases[operationId].run({ handler, storedPet });
+
+      expect(sorted(asGrants(sent))).toEqual(sorted(granted(operationId)));
+      // An operation granted updates names only the attributes, and asks only the return values, its grant allows.
+      if (tableAccess[operationId].some((access) => access.actions.includes('dynamodb:UpdateItem'))) expectUpdatesWithin(sent, operationId);
+    },
+  );
 
   it("authorizer: GetItem on the keys table, for a known and an unknown key; UpdateItem for a key's first use", async () => {
     const { client, sent } = recordingClient(tables.endpoint);
@@ -125,22 +189,6 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     await expect(authorizer(tokenEvent(`Bearer ${generateApiKey()}`), context)).rejects.toThrow('Unauthorized');
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('authorizer')));
   });
-
-  /** The attributes each UpdateItem named, and its ReturnValues, against the attributes the grant allows. */
-  const expectUpdatesWithin = (sent: SentCommand[], name: FunctionName) => {
-    const [allowed] = tableAccess[name]
-      .filter((access) => access.actions.includes('dynamodb:UpdateItem'))
-      .map((access) => access.attributes);
-    const updates = sent.filter((command) => command.command === 'UpdateItem');
-    expect(updates.length).toBeGreaterThan(0);
-    expect(allowed).toBeDefined();
-    for (const update of updates) {
-      expect(allowed).toEqual(expect.arrayContaining([...(update.attributes ?? [])]));
-      expect(update.returnValues).toBe('NONE');
-    }
-    // Every attribute granted is one the function uses: the grant is no wider than the code.
-    expect([...new Set(updates.flatMap((update) => update.attributes ?? []))].sort()).toEqual([...(allowed ?? [])].sort());
-  };
 
   it('authorizer: UpdateItem names only the key and lastUsedAt, first use and later use, and asks nothing back', async () => {
     const { client, sent } = recordingClient(tables.endpoint);

@@ -11,7 +11,6 @@ import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent } from 'aws-l
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
-import { createHandler as createCreatePet } from '../../functions/create-pet';
 import { createHandler as createGetPet } from '../../functions/get-pet';
 import { createHandler as createListPets } from '../../functions/list-pets';
 import { createHandler as createHook, type HookResult } from '../../functions/pre-traffic-hook';
@@ -20,10 +19,12 @@ import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys
 import type { Environment } from '../../shared/config';
 import { logger } from '../../shared/logger';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
-import { FUNCTION_NAME_VARIABLES, type CheckedFunction, type CheckEvent, type Invoke } from '../../shared/release-checks';
+import { FUNCTION_NAME_VARIABLES, releaseChecks, type CheckedFunction, type CheckEvent, type Invoke } from '../../shared/release-checks';
 import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
+import { loadHandlerFactories } from '../../tools/local-server/handler-modules';
 import { appSpecJson, mockDeployment } from '../support/code-deploy';
 import { context } from '../support/events';
+import { byHandledOperation } from '../support/operations';
 import { recordingClient, type SentCommand } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
 
@@ -62,11 +63,16 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** The real handlers and authorizer on the test tables. */
+/** Each operation's handler module, as its route names it. */
+const handlerFactories = await loadHandlerFactories();
+
+/** The real handlers (each route's module) and authorizer on the test tables. */
 const realHandlers = (): Handlers => ({
-  listPets: (event) => createListPets({ pets })(event as APIGatewayProxyEvent, context),
-  getPet: (event) => createGetPet({ pets })(event as APIGatewayProxyEvent, context),
-  createPet: (event) => createCreatePet({ pets })(event as APIGatewayProxyEvent, context),
+  ...byHandledOperation(
+    (operationId): Handler =>
+      (event) =>
+        handlerFactories[operationId]({ pets })(event as APIGatewayProxyEvent, context),
+  ),
   authorizer: (event) => createAuthorizer({ keys })(event as APIGatewayTokenAuthorizerEvent, context),
 });
 
@@ -139,12 +145,10 @@ describe('the pre-traffic hook on the real handlers, one deployment per released
 
     expect({ results, reported }).toEqual(outcomes());
     const passed = lines.filter(({ message }) => message === 'release check passed').map(({ check }) => check);
-    expect(passed).toEqual([
-      'listPets GET /pets?limit=1 answers 200 with at most one pet',
-      'getPet GET /pets/9007199254740991 answers 404 not_found',
-      'createPet POST /pets without a name answers 400 validation_failed',
-      'authorizer refuses an unknown key with Unauthorized',
-    ]);
+    // Each deployment's own checks, in the order of the deployments.
+    const checks = releaseChecks();
+    expect(passed).toEqual(released.flatMap((name) => checks.filter(({ target }) => target === name).map((check) => check.name)));
+    expect(passed).toContain('getPet GET /pets/9007199254740991 answers 404 not_found');
   });
 
   it('writes nothing: the create it sends is refused before any write, and the authorizer only reads one key', async () => {
@@ -254,10 +258,9 @@ describe('the pre-traffic hook on the real handlers, one deployment per released
   });
 
   it('in a rollback, checks the previous version the alias goes back to: Succeeded though the new one is broken', async () => {
+    // Every function broken: an operation's answers 500, the authorizer fails.
     const broken: Handlers = {
-      listPets: async () => ({ statusCode: 500, body: '{}' }),
-      getPet: async () => ({ statusCode: 500, body: '{}' }),
-      createPet: async () => ({ statusCode: 500, body: '{}' }),
+      ...byHandledOperation((): Handler => async () => ({ statusCode: 500, body: '{}' })),
       authorizer: async () => {
         throw new TypeError('broken');
       },

@@ -4,12 +4,14 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { lambdaContext, proxyEvent, tokenEvent as gatewayTokenEvent, type ProxyEventInit } from '../../shared/gateway-events';
+import type { HttpMethod, OperationId } from '../../shared/routes';
+import { requestOf } from './operations';
 
 export const HOST = 'pets.example.test';
 export const BASE_URL = `http://${HOST}/v1`;
 
 export interface EventInit extends Pick<ProxyEventInit, 'resource' | 'path' | 'pathParameters' | 'forwardedProto'> {
-  readonly method?: 'GET' | 'POST';
+  readonly method?: HttpMethod;
   readonly headers?: Record<string, string>;
   readonly query?: Record<string, string | string[]>;
   readonly body?: string | null;
@@ -26,6 +28,15 @@ export const apiEvent = ({ headers = {}, body = null, bodyBytes, ...init }: Even
     domainName: HOST,
     sourceIp: '203.0.113.7',
   });
+
+/**
+ * The event of a valid request to an operation (test/support/operations.ts `requestOf`): its
+ * method, path and parameters, and the route's example body.
+ */
+export const operationEvent = (operationId: OperationId, pathParameters: Readonly<Record<string, string>> = {}): APIGatewayProxyEvent => {
+  const { method, resource, path, pathParameters: parameters, headers, body } = requestOf(operationId, pathParameters);
+  return apiEvent({ method, resource, path, pathParameters: parameters, headers, body });
+};
 
 /** One Lambda context for every invocation of a test: it always has the functions' whole timeout left. */
 export const context: Context = lambdaContext('pet-store-test', { reused: true });

@@ -48,4 +48,16 @@ describe('the functions the pre-traffic hook checks', () => {
       'No getPet function for the pre-traffic hook to check.',
     );
   });
+
+  it("names each function's variable after it, in capitals with underscores: distinct, and the deployed ones unchanged", () => {
+    expect(FUNCTION_NAME_VARIABLES).toMatchObject({
+      listPets: 'LIST_PETS_FUNCTION_NAME',
+      createPet: 'CREATE_PET_FUNCTION_NAME',
+      getPet: 'GET_PET_FUNCTION_NAME',
+      authorizer: 'AUTHORIZER_FUNCTION_NAME',
+    });
+    const variables = Object.values(FUNCTION_NAME_VARIABLES);
+    for (const variable of variables) expect(variable).toMatch(/^[A-Z]+(_[A-Z]+)*_FUNCTION_NAME$/);
+    expect(new Set(variables).size).toBe(variables.length);
+  });
 });

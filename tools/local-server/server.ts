@@ -13,13 +13,10 @@ import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-r
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
 import { randomUUID } from 'node:crypto';
 import { logger, safeErrorFields } from '../../shared/logger';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import type { Clock } from '../../shared/http/http-api';
 import type { IdGenerator } from '../../shared/ids';
-import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
-import { routes } from '../../shared/routes';
+import { petsRepository } from '../../shared/pets-repository';
 import type { TableNames } from '../../shared/tables';
 import { createDocumentation } from './docs';
 import {
@@ -32,9 +29,9 @@ import {
   type ProxyHandler,
 } from './gateway';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
-import { projectRoot } from '../../shared/project-root';
 import { plansInForce, type Plans } from '../../shared/plans';
 import { asInvocation } from './invocation';
+import { loadHandlerFactories, type HandlerDependencies, type HandlerFactory } from './handler-modules';
 import { followKeyChanges, type KeyChanges } from './key-changes';
 
 export interface LocalServerOptions {
@@ -74,21 +71,15 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-interface HandlerDependencies {
-  readonly pets: PetsRepository;
-  readonly now?: Clock;
-}
-type HandlerModule = { createHandler(dependencies: HandlerDependencies): ProxyHandler };
-
 /** Each route's handler module, built with the given dependencies, run as its own function's invocation. */
 const loadHandlers = async (dependencies: HandlerDependencies, tables: TableNames) => {
-  const handlers: Record<string, ProxyHandler> = {};
-  for (const route of routes) {
-    if (!('handler' in route)) continue;
-    const module = (await import(pathToFileURL(resolve(projectRoot, route.handler)).href)) as HandlerModule;
-    handlers[route.operationId] = asInvocation({ functionName: route.operationId, tables }, module.createHandler(dependencies));
-  }
-  return handlers;
+  const factories = Object.entries(await loadHandlerFactories()) as Array<[string, HandlerFactory]>;
+  return Object.fromEntries(
+    factories.map(([operationId, createHandler]) => [
+      operationId,
+      asInvocation({ functionName: operationId, tables }, createHandler(dependencies)),
+    ]),
+  );
 };
 
 export const startLocalServer = async ({
