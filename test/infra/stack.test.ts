@@ -439,7 +439,12 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       StringEqualsIfExists: { 'dynamodb:ReturnValues': returnValues },
     });
 
-    it('grants no wildcard DynamoDB action, no data access on "*", nothing that deletes an item, and updates on the keys table only', () => {
+    /** Every function's grants: the operations' (their routes'), the authorizer's and the key audit's two. */
+    const allGrants = (Object.entries(tableAccess) as Array<[FunctionName, readonly TableAccess[]]>).flatMap(([name, grants]) =>
+      grants.map((grant) => ({ name, grant })),
+    );
+
+    it('grants no wildcard DynamoDB action, no data access on "*", nothing that deletes an item, and updates of named attributes only', () => {
       const statements = resourcesOf(template, 'AWS::IAM::Policy').flatMap(
         ({ properties }) => (properties.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: unknown }> }).Statement,
       );
@@ -449,39 +454,42 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         expect(actions.every((action) => !action.includes('*'))).toBe(true);
         // Listing a table's stream ARNs (the audit's stream mapping) has no resource-level permission; it reads no data.
         if (statement.Resource === '*') expect(actions).toEqual(['dynamodb:ListStreams']);
-        // Nothing is ever deleted, and pets and idempotency records are only put: only a key's item is updated.
+        // Nothing is ever deleted, and idempotency records are only put: an update is of a pet or a key.
         expect(actions).not.toEqual(
           expect.arrayContaining([expect.stringMatching(/^dynamodb:(DeleteItem|BatchWriteItem|DeleteTable|PartiQL)/)]),
         );
-        if (actions.includes('dynamodb:UpdateItem')) expect(statement.Resource).toEqual(tableArn('apiKeys'));
+        if (actions.includes('dynamodb:UpdateItem')) expect([tableArn('pets'), tableArn('apiKeys')]).toContainEqual(statement.Resource);
       }
+      // Each UpdateItem is alone in its statement, on a table (never an index), restricted to the
+      // attributes its grant names and asking nothing back (ALL_OLD or ALL_NEW would return the
+      // others): one statement per update grant, whichever function holds it.
       const updates = statements.filter((statement) => [statement.Action].flat().includes('dynamodb:UpdateItem'));
-      // The authorizer (a key's lastUsedAt) and the expiry sweep (its expiredAt), on the keys table
-      // only, each alone in its statement, restricted to the attributes it names: neither can lift
-      // a revocation, widen scopes or change a key's plan or usage key.
-      expect(updates).toHaveLength(2);
+      const updateGrants = allGrants.filter(({ grant }) => grant.actions.includes('dynamodb:UpdateItem'));
+      expect(updateGrants.length).toBeGreaterThan(0);
+      expect(updates).toHaveLength(updateGrants.length);
       expect(updates).toEqual(
-        expect.arrayContaining([
-          {
+        expect.arrayContaining(
+          updateGrants.map(({ grant }) => ({
             Effect: 'Allow',
             Action: 'dynamodb:UpdateItem',
-            Resource: tableArn('apiKeys'),
-            Condition: attributeConditions(['keyHash', 'lastUsedAt']),
-          },
-          {
-            Effect: 'Allow',
-            Action: 'dynamodb:UpdateItem',
-            Resource: tableArn('apiKeys'),
-            Condition: attributeConditions(['keyHash', 'expiresAt', 'revokedAt', 'expiredAt', 'changedBy', 'changedAt']),
-          },
-        ]),
+            Resource: tableArn(grant.table),
+            Condition: attributeConditions(grant.attributes ?? [], ['NONE']),
+          })),
+        ),
       );
-      for (const update of updates) {
-        const allowed = (update as unknown as { Condition: ReturnType<typeof attributeConditions> }).Condition['ForAllValues:StringEquals'][
-          'dynamodb:Attributes'
-        ];
-        for (const widening of ['scopes', 'name', 'keyId', 'replacedBy', 'createdAt']) expect(allowed).not.toContain(widening);
+      for (const { name, grant } of updateGrants) {
+        expect(grant, name).toMatchObject({ actions: ['dynamodb:UpdateItem'], attributes: expect.any(Array), returnValues: ['NONE'] });
+        expect(grant.index, name).toBeUndefined();
+        // IAM's dynamodb:Attributes names the key too: an update grant without it allows nothing.
+        expect(grant.attributes, name).toContain(tableDefinitions[grant.table].partitionKey.name);
+        // A key's update can neither widen what the key may do nor make it another key.
+        if (grant.table === 'apiKeys') {
+          for (const widening of ['scopes', 'name', 'keyId', 'replacedBy', 'createdAt'])
+            expect(grant.attributes, name).not.toContain(widening);
+        }
       }
+      // The authorizer (a key's lastUsedAt) and the expiry sweep (its expiredAt) each update a key.
+      expect(updateGrants.filter(({ grant }) => grant.table === 'apiKeys').map(({ name }) => name)).toEqual(['authorizer', 'keyExpiry']);
       expect(tableAccess.listPets).toContainEqual({ table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] });
     });
   });
@@ -866,9 +874,18 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
           const pairs = rest.filter((part) => typeof part === 'string');
           return { name, dimensions: Object.fromEntries(pairs.flatMap((part, i) => (i % 2 === 0 ? [[part, pairs[i + 1]]] : []))) };
         });
-      expect(own.map(({ name }) => name).sort()).toEqual(
-        ['AuthorizerFailures', 'IdempotentReplays', 'PetsCreated', 'Requests', 'Requests', 'Requests'].sort(),
-      );
+      // Requests by operation, one per operation with a function; what createPet did; the authorizer's failures.
+      expect(own.filter(({ name }) => name === 'Requests').map(({ dimensions }) => dimensions.operation)).toEqual([...handledOperationIds]);
+      expect(
+        own
+          .filter(({ name }) => name !== 'Requests')
+          .map(({ name, dimensions }) => [name, dimensions.operation])
+          .sort(),
+      ).toEqual([
+        ['AuthorizerFailures', undefined],
+        ['IdempotentReplays', 'createPet'],
+        ['PetsCreated', 'createPet'],
+      ]);
       for (const { name, dimensions } of own) expect(dimensions.service, String(name)).toBe(service);
       // The errors by code: a SEARCH of this service's only.
       const searches = metrics
