@@ -28,11 +28,12 @@ const operationAccess = Object.fromEntries(
 
 /**
  * What each function may do, and nothing more: each operation's function what its route grants,
- * and here the others'. No function may update or delete a pet, only the authorizer and the expiry
- * sweep read the keys, and only they change one, each only the attributes it writes and asking
- * nothing back: an unrestricted UpdateItem could remove a `revokedAt`, widen `scopes` or give a key
- * another plan. A test runs every handler against DynamoDB Local and checks that the commands it
- * sends, and the attributes they name, are exactly these.
+ * and here the others'. No function may delete an item. An UpdateItem grant names the only
+ * attributes it may touch, and asks nothing back (ALL_OLD or ALL_NEW would return the others).
+ * Only the authorizer and the expiry sweep read the keys, and only they change one: an
+ * unrestricted UpdateItem could remove a `revokedAt`, widen `scopes` or give a key another plan.
+ * A test runs every handler against DynamoDB Local and checks that the commands it sends, and the
+ * attributes they name, are exactly these; test/infra/stack.test.ts holds every grant to these rules.
  */
 export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>> = {
   ...operationAccess,

@@ -9,6 +9,7 @@ import type { Pet } from '../../shared/models';
 import type { KeyedCreateOutcome, PetsRepository } from '../../shared/pets-repository';
 import { captureEmf } from '../support/emf';
 import { apiEvent, context } from '../support/events';
+import { stubOf } from '../support/stubs';
 
 const saved = process.env.POWERTOOLS_METRICS_DISABLED;
 afterEach(() => {
@@ -19,16 +20,8 @@ afterEach(() => {
 const REX: Pet = { id: 7, name: 'Rex', categoryId: 1, status: 'available' };
 
 /** A repository whose keyed creates end with `keyed`; unkeyed creates store REX. */
-const repository = (keyed: KeyedCreateOutcome): PetsRepository => ({
-  create: async () => REX,
-  createOnce: async () => keyed,
-  get: async () => {
-    throw new Error('not used');
-  },
-  list: async () => {
-    throw new Error('not used');
-  },
-});
+const repository = (keyed: KeyedCreateOutcome): PetsRepository =>
+  stubOf<PetsRepository>({ create: async () => REX, createOnce: async () => keyed });
 
 const create = (pets: PetsRepository, idempotencyKey?: string) =>
   createHandler({ pets })(

@@ -45,15 +45,17 @@ describe('matchRoute', () => {
     expect(matchRoute(method, path)).toBeUndefined();
   });
 
-  it.each([
-    ['DELETE', '/pets'],
-    ['PUT', '/pets/1'],
-    ['POST', '/pets/1'],
-    ['DELETE', '/pets/1'],
-    ['POST', '/store/orders'],
-    ['get', '/pets'],
-    ['HEAD', '/pets'],
-  ])('finds no route for the method %s on %s', (method, path) => {
+  /** Each method HTTP clients send that no route has on that path (and a method in lower case, which API Gateway does not match). */
+  const unroutedMethods = [...new Set(routes.map((route) => route.path))].flatMap((template) => {
+    const routed = routes.filter((route) => route.path === template).map((route) => route.method as string);
+    const path = template.replace(/\{[^}/]+\}/g, '1');
+    return [
+      ...['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].filter((method) => !routed.includes(method)).map((method) => [method, path]),
+      [routed[0]!.toLowerCase(), path],
+    ];
+  });
+
+  it.each(unroutedMethods)('finds no route for the method %s on %s', (method, path) => {
     expect(matchRoute(method, path)).toBeUndefined();
   });
 
