@@ -25,6 +25,7 @@ import {
 import { lambdaInvoke } from '../shared/release/lambda-invoke';
 import { releaseChecks, runReleaseChecks, type CheckResult, type Invoke } from '../shared/release-checks';
 
+/** The handler's event and answer, for its callers. */
 export type { HookResult, LifecycleHookEvent };
 
 export interface PreTrafficHookDependencies {
