@@ -178,11 +178,12 @@ export class PetStore {
     const listPage = async (query: Record<string, string | number | undefined>, signal?: AbortSignal): Promise<Page> => {
       const { response, body, error } = await this.raw({ operation: 'listPets', path: '/pets', query, signal });
       if (error) throw error;
+      if (!Array.isArray(body)) throw new TypeError(`listPets: HTTP ${response.status} without a JSON array`);
       const next = linkOf(response.headers, 'next');
       // The key goes only to baseUrl: the next page's query is taken from the link, not its host.
       const nextQuery = next === undefined ? undefined : Object.fromEntries(new URL(next, response.url || this.baseUrl).searchParams);
       return {
-        pets: body as Pet[],
+        pets: body,
         hasNext: nextQuery !== undefined,
         next: async (options = { signal }) => (nextQuery ? listPage(nextQuery, options.signal) : undefined),
       };
@@ -218,7 +219,7 @@ export class PetStore {
     const { maxRetries = 3, maxElapsedMs = 30_000, baseDelayMs = 200, maxDelayMs = 20_000 } = this.#options;
     const { random = Math.random, now = Date.now, sleep = defaultSleep, onRetry } = this.#options;
     const { method = 'GET', idempotencyKey, signal } = request;
-    const retryable = method === 'GET' || idempotencyKey !== undefined;
+    const retryable = method.toUpperCase() === 'GET' || idempotencyKey !== undefined;
     const started = now();
     for (let attempt = 1; ; attempt += 1) {
       signal?.throwIfAborted();
@@ -272,6 +273,7 @@ export class PetStore {
     let response: Response;
     let text: string;
     try {
+      // Called unbound: a browser's fetch refuses any `this` but the global one.
       const send = this.#options.fetch ?? globalThis.fetch;
       response = await send(url, {
         method,

@@ -63,6 +63,11 @@ describe('paging', () => {
     expect(sent[1]?.url.href).toBe(`${BASE_URL}/pets?limit=1&cursor=z`);
   });
 
+  it('a 200 that is not a JSON array (a stray proxy page) is an error, not pets', async () => {
+    const { store } = storeOn({ status: 200, body: '<html>Welcome</html>' });
+    await expect(store.pets.list()).rejects.toThrow('listPets: HTTP 200 without a JSON array');
+  });
+
   it('an error on a later page is thrown by next()', async () => {
     const { store } = storeOn(page([1], `${BASE_URL}/pets?cursor=x`), errorAnswer(400, 'invalid_cursor'));
     const first = await store.pets.list();
