@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Plans } from '../../shared/plans';
 import { runKeysCommand } from '../../tools/keys/cli';
-import { expectError, ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
+import { startLocalStack } from '../../tools/local-server/local-stack';
+import { expectError, inParallel, ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
 
 const QUOTA = 5;
 const PLANS: Plans = { ...ROOMY_PLANS, metered: { rateLimit: 1_000, burstLimit: 1_000, quota: { limit: QUOTA, period: 'DAY' } } };
@@ -98,9 +99,42 @@ describe("a key's usage, counted by the local server and read by the key tool", 
     expect(usedToday.get(idle.id)).toBe(0);
   });
 
+  it('counts requests answered at once each once', async () => {
+    const { id, key } = await newKey('default');
+    const statuses = await inParallel(40, 20, async () => {
+      const response = await listPets(key);
+      await response.arrayBuffer();
+      return response.status;
+    });
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect((await usageOf(id)).days.at(-1)).toEqual({ day: today(), requests: 40 });
+  });
+
   it('shows no quota for a plan without one', async () => {
     const { id, key } = await newKey('default');
     expect((await listPets(key)).status).toBe(200);
     expect((await keysTool('usage', id, '--days', '1')).at(-1)).toBe('remaining: no quota (plan default)');
+  });
+
+  // Last: it starts another server on this keys table.
+  it('starts from zero when the local stack starts again on the same tables, as its meter does', async () => {
+    const { id, key } = await newKey('metered');
+    expect((await listPets(key)).status).toBe(200);
+    expect((await usageOf(id)).days.at(-1)).toEqual({ day: today(), requests: 1 });
+
+    const again = await startLocalStack({
+      dynamodbEndpoint: inject('dynamodbEndpoint'),
+      tables: api.tables,
+      keyName: 'again',
+      server: { port: 0, plans: PLANS },
+    });
+    try {
+      expect(await usageOf(id)).toMatchObject({ quota: { remaining: QUOTA } });
+      const response = await fetch(`${again.url}/pets`, { headers: { Authorization: `Bearer ${key}` } });
+      expect(response.status).toBe(200);
+      expect((await usageOf(id)).days.at(-1)).toEqual({ day: today(), requests: 1 });
+    } finally {
+      await again.stop();
+    }
   });
 });
