@@ -5,6 +5,8 @@
  */
 import type { ProxyEventInit } from './gateway-events';
 import type { HttpMethod, Route } from './routes';
+import type { TableAccess } from './table-access';
+import { tableDefinitions } from './tables';
 
 /** The value of every path parameter of an example request, unless one is given: an id of the right form. */
 export const EXAMPLE_PATH_PARAMETER = '42';
@@ -62,3 +64,18 @@ export const exampleEventInit = ({ method, resource, path, pathParameters, query
   headers,
   body: body ?? null,
 });
+
+/**
+ * The query that makes a route use a grant: on an index, the index's key, with its value in the
+ * route's example answer (`GET /pets?status=available` queries the status index); none otherwise.
+ */
+export const queryUsing = (route: Route, grant: TableAccess): Record<string, string> => {
+  if (grant.index === undefined) return {};
+  const index = tableDefinitions[grant.table].globalSecondaryIndexes.find(({ indexName }) => indexName === grant.index);
+  if (index === undefined) throw new Error(`${route.operationId}: no index ${grant.index} on ${grant.table}`);
+  const example: unknown = route.success?.example;
+  const item = (Array.isArray(example) ? example[0] : example) as Record<string, unknown> | undefined;
+  const value = item?.[index.partitionKey.name];
+  if (value === undefined) throw new Error(`${route.operationId}: its example answer has no ${index.partitionKey.name}`);
+  return { [index.partitionKey.name]: String(value) };
+};

@@ -8,10 +8,10 @@ import { paginateScan, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { newPetId } from '../../shared/ids';
-import { exampleRequest, exampleTarget } from '../../shared/request-examples';
+import { exampleRequest, exampleTarget, queryUsing } from '../../shared/request-examples';
 import { routes, type Route } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
-import { tableDefinitions, type TableNames } from '../../shared/tables';
+import type { TableNames } from '../../shared/tables';
 import { startFaultProxy, type Fault, type FaultProxy, type Selector } from '../support/fault-proxy';
 import { expectCommonHeaders, expectError, inParallel, postPet, startLocalApi, type LocalApi } from '../support/local-api';
 
@@ -63,21 +63,6 @@ interface OperationUnderFault {
   readonly success: number;
   send(api: LocalApi, petId: number): Promise<Response>;
 }
-
-/**
- * The query that makes a route use a grant: on an index, the index's key, with its value in the
- * route's example answer (`GET /pets?status=available` queries the status index); none otherwise.
- */
-const queryUsing = (route: Route, grant: TableAccess): Record<string, string> => {
-  if (grant.index === undefined) return {};
-  const index = tableDefinitions[grant.table].globalSecondaryIndexes.find(({ indexName }) => indexName === grant.index);
-  if (index === undefined) throw new Error(`${route.operationId}: no index ${grant.index} on ${grant.table}`);
-  const example: unknown = route.success?.example;
-  const item = (Array.isArray(example) ? example[0] : example) as Record<string, unknown> | undefined;
-  const value = item?.[index.partitionKey.name];
-  if (value === undefined) throw new Error(`${route.operationId}: its example answer has no ${index.partitionKey.name}`);
-  return { [index.partitionKey.name]: String(value) };
-};
 
 /**
  * The idempotency table is written only for a request with an Idempotency-Key, in one transaction
