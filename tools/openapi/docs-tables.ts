@@ -19,6 +19,7 @@ import {
   newVersionErrorsAlarmId,
   RELEASE_ID,
 } from '../../infra/constructs/names';
+import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
 import { PROJECT_NAME } from '../../shared/project';
 import { projectRoot } from '../../shared/project-root';
 import { releaseChecks, type CheckedFunction } from '../../shared/release-checks';
@@ -134,6 +135,23 @@ const releaseTable = (now: Date): string => {
   );
 };
 
+/** docs/architecture.md: each function's grants, one row each: the route table's, then the other functions'. */
+const grantsTable = (): string =>
+  table(
+    ['Function', 'Table or index', 'Actions', 'Only these attributes', 'ReturnValues'],
+    (Object.entries(tableAccess) as Array<[FunctionName, (typeof tableAccess)[FunctionName]]>).flatMap(([name, grants]) =>
+      grants.length === 0
+        ? [[code(name), 'none (its stream: through its event source mapping)', '', '', '']]
+        : grants.map((grant) => [
+            code(name),
+            `${code(grant.table)}${grant.index === undefined ? '' : ` index ${code(grant.index)}`}`,
+            grant.actions.map((action) => code(action.replace(/^dynamodb:/, ''))).join(', '),
+            grant.attributes?.map(code).join(', ') ?? 'any',
+            grant.returnValues?.map(code).join(', ') ?? 'any',
+          ]),
+    ),
+  );
+
 /** docs/operations.md: the smoke's checks, in the order they run, from their declarations. */
 const smokeTable = (): string =>
   table(
@@ -151,6 +169,7 @@ export const docTables = (now: Date = new Date()): Readonly<Record<string, strin
   functions: functionsTable(),
   release: releaseTable(now),
   smoke: smokeTable(),
+  grants: grantsTable(),
 });
 
 /** The generated regions of a document, by table: what lies between its markers. */
