@@ -121,8 +121,8 @@ const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
     paths: 'GetItem on the table, found or not',
     run: async ({ handler, storedPet }) => {
       const get = handler();
-      expect((await get(operationEvent('getPet', { petId: String(storedPet.id) }), context)).statusCode).toBe(200);
-      expect((await get(operationEvent('getPet', { petId: '424242' }), context)).statusCode).toBe(404);
+      expect((await get(operationEvent('getPet', storedPet.id), context)).statusCode).toBe(200);
+      expect((await get(operationEvent('getPet', 424242), context)).statusCode).toBe(404);
     },
   },
 };

@@ -4,8 +4,8 @@
  */
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { lambdaContext, proxyEvent, tokenEvent as gatewayTokenEvent, type ProxyEventInit } from '../../shared/gateway-events';
-import type { HttpMethod, OperationId } from '../../shared/routes';
-import { requestOf } from './operations';
+import { exampleRequest } from '../../shared/request-examples';
+import { routeOf, type HttpMethod, type OperationId } from '../../shared/routes';
 
 export const HOST = 'pets.example.test';
 export const BASE_URL = `http://${HOST}/v1`;
@@ -30,12 +30,20 @@ export const apiEvent = ({ headers = {}, body = null, bodyBytes, ...init }: Even
   });
 
 /**
- * The event of a valid request to an operation (test/support/operations.ts `requestOf`): its
- * method, path and parameters, and the route's example body.
+ * The event of an operation's example request (shared/request-examples.ts): its method, its path
+ * with each parameter `pathParameter`, and the route's example body.
  */
-export const operationEvent = (operationId: OperationId, pathParameters: Readonly<Record<string, string>> = {}): APIGatewayProxyEvent => {
-  const { method, resource, path, pathParameters: parameters, headers, body } = requestOf(operationId, pathParameters);
-  return apiEvent({ method, resource, path, pathParameters: parameters, headers, body });
+export const operationEvent = (operationId: OperationId, pathParameter?: string | number): APIGatewayProxyEvent => {
+  const {
+    method,
+    resource,
+    path,
+    pathParameters,
+    query,
+    headers,
+    body = null,
+  } = exampleRequest(routeOf(operationId), pathParameter === undefined ? {} : { pathParameter });
+  return apiEvent({ method, resource, path, pathParameters, query, headers, body });
 };
 
 /** One Lambda context for every invocation of a test: it always has the functions' whole timeout left. */

@@ -27,7 +27,8 @@ import { createAuthorizerCache } from './authorizer-cache';
 import { lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { policyAllows } from './policy';
 import { matchRoute, pathBelowBase } from './route-matcher';
-import { createUsageMeter } from './usage-plans';
+import type { UsageLog } from './usage-log';
+import { createUsageMeter, usageDay } from './usage-plans';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
@@ -81,6 +82,8 @@ export interface GatewayOptions {
   readonly domainName?: () => string;
   /** Origins browsers may call from, for the answers the gateway gives itself; by default `CORS_ALLOWED_ORIGINS`. */
   readonly corsAllowedOrigins?: readonly string[];
+  /** Where each key's use per day is recorded for the key tool (tools/local-server/usage-log.ts); nowhere when absent. */
+  readonly usageLog?: UsageLog;
 }
 
 /** The gateway: a request in, its answer out; how many tokens its authorizer cache holds, and what tells it of key changes. */
@@ -104,6 +107,7 @@ export const createGateway = ({
   now = () => new Date(),
   domainName = () => 'localhost',
   corsAllowedOrigins = corsOrigins(),
+  usageLog,
 }: GatewayOptions): Gateway => {
   const policyCache = createAuthorizerCache(authCacheTtlSeconds);
   const notImplemented = mockNotImplemented(corsAllowedOrigins);
@@ -129,16 +133,23 @@ export const createGateway = ({
   /**
    * Meters the request on the usage plan of the API key the authorizer named, as API Gateway does
    * with the API key source AUTHORIZER: no usage key, or one of no plan, is INVALID_API_KEY.
-   * The plan is the one the authorizer's context names (the key's).
+   * The plan is the one the authorizer's context names (the key's). A request let through is
+   * recorded in the usage log, under the usage key's id the context names too; `recordings` gets
+   * the write, which the answer waits for, so that the key tool counts a request once it is answered.
    */
-  const meterUsage = (authorized: APIGatewayAuthorizerResult): GatewayResponseType | undefined => {
+  const meterUsage = (authorized: APIGatewayAuthorizerResult, recordings: Array<Promise<void>>): GatewayResponseType | undefined => {
     const usageKey = authorized.usageIdentifierKey;
     const name = authorized.context?.plan;
     // Own properties only: a plan named `constructor` is no plan.
     const plan = typeof name === 'string' && Object.hasOwn(plans, name) ? plans[name] : undefined;
     if (!usageKey || !plan) return 'INVALID_API_KEY';
-    const metered = usageMeter.take(usageKey, plan, now().getTime());
-    return metered === 'allowed' ? undefined : metered;
+    const at = now().getTime();
+    const metered = usageMeter.take(usageKey, plan, at);
+    if (metered !== 'allowed') return metered;
+    const usageKeyId = authorized.context?.usageKeyId;
+    if (usageLog && typeof usageKeyId === 'string')
+      recordings.push(usageLog.record(usageKeyId, usageDay(at), usageMeter.usedOn(usageKey, at)));
+    return undefined;
   };
 
   /** Runs the authorizer, or reuses its cached policy for this token. Returns a refusal, or the policy. */
@@ -163,7 +174,10 @@ export const createGateway = ({
 
   const gateway = async (request: GatewayRequest): Promise<APIGatewayProxyResult> => {
     const requestId = randomUUID();
-    return withGatewayRequestId(await answer(request, requestId), requestId);
+    const recordings: Array<Promise<void>> = [];
+    const response = await answer(request, requestId, recordings);
+    await Promise.all(recordings);
+    return withGatewayRequestId(response, requestId);
   };
   return Object.assign(gateway, {
     authCacheSize: () => policyCache.size,
@@ -171,7 +185,7 @@ export const createGateway = ({
     followingKeyChanges: (following: boolean) => policyCache.following(following),
   });
 
-  async function answer(request: GatewayRequest, requestId: string): Promise<APIGatewayProxyResult> {
+  async function answer(request: GatewayRequest, requestId: string, recordings: Array<Promise<void>>): Promise<APIGatewayProxyResult> {
     const url = parseRequestTarget(request.url);
     const subPath = url === undefined ? undefined : pathBelowBase(url.pathname);
     const match = subPath === undefined ? undefined : matchRoute(request.method, subPath);
@@ -186,7 +200,7 @@ export const createGateway = ({
     const authorized = await authorize(token, methodArn);
     if (typeof authorized === 'string') return gatewayResponse(authorized, requestId);
     // Each key's plan first, then the stage throttle over all keys together.
-    const refusal = meterUsage(authorized) ?? (takeToken() ? undefined : 'THROTTLED');
+    const refusal = meterUsage(authorized, recordings) ?? (takeToken() ? undefined : 'THROTTLED');
     if (refusal) return gatewayResponse(refusal, requestId);
 
     // Only now is the body read: a request refused above never had its bytes held.

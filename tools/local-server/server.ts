@@ -49,6 +49,8 @@ export interface LocalServerOptions {
   readonly newPetId?: IdGenerator;
   /** The bytes of request bodies the server holds at once; by default BODIES_IN_FLIGHT_MAX_BYTES. */
   readonly maxBodyBytesInFlight?: number;
+  /** Where each key's use per day is recorded for the key tool; nowhere when absent. */
+  readonly usageLog?: GatewayOptions['usageLog'];
 }
 
 /**
@@ -93,6 +95,7 @@ export const startLocalServer = async ({
   now,
   newPetId,
   maxBodyBytesInFlight = BODIES_IN_FLIGHT_MAX_BYTES,
+  usageLog,
 }: LocalServerOptions): Promise<LocalServer> => {
   const pets = petsRepository({
     client,
@@ -114,6 +117,7 @@ export const startLocalServer = async ({
     plans,
     now,
     domainName: () => ownAddress,
+    usageLog,
   });
 
   // A cached answer goes when its key's item changes, as the key tool's flush of API Gateway's cache does deployed.
