@@ -52,6 +52,8 @@ export interface LocalServerOptions {
   readonly newPetId?: IdGenerator;
   /** The bytes of request bodies the server holds at once; by default BODIES_IN_FLIGHT_MAX_BYTES. */
   readonly maxBodyBytesInFlight?: number;
+  /** Where the gateway's access lines go (the stage's access log); by default nowhere. */
+  readonly accessLog?: GatewayOptions['accessLog'];
 }
 
 /**
@@ -102,6 +104,7 @@ export const startLocalServer = async ({
   now,
   newPetId,
   maxBodyBytesInFlight = BODIES_IN_FLIGHT_MAX_BYTES,
+  accessLog,
 }: LocalServerOptions): Promise<LocalServer> => {
   const pets = petsRepository({
     client,
@@ -123,6 +126,7 @@ export const startLocalServer = async ({
     plans,
     now,
     domainName: () => ownAddress,
+    accessLog,
   });
 
   // A cached answer goes when its key's item changes, as the key tool's flush of API Gateway's cache does deployed.
