@@ -21,6 +21,9 @@ export interface SavedQuery {
   readonly query: QueryStringProps;
 }
 
+/** A query's name in the console: `<folder>/<name>`; the console groups the queries of a folder. */
+export const savedQueryName = (folder: string, query: Pick<SavedQuery, 'name'>): string => `${folder}/${query.name}`;
+
 /** What the one-request query looks for until the operator puts the `x-amzn-RequestId` in its place. */
 export const REQUEST_ID_PLACEHOLDER = 'REQUEST_ID';
 
@@ -36,7 +39,7 @@ const access = (field: keyof typeof ACCESS_LOG_FIELDS) => field;
 export const savedQueries: readonly SavedQuery[] = [
   {
     name: 'one-request',
-    answers: `every line of one request, by the \`x-amzn-RequestId\` its client got (put it in place of ${REQUEST_ID_PLACEHOLDER})`,
+    answers: `every line of one request, by the \`x-amzn-RequestId\` its client got (edit the query: the id in place of \`${REQUEST_ID_PLACEHOLDER}\`)`,
     logGroups: ['access', 'operations'],
     query: {
       fields: [

@@ -5,7 +5,7 @@
  */
 import { type ILogGroup, QueryDefinition, QueryString } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { savedQueries, type QueriedLogGroup, type SavedQuery } from '../log-queries';
+import { savedQueries, savedQueryName, type QueriedLogGroup, type SavedQuery } from '../log-queries';
 
 export interface SavedQueriesProps {
   /** The folder: `pet-store-<stage>`. */
@@ -13,9 +13,6 @@ export interface SavedQueriesProps {
   /** The stage's log groups, by what they are. */
   readonly logGroups: Readonly<Record<QueriedLogGroup, readonly ILogGroup[]>>;
 }
-
-/** A query's name in the console: `<folder>/<name>`, the folder being the part before the last `/`. */
-export const savedQueryName = (folder: string, query: Pick<SavedQuery, 'name'>): string => `${folder}/${query.name}`;
 
 /** The text Logs Insights runs. */
 export const queryText = (query: SavedQuery): string => new QueryString(query.query).toString();

@@ -18,6 +18,7 @@ import {
   newVersionErrorsAlarmId,
   RELEASE_ID,
 } from '../../infra/constructs/names';
+import { savedQueries, savedQueryName, type QueriedLogGroup } from '../../infra/log-queries';
 import { PROJECT_NAME } from '../../shared/project';
 import { projectRoot } from '../../shared/project-root';
 import { releaseChecks, type CheckedFunction } from '../../shared/release-checks';
@@ -132,11 +133,32 @@ const releaseTable = (now: Date): string => {
   );
 };
 
+/** The log groups a saved query reads, as docs/operations.md's Logs table names them. */
+const logGroupNames: Readonly<Record<QueriedLogGroup, string>> = {
+  access: 'access log',
+  operations: "operations' functions",
+  authorizer: 'authorizer',
+  keyExpiry: 'keyExpiry',
+  audit: 'audit trail',
+};
+
+/** docs/operations.md: the stage's saved Logs Insights queries, what each reads and answers. */
+const savedQueriesTable = (): string =>
+  table(
+    ['Saved query', 'Reads', 'Answers'],
+    savedQueries.map((query) => [
+      code(savedQueryName(`${PROJECT_NAME}-<stage>`, query)),
+      query.logGroups.map((group) => logGroupNames[group]).join(', '),
+      query.answers,
+    ]),
+  );
+
 /** Every generated table, by the name its markers give. */
 export const docTables = (now: Date = new Date()): Readonly<Record<string, string>> => ({
   operations: operationsTable(),
   functions: functionsTable(),
   release: releaseTable(now),
+  'saved-queries': savedQueriesTable(),
 });
 
 /** The generated regions of a document, by table: what lies between its markers. */
