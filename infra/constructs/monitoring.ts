@@ -28,6 +28,7 @@ import { AUTHORIZER_FAILURE_LINE } from '../../shared/http/authorizer-log';
 import { METRICS_NAMESPACE, SERVICE_DIMENSION } from '../../shared/metrics';
 import { serverErrorRate } from './api-metrics';
 import { functionErrorsAlarmId } from './names';
+import { STAGE_THROTTLE_ALARM_SHARE } from '../stages';
 import { THROTTLING_METRICS, type Throttling } from './throttling';
 
 export interface MonitoredTable {
@@ -195,7 +196,8 @@ export class Monitoring extends Construct {
     if (props.throttling) {
       alarm('StageThrottled', {
         alarmDescription:
-          "The stage throttle, which every client shares, refused requests in 2 of 3 minutes: 429s while the stage served at least 80% of its rate. One client at its plan's limit cannot fire it (docs/operations.md, Alarms).",
+          `The stage throttle, which every client shares, refused requests in 2 of 3 minutes: 429s while the stage served at least ${STAGE_THROTTLE_ALARM_SHARE * 100}% of its rate. ` +
+          "One client at its plan's limit cannot fire it (docs/operations.md, Alarms).",
         metric: props.throttling.stageThrottled(),
         threshold: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
