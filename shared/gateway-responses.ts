@@ -19,7 +19,7 @@ import { SCOPES } from './scopes';
 /**
  * A gateway response is static, so the 403 cannot name the one scope missing: it names, for
  * every scope, the operations that need it (a route with no operation of the interface by its
- * method and path), e.g. "listPets and getPet need pets:read, createPet pets:write, …".
+ * method and path): "<operation> and <operation> need <scope>, <operation> <scope>, …".
  */
 const scopeRequirements = (): string =>
   SCOPES.map((scope) => {

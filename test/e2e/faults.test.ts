@@ -8,7 +8,10 @@ import { paginateScan, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { newPetId } from '../../shared/ids';
-import { routes } from '../../shared/routes';
+import { exampleRequest, exampleTarget, queryUsing } from '../../shared/request-examples';
+import { routes, type Route } from '../../shared/routes';
+import type { TableAccess } from '../../shared/table-access';
+import type { TableNames } from '../../shared/tables';
 import { startFaultProxy, type Fault, type FaultProxy, type Selector } from '../support/fault-proxy';
 import { expectCommonHeaders, expectError, inParallel, postPet, startLocalApi, type LocalApi } from '../support/local-api';
 
@@ -54,18 +57,44 @@ afterAll(() => {
 
 interface OperationUnderFault {
   readonly name: string;
-  /** The DynamoDB call to fault; `table` picks the pets or the keys table. */
+  /** The DynamoDB call to fault; `table` picks the table. */
   readonly operation: string;
-  readonly table: 'pets' | 'apiKeys';
+  readonly table: keyof TableNames;
   readonly success: number;
   send(api: LocalApi, petId: number): Promise<Response>;
 }
 
+/**
+ * The idempotency table is written only for a request with an Idempotency-Key, in one transaction
+ * with the pet: test/e2e/idempotency.test.ts faults that write.
+ */
+const reachedByPlainRequests = (grant: TableAccess) => grant.table !== 'idempotency';
+
+/**
+ * Each grant of each operation with a function, faulted under the operation's example request
+ * (shared/request-examples.ts) on the resident pet; then the authorizer's read of the key.
+ */
 const operations: OperationUnderFault[] = [
-  { name: 'listPets', operation: 'Scan', table: 'pets', success: 200, send: (api) => api.call('/pets') },
-  { name: 'listPets?status', operation: 'Query', table: 'pets', success: 200, send: (api) => api.call('/pets?status=available') },
-  { name: 'createPet', operation: 'PutItem', table: 'pets', success: 201, send: (api) => postPet(api, { name: 'Rex', categoryId: 1 }) },
-  { name: 'getPet', operation: 'GetItem', table: 'pets', success: 200, send: (api, petId) => api.call(`/pets/${petId}`) },
+  ...routes.flatMap((route: Route) =>
+    route.handler === undefined || route.success === undefined
+      ? []
+      : (route.tableAccess ?? []).filter(reachedByPlainRequests).flatMap((grant) =>
+          grant.actions.map((action) => {
+            const query = queryUsing(route, grant);
+            const search = new URLSearchParams(query).toString();
+            return {
+              name: `${route.operationId}${search === '' ? '' : `?${search}`}`,
+              operation: action.replace(/^dynamodb:/, ''),
+              table: grant.table,
+              success: route.success?.status ?? 200,
+              send: (api: LocalApi, petId: number) => {
+                const request = exampleRequest(route, { pathParameter: petId, query });
+                return api.call(exampleTarget(request), { method: request.method, headers: request.headers, body: request.body });
+              },
+            };
+          }),
+        ),
+  ),
   { name: 'authorizer', operation: 'GetItem', table: 'apiKeys', success: 200, send: (api) => api.call('/pets') },
 ];
 
@@ -96,9 +125,12 @@ const expectUnavailable = async (response: Response, api: LocalApi, label: strin
 };
 
 describe('the fault matrix', () => {
-  it('faults every operation that has a function (docs/reliability.md says so): a new one joins the matrix', () => {
-    const faulted = operations.map(({ name }) => name);
+  it('faults every operation that has a function (docs/reliability.md says so), each call its grants allow', () => {
+    const faulted = operations.map(({ name }) => name.replace(/\?.*/, ''));
     for (const route of routes) if ('handler' in route) expect(faulted, route.operationId).toContain(route.operationId);
+    expect(operations.map(({ name, operation, table }) => `${name} ${operation} ${table}`)).toEqual(
+      expect.arrayContaining(['listPets Scan pets', 'listPets?status=available Query pets', 'createPet PutItem pets']),
+    );
   });
 
   const persistentFaults = async (operation: OperationUnderFault) => {

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { ApiFunction } from '../../infra/constructs/api-function';
 import { RELEASE_LATENCY_P99_THRESHOLD_MS, RELEASE_SERVER_ERROR_RATE_THRESHOLD } from '../../infra/constructs/release';
 import { FUNCTION_NAME_VARIABLES, type CheckedFunction } from '../../shared/release-checks';
-import { CHECK_DEADLINE_CAP_MS, READ_DEADLINE_CAP_MS, REPORT_MARGIN_MS } from '../../functions/pre-traffic-hook';
+import { CHECK_DEADLINE_CAP_MS, READ_DEADLINE_CAP_MS, REPORT_MARGIN_MS } from '../../shared/release/hook-deadlines';
 import { routes } from '../../shared/routes';
 import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
 import { policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';

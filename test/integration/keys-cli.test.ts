@@ -1471,12 +1471,12 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
 describe('usage', () => {
   it('refuses an unknown command in one line naming it', async () => {
     expect(await refusal('rotate')).toBe(
-      "unknown command 'rotate': use create, list, show, roll, set-plan, revoke, audit (see npm run keys -- --help).",
+      "unknown command 'rotate': use create, list, show, usage, roll, set-plan, revoke, audit (see npm run keys -- --help).",
     );
   });
 
   it.each([
-    [['list', '--name', 'x'], 'list does not take --name: its options are --unused, --json'],
+    [['list', '--name', 'x'], 'list does not take --name: its options are --unused, --usage, --json'],
     [['list', '--grace', '1h'], 'list does not take --grace'],
     [['create', '--name', 'x', '--grace', '1h'], 'create does not take --grace'],
     [['create', '--name', 'x', '--unused', '9d'], 'create does not take --unused'],
@@ -1490,6 +1490,7 @@ describe('usage', () => {
     [['create', '--name', 'x', 'extra'], 'create takes no argument besides its options'],
     [['list', 'ffffffffffff'], 'list takes no argument besides its options'],
     [['show', 'ffffffffffff', 'aaaaaaaaaaaa'], 'show takes one key id besides its options'],
+    [['usage', 'ffffffffffff', 'aaaaaaaaaaaa'], 'usage takes one key id besides its options'],
   ])('refuses %j in one line, exit status 2, writing nothing', async (argv, message) => {
     const { record } = await createKey('ci');
     const refused = await refusal(...argv);

@@ -2,7 +2,8 @@
  * The route table's operations, as the tests count and list them: derived, never written out, so
  * that a new operation is expected everywhere at once.
  */
-import { routes, type HandledOperationId, type HttpMethod, type OperationId } from '../../shared/routes';
+import { exampleRequest, exampleTarget } from '../../shared/request-examples';
+import { routes, type HandledOperationId, type HttpMethod, type OperationId, type Route } from '../../shared/routes';
 
 type HandledRoute = Extract<(typeof routes)[number], { handler: string }>;
 
@@ -14,16 +15,10 @@ export const handledOperationIds: readonly HandledOperationId[] = routes
   .filter((route): route is HandledRoute => 'handler' in route)
   .map((route) => route.operationId);
 
-/**
- * One request to each operation, below the base path, with a concrete path parameter: keyed by
- * operation, so that the compiler asks for a new operation's.
- */
-export const requestTo: Readonly<Record<OperationId, readonly [HttpMethod, string]>> = {
-  listPets: ['GET', '/pets'],
-  createPet: ['POST', '/pets'],
-  getPet: ['GET', '/pets/42'],
-  listStoreOrders: ['GET', '/store/orders'],
-};
+/** One request to each operation, below the base path, with a concrete path parameter (shared/request-examples.ts). */
+export const requestTo: Readonly<Record<OperationId, readonly [HttpMethod, string]>> = Object.fromEntries(
+  routes.map((route: Route) => [route.operationId, [route.method, exampleTarget(exampleRequest(route))] as const]),
+) as Record<OperationId, readonly [HttpMethod, string]>;
 
 /** One request to each operation of the API (requestTo's), in the route table's order. */
 export const requestsToEveryOperation: ReadonlyArray<readonly [HttpMethod, string]> = operationIds.map((id) => requestTo[id]);

@@ -6,6 +6,7 @@ import { projectRoot } from '../../shared/project-root';
 import { releaseChecks } from '../../shared/release-checks';
 import { BASE_PATH, routes } from '../../shared/routes';
 import { docTables, generatedDocuments, regionsOf, withTables } from '../../tools/openapi/docs-tables';
+import { CHECK_NAMES } from '../../tools/smoke/checks';
 
 const region = (name: string, contents: string) => `<!-- generated: ${name} (npm run openapi) -->\n${contents}<!-- end generated -->`;
 
@@ -33,9 +34,11 @@ describe("the documents' generated tables", () => {
       if ('handler' in route) {
         expect(tables.functions).toContain(`\`pet-store-<stage>-${route.operationId}\` | \`${route.handler}\``);
         expect(tables.release).toContain(`\`pet-store-<stage>-${route.operationId}\``);
+        expect(tables.grants).toContain(`| \`${route.operationId}\` |`);
       }
     }
     for (const check of releaseChecks(now)) expect(tables.release).toContain(`\`${check.name}\``);
+    for (const name of CHECK_NAMES) expect(tables.smoke).toContain(`| \`${name}\` |`);
   });
 
   it('rewrite a stale region and leave the rest of the document as it is', () => {

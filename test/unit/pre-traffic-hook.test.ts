@@ -20,16 +20,10 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FUNCTION_BUNDLING, HOOK_BUNDLING } from '../../infra/bundling';
-import {
-  CHECK_DEADLINE_CAP_MS,
-  checkDeadlineMs,
-  createHandler,
-  lambdaInvoke,
-  READ_DEADLINE_CAP_MS,
-  REPORT_MARGIN_MS,
-  type HookStatus,
-  type LifecycleHookEvent,
-} from '../../functions/pre-traffic-hook';
+import { createHandler } from '../../functions/pre-traffic-hook';
+import { CHECK_DEADLINE_CAP_MS, checkDeadlineMs, READ_DEADLINE_CAP_MS, REPORT_MARGIN_MS } from '../../shared/release/hook-deadlines';
+import type { HookStatus, LifecycleHookEvent } from '../../shared/release/hook-report';
+import { lambdaInvoke } from '../../shared/release/lambda-invoke';
 import { proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { logger } from '../../shared/logger';
 import { FUNCTION_NAME_VARIABLES, type CheckedFunction, type Invoke } from '../../shared/release-checks';

@@ -1,6 +1,6 @@
 /** Which operations `npm run smoke` tries: every operation of the route table, or it says why not. */
 import { describe, expect, it } from 'vitest';
-import { CHECK_NAMES, SMOKE_COVERAGE } from '../../tools/smoke/checks';
+import { CHECK_NAMES, SMOKE_CHECKS, SMOKE_COVERAGE, type SmokeCheck } from '../../tools/smoke/checks';
 import { operationIds } from '../support/operations';
 
 describe("the smoke's coverage of the route table", () => {
@@ -16,5 +16,12 @@ describe("the smoke's coverage of the route table", () => {
       expect(coverage.length).toBeGreaterThan(0);
       for (const check of coverage) expect(CHECK_NAMES).toContain(check);
     }
+  });
+
+  it('names each check once, and each check learns only from checks that run before it', () => {
+    expect(new Set(CHECK_NAMES).size).toBe(CHECK_NAMES.length);
+    (SMOKE_CHECKS as readonly SmokeCheck[]).forEach((check, position) => {
+      for (const source of check.learnsFrom ?? []) expect(CHECK_NAMES.slice(0, position), check.name).toContain(source);
+    });
   });
 });

@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- <part>...] [--quick]`: runs the benchmark parts (all by default: cold, warm,
- * reads, load, scaling), prints their tables, and merges their results into generated/bench-results.json,
+ * reads, load, scaling, client), prints their tables, and merges their results into generated/bench-results.json,
  * then regenerates BENCHMARKS.md and generated/bench-chart.svg from it. Parts run alone keep the other
  * parts' last figures; --quick runs fewer rounds and writes nothing. Exit code: 1 when any budget of the parts run FAILs (budgets are hard;
  * the files are written first), 2 when the harness itself fails.
@@ -18,7 +18,7 @@ import { round } from '../stats';
 process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
 process.env.POWERTOOLS_SERVICE_NAME ??= PROJECT_NAME;
 
-const USAGE = `Usage: npm run bench [-- [cold|warm|reads|load|scaling]... [--quick]]
+const USAGE = `Usage: npm run bench [-- [cold|warm|reads|load|scaling|client]... [--quick]]
 
 Runs the named parts (default: all), prints their figures, updates ${RESULTS_PATH},
 ${REPORT_PATH} and ${CHART_PATH}. --quick: fewer runs, for trying the harness; writes nothing.
@@ -66,6 +66,7 @@ const main = async (): Promise<number> => {
         result = await (
           await import('./load')
         ).runLoad({ endpoint: database?.endpoint ?? '', connections: 16, seconds: quick ? 2 : 6, rounds: quick ? 1 : 5 });
+      else if (part === 'client') result = await (await import('./client')).runClient({ iterations: quick ? 1_000 : 10_000 });
       else result = (await import('./scaling')).runScaling();
       console.log(consoleReport(result));
       fresh.push(result);

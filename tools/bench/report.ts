@@ -138,7 +138,7 @@ export const svgChart = (results: Results): string => {
     `${axis.join('\n')}\n` +
     `${rows.join('\n')}\n` +
     `<text x="${labelWidth + plotWidth / 2}" y="${bottom + 36}" text-anchor="middle">` +
-    'ratio to reference (size, import: floor bundle; warm: bare handler; reads: 1k pets; load: raw server; key reads: budget)</text>\n' +
+    'ratio to reference (size, import: floor bundle; warm: bare handler; reads: 1k pets; load: raw server; key reads: budget; client: bare fetch)</text>\n' +
     '</svg>\n'
   );
 };

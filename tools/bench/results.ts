@@ -2,8 +2,8 @@
  * What every part of the benchmark reports: checks (a figure, its reference from the same run,
  * the ratio, and the budget it is held to) plus free-form detail for the report.
  */
-export type PartName = 'cold' | 'warm' | 'reads' | 'load' | 'scaling';
-export const PART_NAMES: readonly PartName[] = ['cold', 'warm', 'reads', 'load', 'scaling'];
+export type PartName = 'cold' | 'warm' | 'reads' | 'load' | 'scaling' | 'client';
+export const PART_NAMES: readonly PartName[] = ['cold', 'warm', 'reads', 'load', 'scaling', 'client'];
 
 /** Where a run writes, relative to the project root: the raw figures and the chart are generated files; the report is read at the top. */
 export const RESULTS_PATH = 'generated/bench-results.json';

@@ -4,20 +4,19 @@
  * the same command with no middleware and no validation. Samples alternate in blocks so that
  * noise from the shared machine falls on both.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
+import { GetCommand, PutCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { resolve } from 'node:path';
+import type { APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { DEFAULT_PLAN, usageKeyBinding } from '../../shared/plan-policy';
 import { SCOPES } from '../../shared/scopes';
-import { createHandler as createCreatePet } from '../../functions/create-pet';
-import { createHandler as createGetPet } from '../../functions/get-pet';
-import { createHandler as createListPets } from '../../functions/list-pets';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
-import { petsRepository } from '../../shared/pets-repository';
-import { routes, type HandledOperationId } from '../../shared/routes';
-import { petsStatusIndex } from '../../shared/tables';
+import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
+import { projectRoot } from '../../shared/project-root';
+import { exampleEventInit, exampleRequest, queryUsing } from '../../shared/request-examples';
+import { routes, type Route } from '../../shared/routes';
 import { lambdaContext, proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { atMost, type Check, type PartResult } from './results';
 import { withStdoutSink } from './sink';
@@ -55,23 +54,30 @@ const keyRecord = {
 const AUTHORIZER_OVERHEAD_BEFORE_MICROS = 15.7;
 const AUTHORIZER_ALLOWANCE_MICROS = 10;
 
-/** A real DocumentClient whose `send` answers from memory, as DynamoDB would; it counts the updates it is sent. */
+/**
+ * A real DocumentClient whose `send` answers from memory, as DynamoDB would; it counts the key
+ * updates it is sent, and records the commands while `sent.recording` is set.
+ */
 const stubbedClient = () => {
   const client = createDocumentClient({ endpoint: 'http://127.0.0.1:9', region: 'eu-west-1' });
-  const sent = { updates: 0 };
+  const sent: { updates: number; recording?: unknown[] } = { updates: 0 };
   const send = async (command: unknown) => {
-    if (command instanceof QueryCommand) return { Items: page, Count: page.length };
+    sent.recording?.push(command);
+    if (command instanceof QueryCommand || command instanceof ScanCommand) return { Items: page, Count: page.length };
     if (command instanceof GetCommand) return { Item: command.input.TableName === KEYS ? keyRecord : pet(1_000) };
     if (command instanceof PutCommand) return {};
     if (command instanceof UpdateCommand) {
-      sent.updates += 1;
-      return {};
+      if (command.input.TableName === KEYS) sent.updates += 1;
+      // A write asked for the item answers the stored pet.
+      const returnsItem = command.input.ReturnValues !== undefined && command.input.ReturnValues !== 'NONE';
+      return returnsItem && command.input.TableName === PETS ? { Attributes: pet(1_000) } : {};
     }
     throw new Error(`unexpected command ${String(command)}`);
   };
   (client as unknown as { send: typeof send }).send = send;
   return { client, sent };
 };
+type StubbedClient = ReturnType<typeof stubbedClient>;
 
 type Invoke = (event: never) => Promise<unknown>;
 interface Candidate {
@@ -88,72 +94,60 @@ interface Candidate {
 
 const status = (answer: unknown) => (answer as { statusCode?: number }).statusCode;
 
-const candidates = (client: DynamoDBDocumentClient): Candidate[] => {
-  const pets = petsRepository({ client, tableName: PETS });
+/** A read's budget; an operation that takes a body parses and checks it too, and may take twice as long. */
+const READ_BUDGET_MICROS = 50;
+const BODY_BUDGET_MICROS = 100;
+
+/** The handler module's factory, given the stubbed repository (every handler of a pets operation takes `pets`). */
+type HandlerFactory = (dependencies: { pets: PetsRepository }) => unknown;
+
+/**
+ * An operation's candidate: its handler on its example request (shared/request-examples.ts; a
+ * listing through its index, the path a filter takes), beside a bare handler sending the commands
+ * the handler sent for that request, each built anew from the same input.
+ */
+const operationCandidate = async ({ client, sent }: StubbedClient, route: Route, context: Context): Promise<Candidate> => {
+  const { createHandler } = (await import(resolve(projectRoot, route.handler ?? ''))) as { createHandler: HandlerFactory };
+  const handler = lambda(createHandler({ pets: petsRepository({ client, tableName: PETS }) }));
+  const grant = route.tableAccess?.find((candidate) => candidate.index !== undefined);
+  const query = grant === undefined ? {} : queryUsing(route, grant);
+  const init = exampleEventInit(exampleRequest(route, { pathParameter: 1_000, query }));
+  const event = () => proxyEvent(init);
+  sent.recording = [];
+  await handler(event(), context);
+  const commands = sent.recording as Array<{ constructor: new (input: unknown) => never; input: unknown }>;
+  sent.recording = undefined;
+  if (commands.length === 0) throw new Error(`${route.operationId}: its handler sent no command`);
+  const success = route.success?.status ?? 200;
+  const search = new URLSearchParams(query).toString();
+  return {
+    name: `${route.operationId}${search === '' ? '' : ` (${search})`}`,
+    budgetMicros: route.request?.body === undefined ? READ_BUDGET_MICROS : BODY_BUDGET_MICROS,
+    event,
+    handler: (input) => handler(input, context),
+    baseline: async () => {
+      let output: unknown;
+      for (const command of commands) output = await client.send(new command.constructor(command.input));
+      return { statusCode: success, body: JSON.stringify(output) };
+    },
+    expect: (answer) => status(answer) === success,
+  };
+};
+
+const lambda = (handler: unknown) => handler as (event: unknown, context: Context) => Promise<unknown>;
+
+const candidates = async (stubbed: StubbedClient): Promise<Candidate[]> => {
+  const { client } = stubbed;
   const keys = apiKeysRepository({ client, tableName: KEYS });
-  const listPets = createListPets({ pets });
-  const createPet = createCreatePet({ pets });
-  const getPet = createGetPet({ pets });
   const authorizer = createAuthorizer({ keys });
   const context = lambdaContext('bench', { reused: true });
-  const lambda = (handler: unknown) => handler as (event: unknown, context: Context) => Promise<unknown>;
-
-  // Keyed by operation, so that a new operation with a handler does not compile until it is measured.
-  const operations: Readonly<Record<HandledOperationId, Candidate>> = {
-    listPets: {
-      name: 'listPets (status=available, limit=20)',
-      budgetMicros: 50,
-      event: () => proxyEvent({ query: { status: 'available', limit: '20' } }),
-      handler: (event) => lambda(listPets)(event, context),
-      baseline: async (event: APIGatewayProxyEvent) => {
-        const query = event.queryStringParameters ?? {};
-        const { Items = [] } = await client.send(
-          new QueryCommand({
-            TableName: PETS,
-            IndexName: petsStatusIndex.indexName,
-            KeyConditionExpression: '#status = :status',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':status': query.status },
-            Limit: Number(query.limit) + 1,
-          }),
-        );
-        return { statusCode: 200, body: JSON.stringify(Items.slice(0, 20)) };
-      },
-      expect: (answer) => status(answer) === 200,
-    },
-    createPet: {
-      name: 'createPet',
-      budgetMicros: 100,
-      event: () =>
-        proxyEvent({
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
-        }),
-      handler: (event) => lambda(createPet)(event, context),
-      baseline: async (event: APIGatewayProxyEvent) => {
-        const item = { id: Date.now(), status: 'available', ...(JSON.parse(event.body ?? '{}') as object) };
-        await client.send(new PutCommand({ TableName: PETS, Item: item, ConditionExpression: 'attribute_not_exists(id)' }));
-        return { statusCode: 201, body: JSON.stringify(item) };
-      },
-      expect: (answer) => status(answer) === 201,
-    },
-    getPet: {
-      name: 'getPet',
-      budgetMicros: 50,
-      event: () => proxyEvent({ resource: '/pets/{petId}', path: '/pets/1000', pathParameters: { petId: '1000' } }),
-      handler: (event) => lambda(getPet)(event, context),
-      baseline: async (event: APIGatewayProxyEvent) => {
-        const { Item } = await client.send(new GetCommand({ TableName: PETS, Key: { id: Number(event.pathParameters?.petId) } }));
-        return { statusCode: 200, body: JSON.stringify(Item) };
-      },
-      expect: (answer) => status(answer) === 200,
-    },
-  };
+  const operations: Candidate[] = [];
+  for (const route of routes as readonly Route[])
+    if (route.handler !== undefined) operations.push(await operationCandidate(stubbed, route, context));
 
   // Each operation with a handler, in the route table's order, then the authorizer.
   return [
-    ...routes.flatMap((route) => ('handler' in route ? [operations[route.operationId]] : [])),
+    ...operations,
     {
       name: `authorizer (within ${AUTHORIZER_ALLOWANCE_MICROS} µs of ${AUTHORIZER_OVERHEAD_BEFORE_MICROS} µs)`,
       budgetMicros: Math.round(AUTHORIZER_OVERHEAD_BEFORE_MICROS + AUTHORIZER_ALLOWANCE_MICROS),
@@ -184,10 +178,11 @@ export const runWarm = async ({ iterations }: WarmOptions): Promise<PartResult> 
   const started = Date.now();
   const block = 250;
   const warmUp = Math.max(1_000, Math.floor(iterations / 2));
-  const { client, sent } = stubbedClient();
+  const stubbed = stubbedClient();
+  const { sent } = stubbed;
   const { result: measured, lines } = await withStdoutSink(async () => {
     const rows: Array<{ candidate: Candidate; handler: number[]; baseline: number[] }> = [];
-    for (const candidate of candidates(client)) {
+    for (const candidate of await candidates(stubbed)) {
       for (const invoke of [candidate.handler, candidate.baseline]) {
         const answer = await invoke(candidate.event() as never);
         if (!candidate.expect(answer)) throw new Error(`${candidate.name}: unexpected answer ${JSON.stringify(answer).slice(0, 300)}`);
@@ -260,8 +255,8 @@ export const runWarm = async ({ iterations }: WarmOptions): Promise<PartResult> 
         `(${lines} log lines for ${invocations} invocations, bare handlers included, which log nothing).`,
       'Handler and bare handler alternate in blocks of 250 calls; each call gets a fresh API Gateway event ' +
         '(the body parser replaces the body in place), built outside the timed region.',
-      'The bare handlers: the same command (its parameters read from the same event) to the same stubbed DocumentClient, ' +
-        'JSON.stringify of the result; no middleware, no validation, no logging.',
+      'The bare handlers: the commands the handler sent for the same event, each built anew from the same input, to the same ' +
+        'stubbed DocumentClient, JSON.stringify of the last result; no middleware, no validation, no logging.',
       "The authorizer reads a key last used minutes before, as a key in use is: it checks the key's expiry and the age of " +
         `its lastUsedAt and writes nothing (UpdateItem calls during the run: ${sent.updates}); ` +
         'the one write an hour per key is a DynamoDB round trip the stub cannot stand for (see the load part).',

@@ -18,8 +18,7 @@ import {
 import { UsageError } from '../cli';
 import {
   localAuditLogName,
-  readFailedAuditRecords,
-  readLocalAuditLog,
+  readLocalAuditTrail,
   readTrailStall,
   type FailedAuditRecord,
   type TrailStall,
@@ -125,8 +124,7 @@ const readLocal = async (
   endpoint: string,
 ): Promise<TrailRead> => {
   try {
-    const entries = await callDatabase(() => readLocalAuditLog(client, tableName, keyId));
-    const failed = await callDatabase(() => readFailedAuditRecords(client, tableName, keyId));
+    const { entries, failed } = await callDatabase(() => readLocalAuditTrail(client, tableName, keyId));
     return { entries, failed, stall: await callDatabase(() => readTrailStall(client, tableName)) };
   } catch (error) {
     if (error instanceof Error && error.name === 'ResourceNotFoundException') {

@@ -1,5 +1,5 @@
 /**
- * `npm run keys -- create|list|show|roll|set-plan|revoke|audit`: API key management, against the local server's
+ * `npm run keys -- create|list|show|usage|roll|set-plan|revoke|audit`: API key management, against the local server's
  * DynamoDB (the default), another DynamoDB endpoint, a deployed keys table by name, or a deployed
  * stage (tools/keys/target.ts). A new key is printed once; only its hash is stored. Every input is
  * checked before any database is reached: a refused command writes nothing. Every line it prints
@@ -24,17 +24,23 @@ import { keyIdArgument } from './key-id';
 import { KEYS_HELP, resolveKeysTarget, TARGET_OPTIONS, TARGET_USAGE, targetFailure, type KeysTarget, type TargetOptions } from './target';
 import { keysPrinter, type KeysPrinter } from './printer';
 import { usageKeysFor, type ApiGatewayCalls } from './usage-keys';
+import { DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, showUsage, usageDaysArgument } from './usage';
 
 export { stageKeysTable } from './target';
 
 export const USAGE = `Usage:
   npm run keys -- create --name NAME [--scopes S,…] [--plan PLAN] [EXPIRY] [--json] [TARGET]
                                             create a key; it is printed once
-  npm run keys -- list [--unused DURATION] [--json] [TARGET]
+  npm run keys -- list [--unused DURATION] [--usage] [--json] [TARGET]
                                             list keys (id, name, scopes, created, expires,
-                                            last used, state: active, expired or revoked, plan)
+                                            last used, state: active, expired or revoked, plan;
+                                            with --usage, requests today)
   npm run keys -- show KEY_ID [--json] [TARGET]
                                             one key with every attribute
+  npm run keys -- usage KEY_ID [--days N] [--json] [TARGET]
+                                            a key's requests per day (UTC) over the last N days
+                                            (default ${DEFAULT_USAGE_DAYS}, at most ${MAX_USAGE_DAYS}), and what remains of its
+                                            plan's quota this period
   npm run keys -- roll KEY_ID [--grace DURATION] [EXPIRY] [--json] [TARGET]
                                             a new key with the same name, scopes and plan (and
                                             quota used), printed once; the old one works on for
@@ -62,9 +68,13 @@ ${AUDIT_USAGE}
   --grace DURATION      how long the old key of a roll keeps working (default 24h; 0 ends it now)
   --unused DURATION     only the active keys not used (never used: not created) for that long;
                         last use is recorded at most once an hour
+  --usage               each key's requests today (one usage call per plan on a stage)
   --json                one JSON object per key (id, name, scopes, createdAt, expiresAt,
                         revokedAt, lastUsedAt, plan; for create and roll also key, shown only
-                        that once; roll prints the new key, then the old one)
+                        that once; roll prints the new key, then the old one; list --usage adds
+                        usedToday); for usage one object: id, plan, days [{day, requests}],
+                        quota {limit, period, remaining} or null
+  --days N              the days usage shows, today included (default ${DEFAULT_USAGE_DAYS}, 1 to ${MAX_USAGE_DAYS})
 
   DURATION is a whole number and a unit: s, m, h or d (45s, 90m, 24h, 30d).
 
@@ -88,8 +98,9 @@ export interface KeysCommandOptions {
 /** Each command's own options (every command also takes the target's and --help). */
 const COMMAND_OPTIONS = {
   create: ['name', 'scopes', 'plan', 'expires-in', 'expires-at', 'json'],
-  list: ['unused', 'json'],
+  list: ['unused', 'usage', 'json'],
   show: ['json'],
+  usage: ['days', 'json'],
   roll: ['grace', 'expires-in', 'expires-at', 'json'],
   'set-plan': ['json'],
   revoke: ['json'],
@@ -100,7 +111,7 @@ const COMMANDS = Object.keys(COMMAND_OPTIONS) as Command[];
 const isCommand = (name: string): name is Command => Object.hasOwn(COMMAND_OPTIONS, name);
 
 /** The commands that take a key id; `audit` takes one or none; `set-plan` a plan after it. */
-const WITH_ID: ReadonlySet<Command> = new Set(['show', 'roll', 'set-plan', 'revoke']);
+const WITH_ID: ReadonlySet<Command> = new Set(['show', 'usage', 'roll', 'set-plan', 'revoke']);
 const WITH_OPTIONAL_ID: ReadonlySet<Command> = new Set(['audit']);
 
 const DEFAULT_GRACE = '24h';
@@ -113,6 +124,8 @@ const PARSE_OPTIONS = {
   'expires-at': { type: 'string' },
   grace: { type: 'string' },
   unused: { type: 'string' },
+  usage: { type: 'boolean' },
+  days: { type: 'string' },
   json: { type: 'boolean' },
   ...TARGET_OPTIONS,
   help: { type: 'boolean' },
@@ -181,6 +194,10 @@ interface KeysInvocation {
   readonly expiresAt?: string;
   readonly graceMs: number;
   readonly unusedMs?: number;
+  /** list --usage. */
+  readonly listUsage: boolean;
+  /** usage's --days. */
+  readonly days: number;
   readonly json: boolean;
   readonly target: TargetOptions;
 }
@@ -208,6 +225,8 @@ const parseKeysCommand = (argv: string[], now: Date): KeysInvocation | { readonl
     expiresAt: expiryOption(values, now),
     graceMs: parseDuration(values.grace ?? DEFAULT_GRACE, '--grace'),
     unusedMs: values.unused === undefined ? undefined : parseDuration(values.unused, '--unused'),
+    listUsage: values.usage === true,
+    days: usageDaysArgument(values.days),
     json: values.json === true,
     target: values,
   };
@@ -215,14 +234,16 @@ const parseKeysCommand = (argv: string[], now: Date): KeysInvocation | { readonl
 
 /** Runs a checked invocation on its target. */
 const dispatch = async (invocation: KeysInvocation, target: KeysTarget, context: CommandContext): Promise<number> => {
-  const { command, keyId = '', name, scopes, plan, expiresAt, graceMs, unusedMs } = invocation;
+  const { command, keyId = '', name, scopes, plan, expiresAt, graceMs, unusedMs, listUsage, days } = invocation;
   switch (command) {
     case 'create':
       return createKey(context, { name, scopes, expiresAt, plan });
     case 'list':
-      return listKeys(context, { unusedMs });
+      return listKeys(context, { unusedMs, usage: listUsage });
     case 'show':
       return showKey(context, keyId);
+    case 'usage':
+      return showUsage(context, keyId, days);
     case 'roll':
       return rollKey(context, keyId, { graceMs, expiresAt });
     case 'set-plan':

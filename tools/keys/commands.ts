@@ -12,8 +12,9 @@ import { DEFAULT_PLAN, meteringOf, type MeteringRefusal } from '../../shared/pla
 import type { Scope } from '../../shared/scopes';
 import { UsageError } from '../cli';
 import type { AuthorizerCache } from './authorizer-cache';
-import { attributeText, fullKeyJson, keyJson, LIST_HEADER, listLine, showLines } from './output';
-import type { UsageKeys } from './usage-keys';
+import { attributeText, fullKeyJson, keyJson, LIST_HEADER, listLine, listUsageJson, showLines } from './output';
+import { usageDay } from '../local-server/usage-plans';
+import type { MeteredKey, UsageKeys } from './usage-keys';
 
 export interface CommandContext {
   readonly keys: ApiKeysRepository;
@@ -43,13 +44,13 @@ const UNMETERED: Readonly<Record<MeteringRefusal, string>> = {
 };
 
 /** The one line for a key whose item was changed by hand so that it cannot be metered: it is refused, and stays so. */
-const unmeteredKey = (keyId: string, reason: MeteringRefusal, what: string): UsageError =>
+export const unmeteredKey = (keyId: string, reason: MeteringRefusal, what: string): UsageError =>
   new UsageError(
     `Key ${keyId} ${UNMETERED[reason]} (its item was changed by hand), so the authorizer refuses it and it cannot ${what}: ` +
       'revoke it and create a new key.',
   );
 
-const noSuchKey = (keyId: string): UsageError => new UsageError(`No key has the id ${keyId} (npm run keys -- list shows them).`);
+export const noSuchKey = (keyId: string): UsageError => new UsageError(`No key has the id ${keyId} (npm run keys -- list shows them).`);
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -130,8 +131,29 @@ export const createKey = async (context: CommandContext, input: CreateInput): Pr
   return 0;
 };
 
-/** Every key, or with `unusedMs` the active ones not used (or, never used, not created) for that long. */
-export const listKeys = async ({ keys, print, json }: CommandContext, { unusedMs }: { unusedMs?: number }): Promise<number> => {
+/** Every key's requests today, by key id: for the keys metered on a plan, each plan's use asked once. */
+const usedToday = async (usageKeys: UsageKeys, records: readonly ApiKeyRecord[], now: Date): Promise<ReadonlyMap<string, number>> => {
+  const metered = records.flatMap((record): Array<MeteredKey & { keyId: string }> => {
+    const metering = meteringOf(record);
+    return 'refused' in metering ? [] : [{ keyId: record.keyId, usageKeyId: metering.usageKeyId, plan: metering.plan }];
+  });
+  const used = await usageKeys.usedOn(metered, usageDay(now.getTime()));
+  return new Map(
+    metered.flatMap(({ keyId, usageKeyId }): Array<[string, number]> => {
+      const count = used.get(usageKeyId);
+      return count === undefined ? [] : [[keyId, count]];
+    }),
+  );
+};
+
+/**
+ * Every key, or with `unusedMs` the active ones not used (or, never used, not created) for that
+ * long; with `usage`, each with its requests today.
+ */
+export const listKeys = async (
+  { keys, usageKeys, print, json }: CommandContext,
+  { unusedMs, usage = false }: { unusedMs?: number; usage?: boolean },
+): Promise<number> => {
   const now = new Date();
   const records = (await keys.list()).filter((record) => {
     if (unusedMs === undefined) return true;
@@ -139,12 +161,13 @@ export const listKeys = async ({ keys, print, json }: CommandContext, { unusedMs
     // A last use that is no timestamp (a console edit) says nothing recent: shown.
     return keyState(record, now) === 'active' && !(now.getTime() - seen < unusedMs);
   });
+  const today = usage ? await usedToday(usageKeys, records, now) : undefined;
   if (json) {
-    for (const record of records) print(keyJson(record));
+    for (const record of records) print(today ? listUsageJson(record, today.get(record.keyId)) : keyJson(record));
     return 0;
   }
-  print(LIST_HEADER);
-  for (const record of records) print(listLine(record, now));
+  print(today ? `${LIST_HEADER}\ttoday` : LIST_HEADER);
+  for (const record of records) print(today ? `${listLine(record, now)}\t${today.get(record.keyId) ?? '-'}` : listLine(record, now));
   return 0;
 };
 

@@ -114,6 +114,10 @@ const keyObject = (record: ApiKeyRecord) => ({
 export const keyJson = (record: ApiKeyRecord, key?: string): string =>
   JSON.stringify({ ...keyObject(record), ...(key === undefined ? {} : { key }) });
 
+/** A key as `list --usage --json` prints it: with its requests today (null when it is metered on no plan the target has). */
+export const listUsageJson = (record: ApiKeyRecord, usedToday: number | undefined): string =>
+  JSON.stringify({ ...keyObject(record), usedToday: usedToday ?? null });
+
 /** `show --json`: the same object, with the key's state and the rest of its attributes (its hash excepted). */
 export const fullKeyJson = (record: ApiKeyRecord, now: Date): string =>
   JSON.stringify({

@@ -4,6 +4,8 @@
  * DeleteUsagePlanKey, UpdateApiKey, and DeleteApiKey for one no key record holds); locally it is
  * a random value with a local id, which the local gateway meters on the plan the authorizer names.
  * Which plans exist: locally those in force (PLANS_FILE honoured), on AWS the stack's UsagePlanIds.
+ * What a usage key was let through each day: on AWS GetUsage (with GetUsagePlan for the quota);
+ * locally the local server's usage table (tools/local-server/usage-log.ts).
  */
 import {
   APIGatewayClient,
@@ -11,19 +13,57 @@ import {
   CreateUsagePlanKeyCommand,
   DeleteApiKeyCommand,
   DeleteUsagePlanKeyCommand,
+  GetUsagePlanCommand,
+  paginateGetUsage,
   UpdateApiKeyCommand,
 } from '@aws-sdk/client-api-gateway';
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod/mini';
 import type { UsageKey } from '../../shared/api-keys-repository';
-import { PLAN_NAME_PATTERN, plansInForce } from '../../shared/plans';
+import { PLAN_NAME_PATTERN, plansInForce, QUOTA_PERIODS, type QuotaPeriod } from '../../shared/plans';
 import { PROJECT_NAME } from '../../shared/project';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { UsageError } from '../cli';
-import { localUsageKey } from '../local-server/usage-plans';
+import { awsErrorName } from '../stack-outputs';
+import { readLocalUsage } from '../local-server/usage-log';
+import { localUsageKey, quotaPeriodStart, usageDay } from '../local-server/usage-plans';
 import { KEYS_HELP, type KeysTarget } from './target';
 
-export type ApiGatewayCalls = Pick<APIGatewayClient, 'send'>;
+/** The API Gateway client (a client: the SDK's paginators take no other). */
+export type ApiGatewayCalls = APIGatewayClient;
+
+/** A plan's quota, and what remains of it in the current period. */
+export interface QuotaUse {
+  readonly limit: number;
+  readonly period: QuotaPeriod;
+  readonly remaining: number;
+}
+
+/** What a usage key was let through each day, and what remains of its plan's quota. */
+export interface UsageReport {
+  /** Requests per day, each of the days asked, oldest first. */
+  readonly days: ReadonlyArray<{ readonly day: string; readonly requests: number }>;
+  /** Undefined for a plan without a quota. */
+  readonly quota: QuotaUse | undefined;
+}
+
+/** A usage key and the plan it is metered on. */
+export interface MeteredKey {
+  readonly usageKeyId: string;
+  readonly plan: string;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Every day (YYYY-MM-DD, UTC) from `first` to `last`, both included. */
+export const daysFrom = (first: string, last: string): string[] => {
+  const days: string[] = [];
+  for (let at = Date.parse(first); at <= Date.parse(last); at += DAY_MS) days.push(usageDay(at));
+  return days;
+};
+
+/** The days whose use tells what remains of `period`'s quota on `today`: from its period's first day to today. */
+const periodDays = (period: QuotaPeriod, today: string): string[] => daysFrom(usageDay(quotaPeriodStart(period, Date.parse(today))), today);
 
 export interface UsageKeys {
   /** Whether the API keys are API Gateway's (on AWS), rather than the local gateway's values. */
@@ -41,6 +81,13 @@ export interface UsageKeys {
   disable(usageKeyId: string): Promise<void>;
   /** Deletes an API key `create` made that no key record holds (a write that failed after it). */
   discard(usageKeyId: string): Promise<void>;
+  /**
+   * The requests `usageKeyId` (on `plan`) was let through on each of `days` (oldest first, the
+   * last being today), and what remains of the plan's quota today.
+   */
+  usage(key: MeteredKey, days: readonly string[]): Promise<UsageReport>;
+  /** The requests each of `keys` was let through on `today`, by usage key id: one call per plan where the API allows. */
+  usedOn(keys: readonly MeteredKey[], today: string): Promise<ReadonlyMap<string, number>>;
   /** Frees the client, if one was made. */
   close(): void;
 }
@@ -56,14 +103,17 @@ const unknownPlan = (plan: string, known: readonly string[], where: string): Usa
   );
 
 /** Locally: plans in force, and a usage key that is only a value and an id, as the local gateway needs no more. */
-const localUsageKeys = (env: Readonly<Record<string, string | undefined>>): UsageKeys => {
-  const planNames = (): string[] => {
+const localUsageKeys = (target: KeysTarget, env: Readonly<Record<string, string | undefined>>): UsageKeys => {
+  const plans = () => {
     try {
-      return Object.keys(plansInForce(env));
+      return plansInForce(env);
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
   };
+  const planNames = (): string[] => Object.keys(plans());
+  const read = (usageKeyIds: readonly string[], days: readonly string[]) =>
+    readLocalUsage(target.client, target.tableName, usageKeyIds, days);
   return {
     onApiGateway: false,
     checkPlan(plan) {
@@ -74,9 +124,39 @@ const localUsageKeys = (env: Readonly<Record<string, string | undefined>>): Usag
     move: async () => undefined,
     disable: async () => undefined,
     discard: async () => undefined,
+    async usage({ usageKeyId, plan }, days) {
+      const inForce = plans();
+      // Own properties only: a plan named `constructor` is no plan.
+      const limits = Object.hasOwn(inForce, plan) ? inForce[plan] : undefined;
+      if (limits === undefined) throw unknownPlan(plan, Object.keys(inForce), 'the plans in force');
+      const today = days.at(-1) ?? '';
+      const quotaDays = limits.quota ? periodDays(limits.quota.period, today) : [];
+      const used = (await read([usageKeyId], [...new Set([...days, ...quotaDays])])).get(usageKeyId);
+      const requestsOn = (day: string): number => used?.get(day) ?? 0;
+      return {
+        days: days.map((day) => ({ day, requests: requestsOn(day) })),
+        // As the local gateway's meter counts it: the requests let through since the period began.
+        quota: limits.quota && {
+          ...limits.quota,
+          remaining: Math.max(0, limits.quota.limit - quotaDays.reduce((sum, day) => sum + requestsOn(day), 0)),
+        },
+      };
+    },
+    async usedOn(keys, today) {
+      const used = await read(
+        keys.map(({ usageKeyId }) => usageKeyId),
+        [today],
+      );
+      return new Map(keys.map(({ usageKeyId }) => [usageKeyId, used.get(usageKeyId)?.get(today) ?? 0]));
+    },
     close: () => undefined,
   };
 };
+
+/** GetUsage's items: per API key id, one [used, remaining] a day from its startDate. */
+const UsageItems = z.record(z.string(), z.array(z.array(z.number())));
+
+const UsagePlanQuota = z.object({ limit: z.int().check(z.nonnegative()), period: z.enum(QUOTA_PERIODS) });
 
 const UsagePlanIds = z.record(z.string(), z.string().check(z.minLength(1)));
 
@@ -120,6 +200,35 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     return id;
   };
   const failed = (what: string, error: unknown): Error => new Error(`API Gateway refused to ${what} (${reasonOf(error)}).`);
+
+  /** GetUsage of a usage plan from `first` to `last` (of one API key with `keyId`): its items, every page's. */
+  const usageItems = async (plan: string, first: string, last: string, keyId?: string): Promise<Record<string, number[][]>> => {
+    const input = { usagePlanId: usagePlanId(plan), startDate: first, endDate: last, ...(keyId === undefined ? {} : { keyId }) };
+    const items: Record<string, number[][]> = {};
+    try {
+      for await (const page of paginateGetUsage({ client: calls() }, input)) {
+        const parsed = UsageItems.safeParse(page.items ?? {});
+        if (!parsed.success) throw new Error(`API Gateway answered the usage of plan ${plan} in a shape this tool does not know.`);
+        // Each page holds other API keys.
+        Object.assign(items, parsed.data);
+      }
+    } catch (error) {
+      throw awsErrorName(error) === undefined ? error : failed(`give the usage of plan ${plan}`, error);
+    }
+    return items;
+  };
+  /** The quota of `plan`'s usage plan (GetUsagePlan), undefined for none. */
+  const quotaOf = async (plan: string): Promise<{ limit: number; period: QuotaPeriod } | undefined> => {
+    const answer = await calls()
+      .send(new GetUsagePlanCommand({ usagePlanId: usagePlanId(plan) }))
+      .catch((error: unknown) => {
+        throw failed(`describe plan ${plan}`, error);
+      });
+    if (answer.quota === undefined) return undefined;
+    const quota = UsagePlanQuota.safeParse(answer.quota);
+    if (!quota.success) throw new Error(`API Gateway described the quota of plan ${plan} in a shape this tool does not know.`);
+    return quota.data;
+  };
 
   const addToPlan = async (usageKeyId: string, plan: string): Promise<void> => {
     await calls().send(new CreateUsagePlanKeyCommand({ usagePlanId: usagePlanId(plan), keyId: usageKeyId, keyType: 'API_KEY' }));
@@ -200,6 +309,35 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
         });
     },
     discard,
+    async usage({ usageKeyId, plan }, days) {
+      const quota = await quotaOf(plan);
+      const today = days.at(-1) ?? '';
+      // From the period's first day too, when it is before the first day asked: what remains is counted from it.
+      const quotaDays = quota ? periodDays(quota.period, today) : [];
+      const first = [days[0] ?? today, quotaDays[0] ?? today].sort()[0] ?? today;
+      const asked = daysFrom(first, today);
+      const entries = (await usageItems(plan, first, today, usageKeyId))[usageKeyId] ?? [];
+      // The i-th entry is the i-th day from the start date; a key with no use has none.
+      const entryOn = (day: string): number[] | undefined => entries[asked.indexOf(day)];
+      const requestsOn = (day: string): number => entryOn(day)?.[0] ?? 0;
+      return {
+        days: days.map((day) => ({ day, requests: requestsOn(day) })),
+        quota: quota && {
+          ...quota,
+          remaining: entryOn(today)?.[1] ?? Math.max(0, quota.limit - quotaDays.reduce((sum, day) => sum + requestsOn(day), 0)),
+        },
+      };
+    },
+    async usedOn(keys, today) {
+      const known = usagePlanIds();
+      const used = new Map<string, number>();
+      // One GetUsage (every API key of the plan) per plan of the keys asked.
+      for (const plan of new Set(keys.map((key) => key.plan).filter((plan) => Object.hasOwn(known, plan)))) {
+        const items = await usageItems(plan, today, today);
+        for (const key of keys.filter((other) => other.plan === plan)) used.set(key.usageKeyId, items[key.usageKeyId]?.[0]?.[0] ?? 0);
+      }
+      return used;
+    },
     close() {
       if (apiGateway === undefined && client instanceof APIGatewayClient) client.destroy();
     },
@@ -211,4 +349,4 @@ export const usageKeysFor = (
   target: KeysTarget,
   env: Readonly<Record<string, string | undefined>>,
   apiGateway?: ApiGatewayCalls,
-): UsageKeys => (target.onAws ? awsUsageKeys(target, apiGateway) : localUsageKeys(env));
+): UsageKeys => (target.onAws ? awsUsageKeys(target, apiGateway) : localUsageKeys(target, env));

@@ -29,7 +29,8 @@ import { createAuthorizerCache } from './authorizer-cache';
 import { LOCAL_API_ID, lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { policyAllows } from './policy';
 import { matchRoute, pathBelowBase } from './route-matcher';
-import { createUsageMeter } from './usage-plans';
+import type { UsageLog } from './usage-log';
+import { createUsageMeter, usageDay } from './usage-plans';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type TokenAuthorizer = (event: APIGatewayTokenAuthorizerEvent, context: Context) => Promise<APIGatewayAuthorizerResult>;
@@ -85,6 +86,8 @@ export interface GatewayOptions {
   readonly corsAllowedOrigins?: readonly string[];
   /** Where each answer's access line goes, the stage's access log: the fields API Gateway's carries. By default nowhere. */
   readonly accessLog?: (line: AccessLogLine) => void;
+  /** Where each key's use per day is recorded for the key tool (tools/local-server/usage-log.ts); nowhere when absent. */
+  readonly usageLog?: UsageLog;
 }
 
 /** What the gateway saw of one request, as API Gateway fills the access log's `$context` variables. */
@@ -126,6 +129,7 @@ export const createGateway = ({
   domainName = () => 'localhost',
   corsAllowedOrigins = corsOrigins(),
   accessLog = () => undefined,
+  usageLog,
 }: GatewayOptions): Gateway => {
   const policyCache = createAuthorizerCache(authCacheTtlSeconds);
   const notImplemented = mockNotImplemented(corsAllowedOrigins);
@@ -153,16 +157,23 @@ export const createGateway = ({
   /**
    * Meters the request on the usage plan of the API key the authorizer named, as API Gateway does
    * with the API key source AUTHORIZER: no usage key, or one of no plan, is INVALID_API_KEY.
-   * The plan is the one the authorizer's context names (the key's).
+   * The plan is the one the authorizer's context names (the key's). A request let through is
+   * recorded in the usage log, under the usage key's id the context names too; `recordings` gets
+   * the write, which the answer waits for, so that the key tool counts a request once it is answered.
    */
-  const meterUsage = (authorized: APIGatewayAuthorizerResult): GatewayResponseType | undefined => {
+  const meterUsage = (authorized: APIGatewayAuthorizerResult, recordings: Array<Promise<void>>): GatewayResponseType | undefined => {
     const usageKey = authorized.usageIdentifierKey;
     const name = authorized.context?.plan;
     // Own properties only: a plan named `constructor` is no plan.
     const plan = typeof name === 'string' && Object.hasOwn(plans, name) ? plans[name] : undefined;
     if (!usageKey || !plan) return 'INVALID_API_KEY';
-    const metered = usageMeter.take(usageKey, plan, now().getTime());
-    return metered === 'allowed' ? undefined : metered;
+    const at = now().getTime();
+    const metered = usageMeter.take(usageKey, plan, at);
+    if (metered !== 'allowed') return metered;
+    const usageKeyId = authorized.context?.usageKeyId;
+    if (usageLog && typeof usageKeyId === 'string')
+      recordings.push(usageLog.record(usageKeyId, usageDay(at), usageMeter.usedOn(usageKey, at)));
+    return undefined;
   };
 
   /** Runs the authorizer, or reuses its cached policy for this token. Returns a refusal, or the policy. */
@@ -198,7 +209,9 @@ export const createGateway = ({
   const gateway = async (request: GatewayRequest): Promise<APIGatewayProxyResult> => {
     const started = performance.now();
     const seen: Seen = { requestId: randomUUID(), requestTime: now().getTime() };
-    const response = withGatewayRequestId(await answer(request, seen), seen.requestId);
+    const recordings: Array<Promise<void>> = [];
+    const response = withGatewayRequestId(await answer(request, seen, recordings), seen.requestId);
+    await Promise.all(recordings);
     accessLog(
       accessLogLine({
         '$context.requestId': seen.requestId,
@@ -231,7 +244,7 @@ export const createGateway = ({
     followingKeyChanges: (following: boolean) => policyCache.following(following),
   });
 
-  async function answer(request: GatewayRequest, seen: Seen): Promise<APIGatewayProxyResult> {
+  async function answer(request: GatewayRequest, seen: Seen, recordings: Array<Promise<void>>): Promise<APIGatewayProxyResult> {
     const { requestId } = seen;
     const url = parseRequestTarget(request.url);
     const subPath = url === undefined ? undefined : pathBelowBase(url.pathname);
@@ -248,7 +261,7 @@ export const createGateway = ({
     const authorized = await authorize(token, methodArn, seen);
     if (typeof authorized === 'string') return gatewayResponse(authorized, seen);
     // Each key's plan first, then the stage throttle over all keys together.
-    const refusal = meterUsage(authorized) ?? (takeToken() ? undefined : 'THROTTLED');
+    const refusal = meterUsage(authorized, recordings) ?? (takeToken() ? undefined : 'THROTTLED');
     if (refusal) return gatewayResponse(refusal, seen);
 
     // Only now is the body read: a request refused above never had its bytes held.

@@ -64,10 +64,6 @@ export const readTrailStall = async (client: DynamoDBDocumentClient, keysTableNa
 /** What the ids of the failed records' items start with: no stream record's id (a UUID) does. */
 const FAILED_RECORD_PREFIX = 'failed-record:';
 
-/** Whether an item of the local audit log is an audit line (not the stall, not a failed record). */
-const isAuditLine = ({ eventId }: { readonly eventId: string }): boolean =>
-  eventId !== STALL_ID && !eventId.startsWith(FAILED_RECORD_PREFIX);
-
 /**
  * A stream record whose audit line could not be written after the retries, set aside so that the
  * trail moves on: the local stand-in for a message of the deployed FailedBatches queue. It names
@@ -100,36 +96,6 @@ export const recordFailedAuditRecord = async (
   );
 };
 
-/** The records set aside, in stream order; only those of one key when `keyId` is given. */
-export const readFailedAuditRecords = async (
-  client: DynamoDBDocumentClient,
-  keysTableName: string,
-  keyId?: string,
-): Promise<FailedAuditRecord[]> => {
-  const failed: FailedAuditRecord[] = [];
-  for await (const page of paginateScan(
-    { client },
-    {
-      TableName: localAuditLogName(keysTableName),
-      FilterExpression: `begins_with(eventId, :failed)${keyId === undefined ? '' : ' AND keyId = :keyId'}`,
-      ExpressionAttributeValues: { ':failed': FAILED_RECORD_PREFIX, ...(keyId === undefined ? {} : { ':keyId': keyId }) },
-    },
-  )) {
-    for (const item of page.Items ?? []) {
-      const { eventId, sequenceNumber, keyId: id, streamAt, failedAt, attempts } = item;
-      failed.push({
-        eventId: String(eventId).slice(FAILED_RECORD_PREFIX.length),
-        sequenceNumber: String(sequenceNumber),
-        keyId: String(id),
-        streamAt: String(streamAt),
-        failedAt: String(failedAt),
-        attempts: Number(attempts),
-      });
-    }
-  }
-  return failed.sort(byStreamOrder);
-};
-
 export const ensureLocalAuditLog = (client: DynamoDBDocumentClient, keysTableName: string): Promise<void> =>
   ensureTables(client, [{ definition: auditLogTable, name: localAuditLogName(keysTableName) }]);
 
@@ -146,16 +112,45 @@ export const localAuditWriter =
 const byStreamOrder = (a: { readonly sequenceNumber: string }, b: { readonly sequenceNumber: string }) =>
   a.sequenceNumber.length - b.sequenceNumber.length || a.sequenceNumber.localeCompare(b.sequenceNumber);
 
-/** The local audit trail in the order the changes were made; only the lines of one key when `keyId` is given. */
-export const readLocalAuditLog = async (
+/** What the local audit log holds of the trail: its lines, and the records set aside (the stall is read apart). */
+export interface LocalAuditTrail {
+  /** The lines, in the order the changes were made. */
+  readonly entries: KeyAuditEntry[];
+  /** The records set aside, in stream order. */
+  readonly failed: FailedAuditRecord[];
+}
+
+/** A failed record's item as the record it stands for. */
+const failedRecordOf = (item: Record<string, unknown>): FailedAuditRecord => ({
+  eventId: String(item.eventId).slice(FAILED_RECORD_PREFIX.length),
+  sequenceNumber: String(item.sequenceNumber),
+  keyId: String(item.keyId),
+  streamAt: String(item.streamAt),
+  failedAt: String(item.failedAt),
+  attempts: Number(item.attempts),
+});
+
+/**
+ * The local audit trail, in one scan of the log (a Scan reads every item whatever it returns):
+ * only one key's lines and records when `keyId` is given (both name their key; the stall names none).
+ */
+export const readLocalAuditTrail = async (
   client: DynamoDBDocumentClient,
   keysTableName: string,
   keyId?: string,
-): Promise<KeyAuditEntry[]> => {
-  const items: AuditLogItem[] = [];
+): Promise<LocalAuditTrail> => {
+  const lines: AuditLogItem[] = [];
+  const failed: FailedAuditRecord[] = [];
   const filter = keyId === undefined ? {} : { FilterExpression: 'keyId = :keyId', ExpressionAttributeValues: { ':keyId': keyId } };
   for await (const page of paginateScan({ client }, { TableName: localAuditLogName(keysTableName), ...filter })) {
-    items.push(...((page.Items ?? []) as AuditLogItem[]).filter(isAuditLine));
+    for (const item of page.Items ?? []) {
+      const { eventId } = item as { readonly eventId: string };
+      if (eventId.startsWith(FAILED_RECORD_PREFIX)) failed.push(failedRecordOf(item));
+      else if (eventId !== STALL_ID) lines.push(item as AuditLogItem);
+    }
   }
-  return items.sort(byStreamOrder).map((item) => JSON.parse(item.line) as KeyAuditEntry);
+  return {
+    entries: lines.sort(byStreamOrder).map((item) => JSON.parse(item.line) as KeyAuditEntry),
+    failed: failed.sort(byStreamOrder),
+  };
 };

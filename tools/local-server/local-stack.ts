@@ -13,6 +13,7 @@ import type { TableNames } from '../../shared/tables';
 import { DEFAULT_PLAN, meteringOf } from '../../shared/plan-policy';
 import { localActor } from '../keys/caller';
 import { localUsageKey } from './usage-plans';
+import { startLocalUsageLog } from './usage-log';
 import { ensureApiTables, startDynamoDBLocal, type DynamoDBLocal, type DynamoDBLocalOptions } from '../dynamodb-local';
 import { startLocalKeyAudit, type LocalKeyAudit, type LocalKeyAuditOptions } from './key-audit-stream';
 import { startLocalServer, type LocalServer, type LocalServerOptions } from './server';
@@ -33,7 +34,7 @@ export interface LocalStackOptions {
   /** The client the server uses, when not the stack's own: one whose calls are watched or broken. */
   readonly serverClient?: DynamoDBDocumentClient;
   /** The local server's settings (port 0 picks a free one). */
-  readonly server?: Omit<LocalServerOptions, 'client' | 'tables'>;
+  readonly server?: Omit<LocalServerOptions, 'client' | 'tables' | 'usageLog'>;
   /** Run the audit trail of key changes (the keys table's stream, the expiry sweep); off by default. */
   readonly keyAudit?: boolean | LocalKeyAuditOptions;
 }
@@ -105,7 +106,9 @@ export const startLocalStack = async ({
     const record = await keys.register(apiKey, keyName, { changedBy, plan: DEFAULT_PLAN, usage: localUsageKey() });
     if (record.revokedAt) throw new RevokedKeyError();
     const replacedKeyIds = revokeOtherKeysOfItsName ? await keys.revokeOthersNamed(keyName, record.keyId, changedBy) : [];
-    server = await startLocalServer({ ...serverOptions, client: serverClient ?? client, tables });
+    // Each key's use per day, for npm run keys -- usage: written with the stack's own client, which no test breaks.
+    const usageLog = await startLocalUsageLog(client, tables.apiKeys);
+    server = await startLocalServer({ ...serverOptions, client: serverClient ?? client, tables, usageLog });
     const metering = meteringOf(record);
     return {
       url: server.url,

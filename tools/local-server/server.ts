@@ -54,6 +54,8 @@ export interface LocalServerOptions {
   readonly maxBodyBytesInFlight?: number;
   /** Where the gateway's access lines go (the stage's access log); by default nowhere. */
   readonly accessLog?: GatewayOptions['accessLog'];
+  /** Where each key's use per day is recorded for the key tool; nowhere when absent. */
+  readonly usageLog?: GatewayOptions['usageLog'];
 }
 
 /**
@@ -105,6 +107,7 @@ export const startLocalServer = async ({
   newPetId,
   maxBodyBytesInFlight = BODIES_IN_FLIGHT_MAX_BYTES,
   accessLog,
+  usageLog,
 }: LocalServerOptions): Promise<LocalServer> => {
   const pets = petsRepository({
     client,
@@ -127,6 +130,7 @@ export const startLocalServer = async ({
     now,
     domainName: () => ownAddress,
     accessLog,
+    usageLog,
   });
 
   // A cached answer goes when its key's item changes, as the key tool's flush of API Gateway's cache does deployed.

@@ -29,7 +29,12 @@ export type Metered = 'allowed' | 'THROTTLED' | 'QUOTA_EXCEEDED';
 export interface UsageMeter {
   /** Meters one request of the key `usageKey` on `plan` at `at` (epoch milliseconds). */
   take(usageKey: string, plan: PlanLimits, at: number): Metered;
+  /** The requests of `usageKey` let through on the UTC day of `at`, as GetUsage counts a day's use. */
+  usedOn(usageKey: string, at: number): number;
 }
+
+/** The UTC day of `at` (epoch milliseconds) as API Gateway's usage names days: YYYY-MM-DD. */
+export const usageDay = (at: number): string => new Date(at).toISOString().slice(0, 10);
 
 /** The start of the quota period that `at` falls in, in epoch milliseconds (UTC). */
 export const quotaPeriodStart = (period: QuotaPeriod, at: number): number => {
@@ -45,6 +50,9 @@ interface KeyUsage {
   refilledAt: number;
   periodStart: number;
   used: number;
+  /** The start of the day `usedThatDay` counts, in epoch milliseconds (UTC). */
+  day: number;
+  usedThatDay: number;
 }
 
 export const createUsageMeter = (): UsageMeter => {
@@ -53,7 +61,8 @@ export const createUsageMeter = (): UsageMeter => {
   return {
     take(usageKey, plan, at) {
       const periodStart = plan.quota ? quotaPeriodStart(plan.quota.period, at) : 0;
-      const current = usage.get(usageKey) ?? { tokens: plan.burstLimit, refilledAt: at, periodStart, used: 0 };
+      const day = quotaPeriodStart('DAY', at);
+      const current = usage.get(usageKey) ?? { tokens: plan.burstLimit, refilledAt: at, periodStart, used: 0, day, usedThatDay: 0 };
       usage.set(usageKey, current);
 
       const elapsed = Math.max(0, at - current.refilledAt); // a clock may step back
@@ -67,9 +76,18 @@ export const createUsageMeter = (): UsageMeter => {
       }
       if (plan.quota && current.used >= plan.quota.limit) return 'QUOTA_EXCEEDED';
 
+      if (current.day !== day) {
+        current.day = day;
+        current.usedThatDay = 0;
+      }
       current.tokens -= 1;
       current.used += 1;
+      current.usedThatDay += 1;
       return 'allowed';
+    },
+    usedOn(usageKey, at) {
+      const current = usage.get(usageKey);
+      return current !== undefined && current.day === quotaPeriodStart('DAY', at) ? current.usedThatDay : 0;
     },
   };
 };

@@ -1,7 +1,8 @@
 /**
  * The documents' tables of operations, generated from the route table and what is derived from it
- * (the OpenAPI document, the functions and their alarms, the pre-traffic checks), so that adding an
- * operation changes them by `npm run openapi`, never by hand. A table lives in a document between
+ * (the OpenAPI document, the functions and their alarms, the pre-traffic checks) and the smoke's
+ * check declarations, so that adding an operation or a check changes them by `npm run openapi`,
+ * never by hand. A table lives in a document between
  *
  *   <!-- generated: <table> (npm run openapi) -->
  *   <!-- end generated -->
@@ -19,10 +20,12 @@ import {
   RELEASE_ID,
 } from '../../infra/constructs/names';
 import { savedQueries, savedQueryName, type QueriedLogGroup } from '../../infra/log-queries';
+import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
 import { PROJECT_NAME } from '../../shared/project';
 import { projectRoot } from '../../shared/project-root';
 import { releaseChecks, type CheckedFunction } from '../../shared/release-checks';
 import { BASE_PATH, routes, type Route } from '../../shared/routes';
+import { SMOKE_CHECKS, type SmokeCheck } from '../smoke/checks';
 import { buildOpenApiDocument } from './document';
 
 /** The documents that may hold generated tables: README.md and docs/*.md. */
@@ -153,12 +156,42 @@ const savedQueriesTable = (): string =>
     ]),
   );
 
+/** docs/architecture.md: each function's grants, one row each: the route table's, then the other functions'. */
+const grantsTable = (): string =>
+  table(
+    ['Function', 'Table or index', 'Actions', 'Only these attributes', 'ReturnValues'],
+    (Object.entries(tableAccess) as Array<[FunctionName, (typeof tableAccess)[FunctionName]]>).flatMap(([name, grants]) =>
+      grants.length === 0
+        ? [[code(name), 'none (its stream: through its event source mapping)', '', '', '']]
+        : grants.map((grant) => [
+            code(name),
+            `${code(grant.table)}${grant.index === undefined ? '' : ` index ${code(grant.index)}`}`,
+            grant.actions.map((action) => code(action.replace(/^dynamodb:/, ''))).join(', '),
+            grant.attributes?.map(code).join(', ') ?? 'any',
+            grant.returnValues?.map(code).join(', ') ?? 'any',
+          ]),
+    ),
+  );
+
+/** docs/operations.md: the smoke's checks, in the order they run, from their declarations. */
+const smokeTable = (): string =>
+  table(
+    ['Check', 'What it does', 'A failure tells you'],
+    SMOKE_CHECKS.map((check: SmokeCheck) => [
+      code(check.name),
+      `${check.does}${check.writes ? ' (`skip` with `--read-only`)' : ''}`,
+      check.failureTells,
+    ]),
+  );
+
 /** Every generated table, by the name its markers give. */
 export const docTables = (now: Date = new Date()): Readonly<Record<string, string>> => ({
   operations: operationsTable(),
   functions: functionsTable(),
   release: releaseTable(now),
   'saved-queries': savedQueriesTable(),
+  smoke: smokeTable(),
+  grants: grantsTable(),
 });
 
 /** The generated regions of a document, by table: what lies between its markers. */

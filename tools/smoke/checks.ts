@@ -12,7 +12,7 @@ import { WWW_AUTHENTICATE } from '../../shared/errors';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { datedHeaders } from '../../shared/http/deprecation';
 import { COMMON_HEADERS } from '../../shared/http/response';
-import { BASE_PATH, routeOf, type OperationId } from '../../shared/routes';
+import { BASE_PATH, routeOf, routes, type HttpMethod, type OperationId, type Route } from '../../shared/routes';
 import { maskKeys, maskSecretRuns } from '../key-mask';
 import { contractViolations, parseJson, type Described } from '../openapi/answer-check';
 import { linkOf, noAnswerReason, REQUEST_TIMEOUT_MS } from '../requests';
@@ -25,20 +25,6 @@ export interface SmokeCheckResult {
   readonly detail: string;
   readonly ms: number;
 }
-
-export const CHECK_NAMES = ['create', 'list', 'next page', 'get', 'no key', 'unknown route'] as const;
-export type CheckName = (typeof CHECK_NAMES)[number];
-
-/**
- * The checks that send each operation of the route table a request, or why none does. Keyed by
- * operation, so that a new operation does not compile until the smoke tries it or says why not.
- */
-export const SMOKE_COVERAGE: Readonly<Record<OperationId, readonly CheckName[] | { readonly none: string }>> = {
-  listPets: ['list', 'next page', 'no key'],
-  createPet: ['create'],
-  getPet: ['get'],
-  listStoreOrders: { none: 'not implemented: every request to it answers 501, whatever the deployment' },
-};
 
 /** The name of the pet a smoke test creates, so that it is recognised among real ones. */
 export const SMOKE_PET_NAME = 'smoke-test';
@@ -78,7 +64,7 @@ class NoAnswer extends CheckFailed {
   }
 }
 
-type Send = (method: 'GET' | 'POST', url: URL, request?: { key?: string; body?: unknown }) => Promise<Described>;
+type Send = (method: HttpMethod, url: URL, request?: { key?: string; body?: unknown }) => Promise<Described>;
 
 /**
  * One request at a time, each giving up after `timeoutMs`; no answer (refused, unknown host,
@@ -175,64 +161,79 @@ interface Findings {
   firstPage?: { pets: Pet[]; next?: string };
 }
 
-type Check = (findings: Findings) => Promise<string>;
-
-const checksFor = ({
-  baseUrl,
-  key,
-  readOnly,
-  now = new Date(),
-  timeoutMs = REQUEST_TIMEOUT_MS,
-}: SmokeOptions): Record<CheckName, Check> => {
-  const send = senderMasking(key, timeoutMs);
-  const base = new URL(baseUrl);
-  const at = (path: string) => new URL(`${baseUrl}${path}`);
-  const petsPath = `${BASE_PATH}/pets`;
-  const getPet = routeOf('getPet');
-  const deprecation = getPet.deprecated;
-
+/** What every check sends with, and the requests more than one check makes. */
+interface CheckContext {
+  readonly send: Send;
+  readonly key: string;
+  readonly readOnly: boolean;
+  readonly now: Date;
+  /** The base URL, for the URLs the API writes. */
+  readonly base: URL;
+  /** A URL below the base URL. */
+  at(path: string): URL;
   /** POST /pets of a pet named SMOKE_PET_NAME: 201, that pet, at a Location of the base URL's. */
-  const createPet = async (): Promise<NonNullable<Findings['created']>> => {
-    const answer = await send('POST', at('/pets'), { key, body: { name: SMOKE_PET_NAME, categoryId: 1 } });
-    const pet = petOf(expectAnswer(answer, 201));
-    if (pet.name !== SMOKE_PET_NAME) throw new CheckFailed(`the pet's name is ${JSON.stringify(pet.name)}, not ${SMOKE_PET_NAME}`);
-    const location = ownUrl(answer.headers.get('location') ?? undefined, 'Location', base, `${petsPath}/${pet.id}`);
-    return { pet, location };
-  };
-
+  createPet(): Promise<NonNullable<Findings['created']>>;
   /** GET /pets?limit=…: 200, at most `limit` pets, and the next page's link if any. */
-  const listing = async (limit: number): Promise<NonNullable<Findings['firstPage']>> => {
-    const answer = await send('GET', at(`/pets?limit=${limit}`), { key });
-    const pets = petsOf(expectAnswer(answer, 200));
-    if (pets.length > limit) throw new CheckFailed(`${plural(pets.length, 'pet')} on a page of limit ${limit}`);
-    return { pets, next: linkOf(answer, 'next') };
-  };
-
+  listing(limit: number): Promise<NonNullable<Findings['firstPage']>>;
   /** The listing, asked again after each of RELIST_DELAYS_MS while it has no next page. */
-  const relisting = async (limit: number): Promise<NonNullable<Findings['firstPage']>> => {
-    let page = await listing(limit);
-    for (const delay of RELIST_DELAYS_MS) {
-      if (page.next !== undefined) break;
-      await sleep(delay);
-      page = await listing(limit);
-    }
-    return page;
-  };
+  relisting(limit: number): Promise<NonNullable<Findings['firstPage']>>;
+}
 
-  return {
-    create: async (findings) => {
-      if (readOnly) throw new CheckSkipped('--read-only: nothing is created');
+/**
+ * One check, declared whole: the smoke runs it, the tests judge it, docs/operations.md's table
+ * of checks is generated from it (`npm run openapi`). A new check is one more declaration.
+ */
+export interface SmokeCheck {
+  readonly name: string;
+  /** The operations its requests try (the smoke's coverage of the route table). */
+  readonly tries: readonly OperationId[];
+  /** What it sends and what it expects, for the document. */
+  readonly does: string;
+  /** What its failure tells the operator, for the document. */
+  readonly failureTells: string;
+  /** It always writes: `--read-only` skips it. */
+  readonly writes?: true;
+  /** The checks it learns from (Findings): it cannot pass when one of them fails. */
+  readonly learnsFrom?: readonly string[];
+  /** Runs the check: the detail of its line, or a CheckFailed / CheckSkipped. */
+  run(context: CheckContext, findings: Findings): Promise<string>;
+}
+
+const petsPath = `${BASE_PATH}/pets`;
+const deprecation = routeOf('getPet').deprecated;
+
+/** The checks, in the order they run. */
+export const SMOKE_CHECKS = [
+  {
+    name: 'create',
+    tries: ['createPet'],
+    does: `\`POST /pets\` \`{"name":"${SMOKE_PET_NAME}","categoryId":1}\`: \`201\`, the pet, a \`Location\` at \`${petsPath}/{id}\``,
+    failureTells:
+      "writes fail (table, function, or the key's `pets:write` scope); a foreign `Location` means the checked address is not the stage's own",
+    writes: true,
+    run: async ({ createPet }, findings) => {
       findings.created = await createPet();
       return `201, pet ${findings.created.pet.id} at ${findings.created.location.pathname}`;
     },
-
-    list: async (findings) => {
+  },
+  {
+    name: 'list',
+    tries: ['listPets'],
+    does: `\`GET /pets?limit=${SMOKE_PAGE_SIZE}\`: \`200\`, at most ${plural(SMOKE_PAGE_SIZE, 'pet')}`,
+    failureTells: 'reads fail, or a stored pet does not match the document',
+    run: async ({ listing }, findings) => {
       findings.firstPage = await listing(SMOKE_PAGE_SIZE);
       const { pets, next } = findings.firstPage;
       return `200, ${plural(pets.length, 'pet')}${next === undefined ? ', no Link rel="next"' : ', Link rel="next"'}`;
     },
-
-    'next page': async (findings) => {
+  },
+  {
+    name: 'next page',
+    tries: ['listPets'],
+    does: 'follows `Link rel="next"`: `200`, no pet of the first page again; creates a second pet if needed (`skip` with `--read-only` if it would)',
+    failureTells: 'pagination is broken, or links point elsewhere',
+    learnsFrom: ['list'],
+    run: async ({ send, key, readOnly, base, createPet, listing, relisting }, findings) => {
       let page = findings.firstPage;
       if (page === undefined) throw new CheckSkipped('no listing to follow (list failed)');
       let made = '';
@@ -265,8 +266,14 @@ const checksFor = ({
       if (repeated.length > 0) throw new CheckFailed(`the next page repeats pet ${repeated[0]?.id} of the first`);
       return `200, ${plural(pets.length, 'pet')}${made}`;
     },
-
-    get: async (findings) => {
+  },
+  {
+    name: 'get',
+    tries: ['getPet'],
+    does: '`GET` the created (or first listed) pet: `200`, the same pet, the `Deprecation`, `Sunset` and `Link` headers (`410 gone` past the sunset)',
+    failureTells: 'the deprecated operation or its headers are wrong. `skip` when there is no pet',
+    learnsFrom: ['create'],
+    run: async ({ send, key, readOnly, now, base, at }, findings) => {
       const pet = readOnly ? findings.firstPage?.pets[0] : findings.created?.pet;
       if (pet === undefined) {
         throw new CheckSkipped(readOnly ? 'no pet to get: the listing is empty (or failed)' : 'no pet to get: create failed');
@@ -288,19 +295,81 @@ const checksFor = ({
       const what = sunset ? '410 gone (past its sunset)' : '200, the same pet';
       return `${what}, Deprecation and Sunset${successor === undefined ? '' : ', Link rel="successor-version"'}`;
     },
-
-    'no key': async () => {
+  },
+  {
+    name: 'no key',
+    tries: ['listPets'],
+    does: `\`GET /pets\` without \`Authorization\`: \`401 unauthorized\` with \`WWW-Authenticate: ${WWW_AUTHENTICATE}\``,
+    failureTells: "the authorizer or gateway responses are not this repository's",
+    run: async ({ send, at }) => {
       // openapi.json requires the 401's WWW-Authenticate, with its value.
       expectAnswer(await send('GET', at('/pets')), 401);
       return `401 unauthorized, WWW-Authenticate: ${WWW_AUTHENTICATE}`;
     },
-
-    'unknown route': async () => {
+  },
+  {
+    name: 'unknown route',
+    tries: [],
+    does: `\`GET ${BASE_PATH}${UNKNOWN_ROUTE_PATH}\` with the key: \`404 not_found\``,
+    failureTells: 'the gateway responses are missing (raw API Gateway answers `403` `Missing Authentication Token`)',
+    run: async ({ send, key, at }) => {
       const answer = await send('GET', at(UNKNOWN_ROUTE_PATH), { key });
       expectAnswer(answer, 404, headersOfEveryAnswer);
       return `404 not_found for GET ${BASE_PATH}${UNKNOWN_ROUTE_PATH}`;
     },
+  },
+] as const satisfies readonly SmokeCheck[];
+
+export type CheckName = (typeof SMOKE_CHECKS)[number]['name'];
+/** The checks' names, in the order they run. */
+export const CHECK_NAMES: readonly CheckName[] = SMOKE_CHECKS.map((check) => check.name);
+
+/**
+ * The checks that send each operation of the route table a request, or why none does: a route
+ * not implemented answers 501 whatever the deployment. An operation with neither is a gap
+ * (test/unit/smoke-coverage.test.ts).
+ */
+export const SMOKE_COVERAGE = Object.fromEntries(
+  routes.map((route: Route) => {
+    const checks = SMOKE_CHECKS.filter((check: SmokeCheck) => check.tries.includes(route.operationId as OperationId)).map(
+      (check) => check.name,
+    );
+    const none = route.notImplemented ? { none: 'not implemented: every request to it answers 501, whatever the deployment' } : undefined;
+    return [route.operationId, checks.length === 0 && none ? none : checks];
+  }),
+) as Readonly<Record<OperationId, readonly CheckName[] | { readonly none: string }>>;
+
+const contextFor = ({ baseUrl, key, readOnly, now = new Date(), timeoutMs = REQUEST_TIMEOUT_MS }: SmokeOptions): CheckContext => {
+  const send = senderMasking(key, timeoutMs);
+  const base = new URL(baseUrl);
+  const at = (path: string) => new URL(`${baseUrl}${path}`);
+
+  const createPet = async (): Promise<NonNullable<Findings['created']>> => {
+    const answer = await send('POST', at('/pets'), { key, body: { name: SMOKE_PET_NAME, categoryId: 1 } });
+    const pet = petOf(expectAnswer(answer, 201));
+    if (pet.name !== SMOKE_PET_NAME) throw new CheckFailed(`the pet's name is ${JSON.stringify(pet.name)}, not ${SMOKE_PET_NAME}`);
+    const location = ownUrl(answer.headers.get('location') ?? undefined, 'Location', base, `${petsPath}/${pet.id}`);
+    return { pet, location };
   };
+
+  const listing = async (limit: number): Promise<NonNullable<Findings['firstPage']>> => {
+    const answer = await send('GET', at(`/pets?limit=${limit}`), { key });
+    const pets = petsOf(expectAnswer(answer, 200));
+    if (pets.length > limit) throw new CheckFailed(`${plural(pets.length, 'pet')} on a page of limit ${limit}`);
+    return { pets, next: linkOf(answer, 'next') };
+  };
+
+  const relisting = async (limit: number): Promise<NonNullable<Findings['firstPage']>> => {
+    let page = await listing(limit);
+    for (const delay of RELIST_DELAYS_MS) {
+      if (page.next !== undefined) break;
+      await sleep(delay);
+      page = await listing(limit);
+    }
+    return page;
+  };
+
+  return { send, key, readOnly, now, base, at, createPet, listing, relisting };
 };
 
 /**
@@ -317,11 +386,12 @@ const describeFailure = (error: unknown): string =>
  * answer, the checks after it send nothing (each would wait as long) and fail as not tried.
  */
 export const runChecks = async (options: SmokeOptions): Promise<SmokeCheckResult[]> => {
-  const checks = checksFor(options);
+  const context = contextFor(options);
   const findings: Findings = {};
   const results: SmokeCheckResult[] = [];
   let silentOrigin: string | undefined;
-  for (const name of CHECK_NAMES) {
+  for (const check of SMOKE_CHECKS as readonly SmokeCheck[]) {
+    const name = check.name as CheckName;
     if (silentOrigin !== undefined) {
       results.push({ name, status: 'FAIL', detail: `not tried: ${silentOrigin} did not answer`, ms: 0 });
       continue;
@@ -329,7 +399,8 @@ export const runChecks = async (options: SmokeOptions): Promise<SmokeCheckResult
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
     try {
-      const detail = await checks[name](findings);
+      if (check.writes && options.readOnly) throw new CheckSkipped('--read-only: nothing is written');
+      const detail = await check.run(context, findings);
       results.push({ name, status: 'ok', detail: detailLine(detail, options.key), ms: ms() });
     } catch (error) {
       if (error instanceof NoAnswer) silentOrigin = error.origin;

@@ -1,7 +1,7 @@
 /** The local gateway's usage-plan meter: per-key token buckets and quotas, as API Gateway meters them. */
 import { describe, expect, it } from 'vitest';
 import type { Plan } from '../../../shared/plans';
-import { createUsageMeter, quotaPeriodStart } from '../../../tools/local-server/usage-plans';
+import { createUsageMeter, quotaPeriodStart, usageDay } from '../../../tools/local-server/usage-plans';
 
 const T0 = Date.parse('2026-11-25T10:00:00.000Z'); // a Wednesday
 
@@ -42,6 +42,23 @@ describe('the quota of a key', () => {
     expect(takeMany(meter, 'a', tight, 5, T0)).toEqual(['allowed', 'THROTTLED', 'THROTTLED', 'THROTTLED', 'THROTTLED']);
     expect(meter.take('a', tight, T0 + 1_000)).toBe('allowed');
     expect(meter.take('a', tight, T0 + 2_000)).toBe('QUOTA_EXCEEDED');
+  });
+});
+
+describe("a key's use per day", () => {
+  const plan: Plan = { rateLimit: 1_000, burstLimit: 1_000, quota: { limit: 3, period: 'WEEK' } };
+
+  it('counts the requests let through on each UTC day, not the refused ones, from zero each day', () => {
+    const meter = createUsageMeter();
+    const tuesdayNight = Date.parse('2026-11-24T23:59:59.000Z');
+    expect(takeMany(meter, 'a', plan, 2, tuesdayNight)).toEqual(['allowed', 'allowed']);
+    expect(meter.usedOn('a', tuesdayNight)).toBe(2);
+    expect(meter.usedOn('a', T0)).toBe(0);
+    // The week's quota holds one more: the second request of Wednesday is refused and not counted.
+    expect(takeMany(meter, 'a', plan, 2, T0)).toEqual(['allowed', 'QUOTA_EXCEEDED']);
+    expect(meter.usedOn('a', T0)).toBe(1);
+    expect(meter.usedOn('b', T0)).toBe(0);
+    expect(usageDay(T0)).toBe('2026-11-25');
   });
 });
 

@@ -1,0 +1,81 @@
+/**
+ * One example request to an operation, built from its route: its path with each parameter
+ * filled in, its query, and the example body the route gives its model. Tests and benchmarks
+ * send these, so that a new operation is requested everywhere without a request written for it.
+ */
+import type { ProxyEventInit } from './gateway-events';
+import type { HttpMethod, Route } from './routes';
+import type { TableAccess } from './table-access';
+import { tableDefinitions } from './tables';
+
+/** The value of every path parameter of an example request, unless one is given: an id of the right form. */
+export const EXAMPLE_PATH_PARAMETER = '42';
+
+export interface ExampleRequest {
+  readonly method: HttpMethod;
+  /** The route's path template (API Gateway's `resource`), below the base path. */
+  readonly resource: string;
+  /** The path as sent, below the base path, without the query. */
+  readonly path: string;
+  readonly pathParameters: Readonly<Record<string, string>>;
+  readonly query: Readonly<Record<string, string>>;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The route's example body, as JSON; absent for an operation that takes none. */
+  readonly body?: string;
+}
+
+export interface ExampleOptions {
+  /** The value of each path parameter (default EXAMPLE_PATH_PARAMETER). */
+  readonly pathParameter?: string | number;
+  readonly query?: Readonly<Record<string, string>>;
+}
+
+export const exampleRequest = (
+  route: Route,
+  { pathParameter = EXAMPLE_PATH_PARAMETER, query = {} }: ExampleOptions = {},
+): ExampleRequest => {
+  const pathParameters = Object.fromEntries([...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name ?? '', String(pathParameter)]));
+  const path = route.path.replace(/\{(\w+)\}/g, (_parameter, name: string) => encodeURIComponent(pathParameters[name] ?? ''));
+  const body = route.request?.body === undefined ? undefined : JSON.stringify(route.request.bodyExample ?? {});
+  return {
+    method: route.method,
+    resource: route.path,
+    path,
+    pathParameters,
+    query,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    ...(body === undefined ? {} : { body }),
+  };
+};
+
+/** The path and query of an example request, below the base path, as a client sends it. */
+export const exampleTarget = ({ path, query }: ExampleRequest): string => {
+  const search = new URLSearchParams(query).toString();
+  return search === '' ? path : `${path}?${search}`;
+};
+
+/** The API Gateway event of an example request (shared/gateway-events.ts `proxyEvent`'s input). */
+export const exampleEventInit = ({ method, resource, path, pathParameters, query, headers, body }: ExampleRequest): ProxyEventInit => ({
+  method,
+  resource,
+  path,
+  pathParameters,
+  query,
+  headers,
+  body: body ?? null,
+});
+
+/**
+ * The query that makes a route use a grant: on an index, the index's key, with its value in the
+ * route's example answer (`GET /pets?status=available` queries the status index); none otherwise.
+ */
+export const queryUsing = (route: Route, grant: TableAccess): Record<string, string> => {
+  if (grant.index === undefined) return {};
+  const index = tableDefinitions[grant.table].globalSecondaryIndexes.find(({ indexName }) => indexName === grant.index);
+  if (index === undefined) throw new Error(`${route.operationId}: no index ${grant.index} on ${grant.table}`);
+  const example: unknown = route.success?.example;
+  const item = (Array.isArray(example) ? example[0] : example) as Record<string, unknown> | undefined;
+  const value = item?.[index.partitionKey.name];
+  if (value === undefined) throw new Error(`${route.operationId}: its example answer has no ${index.partitionKey.name}`);
+  return { [index.partitionKey.name]: String(value) };
+};
