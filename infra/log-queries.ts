@@ -115,7 +115,7 @@ export const savedQueries: readonly SavedQuery[] = [
   },
   {
     name: 'key-changes',
-    answers: 'the audit trail: every key change, newest first (add `| filter keyId = "…"` for one key)',
+    answers: 'the audit trail: every key change, newest first',
     logGroups: ['audit'],
     query: {
       fields: ['at', 'keyId', 'name', 'action', '`by`'],
