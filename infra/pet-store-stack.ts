@@ -16,6 +16,8 @@ import { PetStoreApi } from './constructs/pet-store-api';
 import { PetStoreFunctions } from './constructs/pet-store-functions';
 import { RELEASE_ID } from './constructs/names';
 import { Release } from './constructs/release';
+import { SavedQueries } from './constructs/saved-queries';
+import { Throttling } from './constructs/throttling';
 import { PetStoreTables } from './constructs/tables';
 import type { StageSettings } from './stages';
 
@@ -35,6 +37,8 @@ export class PetStoreStack extends Stack {
   readonly api: PetStoreApi;
   readonly keyAudit: KeyAuditTrail;
   readonly monitoring: Monitoring;
+  readonly throttling: Throttling;
+  readonly savedQueries: SavedQueries;
   /** The CodeDeploy release of the functions; none when the stage releases all at once. */
   readonly release?: Release;
 
@@ -88,6 +92,22 @@ export class PetStoreStack extends Stack {
       apiStage: { restApiId: this.api.api.restApiId, stageName: STAGE_NAME },
       ...kept,
     });
+    this.throttling = new Throttling(this, 'Throttling', {
+      accessLogs: this.api.accessLogs,
+      restApiId: this.api.api.restApiId,
+      plans: settings.plans,
+      throttle: settings.throttle,
+    });
+    this.savedQueries = new SavedQueries(this, 'SavedQueries', {
+      folder: resourceName,
+      logGroups: {
+        access: [this.api.accessLogs],
+        operations: [...this.functions.operations.values()].map((fn) => fn.logGroup),
+        authorizer: [this.functions.authorizer.logGroup],
+        keyExpiry: [this.keyAudit.expirySweep.logGroup],
+        audit: [this.keyAudit.writer.logGroup],
+      },
+    });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       dashboardName: resourceName,
       serviceName,
@@ -108,6 +128,7 @@ export class PetStoreStack extends Stack {
         streamReader: this.keyAudit.writer.function,
         failedBatches: this.keyAudit.failedBatches,
       },
+      throttling: this.throttling,
       alarmEmail: settings.alarmEmail,
     });
     if (settings.release !== 'AllAtOnce') {

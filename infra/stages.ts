@@ -72,7 +72,8 @@ export interface StageSettings {
 
 /** Any stage not named below: a developer's or a feature branch's, cheap to run and to throw away. */
 export const defaultSettings: StageSettings = {
-  throttle: { rateLimit: 50, burstLimit: 100 },
+  // Above every plan's own minute (STAGE_THROTTLE_ALARM_SHARE): one client cannot fire StageThrottled.
+  throttle: { rateLimit: 100, burstLimit: 200 },
   plans,
   authorizerCacheTtlSeconds: 60,
   logRetention: RetentionDays.ONE_WEEK,
@@ -115,6 +116,25 @@ export const parseIgnoreReleaseAlarms = (value: unknown): boolean => {
   throw new Error(`Invalid ignoreReleaseAlarms '${String(value)}': use -c ignoreReleaseAlarms=true, or leave it out.`);
 };
 
+/**
+ * The StageThrottled alarm (infra/constructs/throttling.ts) fires when the stage throttle, which
+ * all clients share, refuses requests. API Gateway's access log cannot tell it from a plan's: both
+ * are the gateway response THROTTLED (only the execution log names a usage plan). So the alarm
+ * also needs the stage to serve at least this share of its rate in a minute, which no plan lets
+ * one client reach: each plan's minute (its rate for 60 s, plus its burst) stays below it.
+ */
+export const STAGE_THROTTLE_ALARM_SHARE = 0.8;
+/** The alarm's period, over which a plan's rate and burst are counted. */
+export const STAGE_THROTTLE_ALARM_PERIOD_SECONDS = 60;
+
+/** The requests the stage must serve in the alarm's period for a THROTTLED answer to be the stage's own. */
+export const stageThrottleAlarmThreshold = (throttle: StageSettings['throttle']): number =>
+  STAGE_THROTTLE_ALARM_SHARE * throttle.rateLimit * STAGE_THROTTLE_ALARM_PERIOD_SECONDS;
+
+/** The most one key on the plan can be served in the alarm's period: its rate, plus its burst at the start. */
+export const planRequestsPerAlarmPeriod = (plan: Pick<Plan, 'rateLimit' | 'burstLimit'>): number =>
+  plan.rateLimit * STAGE_THROTTLE_ALARM_PERIOD_SECONDS + plan.burstLimit;
+
 /** The stage used when `-c stage=…` is not given. */
 export const DEFAULT_STAGE = 'dev';
 
@@ -145,6 +165,16 @@ export const stageSettings = (stage: string, overridesByStage: Readonly<Record<s
       throw new Error(
         `Stage '${stage}': plan '${name}' (${plan.rateLimit}/s, bursts of ${plan.burstLimit}) is above the stage throttle ` +
           `(${rateLimit}/s, bursts of ${burstLimit}), the ceiling over every plan: lower the plan or raise the throttle.`,
+      );
+    }
+  }
+  const threshold = stageThrottleAlarmThreshold(settings.throttle);
+  for (const [name, plan] of Object.entries(settings.plans)) {
+    if (planRequestsPerAlarmPeriod(plan) >= threshold) {
+      throw new Error(
+        `Stage '${stage}': plan '${name}' lets one key be served ${planRequestsPerAlarmPeriod(plan)} requests a minute, ` +
+          `not below ${threshold} (${STAGE_THROTTLE_ALARM_SHARE * 100}% of the stage throttle's ${rateLimit}/s), ` +
+          'so one client at its limit would fire StageThrottled: lower the plan or raise the throttle.',
       );
     }
   }

@@ -28,6 +28,8 @@ import { AUTHORIZER_FAILURE_LINE } from '../../shared/http/authorizer-log';
 import { METRICS_NAMESPACE, SERVICE_DIMENSION } from '../../shared/metrics';
 import { serverErrorRate } from './api-metrics';
 import { functionErrorsAlarmId } from './names';
+import { STAGE_THROTTLE_ALARM_SHARE } from '../stages';
+import { THROTTLING_METRICS, type Throttling } from './throttling';
 
 export interface MonitoredTable {
   readonly table: Table;
@@ -56,6 +58,8 @@ export interface MonitoringProps {
     readonly streamReader: IFunction;
     readonly failedBatches: IQueue;
   };
+  /** The access log's 429s by plan, and the stage throttle's condition: a graph and the StageThrottled alarm. */
+  readonly throttling?: Throttling;
   /** Where alarms are e-mailed. @default none: the topic only */
   readonly alarmEmail?: string;
 }
@@ -189,6 +193,18 @@ export class Monitoring extends Construct {
         evaluationPeriods: 1,
       });
     }
+    if (props.throttling) {
+      alarm('StageThrottled', {
+        alarmDescription:
+          `The stage throttle, which every client shares, refused requests in 2 of 3 minutes: 429s while the stage served at least ${STAGE_THROTTLE_ALARM_SHARE * 100}% of its rate. ` +
+          "One client at its plan's limit cannot fire it (docs/operations.md, Alarms).",
+        metric: props.throttling.stageThrottled(),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+      });
+    }
     for (const monitored of props.tables) {
       alarm(`${monitored.table.node.id}Throttles`, {
         alarmDescription: 'DynamoDB throttled reads or writes on the table or its indexes: clients see 503.',
@@ -298,6 +314,25 @@ export class Monitoring extends Construct {
         leftYAxis: { min: 0 },
       }),
     );
+    const { throttling } = props;
+    if (throttling) {
+      const byPlan = (metricName: (typeof THROTTLING_METRICS)['tooManyRequests' | 'quotaExceeded']) =>
+        throttling.planValues.map((plan) => throttling.metric(metricName, plan, FIVE_MINUTES));
+      this.dashboard.addWidgets(
+        new GraphWidget({
+          title: '429 too_many_requests by plan (access log)',
+          width: 12,
+          left: byPlan(THROTTLING_METRICS.tooManyRequests),
+          leftYAxis: { min: 0 },
+        }),
+        new GraphWidget({
+          title: '429 quota_exceeded by plan (access log)',
+          width: 12,
+          left: byPlan(THROTTLING_METRICS.quotaExceeded),
+          leftYAxis: { min: 0 },
+        }),
+      );
+    }
     this.dashboard.addWidgets(
       perTable('DynamoDB consumed read capacity', 'ConsumedReadCapacityUnits'),
       perTable('DynamoDB consumed write capacity', 'ConsumedWriteCapacityUnits'),

@@ -29,6 +29,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { accessLogFormat } from '../../shared/access-log';
 import { BEARER_PATTERN } from '../../shared/api-keys';
 import { CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_SECONDS } from '../../shared/http/cors';
 import { errorResponse, REQUEST_ID_HEADER } from '../../shared/http/response';
@@ -37,27 +38,6 @@ import { routes, STAGE_NAME, type Route } from '../../shared/routes';
 import { gatewayResponseTemplate, quoted } from '../gateway-response-templates';
 import { UsagePlans } from './usage-plans';
 import type { CustomDomain, StageSettings } from '../stages';
-
-/** The fields of an access log line: who called what, and how it ended. Never a header or a body. */
-const ACCESS_LOG_FIELDS = {
-  requestId: '$context.requestId',
-  requestTime: '$context.requestTimeEpoch',
-  sourceIp: '$context.identity.sourceIp',
-  userAgent: '$context.identity.userAgent',
-  httpMethod: '$context.httpMethod',
-  resourcePath: '$context.resourcePath',
-  path: '$context.path',
-  status: '$context.status',
-  responseLength: '$context.responseLength',
-  responseLatency: '$context.responseLatency',
-  integrationLatency: '$context.integration.latency',
-  integrationStatus: '$context.integration.status',
-  keyId: '$context.authorizer.principalId',
-  authorizerStatus: '$context.authorizer.status',
-  authorizerLatency: '$context.authorizer.latency',
-  gatewayResponse: '$context.error.responseType',
-  xrayTraceId: '$context.xrayTraceId',
-} as const;
 
 /** Every media type, as CloudFormation's BinaryMediaTypes spells it: each '/' written '~1' (a JSON Pointer escape). */
 const ALL_MEDIA_TYPES = '*~1*';
@@ -128,7 +108,7 @@ export class PetStoreApi extends Construct {
         throttlingRateLimit: throttle.rateLimit,
         throttlingBurstLimit: throttle.burstLimit,
         accessLogDestination: new LogGroupLogDestination(this.accessLogs),
-        accessLogFormat: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+        accessLogFormat: AccessLogFormat.custom(accessLogFormat()),
       },
       // Usage plans meter the API key the authorizer names (usageIdentifierKey): no client sends one.
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,

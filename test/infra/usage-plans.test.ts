@@ -85,7 +85,7 @@ describe('stage overrides of the plans', () => {
 
   it('are refused at synth above the stage throttle, the ceiling over every plan', () => {
     expect(() => stageSettings('big', { big: { plans: { partner: { rateLimit: 500, burstLimit: 1_000 } } } })).toThrow(
-      "Stage 'big': plan 'partner' (500/s, bursts of 1000) is above the stage throttle (50/s, bursts of 100), the ceiling over every plan: lower the plan or raise the throttle.",
+      "Stage 'big': plan 'partner' (500/s, bursts of 1000) is above the stage throttle (100/s, bursts of 200), the ceiling over every plan: lower the plan or raise the throttle.",
     );
     for (const stage of ['dev', 'staging', 'prod']) expect(() => stageSettings(stage)).not.toThrow();
   });

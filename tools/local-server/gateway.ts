@@ -15,6 +15,8 @@ import type {
 } from 'aws-lambda';
 import middy from '@middy/core';
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { accessLogLine, type AccessLogLine } from '../../shared/access-log';
 import { BEARER_PATTERN } from '../../shared/api-keys';
 import { AUTHORIZER_REFUSAL } from '../../shared/auth-policy';
 import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER, type GatewayResponseType } from '../../shared/gateway-responses';
@@ -24,7 +26,7 @@ import { logger } from '../../shared/logger';
 import type { PlanLimits } from '../../shared/plan-policy';
 import { plansInForce } from '../../shared/plans';
 import { createAuthorizerCache } from './authorizer-cache';
-import { lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from '../../shared/gateway-events';
+import { LOCAL_API_ID, lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { policyAllows } from './policy';
 import { matchRoute, pathBelowBase } from './route-matcher';
 import type { UsageLog } from './usage-log';
@@ -82,9 +84,28 @@ export interface GatewayOptions {
   readonly domainName?: () => string;
   /** Origins browsers may call from, for the answers the gateway gives itself; by default `CORS_ALLOWED_ORIGINS`. */
   readonly corsAllowedOrigins?: readonly string[];
+  /** Where each answer's access line goes, the stage's access log: the fields API Gateway's carries. By default nowhere. */
+  readonly accessLog?: (line: AccessLogLine) => void;
   /** Where each key's use per day is recorded for the key tool (tools/local-server/usage-log.ts); nowhere when absent. */
   readonly usageLog?: UsageLog;
 }
+
+/** What the gateway saw of one request, as API Gateway fills the access log's `$context` variables. */
+interface Seen {
+  readonly requestId: string;
+  readonly requestTime: number;
+  resourcePath?: string;
+  keyId?: string;
+  plan?: string;
+  authorizerStatus?: number;
+  authorizerLatency?: number;
+  integrationStatus?: number;
+  integrationLatency?: number;
+  responseType?: GatewayResponseType;
+}
+
+/** Milliseconds since `start` (a `performance.now()`), whole as API Gateway writes them. */
+const msSince = (start: number) => Math.round(performance.now() - start);
 
 /** The gateway: a request in, its answer out; how many tokens its authorizer cache holds, and what tells it of key changes. */
 export interface Gateway {
@@ -107,6 +128,7 @@ export const createGateway = ({
   now = () => new Date(),
   domainName = () => 'localhost',
   corsAllowedOrigins = corsOrigins(),
+  accessLog = () => undefined,
   usageLog,
 }: GatewayOptions): Gateway => {
   const policyCache = createAuthorizerCache(authCacheTtlSeconds);
@@ -124,8 +146,10 @@ export const createGateway = ({
     return true;
   };
 
-  const gatewayResponse = (type: GatewayResponseType, requestId: string, reason?: string): APIGatewayProxyResult => {
+  const gatewayResponse = (type: GatewayResponseType, seen: Seen, reason?: string): APIGatewayProxyResult => {
     const response = gatewayAnswer(type);
+    seen.responseType = type;
+    const { requestId } = seen;
     logger.info('gateway', { requestId, gatewayResponse: type, status: response.statusCode, ...(reason === undefined ? {} : { reason }) });
     return response;
   };
@@ -153,31 +177,66 @@ export const createGateway = ({
   };
 
   /** Runs the authorizer, or reuses its cached policy for this token. Returns a refusal, or the policy. */
-  const authorize = async (token: string | undefined, methodArn: string): Promise<GatewayResponseType | APIGatewayAuthorizerResult> => {
+  const authorize = async (
+    token: string | undefined,
+    methodArn: string,
+    seen: Seen,
+  ): Promise<GatewayResponseType | APIGatewayAuthorizerResult> => {
     if (token === undefined || !bearer.test(token)) return 'UNAUTHORIZED';
     const at = now().getTime();
     let result = policyCache.get(token, at);
     if (!result) {
       // A key that changes while the authorizer reads it may be answered as it was: not cached then.
       const changes = policyCache.changes;
+      const started = performance.now();
       try {
         result = await authorizer(tokenEvent(token, methodArn), lambdaContext('authorizer'));
       } catch (error) {
         // As API Gateway: only exactly "Unauthorized" is a 401; anything else the authorizer
         // throws is its AUTHORIZER_CONFIGURATION_ERROR.
-        return error instanceof Error && error.message === AUTHORIZER_REFUSAL ? 'UNAUTHORIZED' : 'AUTHORIZER_CONFIGURATION_ERROR';
+        const refused = error instanceof Error && error.message === AUTHORIZER_REFUSAL;
+        Object.assign(seen, { authorizerStatus: refused ? 401 : 500, authorizerLatency: msSince(started) });
+        return refused ? 'UNAUTHORIZED' : 'AUTHORIZER_CONFIGURATION_ERROR';
       }
+      seen.authorizerLatency = msSince(started);
       policyCache.set(token, result, at, changes);
     }
+    const plan = result.context?.plan;
+    Object.assign(seen, { authorizerStatus: 200, keyId: result.principalId, plan: typeof plan === 'string' ? plan : undefined });
     return policyAllows(result.policyDocument, methodArn) ? result : 'ACCESS_DENIED';
   };
 
   const gateway = async (request: GatewayRequest): Promise<APIGatewayProxyResult> => {
-    const requestId = randomUUID();
+    const started = performance.now();
+    const seen: Seen = { requestId: randomUUID(), requestTime: now().getTime() };
     const recordings: Array<Promise<void>> = [];
-    const response = await answer(request, requestId, recordings);
+    const response = withGatewayRequestId(await answer(request, seen, recordings), seen.requestId);
     await Promise.all(recordings);
-    return withGatewayRequestId(response, requestId);
+    accessLog(
+      accessLogLine({
+        '$context.requestId': seen.requestId,
+        '$context.apiId': LOCAL_API_ID,
+        '$context.requestTimeEpoch': seen.requestTime,
+        '$context.identity.sourceIp': request.sourceIp,
+        '$context.identity.userAgent': request.headers.find(([name]) => name.toLowerCase() === 'user-agent')?.[1],
+        '$context.httpMethod': request.method,
+        '$context.resourcePath': seen.resourcePath,
+        '$context.path': parseRequestTarget(request.url)?.pathname,
+        '$context.status': response.statusCode,
+        '$context.responseLength': Buffer.byteLength(response.body ?? '', response.isBase64Encoded ? 'base64' : 'utf8'),
+        '$context.responseLatency': msSince(started),
+        '$context.integration.latency': seen.integrationLatency,
+        '$context.integration.status': seen.integrationStatus,
+        '$context.authorizer.principalId': seen.keyId,
+        '$context.authorizer.plan': seen.plan,
+        '$context.authorizer.status': seen.authorizerStatus,
+        '$context.authorizer.latency': seen.authorizerLatency,
+        '$context.error.responseType': seen.responseType,
+        // No X-Ray locally.
+        '$context.xrayTraceId': undefined,
+      }),
+    );
+    return response;
   };
   return Object.assign(gateway, {
     authCacheSize: () => policyCache.size,
@@ -185,29 +244,31 @@ export const createGateway = ({
     followingKeyChanges: (following: boolean) => policyCache.following(following),
   });
 
-  async function answer(request: GatewayRequest, requestId: string, recordings: Array<Promise<void>>): Promise<APIGatewayProxyResult> {
+  async function answer(request: GatewayRequest, seen: Seen, recordings: Array<Promise<void>>): Promise<APIGatewayProxyResult> {
+    const { requestId } = seen;
     const url = parseRequestTarget(request.url);
     const subPath = url === undefined ? undefined : pathBelowBase(url.pathname);
     const match = subPath === undefined ? undefined : matchRoute(request.method, subPath);
-    if (!url || !match || subPath === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', requestId);
+    if (!url || !match || subPath === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', seen);
     // A body declared over the limit is refused before anything else, as API Gateway does; one sent
     // without a length is counted as it is read, once the request is authorized.
-    if ((declaredBodyLength(request.headers) ?? 0) > GATEWAY_MAX_BODY_BYTES) return gatewayResponse('REQUEST_TOO_LARGE', requestId);
+    if ((declaredBodyLength(request.headers) ?? 0) > GATEWAY_MAX_BODY_BYTES) return gatewayResponse('REQUEST_TOO_LARGE', seen);
 
     const { route } = match;
+    seen.resourcePath = route.path;
     const methodArn = methodArnOf(route.method, subPath);
     const token = request.headers.find(([name]) => name.toLowerCase() === 'authorization')?.[1];
-    const authorized = await authorize(token, methodArn);
-    if (typeof authorized === 'string') return gatewayResponse(authorized, requestId);
+    const authorized = await authorize(token, methodArn, seen);
+    if (typeof authorized === 'string') return gatewayResponse(authorized, seen);
     // Each key's plan first, then the stage throttle over all keys together.
     const refusal = meterUsage(authorized, recordings) ?? (takeToken() ? undefined : 'THROTTLED');
-    if (refusal) return gatewayResponse(refusal, requestId);
+    if (refusal) return gatewayResponse(refusal, seen);
 
     // Only now is the body read: a request refused above never had its bytes held.
     const body = await request.readBody();
     // More bodies at once than the server holds: API Gateway's answer to more than it takes, 429.
-    if (body === 'BODIES_IN_FLIGHT') return gatewayResponse('THROTTLED', requestId, 'bodies in flight');
-    if (body === 'REQUEST_TOO_LARGE') return gatewayResponse('REQUEST_TOO_LARGE', requestId);
+    if (body === 'BODIES_IN_FLIGHT') return gatewayResponse('THROTTLED', seen, 'bodies in flight');
+    if (body === 'REQUEST_TOO_LARGE') return gatewayResponse('REQUEST_TOO_LARGE', seen);
 
     const event = proxyEvent({
       method: request.method,
@@ -236,12 +297,16 @@ export const createGateway = ({
       return response;
     }
     const handler = handlers[route.operationId];
-    if (!handler) return gatewayResponse('DEFAULT_5XX', requestId);
+    if (!handler) return gatewayResponse('DEFAULT_5XX', seen);
+    const started = performance.now();
     try {
-      return await handler(event, lambdaContext(route.operationId));
+      const response = await handler(event, lambdaContext(route.operationId));
+      Object.assign(seen, { integrationStatus: response.statusCode, integrationLatency: msSince(started) });
+      return response;
     } catch {
       // A handler that throws past its error formatter: API Gateway answers with its default 5XX.
-      return gatewayResponse('DEFAULT_5XX', requestId);
+      seen.integrationLatency = msSince(started);
+      return gatewayResponse('DEFAULT_5XX', seen);
     }
   }
 };

@@ -190,6 +190,8 @@ const main = async () => {
       authCacheTtlSeconds: settings.AUTH_CACHE_TTL,
       throttle: { rate: settings.THROTTLE_RATE, burst: settings.THROTTLE_BURST },
       plans,
+      // The stage's access log, on standard output with the functions' lines, as one JSON line each.
+      accessLog: (line) => void process.stdout.write(`${JSON.stringify(line)}\n`),
     },
   });
   let stack: LocalStack;

@@ -49,6 +49,8 @@ export interface LocalServerOptions {
   readonly newPetId?: IdGenerator;
   /** The bytes of request bodies the server holds at once; by default BODIES_IN_FLIGHT_MAX_BYTES. */
   readonly maxBodyBytesInFlight?: number;
+  /** Where the gateway's access lines go (the stage's access log); by default nowhere. */
+  readonly accessLog?: GatewayOptions['accessLog'];
   /** Where each key's use per day is recorded for the key tool; nowhere when absent. */
   readonly usageLog?: GatewayOptions['usageLog'];
 }
@@ -95,6 +97,7 @@ export const startLocalServer = async ({
   now,
   newPetId,
   maxBodyBytesInFlight = BODIES_IN_FLIGHT_MAX_BYTES,
+  accessLog,
   usageLog,
 }: LocalServerOptions): Promise<LocalServer> => {
   const pets = petsRepository({
@@ -117,6 +120,7 @@ export const startLocalServer = async ({
     plans,
     now,
     domainName: () => ownAddress,
+    accessLog,
     usageLog,
   });
 

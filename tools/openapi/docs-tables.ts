@@ -19,6 +19,7 @@ import {
   newVersionErrorsAlarmId,
   RELEASE_ID,
 } from '../../infra/constructs/names';
+import { savedQueries, savedQueryName, type QueriedLogGroup } from '../../infra/log-queries';
 import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
 import { PROJECT_NAME } from '../../shared/project';
 import { projectRoot } from '../../shared/project-root';
@@ -135,6 +136,26 @@ const releaseTable = (now: Date): string => {
   );
 };
 
+/** The log groups a saved query reads, as docs/operations.md's Logs table names them. */
+const logGroupNames: Readonly<Record<QueriedLogGroup, string>> = {
+  access: 'access log',
+  operations: "operations' functions",
+  authorizer: 'authorizer',
+  keyExpiry: 'keyExpiry',
+  audit: 'audit trail',
+};
+
+/** docs/operations.md: the stage's saved Logs Insights queries, what each reads and answers. */
+const savedQueriesTable = (): string =>
+  table(
+    ['Saved query', 'Reads', 'Answers'],
+    savedQueries.map((query) => [
+      code(savedQueryName(`${PROJECT_NAME}-<stage>`, query)),
+      query.logGroups.map((group) => logGroupNames[group]).join(', '),
+      query.answers,
+    ]),
+  );
+
 /** docs/architecture.md: each function's grants, one row each: the route table's, then the other functions'. */
 const grantsTable = (): string =>
   table(
@@ -168,6 +189,7 @@ export const docTables = (now: Date = new Date()): Readonly<Record<string, strin
   operations: operationsTable(),
   functions: functionsTable(),
   release: releaseTable(now),
+  'saved-queries': savedQueriesTable(),
   smoke: smokeTable(),
   grants: grantsTable(),
 });
