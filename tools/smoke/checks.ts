@@ -19,6 +19,7 @@ import { UsageError } from '../cli';
 import { maskKeys, maskSecretRuns } from '../key-mask';
 import { contractViolations, parseJson, type Described } from '../openapi/answer-check';
 import { linkOf, noAnswerReason, REQUEST_TIMEOUT_MS } from '../requests';
+import { SMOKE_HELP } from './options';
 
 export type CheckStatus = 'ok' | 'FAIL' | 'skip';
 
@@ -355,7 +356,10 @@ const answeringClient = (baseUrl: string, key: string, timeoutMs: number): Answe
       },
     });
   } catch {
-    throw new UsageError('the API key is not a bearer token (letters, digits, -._~+/, then = only at its end)');
+    // The client refuses a key it could not send; nothing was sent yet.
+    throw new UsageError(
+      `the API key cannot be sent as a bearer token (letters, digits and -._~+/, then = at its end only): see ${SMOKE_HELP}`,
+    );
   }
   const origin = new URL(baseUrl).origin;
   return async (method, call) => {
