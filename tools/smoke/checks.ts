@@ -249,8 +249,9 @@ export const SMOKE_CHECKS = [
         }
       }
       ownUrl(page.next, 'Link rel="next"', base, petsPath);
-      const { page: firstPage } = page;
-      const { answer } = await answerTo('GET', () => firstPage.next());
+      // next() sends the link's query to the base URL: the line above judges the link as written.
+      const listed = page;
+      const { answer } = await answerTo('GET', () => listed.page.next());
       const pets = petsOf(expectAnswer(answer, 200));
       const first = page.pets;
       const repeated = pets.filter((pet) => first.some((firstPet) => firstPet.id === pet.id));
@@ -269,7 +270,7 @@ export const SMOKE_CHECKS = [
       if (pet === undefined) {
         throw new CheckSkipped(readOnly ? 'no pet to get: the listing is empty (or failed)' : 'no pet to get: create failed');
       }
-      // The deprecated operation is what this check is about. The created pet's Location is its URL (the create check says so).
+      // The deprecated call is what this check is for. Its URL is the created pet's Location, as the create check found.
       const { answer } = await answerTo('GET', (client) => client.pets.get(pet.id));
       const sunset = deprecation !== undefined && now >= deprecation.sunsetAt;
       const body = expectAnswer(answer, sunset ? 410 : 200);
