@@ -42,6 +42,8 @@ export interface ResponseNotice {
   /** The answer, its body already read: see `body`. */
   readonly response: Response;
   readonly body: unknown;
+  /** This attempt's time, from sending the request to reading the whole body, in ms (by `now`). */
+  readonly durationMs: number;
 }
 
 export interface PetStoreOptions {
@@ -266,6 +268,7 @@ export class PetStore {
     const abort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', abort, { once: true });
     let timedOut = false;
+    const sentAt = now();
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
@@ -300,7 +303,7 @@ export class PetStore {
     }
 
     const parsed = parseBody(text);
-    onResponse?.({ operation, attempt, response, body: parsed });
+    onResponse?.({ operation, attempt, response, body: parsed, durationMs: now() - sentAt });
     const reportAs = operation ?? `${method} ${path}`;
     if (onDeprecation && response.headers.has('deprecation') && !this.#reported.has(reportAs)) {
       this.#reported.add(reportAs);
