@@ -217,6 +217,7 @@ export const runLoad = async ({
   const createStarted = performance.now();
   await inParallel(count, concurrency, async (index) => {
     const use = useOf(index);
+    // A client of its own, so that the hook's last answer time is this create's latency.
     let ms: number | undefined;
     try {
       const pet = await clientWith(use, url, maxRetries, (answerMs) => (ms = answerMs)).pets.create(randomPet(tag, index));
