@@ -29,14 +29,3 @@ export const linkOf = (response: Pick<Response, 'headers'>, rel: string): string
   const header = response.headers.get('link') ?? '';
   return new RegExp(`<([^>]+)>;\\s*rel="${rel}"`).exec(header)?.[1];
 };
-
-/**
- * How long a `Retry-After` value asks a client to wait, in milliseconds from `now` (RFC 9110:
- * a number of seconds, or an HTTP date); undefined when there is none, or it is neither.
- */
-export const retryAfterMs = (value: string | null, now = Date.now()): number | undefined => {
-  const text = value?.trim() ?? '';
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = /[a-z]/i.test(text) ? Date.parse(text) : Number.NaN; // a date names its day and month
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-};

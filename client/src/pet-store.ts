@@ -44,6 +44,8 @@ export interface ResponseNotice {
   readonly body: unknown;
   /** The body as received. */
   readonly text: string;
+  /** This attempt's time, from sending the request to reading the whole body, in ms (by `now`). */
+  readonly durationMs: number;
 }
 
 export interface PetStoreOptions {
@@ -270,6 +272,7 @@ export class PetStore {
     const abort = () => controller.abort(signal?.reason);
     signal?.addEventListener('abort', abort, { once: true });
     let timedOut = false;
+    const sentAt = now();
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
@@ -306,7 +309,7 @@ export class PetStore {
     }
 
     const parsed = parseBody(text);
-    onResponse?.({ operation, attempt, response, body: parsed, text });
+    onResponse?.({ operation, attempt, response, body: parsed, text, durationMs: now() - sentAt });
     const reportAs = operation ?? `${method} ${path}`;
     if (onDeprecation && response.headers.has('deprecation') && !this.#reported.has(reportAs)) {
       this.#reported.add(reportAs);

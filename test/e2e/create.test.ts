@@ -1,14 +1,15 @@
 /** POST /pets over HTTP: the 201, every way a body can be refused, and concurrent creates. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_BYTES } from '../../shared/http/json-body';
+import type { Pet } from '../../client/src/index';
 import {
+  allPets,
+  createPetAnswer,
   expectCommonHeaders,
   expectError,
   inParallel,
   postJson,
-  postPet,
   startLocalApi,
-  walkPages,
   type LocalApi,
 } from '../support/local-api';
 
@@ -21,20 +22,20 @@ afterAll(() => api.close());
 const post = (body: string | undefined, headers: Record<string, string> = { 'Content-Type': 'application/json' }) =>
   api.call('/pets', { method: 'POST', headers, ...(body === undefined ? {} : { body }) });
 
-const countPets = async () => (await walkPages(api, '/pets?limit=100')).flat().length;
+const countPets = async () => (await allPets(api, { pageSize: 100 })).length;
 
 describe('POST /pets', () => {
   it('creates a pet, answers 201 with it and its Location, and starts it as available', async () => {
-    const response = await postPet(api, { name: 'Rex', categoryId: 7 });
+    const { response, body } = await createPetAnswer(api.petStore, { name: 'Rex', categoryId: 7 });
     expect(response.status).toBe(201);
     expectCommonHeaders(response);
-    const pet = (await response.json()) as { id: number };
+    const pet = body as Pet;
     expect(pet).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 7, status: 'available' });
     expect(Number.isSafeInteger(pet.id) && pet.id > 0).toBe(true);
     expect(response.headers.get('location')).toBe(`${api.url}/pets/${pet.id}`);
 
-    const fetched = await fetch(response.headers.get('location') ?? '', { headers: { Authorization: `Bearer ${api.key}` } });
-    expect(await fetched.json()).toEqual(pet);
+    // Read back at that URL (GET /pets/{id}), the pet is the one answered.
+    expect(await api.petStore.pets.get(pet.id)).toEqual(pet);
   });
 
   it('keeps a given status, and accepts a JSON content type with parameters', async () => {
@@ -57,9 +58,9 @@ describe('POST /pets', () => {
 
   it('accepts the largest ids and names there are', async () => {
     const name = 'n'.repeat(256);
-    const response = await postPet(api, { name, categoryId: Number.MAX_SAFE_INTEGER });
+    const { response, body } = await createPetAnswer(api.petStore, { name, categoryId: Number.MAX_SAFE_INTEGER });
     expect(response.status).toBe(201);
-    expect(await response.json()).toMatchObject({ name, categoryId: Number.MAX_SAFE_INTEGER });
+    expect(body).toMatchObject({ name, categoryId: Number.MAX_SAFE_INTEGER });
   });
 
   it.each([
@@ -126,14 +127,16 @@ describe('POST /pets', () => {
   });
 
   it('gives 50 concurrent creates 50 unique ids, and lists all of them', async () => {
-    const responses = await inParallel(50, 50, (index) => postPet(api, { name: `burst ${index}`, categoryId: 3, status: 'pending' }));
-    expect(responses.map((response) => response.status)).toEqual(new Array(50).fill(201));
-    const ids = await Promise.all(responses.map(async (response) => ((await response.json()) as { id: number }).id));
+    const answers = await inParallel(50, 50, (index) =>
+      createPetAnswer(api.petStore, { name: `burst ${index}`, categoryId: 3, status: 'pending' }),
+    );
+    expect(answers.map(({ response }) => response.status)).toEqual(new Array(50).fill(201));
+    const ids = answers.map(({ body }) => (body as Pet).id);
     expect(new Set(ids).size).toBe(50);
 
-    const listed = (await walkPages(api, '/pets?status=pending&limit=100')).flat().map((pet) => pet.id);
+    const listed = (await allPets(api, { status: 'pending', pageSize: 100 })).map((pet) => pet.id);
     expect(listed.filter((id) => ids.includes(id)).sort()).toEqual([...ids].sort());
-    const everything = (await walkPages(api, '/pets?limit=100')).flat().map((pet) => pet.id);
+    const everything = (await allPets(api, { pageSize: 100 })).map((pet) => pet.id);
     expect(ids.every((id) => everything.includes(id))).toBe(true);
   });
 });

@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../shared/project-root';
 import { chromiumToLaunch, launchChromium } from '../support/chromium';
-import { postPet, startLocalApi, type LocalApi } from '../support/local-api';
+import { startLocalApi, type LocalApi } from '../support/local-api';
 
 export const SCREENSHOT = resolve(projectRoot, 'test-results/docs-page.png');
 
@@ -36,7 +36,7 @@ const openAuthorized = async (page: Page): Promise<void> => {
 
 describe('the docs page at /v1/docs', () => {
   it('authorizes with a key, runs "list pets" and shows the answer', async () => {
-    const created = (await (await postPet(api, { name: 'Whiskers-from-the-docs', categoryId: 3 })).json()) as { id: number };
+    const created = await api.petStore.pets.create({ name: 'Whiskers-from-the-docs', categoryId: 3 });
     const page = await browser.newPage();
     const requests: string[] = [];
     page.on('request', (request) => requests.push(request.url()));

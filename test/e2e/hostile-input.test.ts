@@ -38,7 +38,7 @@ import {
   type RawClient,
   type RawRequest,
 } from '../support/hostile-http';
-import { linkOf, postPet, startLocalApi, type LocalApi } from '../support/local-api';
+import { linkOf, startLocalApi, type LocalApi } from '../support/local-api';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 
 /** Who this file's changes to keys are made by. */
@@ -71,9 +71,7 @@ beforeAll(async () => {
   await api.keys.revoke(keyIdOf(hashApiKey(revoked)), ACTOR);
   keys = { valid: api.key, revoked };
   for (let index = 0; index < 12; index += 1) {
-    const pet = (await (
-      await postPet(api, { name: `seed ${index}`, categoryId: index + 1, status: STATUSES[index % 3] })
-    ).json()) as StoredPet;
+    const pet = await api.petStore.pets.create({ name: `seed ${index}`, categoryId: index + 1, status: STATUSES[index % 3] });
     stored.set(pet.id, pet);
   }
   for (const status of ['', ...STATUSES]) {

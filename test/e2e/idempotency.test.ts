@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { usageKeyBinding } from '../../shared/plan-policy';
-import { expectCommonHeaders, expectError, registerKeyOnPlan, startLocalApi, type LocalApi } from '../support/local-api';
+import type { Pet } from '../../client/src/index';
+import { createPetAnswer, expectCommonHeaders, expectError, registerKeyOnPlan, startLocalApi, type LocalApi } from '../support/local-api';
 import { inject } from 'vitest';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 
@@ -236,9 +237,9 @@ describe('Idempotency-Key on POST /pets', () => {
 
   it('without the header, every create is a new pet', async () => {
     const before = await countPets(api);
-    const [a, b] = [await post(api, rex), await post(api, rex)];
-    expect([a.status, b.status]).toEqual([201, 201]);
-    expect(((await a.json()) as { id: number }).id).not.toBe(((await b.json()) as { id: number }).id);
+    const [a, b] = [await createPetAnswer(api.petStore, rex), await createPetAnswer(api.petStore, rex)];
+    expect([a.response.status, b.response.status]).toEqual([201, 201]);
+    expect((a.body as Pet).id).not.toBe((b.body as Pet).id);
     expect(await countPets(api)).toBe(before + 2);
   });
 
@@ -250,12 +251,11 @@ describe('Idempotency-Key on POST /pets', () => {
     expect(failed.headers.get('retry-after')).toBe('1');
     expect(await countPets(api)).toBe(before + 1); // stored, unacknowledged
 
-    const retry = await post(api, rex, key);
-    expect(retry.status).toBe(201);
-    const pet = (await retry.json()) as { id: number };
+    const retry = await createPetAnswer(api.petStore, rex, key);
+    expect(retry.response.status).toBe(201);
+    const pet = retry.body as Pet;
     expect(await countPets(api)).toBe(before + 1);
-    const read = await api.call(`/pets/${pet.id}`);
-    expect(await read.json()).toEqual({ ...rex, id: pet.id, status: 'available' });
+    expect(await api.petStore.pets.get(pet.id)).toEqual({ ...rex, id: pet.id, status: 'available' });
   });
 
   it('a key reused with another body after a lost answer: 422 idempotency_key_reused, and the stored pet stays as it was', async () => {
@@ -267,10 +267,10 @@ describe('Idempotency-Key on POST /pets', () => {
     await expectError(await post(api, { name: 'Fido', categoryId: 2 }, key), 422, 'idempotency_key_reused');
     expect(await countPets(api)).toBe(before + 1);
 
-    const retry = await post(api, rex, key);
-    expect(retry.status).toBe(201);
-    const pet = (await retry.json()) as { id: number };
-    expect(await (await api.call(`/pets/${pet.id}`)).json()).toEqual({ ...rex, id: pet.id, status: 'available' });
+    const retry = await createPetAnswer(api.petStore, rex, key);
+    expect(retry.response.status).toBe(201);
+    const pet = retry.body as Pet;
+    expect(await api.petStore.pets.get(pet.id)).toEqual({ ...rex, id: pet.id, status: 'available' });
     expect(await countPets(api)).toBe(before + 1);
   });
 
@@ -282,6 +282,6 @@ describe('Idempotency-Key on POST /pets', () => {
     await expectError(response, 503, 'service_unavailable');
     expect(response.headers.get('retry-after')).toBe('1');
     expect(await countPets(api)).toBe(before);
-    expect((await post(api, rex, key)).headers.get('idempotent-replayed')).toBeNull();
+    expect((await createPetAnswer(api.petStore, rex, key)).response.headers.get('idempotent-replayed')).toBeNull();
   });
 });

@@ -1,11 +1,12 @@
 /** GET /pets over HTTP: limits, the status filter, and cursor pagination through 250 pets. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pet } from '../../client/src/index';
 import {
+  allPets,
   expectCommonHeaders,
   expectError,
   inParallel,
   linkOf,
-  postPet,
   startLocalApi,
   walkPages,
   type LocalApi,
@@ -13,18 +14,14 @@ import {
 
 const STATUSES = ['available', 'pending', 'sold'] as const;
 let api: LocalApi;
-const created: Array<{ id: number; status: string }> = [];
+let created: Pet[] = [];
 
 beforeAll(async () => {
   api = await startLocalApi();
   // 250 pets, statuses cycling, created 8 at a time.
-  const responses = await inParallel(250, 8, (index) =>
-    postPet(api, { name: `pet ${index}`, categoryId: 1 + (index % 5), status: STATUSES[index % 3] }),
+  created = await inParallel(250, 8, (index) =>
+    api.petStore.pets.create({ name: `pet ${index}`, categoryId: 1 + (index % 5), status: STATUSES[index % 3] }),
   );
-  for (const response of responses) {
-    expect(response.status).toBe(201);
-    created.push((await response.json()) as { id: number; status: string });
-  }
 });
 afterAll(() => api.close());
 
@@ -56,7 +53,7 @@ describe('GET /pets', () => {
   });
 
   it('pages through all 250 pets exactly once, 100 at a time, ending without a next link', async () => {
-    const pages = await walkPages(api, '/pets?limit=100');
+    const pages = await walkPages(api, { limit: 100 });
     expect(pages.map((page) => page.length)).toEqual([100, 100, 50]);
     const seen = pages.flat().map((pet) => pet.id);
     expect(new Set(seen).size).toBe(seen.length);
@@ -70,7 +67,7 @@ describe('GET /pets', () => {
     expect(next.searchParams.get('status')).toBe('pending');
     expect(next.searchParams.get('limit')).toBe('30');
 
-    const pages = await walkPages(api, '/pets?status=pending&limit=30');
+    const pages = await walkPages(api, { status: 'pending', limit: 30 });
     const seen = pages.flat();
     expect(seen.every((pet) => pet.status === 'pending')).toBe(true);
     expect(ids(seen)).toEqual(ids(pending).sort((a, b) => a - b));
@@ -86,7 +83,7 @@ describe('GET /pets', () => {
 
   it('gives every status its own complete listing', async () => {
     for (const status of STATUSES) {
-      const seen = (await walkPages(api, `/pets?status=${status}&limit=50`)).flat();
+      const seen = await allPets(api, { status, pageSize: 50 });
       expect(seen.length).toBe(created.filter((pet) => pet.status === status).length);
     }
   });

@@ -184,4 +184,11 @@ describe('npm run load against an API it cannot use', () => {
     expect(line).toContain(`the API at ${api.url} refused --key (401)`);
     expect(await (await api.call('/pets')).json()).toEqual([]); // the run stopped before its first create
   });
+
+  it('says in one line that --key is not an API key at all, without printing it, and exits 2', async () => {
+    const notAKey = 'petstore key with spaces';
+    const result = await npmRun('load', ['--url', api.url, '--key', notAKey, '--count', '5']);
+    const line = expectOneLineFailure(result, { status: 2, secret: notAKey });
+    expect(line).toContain('--key is not an API key');
+  });
 });

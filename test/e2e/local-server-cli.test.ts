@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { PetStore } from '../../client/src/index';
 import { generateApiKey } from '../../shared/api-keys';
 import { freePort, isListening } from '../../tools/dynamodb-local';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
@@ -94,6 +95,9 @@ const curlLine = (output: string) => {
   return { key: match[1], url: match[2] };
 };
 
+/** The client library on the API of a banner's curl line (its URL is that of /v1/pets). */
+const petStoreAt = (petsUrl: string, key: string) => new PetStore({ baseUrl: petsUrl.replace(/\/pets$/, ''), apiKey: key });
+
 /** The keys command from the banner's `Keys:` line. */
 const keysLine = (output: string) => {
   const command = /^Keys: +(.+?) {3}\(/m.exec(output)?.[1];
@@ -148,14 +152,9 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(started.output()).toContain(`on port ${dynamoPort} of every network interface:\n               reachable from the network`);
     expect(started.output()).not.toContain(`127.0.0.1:${dynamoPort}`);
 
-    const created = await fetch(url, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
-    });
-    expect(created.status).toBe(201);
-    const listed = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
-    expect(await listed.json()).toEqual([await created.json()]);
+    const petStore = petStoreAt(url, key);
+    const created = await petStore.pets.create({ name: 'Rex', categoryId: 1 });
+    expect((await petStore.pets.list()).pets).toEqual([created]);
     expect(await isListening(dynamoPort)).toBe(true);
 
     // The banner's keys command, pasted as printed, reaches this DynamoDB Local.
@@ -282,19 +281,14 @@ describe('npm start', { timeout: 90_000 }, () => {
       expect(first.output()).toContain(`data in ${folder}`);
       const { url } = curlLine(first.output());
       expect(curlLine(first.output()).key).toBe(key);
-      const created = await fetch(url, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ name: 'Kept', categoryId: 2 }),
-      });
-      expect(created.status).toBe(201);
+      expect(await petStoreAt(url, key).pets.create({ name: 'Kept', categoryId: 2 })).toMatchObject({ name: 'Kept' });
       expect(await stop(first)).toBe(true);
 
       const second = npmStart(env, ['--persist', folder]);
       await waitFor(second, 'Press Ctrl-C to stop.');
       const again = curlLine(second.output());
-      const listed = await fetch(again.url, { headers: { Authorization: `Bearer ${key}` } });
-      expect(((await listed.json()) as Array<{ name: string }>).map((pet) => pet.name)).toEqual(['Kept']);
+      const listed = await petStoreAt(again.url, key).pets.list();
+      expect(listed.pets.map((pet) => pet.name)).toEqual(['Kept']);
       // The same API_KEY is the same key, reused: nothing replaced.
       expect(keyIdLine(second.output())).toBe(keyIdLine(first.output()));
       expect(second.output()).not.toContain('replaces the local key');

@@ -4,16 +4,14 @@
  * on a DynamoDB it is given, it keeps a key of its name unique when asked, and refuses a revoked key.
  */
 import { describe, expect, inject, it } from 'vitest';
+import { PetStore } from '../../client/src/index';
 import { isListening } from '../../tools/dynamodb-local';
 import { RevokedKeyError, startLocalStack } from '../../tools/local-server/local-stack';
+import { createPetAnswer } from '../support/local-api';
 import { freshTableNames } from '../support/tables';
 
 const createWithKey = (url: string, key: string, idempotencyKey: string) =>
-  fetch(`${url}/pets`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey },
-    body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
-  });
+  createPetAnswer(new PetStore({ baseUrl: url, apiKey: key }), { name: 'Rex', categoryId: 1 }, idempotencyKey);
 
 describe('startLocalStack', { timeout: 90_000 }, () => {
   it('on its own DynamoDB Local, creates every table (an idempotent create replays), and stop() ends it all', async () => {
@@ -22,11 +20,11 @@ describe('startLocalStack', { timeout: 90_000 }, () => {
     try {
       expect(await isListening(databasePort)).toBe(true);
       const first = await createWithKey(stack.url, stack.key, 'local-stack-1');
-      expect(first.status).toBe(201);
+      expect(first.response.status).toBe(201);
       const again = await createWithKey(stack.url, stack.key, 'local-stack-1');
-      expect(again.status).toBe(201);
-      expect(again.headers.get('idempotent-replayed')).toBe('true');
-      expect(await again.json()).toEqual(await first.json());
+      expect(again.response.status).toBe(201);
+      expect(again.response.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body).toEqual(first.body);
     } finally {
       await stack.stop();
     }

@@ -6,7 +6,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../shared/logger';
-import { postPet, startLocalApi, startServerWithMissingPetsTable, type LocalApi } from '../support/local-api';
+import { createPetAnswer, startLocalApi, startServerWithMissingPetsTable, type LocalApi } from '../support/local-api';
 import { countLine, errorLine } from '../support/emf';
 
 let api: LocalApi;
@@ -51,7 +51,7 @@ const rawAnswer = (bytes: string) =>
 
 describe('logs', () => {
   it('writes one JSON line per request with its request id, operation, status, latency and key id', async () => {
-    const response = await postPet(api, { name: SECRET_NAME, categoryId: 1 });
+    const { response } = await createPetAnswer(api.petStore, { name: SECRET_NAME, categoryId: 1 });
     const requestId = response.headers.get('x-request-id');
     const line = parsed().filter((entry) => entry.requestId === requestId);
     expect(line).toHaveLength(1);
@@ -121,13 +121,9 @@ describe('logs', () => {
           };
         });
     const before = emf().length;
-    const body = { 'Content-Type': 'application/json', 'Idempotency-Key': `"${IDEMPOTENCY_KEY}-metrics"` };
-    expect((await api.call('/pets', { method: 'POST', headers: body, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) })).status).toBe(
-      201,
-    );
-    expect((await api.call('/pets', { method: 'POST', headers: body, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) })).status).toBe(
-      201,
-    );
+    const keyed = () => createPetAnswer(api.petStore, { name: 'Rex', categoryId: 1 }, `"${IDEMPOTENCY_KEY}-metrics"`);
+    expect((await keyed()).response.status).toBe(201);
+    expect((await keyed()).response.status).toBe(201);
     expect((await api.call('/pets?limit=0')).status).toBe(400);
     const written = emf().slice(before);
     expect(written).toEqual([

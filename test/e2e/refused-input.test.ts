@@ -5,18 +5,18 @@
  * is stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectError, postPet, startLocalApi, walkPages, type LocalApi } from '../support/local-api';
+import { allPets, expectError, startLocalApi, type LocalApi } from '../support/local-api';
 
 let api: LocalApi;
 let rex: { id: number };
 beforeAll(async () => {
   api = await startLocalApi();
-  rex = (await (await postPet(api, { name: 'Rex', categoryId: 1 })).json()) as { id: number };
+  rex = await api.petStore.pets.create({ name: 'Rex', categoryId: 1 });
 });
 afterAll(() => api.close());
 
 const post = (body: string | Uint8Array) => api.call('/pets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
-const storedPets = async () => (await walkPages(api, '/pets?limit=100')).flat();
+const storedPets = () => allPets(api, { pageSize: 100 });
 
 /** Sends a create the API must refuse, checks the 400 and its message, and that no pet appeared. */
 const expectRefusedCreate = async (body: string | Uint8Array, code: string, message: string) => {

@@ -10,7 +10,16 @@ import { hashApiKey } from '../../shared/api-keys';
 import { QUOTA_RETRY_AFTER_SECONDS, RETRY_AFTER_SECONDS } from '../../shared/errors';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { Plans } from '../../shared/plans';
-import { expectCommonHeaders, expectError, getWith, registerKeyOnPlan, startLocalApi, type LocalApi } from '../support/local-api';
+import {
+  createPetAnswer,
+  expectCommonHeaders,
+  expectError,
+  getWith,
+  petStoreWith,
+  registerKeyOnPlan,
+  startLocalApi,
+  type LocalApi,
+} from '../support/local-api';
 
 /** Plans small enough to reach in a few requests; a rate of 0.001/s refills nothing during a test. */
 const PLANS: Plans = {
@@ -63,11 +72,7 @@ describe('RateLimit-Policy', () => {
     expect((await getWith(api, small)).headers.get('ratelimit-policy')).toBe('"small";q=1;w=1000');
     const metered = await registerKeyOnPlan(api, 'metered');
     expect((await getWith(api, metered)).headers.get('ratelimit-policy')).toBe('"metered";q=1000;w=1, "metered-quota";q=3;w=86400');
-    const created = await api.call('/pets', {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${metered}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
-    });
+    const { response: created } = await createPetAnswer(petStoreWith(api, metered), { name: 'Rex', categoryId: 1 });
     expect(created.status).toBe(201);
     expect(created.headers.get('ratelimit-policy')).toBe('"metered";q=1000;w=1, "metered-quota";q=3;w=86400');
     // Nothing that could pass for a remaining count: API Gateway does not expose one.

@@ -2,6 +2,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import createClient, { type Client } from 'openapi-fetch';
 import { expect, inject } from 'vitest';
+import { PetStore, type AllOptions, type ListOptions, type Page, type Pet, type PetStoreOptions } from '../../client/src/index';
 import { generateApiKey } from '../../shared/api-keys';
 import type { ApiKeysRepository } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
@@ -12,7 +13,6 @@ import { startLocalServer } from '../../tools/local-server/server';
 import type { components, paths } from '../../generated/openapi-types';
 import { freshTableNames } from './tables';
 import { ROOMY_PLANS } from '../../tools/local-server/usage-plans';
-import { linkOf } from '../../tools/requests';
 
 export { inParallel, linkOf } from '../../tools/requests';
 
@@ -28,6 +28,8 @@ export interface LocalApi {
   readonly keyAudit: LocalStack['keyAudit'];
   /** A client typed from openapi.json (openapi-fetch), sending the key. */
   readonly client: Client<paths>;
+  /** The client library (client/) on this server with its key, with its default retries. */
+  readonly petStore: PetStore;
   /** fetch below the base URL, with the key unless `auth: false` or other headers are given. */
   call(path: string, init?: RequestInit & { auth?: boolean }): Promise<Response>;
   close(): Promise<void>;
@@ -68,7 +70,8 @@ export const startLocalApi = async ({
       headers: { ...(auth ? { Authorization: `Bearer ${key}` } : {}), ...(headers as Record<string, string>) },
     });
   const client = createClient<paths>({ baseUrl: url, headers: { Authorization: `Bearer ${key}` } });
-  return { url, key, keys: stack.keys, tables: stack.tables, keyAudit: stack.keyAudit, client, call, close: stack.stop };
+  const petStore = new PetStore({ baseUrl: url, apiKey: key });
+  return { url, key, keys: stack.keys, tables: stack.tables, keyAudit: stack.keyAudit, client, petStore, call, close: stack.stop };
 };
 
 /**
@@ -84,6 +87,17 @@ export const registerKeyOnPlan = async (api: LocalApi, plan: string, name = `on-
   });
   return key;
 };
+
+/** The client library on the server with another key than its own. */
+export const petStoreWith = (api: LocalApi, key: string, options: Partial<PetStoreOptions> = {}) =>
+  new PetStore({ baseUrl: api.url, apiKey: key, ...options });
+
+/**
+ * POST /pets through the client library (an Idempotency-Key only when given), answering
+ * `{ response, body, error }` whatever the status: for tests of the answer's status and headers.
+ */
+export const createPetAnswer = (petStore: PetStore, pet: NewPetBody, idempotencyKey?: string) =>
+  petStore.raw({ operation: 'createPet', method: 'POST', path: '/pets', body: pet, idempotencyKey });
 
 /** GET below the base URL with another key than the server's own. */
 export const getWith = (api: LocalApi, key: string, path = '/pets') => api.call(path, { headers: { Authorization: `Bearer ${key}` } });
@@ -136,16 +150,19 @@ export const expectCommonHeaders = (response: Response) => {
   if (functionRequestId !== null) expect(functionRequestId).toBe(requestId);
 };
 
-/** Follows `Link rel="next"` from `path` to the last page; returns every page's pets in order. */
-export const walkPages = async (api: LocalApi, path: string) => {
-  const pages: Array<Array<{ id: number; status: string }>> = [];
-  let next: string | undefined = `${api.url}${path}`;
-  while (next) {
-    const response = await fetch(next, { headers: { Authorization: `Bearer ${api.key}` } });
-    expect(response.status).toBe(200);
-    pages.push((await response.json()) as Array<{ id: number; status: string }>);
-    next = linkOf(response, 'next');
+/** Every page of a listing, through the client library's `next()` (Link rel="next"): each page's pets, in order. */
+export const walkPages = async (api: LocalApi, query: Omit<ListOptions, 'signal'> = {}) => {
+  const pages: Pet[][] = [];
+  for (let page: Page | undefined = await api.petStore.pets.list(query); page; page = await page.next()) {
+    pages.push(page.pets);
     if (pages.length > 1_000) throw new Error('pagination does not end');
   }
   return pages;
+};
+
+/** Every pet of a listing, through the client library's `all()`. */
+export const allPets = async (api: LocalApi, options: Omit<AllOptions, 'signal'> = {}) => {
+  const pets: Pet[] = [];
+  for await (const pet of api.petStore.pets.all(options)) pets.push(pet);
+  return pets;
 };

@@ -3,15 +3,15 @@
  * given concurrency, then walks every page of the listing, unfiltered and with each status
  * filter, and counts what was lost, duplicated or refused. Only the pets this run created are
  * judged (their names carry the run's tag), so it can target a service that already has data.
- * The requests go out with several keys in turn, as a well-behaved client sends them: a 429 for
+ * The requests go out with several keys in turn through the client library (client/): a 429 for
  * going too fast is sent again after its Retry-After, a 429 for a used-up quota is not.
  */
 import { randomBytes, randomInt } from 'node:crypto';
+import { PetStore, PetStoreError, PetStoreNetworkError, PetStoreTimeoutError, type Page, type RawAnswer } from '../../client/src/index';
 import { hashApiKey, keyIdOf } from '../../shared/api-keys';
-import type { ErrorCode } from '../../shared/errors';
 import { PetStatus } from '../../shared/models';
 import { UsageError } from '../cli';
-import { inParallel, linkOf, noAnswerReason, REQUEST_TIMEOUT_MS, retryAfterMs } from '../requests';
+import { inParallel, noAnswerReason, REQUEST_TIMEOUT_MS } from '../requests';
 import { quantile } from '../stats';
 
 const PET_STATUSES: readonly PetStatus[] = PetStatus.options;
@@ -25,8 +25,8 @@ export interface LoadOptions {
   readonly concurrency: number;
   /** Page size of the walks (the API's maximum by default). */
   readonly pageLimit?: number;
-  /** Times a request is sent while it gets 429 too_many_requests, before its answer counts as refused. */
-  readonly maxAttempts?: number;
+  /** The client's retries of a request (429 too_many_requests, 503, no answer) before it counts as refused. */
+  readonly maxRetries?: number;
 }
 
 /** What one key sent and was refused for going too fast or over its quota. */
@@ -35,7 +35,7 @@ export interface KeyReport {
   readonly keyId: string;
   /** Requests sent with the key, each retry included. */
   readonly requests: number;
-  /** 429 too_many_requests answers; each sent again after its Retry-After, unless its request had its last attempt. */
+  /** 429 too_many_requests answers; each sent again after its Retry-After, unless its request had its last retry. */
   readonly tooManyRequests: number;
   /** 429 quota_exceeded answers; never sent again (the quota lasts until its period ends). */
   readonly quotaExceeded: number;
@@ -126,79 +126,73 @@ export const checkTarget = async (url: string, keys: readonly string[]): Promise
   for (const key of keys) await checkKey(url, key, keys.length > 1 ? ` (key id ${keyIdOf(hashApiKey(key))})` : '');
 };
 
+/** Whether a call failed without an answer to its last request. */
+const unanswered = (error: unknown): error is PetStoreNetworkError | PetStoreTimeoutError =>
+  error instanceof PetStoreNetworkError || error instanceof PetStoreTimeoutError;
+
+/** Why a request got no answer, in a word or two (ECONNREFUSED, a timeout). */
+const noAnswer = (error: PetStoreNetworkError | PetStoreTimeoutError) =>
+  error instanceof PetStoreTimeoutError ? `no answer within ${error.timeoutMs / 1000} s` : noAnswerReason(error.cause);
+
 const checkKey = async (url: string, key: string, which: string): Promise<void> => {
-  let response: Response;
+  let client: PetStore;
   try {
-    response = await fetch(`${url}/pets?limit=1`, {
-      headers: { Authorization: `Bearer ${key}` },
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
+    client = new PetStore({ baseUrl: url, apiKey: key, maxRetries: 0, timeoutMs: REQUEST_TIMEOUT_MS });
+  } catch {
+    throw new TargetUnusable(`--key is not an API key${which}: pass a key the API accepts (npm run keys -- list shows which are active).`);
+  }
+  let answer: RawAnswer;
+  try {
+    answer = await client.raw({ operation: 'listPets', path: '/pets', query: { limit: 1 } });
   } catch (error) {
+    if (!unanswered(error)) throw error;
+    throw new TargetUnusable(`no answer from ${url} (${noAnswer(error)}): is the API running, and is --url its address ending in /v1?`);
+  }
+  const { status } = answer.response;
+  if (status === 401 || status === 403) {
     throw new TargetUnusable(
-      `no answer from ${url} (${noAnswerReason(error)}): is the API running, and is --url its address ending in /v1?`,
+      `the API at ${url} refused --key (${status})${which}: pass a key it accepts (npm run keys -- list shows which are active).`,
     );
   }
-  await response.body?.cancel();
-  if (response.status === 401 || response.status === 403) {
-    throw new TargetUnusable(
-      `the API at ${url} refused --key (${response.status})${which}: pass a key it accepts (npm run keys -- list shows which are active).`,
-    );
-  }
-  if (response.status !== 200) {
-    throw new TargetUnusable(`GET ${url}/pets answered ${response.status}, not 200: is --url the API's address ending in /v1?`);
+  if (status !== 200) {
+    throw new TargetUnusable(`GET ${url}/pets answered ${status}, not 200: is --url the API's address ending in /v1?`);
   }
 };
 
-/** Times a request is sent while it gets 429 too_many_requests, unless the run says otherwise. */
-export const DEFAULT_MAX_ATTEMPTS = 8;
-/** A Retry-After longer than this is not waited for: the request counts as refused. */
-export const MAX_RETRY_WAIT_MS = 30_000;
+/** Retries of a request, unless the run says otherwise. */
+export const DEFAULT_MAX_RETRIES = 8;
 
 interface KeyUse {
-  readonly authorization: string;
+  readonly key: string;
   readonly report: { keyId: string; requests: number; tooManyRequests: number; quotaExceeded: number };
 }
 
-/** The error code of a 429, from its body; undefined when the body is not the Error shape. */
-const refusalCode = async (response: Response): Promise<ErrorCode | undefined> => {
-  const body = (await response
-    .clone()
-    .json()
-    .catch(() => undefined)) as { code?: ErrorCode } | undefined;
-  return body?.code;
-};
-
 /**
- * Sends a request with one key as a well-behaved client does: a 429 too_many_requests is sent
- * again after its Retry-After (with up to half as much again at random, so that refused clients do
- * not all come back at once), at most `maxAttempts` times. A gateway 429 never reached the
- * function, so a create sent again cannot store a pet twice. Resolves to the last answer, or
- * undefined when there was none; its latency is the last attempt's, waits excluded.
+ * A client with one key and the run's retries, counting on the key's report every request sent
+ * and each 429 by its code. `onAnswer` gets each answer's time: the last is the call's latency,
+ * waits excluded. A create carries an Idempotency-Key, so one sent again cannot store a pet twice.
  */
-const sendWith = async (
-  use: KeyUse,
-  url: string,
-  init: RequestInit,
-  maxAttempts: number,
-): Promise<{ response: Response | undefined; ms: number }> => {
-  for (let attempt = 1; ; attempt += 1) {
-    use.report.requests += 1;
-    const started = performance.now();
-    const response = await fetch(url, {
-      ...init,
-      headers: { ...(init.headers as Record<string, string>), Authorization: use.authorization },
-    }).catch(() => undefined);
-    const ms = performance.now() - started;
-    if (response?.status !== 429) return { response, ms };
-    const code = await refusalCode(response);
-    if (code === 'quota_exceeded') use.report.quotaExceeded += 1;
-    if (code !== 'too_many_requests') return { response, ms };
-    use.report.tooManyRequests += 1;
-    const wait = retryAfterMs(response.headers.get('retry-after')) ?? 1000;
-    if (attempt >= maxAttempts || wait > MAX_RETRY_WAIT_MS) return { response, ms };
-    await response.body?.cancel();
-    await new Promise((resolve) => setTimeout(resolve, wait * (1 + Math.random() / 2)));
-  }
+const clientWith = (use: KeyUse, url: string, maxRetries: number, onAnswer?: (ms: number) => void) =>
+  new PetStore({
+    baseUrl: url,
+    apiKey: use.key,
+    maxRetries,
+    onResponse: ({ response, body, durationMs }) => {
+      use.report.requests += 1;
+      const code = response.status === 429 ? (body as { code?: unknown } | undefined)?.code : undefined;
+      if (code === 'too_many_requests') use.report.tooManyRequests += 1;
+      if (code === 'quota_exceeded') use.report.quotaExceeded += 1;
+      onAnswer?.(durationMs);
+    },
+    onRetry: ({ error }) => {
+      if (unanswered(error)) use.report.requests += 1;
+    },
+  });
+
+/** Counts a call's failure: its last request, when it got no answer, was not seen by onResponse. */
+const countFailure = (use: KeyUse, error: unknown) => {
+  if (unanswered(error)) use.report.requests += 1;
+  else if (!(error instanceof PetStoreError)) throw error;
 };
 
 export const runLoad = async ({
@@ -207,12 +201,12 @@ export const runLoad = async ({
   count,
   concurrency,
   pageLimit = 100,
-  maxAttempts = DEFAULT_MAX_ATTEMPTS,
+  maxRetries = DEFAULT_MAX_RETRIES,
 }: LoadOptions): Promise<LoadReport> => {
   if (keys.length === 0) throw new Error('a load run needs at least one key');
   const tag = `load-${randomBytes(4).toString('hex')}`;
   const uses: KeyUse[] = keys.map((key) => ({
-    authorization: `Bearer ${key}`,
+    key,
     report: { keyId: keyIdOf(hashApiKey(key)), requests: 0, tooManyRequests: 0, quotaExceeded: 0 },
   }));
   const useOf = (index: number) => uses[index % uses.length] as KeyUse;
@@ -222,21 +216,17 @@ export const runLoad = async ({
 
   const createStarted = performance.now();
   await inParallel(count, concurrency, async (index) => {
-    const body = randomPet(tag, index);
-    const { response, ms } = await sendWith(
-      useOf(index),
-      `${url}/pets`,
-      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) },
-      maxAttempts,
-    );
-    if (!response) return void (non2xx += 1); // no answer at all
-    latencies.push(ms);
-    if (response.status !== 201) {
-      await response.body?.cancel();
-      return void (non2xx += 1);
+    const use = useOf(index);
+    // A client of its own, so that the hook's last answer time is this create's latency.
+    let ms: number | undefined;
+    try {
+      const pet = await clientWith(use, url, maxRetries, (answerMs) => (ms = answerMs)).pets.create(randomPet(tag, index));
+      acknowledged.set(pet.id, { id: pet.id, name: pet.name, status: pet.status });
+    } catch (error) {
+      countFailure(use, error);
+      non2xx += 1; // a refusal, or no answer at all
     }
-    const answer = (await response.json()) as ListedPet;
-    acknowledged.set(answer.id, { id: answer.id, name: answer.name, status: answer.status });
+    if (ms !== undefined) latencies.push(ms);
   });
   const createSeconds = (performance.now() - createStarted) / 1000;
 
@@ -248,19 +238,19 @@ export const runLoad = async ({
     const listed: ListedPet[] = [];
     let pages = 0;
     let complete = true;
-    let next: string | undefined = `${url}/pets?limit=${pageLimit}${filter === 'all' ? '' : `&status=${filter}`}`;
-    while (next) {
-      const { response } = await sendWith(useOf(walkIndex), next, {}, maxAttempts);
-      pages += 1;
-      if (response?.status !== 200) {
-        await response?.body?.cancel();
-        non2xx += 1; // a refusal, or no answer at all: this walk cannot go on
-        complete = false;
-        break;
-      }
-      const page = (await response.json()) as ListedPet[];
-      listed.push(...page.filter((pet) => pet.name.startsWith(`${tag}-`)));
-      next = linkOf(response, 'next');
+    const use = useOf(walkIndex);
+    const client = clientWith(use, url, maxRetries);
+    let page: Page | undefined;
+    try {
+      do {
+        pages += 1;
+        page = await (page ? page.next() : client.pets.list({ limit: pageLimit, status: filter === 'all' ? undefined : filter }));
+        listed.push(...(page?.pets ?? []).filter((pet) => pet.name.startsWith(`${tag}-`)));
+      } while (page?.hasNext);
+    } catch (error) {
+      countFailure(use, error);
+      non2xx += 1; // a refusal, or no answer at all: this walk cannot go on
+      complete = false;
     }
     const judged = judgeWalk(filter, acknowledged, listed);
     for (const id of judged.unacknowledged) unacknowledged.add(id);

@@ -149,6 +149,30 @@ describe('raw answers, for tools that check headers and statuses', () => {
     expect(answers[0]?.response.headers.get('location')).toBe(`${BASE_URL}/pets/9`);
     expect(answers[0]?.response.headers.get('idempotent-replayed')).toBe('true');
   });
+  it('onResponse gives each attempt its own time, from sending to the whole body read, waits excluded', async () => {
+    // A fetch whose answers take 40 ms and then 15 ms on the client's clock, with a 1 s Retry-After between.
+    let clock = 0;
+    const { fetch } = scriptedFetch(errorAnswer(429, 'too_many_requests', { 'Retry-After': '1' }), page([1]));
+    const durations = [40, 15];
+    const answers: ResponseNotice[] = [];
+    const store = new PetStore({
+      baseUrl: BASE_URL,
+      apiKey: 'petstore_unit-test-key-0123456789abcdef',
+      fetch: async (input, init) => {
+        clock += durations.shift() ?? 0;
+        return fetch(input, init);
+      },
+      now: () => clock,
+      sleep: async (ms) => void (clock += ms),
+      random: () => 0,
+      onResponse: (notice) => answers.push(notice),
+    });
+    await store.pets.list();
+    expect(answers.map(({ attempt, durationMs }) => [attempt, durationMs])).toEqual([
+      [1, 40],
+      [2, 15],
+    ]);
+  });
 });
 
 describe('headers', () => {
