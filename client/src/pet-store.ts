@@ -7,6 +7,7 @@
 import { PetStoreError, PetStoreNetworkError, PetStoreTimeoutError } from './errors.js';
 import { instantOf, linkOf, retryAfterSeconds } from './headers.js';
 import {
+  OPERATIONS,
   isErrorCode,
   type ErrorCode,
   type ListPetsQuery,
@@ -16,6 +17,12 @@ import {
   type PetId,
   type PetStatus,
 } from './types.js';
+
+/** An operation's id, method and path (its parameters filled in), as the document gives them. */
+const requestOf = (operation: OperationId, parameters: Readonly<Record<string, string | number>> = {}) => {
+  const { method, path } = OPERATIONS[operation];
+  return { operation, method, path: path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(parameters[name]))) };
+};
 
 export interface DeprecationNotice {
   readonly operation: string;
@@ -182,7 +189,7 @@ export class PetStore {
     this.#apiKey = apiKey;
     this.#options = options;
     const listPage = async (query: Record<string, string | number | undefined>, signal?: AbortSignal): Promise<Page> => {
-      const { response, body, error } = await this.raw({ operation: 'listPets', path: '/pets', query, signal });
+      const { response, body, error } = await this.raw({ ...requestOf('listPets'), query, signal });
       if (error) throw error;
       if (!Array.isArray(body)) throw new TypeError(`listPets: HTTP ${response.status} without a JSON array`);
       const next = linkOf(response.headers, 'next');
@@ -205,14 +212,12 @@ export class PetStore {
       },
       create: async (pet, { idempotencyKey = globalThis.crypto.randomUUID(), signal } = {}) =>
         this.#json<Pet>({
-          operation: 'createPet',
-          method: 'POST',
-          path: '/pets',
+          ...requestOf('createPet'),
           body: pet,
           idempotencyKey: idempotencyKey || undefined,
           signal,
         }),
-      get: async (id, { signal } = {}) => this.#json<Pet>({ operation: 'getPet', path: `/pets/${encodeURIComponent(id)}`, signal }),
+      get: async (id, { signal } = {}) => this.#json<Pet>({ ...requestOf('getPet', { petId: id }), signal }),
     };
   }
 

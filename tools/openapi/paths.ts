@@ -4,3 +4,4 @@
  */
 export const OPENAPI_PATH = 'generated/openapi.json';
 export const CLIENT_TYPES_PATH = 'generated/openapi-types.ts';
+export const CLIENT_OPERATIONS_PATH = 'generated/openapi-operations.ts';
