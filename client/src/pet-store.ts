@@ -39,9 +39,11 @@ export interface ResponseNotice {
   readonly operation: string | undefined;
   /** 1 for the first attempt. */
   readonly attempt: number;
-  /** The answer, its body already read: see `body`. */
+  /** The answer, its body already read: see `body` and `text`. */
   readonly response: Response;
   readonly body: unknown;
+  /** The body as received. */
+  readonly text: string;
 }
 
 export interface PetStoreOptions {
@@ -98,6 +100,8 @@ export interface RawAnswer {
   readonly response: Response;
   /** The body: parsed JSON, the text when not JSON, undefined when empty. */
   readonly body: unknown;
+  /** The body as received. */
+  readonly text: string;
   /** The answer as an error, when its status is not 2xx. */
   readonly error: PetStoreError | undefined;
 }
@@ -279,6 +283,8 @@ export class PetStore {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
+        // The API never redirects: a 3xx is answered as it is, and the key goes nowhere else.
+        redirect: 'manual',
         signal: controller.signal,
       });
       text = await response.text();
@@ -300,7 +306,7 @@ export class PetStore {
     }
 
     const parsed = parseBody(text);
-    onResponse?.({ operation, attempt, response, body: parsed });
+    onResponse?.({ operation, attempt, response, body: parsed, text });
     const reportAs = operation ?? `${method} ${path}`;
     if (onDeprecation && response.headers.has('deprecation') && !this.#reported.has(reportAs)) {
       this.#reported.add(reportAs);
@@ -311,7 +317,7 @@ export class PetStore {
         link: linkOf(response.headers, 'successor-version'),
       });
     }
-    if (response.ok) return { response, body: parsed, error: undefined };
+    if (response.ok) return { response, body: parsed, text, error: undefined };
     const shaped = (parsed ?? {}) as { code?: unknown; message?: unknown };
     const documented = isErrorCode(shaped.code) && typeof shaped.message === 'string';
     const error = new PetStoreError({
@@ -322,6 +328,6 @@ export class PetStore {
       retryAfter: retryAfterSeconds(response.headers.get('retry-after'), now()),
       operation,
     });
-    return { response, body: parsed, error };
+    return { response, body: parsed, text, error };
   }
 }

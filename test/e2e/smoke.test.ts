@@ -316,6 +316,16 @@ const breakages: Array<[string, string, RegExp, Breakage, RequestBreakage?]> = [
       headers.authorization ??= `Bearer ${api.key}`;
     },
   ],
+  [
+    // Followed, the redirect would be answered 404 by the unknown path it names.
+    'redirects a listing to a path of its own',
+    'list',
+    /GET \/v1\/pets answered 302, not 200/,
+    (answer, { method, path }) => {
+      if (method === 'GET' && path.startsWith('/v1/pets?'))
+        Object.assign(answer, { status: 302, headers: { ...answer.headers, location: '/v1/smoke-test/moved' }, body: '' });
+    },
+  ],
   ['sends no Location for a created pet', 'create', /required header Location is missing/, inLocations(() => undefined)],
   [
     'puts a created pet on another host',

@@ -165,6 +165,21 @@ describe('npm run smoke --stage', () => {
   });
 });
 
+describe('npm run smoke with a key that cannot be sent', () => {
+  it.each([
+    ['a space', `${KEY} x`],
+    ['a character outside Latin-1', `${KEY}€`],
+    ['a = inside', `${KEY.slice(0, 10)}=${KEY.slice(10)}`],
+  ])('refuses one with %s before sending anything, in one line without it (exit status 2)', async (_, key) => {
+    // Nothing answers at this address: a request sent would fail the checks, not the start.
+    const error = await runSmoke(['--url', 'http://127.0.0.1:9/v1'], { PETSTORE_API_KEY: key }).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(UsageError);
+    const message = (error as Error).message;
+    expect(message).toMatch(/^the API key cannot be sent as a bearer token \(.*\): see npm run smoke -- --help$/);
+    expect(message).not.toContain(KEY.slice(API_KEY_PREFIX.length, API_KEY_PREFIX.length + 8));
+  });
+});
+
 describe('npm run smoke, with a key pasted in the wrong place', () => {
   it.each([
     ['an option name', (key: string) => [`--${key}`]],

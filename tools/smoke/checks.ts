@@ -1,21 +1,25 @@
 /**
  * The checks of `npm run smoke`, in the order they run: each sends a request or two to a
- * deployment as a client would and judges the answers: the status it expects, openapi.json's
- * description of the answer (tools/openapi/answer-check.ts), what the document cannot say (an
- * Error's status equal to the HTTP status; an unknown route's headers). URLs the API writes (Location, Link)
- * must be on the base URL's origin, below its path; a foreign one is never followed, and no
- * redirect is, so the key only ever goes to the base URL's origin.
+ * deployment through the client library (client/src) as a client would, and judges the answers:
+ * the status it expects, openapi.json's description of the answer (tools/openapi/answer-check.ts),
+ * what the document cannot say (an Error's status equal to the HTTP status; an unknown route's
+ * headers). URLs the API writes (Location, Link) must be on the base URL's origin, below its path;
+ * a foreign one is never followed, and no redirect is, so the key only ever goes to the base URL's
+ * origin.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PetStore, PetStoreNetworkError, PetStoreTimeoutError, type Page } from '../../client/src/index';
 import { ApiErrorBody, Pet, Pets } from '../../shared/models';
 import { WWW_AUTHENTICATE } from '../../shared/errors';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { datedHeaders } from '../../shared/http/deprecation';
 import { COMMON_HEADERS } from '../../shared/http/response';
 import { BASE_PATH, routeOf, routes, type HttpMethod, type OperationId, type Route } from '../../shared/routes';
+import { UsageError } from '../cli';
 import { maskKeys, maskSecretRuns } from '../key-mask';
 import { contractViolations, parseJson, type Described } from '../openapi/answer-check';
 import { linkOf, noAnswerReason, REQUEST_TIMEOUT_MS } from '../requests';
+import { SMOKE_HELP } from './options';
 
 export type CheckStatus = 'ok' | 'FAIL' | 'skip';
 
@@ -64,37 +68,18 @@ class NoAnswer extends CheckFailed {
   }
 }
 
-type Send = (method: HttpMethod, url: URL, request?: { key?: string; body?: unknown }) => Promise<Described>;
+/** The answer to one call of the client, and what the call gave: undefined when it threw for that answer. */
+interface Answered<T> {
+  readonly answer: Described;
+  readonly value: T | undefined;
+}
 
 /**
- * One request at a time, each giving up after `timeoutMs`; no answer (refused, unknown host,
- * timeout) is a NoAnswer. The answer is returned with every run of `secret` long enough to matter
- * masked in its headers and body as soon as it is received (tools/key-mask.ts), so that no check
- * quotes it, whole, cut short or in part.
+ * Runs one call of the client, which makes one request (no retry) and answers it, masked: a call
+ * that threw for its answer (an error status, a body not of its kind) still has one, which the
+ * check judges and says what is wrong with. No answer (refused, unknown host, timeout) is a NoAnswer.
  */
-const senderMasking =
-  (secret: string, timeoutMs: number): Send =>
-  async (method, url, { key, body } = {}) => {
-    const headers: Record<string, string> = {};
-    if (key !== undefined) headers.Authorization = `Bearer ${key}`;
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    try {
-      const response = await fetch(url, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const text = await response.text();
-      const masked = new Headers();
-      // A header holds Latin-1 only: its mask is '...'.
-      for (const [name, value] of response.headers) masked.append(name, maskSecretRuns(value, [secret], '...'));
-      return { method, url, status: response.status, headers: masked, body: maskSecretRuns(text, [secret]) };
-    } catch (error) {
-      throw new NoAnswer(url.origin, noAnswerReason(error, timeoutMs));
-    }
-  };
+type AnswerTo = <T>(method: HttpMethod, call: (client: PetStore) => Promise<T>) => Promise<Answered<T>>;
 
 /** What is wrong with an answer besides its status: openapi.json's description, and the Error's status. */
 const answerProblems = (answer: Described): string[] => {
@@ -155,28 +140,32 @@ const petOf = (body: unknown): Pet => {
 };
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 
+/** A listing's page: its pets, its `Link rel="next"` as written, and the client's page, whose next() follows it. */
+interface Listing {
+  pets: Pet[];
+  next?: string;
+  page: Page;
+}
+
 /** What the checks learn from each other: the pet created, the listing's first page. */
 interface Findings {
   created?: { pet: Pet; location: URL };
-  firstPage?: { pets: Pet[]; next?: string };
+  firstPage?: Listing;
 }
 
 /** What every check sends with, and the requests more than one check makes. */
 interface CheckContext {
-  readonly send: Send;
-  readonly key: string;
+  readonly answerTo: AnswerTo;
   readonly readOnly: boolean;
   readonly now: Date;
   /** The base URL, for the URLs the API writes. */
   readonly base: URL;
-  /** A URL below the base URL. */
-  at(path: string): URL;
   /** POST /pets of a pet named SMOKE_PET_NAME: 201, that pet, at a Location of the base URL's. */
   createPet(): Promise<NonNullable<Findings['created']>>;
   /** GET /pets?limit=…: 200, at most `limit` pets, and the next page's link if any. */
-  listing(limit: number): Promise<NonNullable<Findings['firstPage']>>;
+  listing(limit: number): Promise<Listing>;
   /** The listing, asked again after each of RELIST_DELAYS_MS while it has no next page. */
-  relisting(limit: number): Promise<NonNullable<Findings['firstPage']>>;
+  relisting(limit: number): Promise<Listing>;
 }
 
 /**
@@ -233,7 +222,7 @@ export const SMOKE_CHECKS = [
     does: 'follows `Link rel="next"`: `200`, no pet of the first page again; creates a second pet if needed (`skip` with `--read-only` if it would)',
     failureTells: 'pagination is broken, or links point elsewhere',
     learnsFrom: ['list'],
-    run: async ({ send, key, readOnly, base, createPet, listing, relisting }, findings) => {
+    run: async ({ answerTo, readOnly, base, createPet, listing, relisting }, findings) => {
       let page = findings.firstPage;
       if (page === undefined) throw new CheckSkipped('no listing to follow (list failed)');
       let made = '';
@@ -259,8 +248,11 @@ export const SMOKE_CHECKS = [
             throw new CheckFailed(`no Link rel="next" on a page of limit ${SMOKE_PAGE_SIZE}, though ${SMOKE_PAGE_SIZE + 1} pets exist`);
         }
       }
-      const url = ownUrl(page.next, 'Link rel="next"', base, petsPath);
-      const pets = petsOf(expectAnswer(await send('GET', url, { key }), 200));
+      ownUrl(page.next, 'Link rel="next"', base, petsPath);
+      // next() sends the link's query to the base URL: the line above judges the link as written.
+      const listed = page;
+      const { answer } = await answerTo('GET', () => listed.page.next());
+      const pets = petsOf(expectAnswer(answer, 200));
       const first = page.pets;
       const repeated = pets.filter((pet) => first.some((firstPet) => firstPet.id === pet.id));
       if (repeated.length > 0) throw new CheckFailed(`the next page repeats pet ${repeated[0]?.id} of the first`);
@@ -273,13 +265,13 @@ export const SMOKE_CHECKS = [
     does: '`GET` the created (or first listed) pet: `200`, the same pet, the `Deprecation`, `Sunset` and `Link` headers (`410 gone` past the sunset)',
     failureTells: 'the deprecated operation or its headers are wrong. `skip` when there is no pet',
     learnsFrom: ['create'],
-    run: async ({ send, key, readOnly, now, base, at }, findings) => {
+    run: async ({ answerTo, readOnly, now, base }, findings) => {
       const pet = readOnly ? findings.firstPage?.pets[0] : findings.created?.pet;
       if (pet === undefined) {
         throw new CheckSkipped(readOnly ? 'no pet to get: the listing is empty (or failed)' : 'no pet to get: create failed');
       }
-      const url = findings.created?.location ?? at(`/pets/${pet.id}`);
-      const answer = await send('GET', url, { key });
+      // The deprecated call is what this check is for. Its URL is the created pet's Location, as the create check found.
+      const { answer } = await answerTo('GET', (client) => client.pets.get(pet.id));
       const sunset = deprecation !== undefined && now >= deprecation.sunsetAt;
       const body = expectAnswer(answer, sunset ? 410 : 200);
       if (!sunset && JSON.stringify(petOf(body)) !== JSON.stringify(pet))
@@ -301,9 +293,10 @@ export const SMOKE_CHECKS = [
     tries: ['listPets'],
     does: `\`GET /pets\` without \`Authorization\`: \`401 unauthorized\` with \`WWW-Authenticate: ${WWW_AUTHENTICATE}\``,
     failureTells: "the authorizer or gateway responses are not this repository's",
-    run: async ({ send, at }) => {
+    run: async ({ answerTo }) => {
       // openapi.json requires the 401's WWW-Authenticate, with its value.
-      expectAnswer(await send('GET', at('/pets')), 401);
+      const { answer } = await answerTo('GET', (client) => client.raw({ operation: 'listPets', path: '/pets', auth: false }));
+      expectAnswer(answer, 401);
       return `401 unauthorized, WWW-Authenticate: ${WWW_AUTHENTICATE}`;
     },
   },
@@ -312,8 +305,8 @@ export const SMOKE_CHECKS = [
     tries: [],
     does: `\`GET ${BASE_PATH}${UNKNOWN_ROUTE_PATH}\` with the key: \`404 not_found\``,
     failureTells: 'the gateway responses are missing (raw API Gateway answers `403` `Missing Authentication Token`)',
-    run: async ({ send, key, at }) => {
-      const answer = await send('GET', at(UNKNOWN_ROUTE_PATH), { key });
+    run: async ({ answerTo }) => {
+      const { answer } = await answerTo('GET', (client) => client.raw({ path: UNKNOWN_ROUTE_PATH }));
       expectAnswer(answer, 404, headersOfEveryAnswer);
       return `404 not_found for GET ${BASE_PATH}${UNKNOWN_ROUTE_PATH}`;
     },
@@ -339,27 +332,75 @@ export const SMOKE_COVERAGE = Object.fromEntries(
   }),
 ) as Readonly<Record<OperationId, readonly CheckName[] | { readonly none: string }>>;
 
+/**
+ * The client the checks send with: one attempt per call, no retry, as a retried 429, 503 or
+ * timeout would hide what the smoke is there to see (and a timeout would cost its wait again).
+ * Every answer is recorded with every run of `key` long enough to matter masked in its headers
+ * and body as soon as it is received (tools/key-mask.ts), so that no check quotes it, whole, cut
+ * short or in part.
+ */
+const answeringClient = (baseUrl: string, key: string, timeoutMs: number): AnswerTo => {
+  // The answers of the call under way, as onResponse gives them (the checks send one request at a time).
+  const received: Array<Omit<Described, 'method'>> = [];
+  let client: PetStore;
+  try {
+    client = new PetStore({
+      baseUrl,
+      apiKey: key,
+      timeoutMs,
+      maxRetries: 0,
+      onResponse: ({ response, text }) => {
+        const headers = new Headers();
+        // A header holds Latin-1 only: its mask is '...'.
+        for (const [name, value] of response.headers) headers.append(name, maskSecretRuns(value, [key], '...'));
+        received.push({ url: new URL(response.url), status: response.status, headers, body: maskSecretRuns(text, [key]) });
+      },
+    });
+  } catch {
+    // The client refuses a key it could not send; nothing was sent yet.
+    throw new UsageError(
+      `the API key cannot be sent as a bearer token (letters, digits and -._~+/, then = at its end only): see ${SMOKE_HELP}`,
+    );
+  }
+  const origin = new URL(baseUrl).origin;
+  return async (method, call) => {
+    received.length = 0;
+    let value;
+    try {
+      value = await call(client);
+    } catch (error) {
+      if (error instanceof PetStoreTimeoutError) throw new NoAnswer(origin, `no answer within ${timeoutMs / 1000} s`);
+      if (error instanceof PetStoreNetworkError) throw new NoAnswer(origin, noAnswerReason(error.cause, timeoutMs));
+      if (received.length === 0) throw error;
+    }
+    const answer = received.at(-1);
+    if (answer === undefined) throw new Error('the client sent no request');
+    return { answer: { method, ...answer }, value };
+  };
+};
+
 const contextFor = ({ baseUrl, key, readOnly, now = new Date(), timeoutMs = REQUEST_TIMEOUT_MS }: SmokeOptions): CheckContext => {
-  const send = senderMasking(key, timeoutMs);
+  const answerTo = answeringClient(baseUrl, key, timeoutMs);
   const base = new URL(baseUrl);
-  const at = (path: string) => new URL(`${baseUrl}${path}`);
 
   const createPet = async (): Promise<NonNullable<Findings['created']>> => {
-    const answer = await send('POST', at('/pets'), { key, body: { name: SMOKE_PET_NAME, categoryId: 1 } });
+    const { answer } = await answerTo('POST', (client) => client.pets.create({ name: SMOKE_PET_NAME, categoryId: 1 }));
     const pet = petOf(expectAnswer(answer, 201));
     if (pet.name !== SMOKE_PET_NAME) throw new CheckFailed(`the pet's name is ${JSON.stringify(pet.name)}, not ${SMOKE_PET_NAME}`);
     const location = ownUrl(answer.headers.get('location') ?? undefined, 'Location', base, `${petsPath}/${pet.id}`);
     return { pet, location };
   };
 
-  const listing = async (limit: number): Promise<NonNullable<Findings['firstPage']>> => {
-    const answer = await send('GET', at(`/pets?limit=${limit}`), { key });
+  const listing = async (limit: number): Promise<Listing> => {
+    const { answer, value: page } = await answerTo('GET', (client) => client.pets.list({ limit }));
     const pets = petsOf(expectAnswer(answer, 200));
     if (pets.length > limit) throw new CheckFailed(`${plural(pets.length, 'pet')} on a page of limit ${limit}`);
-    return { pets, next: linkOf(answer, 'next') };
+    // A 200 with a list of pets is a page to the client too.
+    if (page === undefined) throw new CheckFailed('the client refused the listing');
+    return { pets, next: linkOf(answer, 'next'), page };
   };
 
-  const relisting = async (limit: number): Promise<NonNullable<Findings['firstPage']>> => {
+  const relisting = async (limit: number): Promise<Listing> => {
     let page = await listing(limit);
     for (const delay of RELIST_DELAYS_MS) {
       if (page.next !== undefined) break;
@@ -369,7 +410,7 @@ const contextFor = ({ baseUrl, key, readOnly, now = new Date(), timeoutMs = REQU
     return page;
   };
 
-  return { send, key, readOnly, now, base, at, createPet, listing, relisting };
+  return { answerTo, readOnly, now, base, createPet, listing, relisting };
 };
 
 /**

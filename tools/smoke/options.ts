@@ -10,7 +10,7 @@ import { parseCommandLine, UsageError } from '../cli';
 import { REQUEST_TIMEOUT_MS } from '../requests';
 import { stageOutputs, type CloudFormationLookup } from '../stack-outputs';
 
-const SMOKE_HELP = 'npm run smoke -- --help';
+export const SMOKE_HELP = 'npm run smoke -- --help';
 const KEY_VARIABLE = 'PETSTORE_API_KEY';
 /** How long each request waits, in milliseconds, when not REQUEST_TIMEOUT_MS: for a slow network, or a test. */
 const TIMEOUT_VARIABLE = 'PETSTORE_SMOKE_TIMEOUT_MS';

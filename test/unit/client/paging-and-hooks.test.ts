@@ -130,6 +130,15 @@ describe('raw answers, for tools that check headers and statuses', () => {
     ]);
   });
 
+  it('raw() and onResponse give the body as received too, for checks of the exact answer', async () => {
+    const sentText = '[ {"id": 1,  "name": "x"} ]';
+    const { store, answers } = storeOn({ status: 200, body: sentText }, { status: 404, body: '"not found"' });
+    expect(await store.raw({ path: '/pets' })).toMatchObject({ body: [{ id: 1, name: 'x' }], text: sentText });
+    // A JSON string and a text that is not JSON parse alike: only the text tells them apart.
+    expect(await store.raw({ path: '/pets/2' })).toMatchObject({ body: 'not found', text: '"not found"' });
+    expect(answers.map(({ text }) => text)).toEqual([sentText, '"not found"']);
+  });
+
   it('create: onResponse shows the Location and whether the answer was a replay', async () => {
     const { store, answers } = storeOn({
       status: 201,
