@@ -134,7 +134,11 @@ describe('maskKeys', () => {
 describe('maskSecretRuns', () => {
   it('masks the runs of the secrets only, leaving key shapes (data such as a cursor) and the rest as they came', () => {
     const key = generateApiKey();
-    const other = generateApiKey();
+    // Another key, whose first character after the prefix differs from this one's in any case: the
+    // prefix and one more character would be a run of 10 of this key's characters, and masked.
+    let other = generateApiKey();
+    const firstOf = (apiKey: string) => apiKey.charAt(API_KEY_PREFIX.length).toLowerCase();
+    while (firstOf(other) === firstOf(key)) other = generateApiKey();
     const text = `${key.slice(12, 30)} ${other} \u200b`;
     expect(maskSecretRuns(text, [key])).toBe(`… ${other} \u200b`);
     expect(maskSecretRuns(`Bearer ${key}`, [key], '...')).toBe('Bearer ...');
