@@ -37,15 +37,38 @@ export interface AwsCall {
   readonly context: Readonly<Record<string, ContextValue>>;
 }
 
-/** Where the run's calls are written, one file per test worker; emptied when a run starts. */
-export const AWS_CALLS_DIR = resolve(projectRoot, 'node_modules/.cache/pet-store/aws-calls');
+/** Where runs write their calls: a folder per run, one file per test worker in it. */
+const AWS_CALLS_ROOT = resolve(projectRoot, 'node_modules/.cache/pet-store/aws-calls');
+/**
+ * The folder of this run, set by the run's global setup before any worker starts (workers inherit
+ * it): a second run in the same checkout, a single file run beside `npm test` say, neither empties
+ * nor adds to this one's calls.
+ */
+const RUN_FOLDER_VARIABLE = 'PET_STORE_AWS_CALLS_FOLDER';
+const runFolder = (): string => process.env[RUN_FOLDER_VARIABLE] ?? resolve(AWS_CALLS_ROOT, 'unset');
 /** Says whether the run that wrote the calls ran the whole suite (no file or name filter). */
-const RUN_FILE = resolve(AWS_CALLS_DIR, 'run.json');
+const runFile = () => resolve(runFolder(), 'run.json');
+
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
 
 export const startRecordingRun = (wholeSuite: boolean): void => {
-  rmSync(AWS_CALLS_DIR, { recursive: true, force: true });
-  mkdirSync(AWS_CALLS_DIR, { recursive: true });
-  writeFileSync(RUN_FILE, JSON.stringify({ wholeSuite }));
+  // The folders of runs that are over (their process is gone) go; a run still going keeps its own.
+  mkdirSync(AWS_CALLS_ROOT, { recursive: true });
+  for (const folder of readdirSync(AWS_CALLS_ROOT)) {
+    const pid = Number(folder);
+    if (!Number.isInteger(pid) || pid <= 0 || !isRunning(pid)) rmSync(resolve(AWS_CALLS_ROOT, folder), { recursive: true, force: true });
+  }
+  process.env[RUN_FOLDER_VARIABLE] = resolve(AWS_CALLS_ROOT, String(process.pid));
+  rmSync(runFolder(), { recursive: true, force: true });
+  mkdirSync(runFolder(), { recursive: true });
+  writeFileSync(runFile(), JSON.stringify({ wholeSuite }));
 };
 
 export interface RecordedRun {
@@ -56,13 +79,13 @@ export interface RecordedRun {
 export const readRecordedRun = (): RecordedRun | undefined => {
   let run: { wholeSuite: boolean };
   try {
-    run = JSON.parse(readFileSync(RUN_FILE, 'utf8')) as { wholeSuite: boolean };
+    run = JSON.parse(readFileSync(runFile(), 'utf8')) as { wholeSuite: boolean };
   } catch {
     return undefined;
   }
-  const lines = readdirSync(AWS_CALLS_DIR)
+  const lines = readdirSync(runFolder())
     .filter((file) => file.endsWith('.jsonl'))
-    .flatMap((file) => readFileSync(resolve(AWS_CALLS_DIR, file), 'utf8').split('\n'))
+    .flatMap((file) => readFileSync(resolve(runFolder(), file), 'utf8').split('\n'))
     .filter((line) => line !== '');
   return { wholeSuite: run.wholeSuite, calls: [...new Set(lines)].map((line) => JSON.parse(line) as AwsCall) };
 };
@@ -74,8 +97,8 @@ export const recordAwsCall = (call: AwsCall): void => {
   const line = JSON.stringify(call);
   if (written.has(line)) return;
   written.add(line);
-  mkdirSync(AWS_CALLS_DIR, { recursive: true });
-  appendFileSync(resolve(AWS_CALLS_DIR, `${process.pid}.jsonl`), `${line}\n`);
+  mkdirSync(runFolder(), { recursive: true });
+  appendFileSync(resolve(runFolder(), `${process.pid}.jsonl`), `${line}\n`);
 };
 
 /** A function's call to another of the stack's functions, named by its ARN or name, with its qualifier. */
