@@ -4,7 +4,8 @@
  *
  * Masked, each run replaced by MASK:
  * - every run of KNOWN_RUN or more characters of a secret the tool holds (the smoke's key, a key
- *   the key tool made or was handed), with or without its prefix, wherever it appears;
+ *   the key tool made or was handed) past the prefix every key shares, and the prefix where it
+ *   leads into such a run, wherever it appears;
  * - anything shaped like a generated key: the prefix and what follows it, or a body alone
  *   (API_KEY_BODY_LENGTH characters of base64url, standing on their own).
  * Characters are compared as they read: letters in either case, the compatibility forms Unicode
@@ -73,7 +74,7 @@ const fold = (text: string): Folded => {
   return { text: folded, lower: folded.toLowerCase(), from, to };
 };
 
-/** KNOWN_RUN characters of a secret, folded; `shared` when they lie within the prefix every key has. */
+/** KNOWN_RUN characters of a secret, folded; `shared` when they start in the prefix every key has. */
 interface Run {
   readonly text: string;
   readonly shared: boolean;
@@ -84,9 +85,14 @@ const runsOf = (secret: string): Run[] => {
   const folded = fold(secret).lower;
   const length = Math.min(KNOWN_RUN, folded.length);
   const prefixed = folded.startsWith(PREFIX);
+  // The prefix tells nothing of a key: a run that starts in it holds fewer than KNOWN_RUN of the
+  // key's own characters ("PETSTORE_API_KEY" is no part of a key "petstore_A…"). A secret with
+  // fewer than KNOWN_RUN characters past its prefix has only the prefix alone shared.
+  const longBody = folded.length - PREFIX.length >= KNOWN_RUN;
   const runs: Run[] = [];
   for (let start = 0; length > 0 && start + length <= folded.length; start++) {
-    runs.push({ text: folded.slice(start, start + length), shared: prefixed && start + length <= PREFIX.length });
+    const shared = prefixed && (longBody ? start < PREFIX.length : start + length <= PREFIX.length);
+    runs.push({ text: folded.slice(start, start + length), shared });
   }
   return runs;
 };
@@ -109,8 +115,15 @@ const foundRanges = (folded: Folded, secrets: readonly string[], shapes: boolean
       if (onlyShared !== undefined) (onlyShared ? shared : own).push([start, start + length]);
     }
   }
-  // The prefix names no key: it is masked where it leads into a secret's own characters, not alone.
-  const ranges = [...own, ...shared.filter(([start, end]) => own.some(([ownStart, ownEnd]) => start < ownEnd && ownStart < end))];
+  // The prefix names no key: it is masked where it leads into a secret's own characters (a run of
+  // it touching a masked run, in turn), not alone.
+  const ranges = [...own];
+  const touches = ([start, end]: Range) => ranges.some(([maskedStart, maskedEnd]) => start <= maskedEnd && maskedStart <= end);
+  for (let unmasked = shared, before = -1; unmasked.length !== before;) {
+    before = unmasked.length;
+    ranges.push(...unmasked.filter(touches));
+    unmasked = unmasked.filter((range) => !ranges.includes(range));
+  }
   for (const shape of shapes ? KEY_SHAPES : []) {
     for (const match of folded.text.matchAll(shape)) ranges.push([match.index, match.index + match[0].length]);
   }

@@ -1591,10 +1591,10 @@ describe('npm run keys, as an operator meets its errors', () => {
   });
 });
 
-/** Every 8 characters of `key` beyond its prefix alone, in lower case: none may be printed. */
+/** Every 8 characters of `key` past its prefix (which every key shares), in lower case: none may be printed. */
 const partsOf = (key: string): string[] =>
   [...Array(key.length - 7).keys()]
-    .filter((start) => start + 8 > API_KEY_PREFIX.length)
+    .filter((start) => start >= API_KEY_PREFIX.length)
     .map((start) => key.slice(start, start + 8).toLowerCase());
 
 describe('a key pasted in the wrong place, never echoed', () => {
