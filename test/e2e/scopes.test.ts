@@ -59,7 +59,7 @@ const expectInsufficientScope = async (response: Response) => {
 
 /**
  * The scope each operation of the 403's message needs: the message names, scope by scope, the
- * operations that need it ("listPets and getPet need pets:read, createPet pets:write, …"), a route
+ * operations that need it ("<operations> need <scope>, …"), a route
  * not implemented by its method and path.
  */
 const scopesNamedBy = (message: string): Record<string, string> => {
