@@ -5,10 +5,8 @@
  * (300 s): the server drops the cached answers of a key whose item changes, and the expiry sweep
  * (run every second here) marks an expired key, which is such a change.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { writePlansFile } from '../support/plans-file';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hashApiKey } from '../../shared/api-keys';
@@ -159,24 +157,20 @@ describe('a key put on a plan with the key tool, over HTTP', () => {
   const PLANS: Plans = { ...ROOMY_PLANS, small: SMALL };
   const BURST = 12;
   let planned: LocalApi;
-  let folder: string;
-  let plansFile: string;
+  const plansFile = writePlansFile(PLANS);
 
   beforeAll(async () => {
-    folder = mkdtempSync(join(tmpdir(), 'plans-'));
-    plansFile = join(folder, 'plans.json');
-    writeFileSync(plansFile, JSON.stringify({ plans: PLANS }));
     planned = await startLocalApi({ authCacheTtlSeconds: AUTH_CACHE_TTL_SECONDS, plans: PLANS });
   });
   afterAll(async () => {
     await planned.close();
-    rmSync(folder, { recursive: true, force: true });
+    plansFile.remove();
   });
 
   const plannedTool = async (...argv: string[]) => {
     const lines: string[] = [];
     const code = await runKeysCommand([...argv, '--json'], {
-      env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: planned.tables.apiKeys, PLANS_FILE: plansFile },
+      env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: planned.tables.apiKeys, PLANS_FILE: plansFile.path },
       print: (line) => lines.push(line),
     });
     expect(code).toBe(0);

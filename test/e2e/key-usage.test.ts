@@ -4,9 +4,7 @@
  * not), and what remains of the plan's quota goes down by as many. The tool reads the local
  * server's usage table on the same DynamoDB; the server and the tool have the same plans.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writePlansFile } from '../support/plans-file';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Plans } from '../../shared/plans';
 import { runKeysCommand } from '../../tools/keys/cli';
@@ -17,25 +15,21 @@ const QUOTA = 5;
 const PLANS: Plans = { ...ROOMY_PLANS, metered: { rateLimit: 1_000, burstLimit: 1_000, quota: { limit: QUOTA, period: 'DAY' } } };
 
 let api: LocalApi;
-let folder: string;
-let plansFile: string;
+const plansFile = writePlansFile(PLANS);
 
 beforeAll(async () => {
-  folder = mkdtempSync(join(tmpdir(), 'plans-'));
-  plansFile = join(folder, 'plans.json');
-  writeFileSync(plansFile, JSON.stringify({ plans: PLANS }));
   api = await startLocalApi({ plans: PLANS });
 });
 afterAll(async () => {
   await api.close();
-  rmSync(folder, { recursive: true, force: true });
+  plansFile.remove();
 });
 
 /** `npm run keys -- …` on the local server's DynamoDB and plans: the lines it prints. */
 const keysTool = async (...argv: string[]): Promise<string[]> => {
   const lines: string[] = [];
   const code = await runKeysCommand(argv, {
-    env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys, PLANS_FILE: plansFile },
+    env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys, PLANS_FILE: plansFile.path },
     print: (line) => lines.push(line),
   });
   expect(code).toBe(0);
