@@ -5,6 +5,7 @@
  * filters count the 429s they name. A field renamed in a line, or in a query, fails here.
  */
 import type { DynamoDBRecord } from 'aws-lambda';
+import { modifyRecord } from '../support/stream-records';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { throttlingPatterns } from '../../infra/constructs/throttling';
 import { queryText } from '../../infra/constructs/saved-queries';
@@ -51,23 +52,8 @@ const capture = async (run: () => Promise<unknown>): Promise<Line[]> => {
   return lines.map((line) => JSON.parse(line) as Line);
 };
 
-/** A MODIFY record of the keys table (AWS's documented shape, NEW_AND_OLD_IMAGES) revoking a key. */
-const revokeRecord = (): DynamoDBRecord => {
-  const image = { keyHash: { S: 'f'.repeat(64) }, keyId: { S: 'ffffffffffff' }, name: { S: 'ci' } };
-  return {
-    eventID: 'event-1',
-    eventName: 'MODIFY',
-    eventSource: 'aws:dynamodb',
-    dynamodb: {
-      ApproximateCreationDateTime: 1_893_553_445,
-      Keys: { keyHash: image.keyHash },
-      OldImage: image,
-      NewImage: { ...image, revokedAt: { S: '2030-01-01T00:00:00.000Z' } },
-      SequenceNumber: '1',
-      StreamViewType: 'NEW_AND_OLD_IMAGES',
-    },
-  };
-};
+/** A MODIFY record of the keys table revoking a key. */
+const revokeRecord = (): DynamoDBRecord => modifyRecord('1', 'revokedAt', '2030-01-01T00:00:00.000Z');
 
 beforeAll(async () => {
   api = await startLocalApi({ plans: PLANS, accessLog: (line) => void accessLines.push(line) });

@@ -4,24 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, logAuditEntry } from '../../functions/key-audit';
 import { auditEntryOf, MAX_AUDIT_LINE_BYTES, TRUNCATED_TEXT_LENGTH, TRUNCATION_MARK, type KeyAuditEntry } from '../../shared/key-audit';
 import { context } from '../support/events';
-
-/** A MODIFY record of the keys table (AWS's documented shape, NEW_AND_OLD_IMAGES) that sets one attribute. */
-const modifyRecord = (sequenceNumber: string, attribute: string, value: string): DynamoDBRecord => {
-  const image = { keyHash: { S: 'f'.repeat(64) }, keyId: { S: 'ffffffffffff' }, name: { S: 'ci' } };
-  return {
-    eventID: `event-${sequenceNumber}`,
-    eventName: 'MODIFY',
-    eventSource: 'aws:dynamodb',
-    dynamodb: {
-      ApproximateCreationDateTime: 1_893_553_445,
-      Keys: { keyHash: image.keyHash },
-      OldImage: image,
-      NewImage: { ...image, [attribute]: { S: value } },
-      SequenceNumber: sequenceNumber,
-      StreamViewType: 'NEW_AND_OLD_IMAGES',
-    },
-  };
-};
+import { modifyRecord } from '../support/stream-records';
 
 const batch = (...records: DynamoDBRecord[]): DynamoDBStreamEvent => ({ Records: records });
 
