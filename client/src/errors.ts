@@ -62,3 +62,37 @@ export class PetStoreTimeoutError extends Error {
     super(`No answer within ${timeoutMs} ms`);
   }
 }
+
+/**
+ * A request URL not below `baseUrl` (another host, port or user, or a path out of its base path):
+ * refused before anything is sent, so the key goes to no one else.
+ */
+export class PetStoreUrlError extends Error {
+  override readonly name = 'PetStoreUrlError';
+  /** Always false: nothing was sent. */
+  readonly mayHaveReachedServer = false;
+
+  constructor(
+    /** The path as given. */
+    readonly path: string,
+    readonly operation: string | undefined,
+  ) {
+    super(`Refused: the path ${JSON.stringify(path)} is not below baseUrl (it must begin with one "/" and stay under baseUrl's path)`);
+  }
+}
+
+/**
+ * A `Link rel="next"` that repeats a cursor already followed: the server's paging goes round in a
+ * circle, so `pets.all()` stops instead of asking for the same pages forever.
+ */
+export class PetStoreRepeatedCursorError extends Error {
+  override readonly name = 'PetStoreRepeatedCursorError';
+
+  constructor(
+    /** The repeated cursor; null for a next link without one (the first page again). */
+    readonly cursor: string | null,
+    readonly operation: string | undefined,
+  ) {
+    super(`${operation ?? 'paging'}: the next page's cursor repeats one already followed; stopped instead of paging in a circle`);
+  }
+}

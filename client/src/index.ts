@@ -13,6 +13,6 @@ export type {
   ResponseNotice,
   RetryNotice,
 } from './pet-store.js';
-export { PetStoreError, PetStoreNetworkError, PetStoreTimeoutError } from './errors.js';
+export { PetStoreError, PetStoreNetworkError, PetStoreRepeatedCursorError, PetStoreTimeoutError, PetStoreUrlError } from './errors.js';
 export { ERROR_CODES, OPERATIONS } from './types.js';
 export type { ErrorBody, ErrorCode, ListPetsQuery, NewPet, OperationId, Pet, PetId, PetStatus } from './types.js';

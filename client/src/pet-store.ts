@@ -4,7 +4,7 @@
  * exponential backoff and full jitter never sooner than Retry-After, and throws one error class
  * per kind of failure. The key lives in a private field: no error, log or enumerable field holds it.
  */
-import { PetStoreError, PetStoreNetworkError, PetStoreTimeoutError } from './errors.js';
+import { PetStoreError, PetStoreNetworkError, PetStoreRepeatedCursorError, PetStoreTimeoutError, PetStoreUrlError } from './errors.js';
 import { instantOf, linkOf, retryAfterSeconds } from './headers.js';
 import {
   OPERATIONS,
@@ -56,7 +56,7 @@ export interface ResponseNotice {
 }
 
 export interface PetStoreOptions {
-  /** The API's base URL, with `/v1`: `https://<api-host>/v1`. */
+  /** The API's base URL, with `/v1`: `https://<api-host>/v1`. http or https, without credentials, query or fragment (a TypeError otherwise). */
   readonly baseUrl: string;
   readonly apiKey: string;
   /** Per attempt, until the whole body is read. Default 10,000. */
@@ -92,7 +92,11 @@ export interface RawRequest extends CallOptions {
   readonly operation?: OperationId;
   /** Default GET. Only GETs and requests with an idempotency key are retried. */
   readonly method?: string;
-  /** Below the base URL, e.g. `/pets/42`. */
+  /**
+   * Below the base URL, e.g. `/pets/42`: it begins with one `/` (or `?`) and stays under the base
+   * URL's path. Any other (`:8443/pets`, `//host`, `@host`, a whole URL, `/../`) is refused with a
+   * PetStoreUrlError before anything is sent.
+   */
   readonly path: string;
   /** Added to the path's own query; undefined values are left out. */
   readonly query?: Readonly<Record<string, string | number | undefined>>;
@@ -135,6 +139,8 @@ export interface CreateOptions extends CallOptions {
 
 // RFC 6750's token68: anything else could not be sent, and fetch's refusal would quote it.
 const KEY_SYNTAX = /^[\w.~+/-]+=*$/;
+// One "/" and then no other "/" or "\\" (URLs read "\\" as "/"): two would begin a host's name.
+const PATH_BELOW = /^(?:\/(?![/\\])|\?|$)/;
 // Errors of a connection that surely never carried the request.
 const NOT_SENT = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN'];
 
@@ -151,6 +157,32 @@ const defaultSleep = (ms: number, signal?: AbortSignal) =>
     if (signal?.aborted) abort();
     else signal?.addEventListener('abort', abort, { once: true });
   });
+
+/** baseUrl, parsed: http(s), without credentials, query or fragment, which a request would lose or send elsewhere. */
+const parseBaseUrl = (baseUrl: string): URL => {
+  let base: URL | undefined;
+  try {
+    base = new URL(baseUrl);
+  } catch {
+    // Refused below, without quoting it: it may hold a password.
+  }
+  if (!base || !/^https?:$/.test(base.protocol) || base.username || base.password || base.search || base.hash)
+    throw new TypeError('PetStore: baseUrl must be an http or https URL without credentials, query or fragment');
+  return base;
+};
+
+/**
+ * The URL of `path` below `base`, built by the URL parser (not by joining strings, where
+ * `:8443/pets` or `@evil.example` after a host would name another server): the key goes to
+ * base's origin, under its path, or nowhere.
+ */
+const urlBelow = (base: URL, path: string, operation: string | undefined): URL => {
+  const prefix = base.pathname.replace(/\/+$/, '');
+  const url = PATH_BELOW.test(path) ? new URL(prefix + path, base.origin) : undefined;
+  const below = url?.pathname === prefix || url?.pathname.startsWith(`${prefix}/`);
+  if (!url || url.origin !== base.origin || !below) throw new PetStoreUrlError(path, operation);
+  return url;
+};
 
 /** The code of an answer without the Error shape (a proxy's, say), from its status. */
 const codeForStatus = (status: number): ErrorCode =>
@@ -172,31 +204,39 @@ export class PetStore {
   readonly pets: {
     /** One page of pets; `next()` follows `Link rel="next"`. */
     list(options?: ListOptions): Promise<Page>;
-    /** Every pet, page after page. */
+    /** Every pet, page after page; a next link that repeats a cursor ends it with a PetStoreRepeatedCursorError. */
     all(options?: AllOptions): AsyncGenerator<Pet, void, undefined>;
     /** Creates a pet, safe to retry: with an Idempotency-Key, new unless given. */
     create(pet: NewPet, options?: CreateOptions): Promise<Pet>;
     /** @deprecated The API deprecated getPet: use `list` with a status filter. Reported once through `onDeprecation`. */
     get(id: PetId, options?: CallOptions): Promise<Pet>;
   };
+  readonly #base: URL;
   readonly #apiKey: string;
   readonly #options: Omit<PetStoreOptions, 'apiKey' | 'baseUrl'>;
   readonly #reported = new Set<string>();
 
   constructor({ baseUrl, apiKey, ...options }: PetStoreOptions) {
     if (typeof apiKey !== 'string' || !KEY_SYNTAX.test(apiKey)) throw new TypeError('PetStore: apiKey is missing or not a bearer token');
+    this.#base = parseBaseUrl(baseUrl);
     this.baseUrl = String(baseUrl).replace(/\/+$/, '');
     this.#apiKey = apiKey;
     this.#options = options;
-    const listPage = async (query: Record<string, string | number | undefined>, signal?: AbortSignal): Promise<Page> => {
+    type Query = Record<string, string | number | undefined>;
+    /** One page's pets, and the query of the next (`Link rel="next"`), if any. */
+    const fetchPage = async (query: Query, signal?: AbortSignal): Promise<{ pets: Pet[]; nextQuery: Query | undefined }> => {
       const { response, body, error } = await this.raw({ ...requestOf('listPets'), query, signal });
       if (error) throw error;
       if (!Array.isArray(body)) throw new TypeError(`listPets: HTTP ${response.status} without a JSON array`);
       const next = linkOf(response.headers, 'next');
       // The key goes only to baseUrl: the next page's query is taken from the link, not its host.
       const nextQuery = next === undefined ? undefined : Object.fromEntries(new URL(next, response.url || this.baseUrl).searchParams);
+      return { pets: body, nextQuery };
+    };
+    const listPage = async (query: Query, signal?: AbortSignal): Promise<Page> => {
+      const { pets, nextQuery } = await fetchPage(query, signal);
       return {
-        pets: body,
+        pets,
         hasNext: nextQuery !== undefined,
         next: async (options = { signal }) => (nextQuery ? listPage(nextQuery, options.signal) : undefined),
       };
@@ -204,10 +244,16 @@ export class PetStore {
     this.pets = {
       list: ({ signal, ...query } = {}) => listPage(query, signal),
       all: async function* ({ status, pageSize, signal } = {}) {
-        let page: Page | undefined = await listPage({ status, limit: pageSize }, signal);
-        while (page) {
+        // The cursors followed so far; null is the first page's (none). A repeat would loop forever.
+        const followed = new Set<unknown>([null]);
+        let page = await fetchPage({ status, limit: pageSize }, signal);
+        for (;;) {
           yield* page.pets;
-          page = await page.next();
+          if (!page.nextQuery) return;
+          const cursor = page.nextQuery.cursor ?? null;
+          if (followed.has(cursor)) throw new PetStoreRepeatedCursorError(cursor === null ? null : String(cursor), 'listPets');
+          followed.add(cursor);
+          page = await fetchPage(page.nextQuery, signal);
         }
       },
       create: async (pet, { idempotencyKey = globalThis.crypto.randomUUID(), signal } = {}) =>
@@ -224,19 +270,22 @@ export class PetStore {
   /**
    * One request with the client's key, retries and error parsing, answering whatever status comes
    * last (an error status too, in `error`): for tools that check headers and statuses themselves.
-   * Throws only for no answer (PetStoreNetworkError, PetStoreTimeoutError) or an abort.
+   * Throws only for a path not below the base URL (PetStoreUrlError, nothing sent), no answer
+   * (PetStoreNetworkError, PetStoreTimeoutError) or an abort.
    */
   async raw(request: RawRequest): Promise<RawAnswer> {
     const { maxRetries = 3, maxElapsedMs = 30_000, baseDelayMs = 200, maxDelayMs = 20_000 } = this.#options;
     const { random = Math.random, now = Date.now, sleep = defaultSleep, onRetry } = this.#options;
-    const { method = 'GET', idempotencyKey, signal } = request;
+    const { method = 'GET', idempotencyKey, signal, query = {} } = request;
+    const url = urlBelow(this.#base, request.path, request.operation);
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
     const retryable = method.toUpperCase() === 'GET' || idempotencyKey !== undefined;
     const started = now();
     for (let attempt = 1; ; attempt += 1) {
       signal?.throwIfAborted();
       let outcome: RawAnswer | PetStoreNetworkError | PetStoreTimeoutError;
       try {
-        outcome = await this.#attempt(request, attempt);
+        outcome = await this.#attempt(request, url, attempt);
       } catch (error) {
         if (!(error instanceof PetStoreNetworkError || error instanceof PetStoreTimeoutError)) throw error;
         outcome = error;
@@ -262,11 +311,9 @@ export class PetStore {
     return body as T;
   }
 
-  async #attempt(request: RawRequest, attempt: number): Promise<RawAnswer> {
+  async #attempt(request: RawRequest, url: URL, attempt: number): Promise<RawAnswer> {
     const { timeoutMs = 10_000, onResponse, onDeprecation, now = Date.now } = this.#options;
-    const { operation, method = 'GET', path, query = {}, body, idempotencyKey, auth = true, signal } = request;
-    const url = new URL(this.baseUrl + path);
-    for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
+    const { operation, method = 'GET', path, body, idempotencyKey, auth = true, signal } = request;
     const headers: Record<string, string> = { accept: 'application/json', ...request.headers };
     if (auth) headers.authorization = `Bearer ${this.#apiKey}`;
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;

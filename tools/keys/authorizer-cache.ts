@@ -10,6 +10,7 @@ import { flushAuthorizerCache, flushCommandLine, type ApiGatewayCalls } from '..
 import { STAGE_NAME } from '../../shared/routes';
 import { stackName, stackOutputs } from '../../shared/stack';
 import type { KeysTarget } from './target';
+import { apiGatewayClientFor } from './api-gateway-client';
 
 export interface AuthorizerCache {
   /**
@@ -45,7 +46,7 @@ export const authorizerCacheFor = (target: KeysTarget, apiGateway?: ApiGatewayCa
         );
       }
       const apiStage = { restApiId, stageName: STAGE_NAME };
-      const client = apiGateway ?? new APIGatewayClient({ region: target.region });
+      const client = apiGateway ?? apiGatewayClientFor(target.region);
       try {
         await flushAuthorizerCache(client, apiStage);
       } catch (error) {

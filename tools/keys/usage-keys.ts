@@ -28,6 +28,7 @@ import { awsErrorName } from '../stack-outputs';
 import { readLocalUsage } from '../local-server/usage-log';
 import { localUsageKey, quotaPeriodStart, usageDay } from '../local-server/usage-plans';
 import { KEYS_HELP, type KeysTarget } from './target';
+import { apiGatewayClientFor } from './api-gateway-client';
 
 /** The API Gateway client (a client: the SDK's paginators take no other). */
 export type ApiGatewayCalls = APIGatewayClient;
@@ -183,7 +184,7 @@ const reasonOf = (error: unknown): string => (error instanceof Error ? error.nam
 
 const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefined): UsageKeys => {
   let client: ApiGatewayCalls | undefined = apiGateway;
-  const calls = (): ApiGatewayCalls => (client ??= new APIGatewayClient({ region: target.region }));
+  const calls = (): ApiGatewayCalls => (client ??= apiGatewayClientFor(target.region));
   const { stage, stackOutputs: outputs } = target;
 
   const usagePlanIds = (): Readonly<Record<string, string>> => {

@@ -63,8 +63,9 @@ const positiveInteger = (name: string, value: string, max: number) => {
 
 const httpUrl = (value: string): string => {
   const url = URL.canParse(value) ? new URL(value) : undefined;
-  if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
-    throw new UsageError(`--url must be an http or https URL ending in /v1: see ${LOAD_HELP}`);
+  // What the client refuses: a query or fragment would be lost, credentials sent to the wrong place.
+  if ((url?.protocol !== 'http:' && url?.protocol !== 'https:') || url.search || url.hash || url.username || url.password)
+    throw new UsageError(`--url must be an http or https URL ending in /v1, without credentials, query or fragment: see ${LOAD_HELP}`);
   return value.replace(/\/+$/, '');
 };
 

@@ -3,7 +3,7 @@
  * answers tools read, and the headers the client reads (Link, Retry-After, Deprecation, Sunset).
  */
 import { describe, expect, it, vi } from 'vitest';
-import { PetStore, type DeprecationNotice, type ResponseNotice } from '../../../client/src/index';
+import { PetStore, PetStoreRepeatedCursorError, type DeprecationNotice, type ResponseNotice } from '../../../client/src/index';
 import { instantOf, linkOf, retryAfterSeconds } from '../../../client/src/headers';
 import { errorAnswer, scriptedFetch, type Scripted } from '../../support/fake-fetch';
 
@@ -61,6 +61,43 @@ describe('paging', () => {
     const { store, sent } = storeOn(page([1], 'https://elsewhere.example/v1/pets?limit=1&cursor=z'), page([2]));
     await (await store.pets.list({ limit: 1 })).next();
     expect(sent[1]?.url.href).toBe(`${BASE_URL}/pets?limit=1&cursor=z`);
+  });
+
+  /** What all() yields, up to 20 pets (a client that never stops would go on), and how it ends. */
+  const drain = async (pets: AsyncIterable<{ id: number }>) => {
+    const ids: number[] = [];
+    try {
+      for await (const { id } of pets) if (ids.push(id) >= 20) return { ids, end: 'still paging after 20 pets' };
+    } catch (error) {
+      return { ids, end: error };
+    }
+    return { ids, end: 'done' };
+  };
+
+  it.each([
+    ['the same next link again and again', [page([1], `${BASE_URL}/pets?cursor=a`), page([2], `${BASE_URL}/pets?cursor=a`)], 'a', [1, 2]],
+    [
+      'a circle of two cursors',
+      [page([1], `${BASE_URL}/pets?cursor=a`), page([2], `${BASE_URL}/pets?cursor=b`), page([3], `${BASE_URL}/pets?cursor=a`)],
+      'a',
+      [1, 2, 3],
+    ],
+    ['a next link back to the first page (no cursor)', [page([1], `${BASE_URL}/pets?limit=1`)], null, [1]],
+  ])('all() on a server that answers %s ends with a PetStoreRepeatedCursorError', async (_, script, cursor, ids) => {
+    const { store, sent } = storeOn(...script);
+    const { ids: yielded, end } = await drain(store.pets.all());
+    expect(end).toBeInstanceOf(PetStoreRepeatedCursorError);
+    expect(end).toMatchObject({ cursor, operation: 'listPets' });
+    expect(yielded).toEqual(ids);
+    expect(sent).toHaveLength(ids.length);
+  });
+
+  it('all() follows distinct cursors, however many', async () => {
+    const script = Array.from({ length: 30 }, (_, index) => page([index], index < 29 ? `${BASE_URL}/pets?cursor=c${index}` : undefined));
+    const { store } = storeOn(...script);
+    const ids: number[] = [];
+    for await (const { id } of store.pets.all()) ids.push(id);
+    expect(ids).toEqual(script.map((_, index) => index));
   });
 
   it('a 200 that is not a JSON array (a stray proxy page) is an error, not pets', async () => {

@@ -3,40 +3,13 @@
  * address's) is answered as an error, and neither the key nor the body goes to its Location. Real
  * servers on this machine, with the global fetch: what a client of the package gets.
  */
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PetStore, PetStoreError } from '../../../client/src/index';
-import { uncheckedOrigins } from '../../support/unchecked-origins';
+import { startStrayServer as serve, stopStrayServers } from '../../support/stray-servers';
 
 const API_KEY = 'petstore_unit-test-key-0123456789abcdef';
 
-const servers: Server[] = [];
-const origins: string[] = [];
-afterEach(async () => {
-  for (const origin of origins.splice(0)) uncheckedOrigins.delete(origin);
-  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
-});
-
-/** A server on this machine answering with `answer`; `received` lists what it was sent. */
-const serve = async (answer: (request: IncomingMessage) => { status: number; headers?: Record<string, string>; body?: string }) => {
-  const received: Array<{ method: string; url: string }> = [];
-  const server = createServer((request, response) => {
-    received.push({ method: request.method ?? '', url: request.url ?? '' });
-    request.resume();
-    const { status, headers = {}, body = '' } = answer(request);
-    response.writeHead(status, headers).end(body);
-  });
-  servers.push(server);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // Broken on purpose: its answers are not the API's.
-  uncheckedOrigins.add(origin);
-  origins.push(origin);
-  return { origin, received };
-};
+afterEach(stopStrayServers);
 
 /** The API's address answering every request `status` with a Location on `target`, same origin or not. */
 const redirecting = async (status: number, target: (origin: string) => string) => {

@@ -96,6 +96,17 @@ describe('npm run load against an API at --url', () => {
     expect(message).toBe('the same --key is given twice: see npm run load -- --help');
   });
 
+  it.each([
+    'ftp://api.example.com/v1',
+    'https://user:secret@api.example.com/v1',
+    'https://api.example.com/v1?stage=x',
+    'https://api.example.com/v1#x',
+  ])('refuses --url %s, which the client could not call, as usage', (url) => {
+    expect(refusal(['--url', url, '--key', first])).toBe(
+      '--url must be an http or https URL ending in /v1, without credentials, query or fragment: see npm run load -- --help',
+    );
+  });
+
   it('still needs --url and --key together', () => {
     expect(refusal(['--key', first])).toBe('--url and --key go together: see npm run load -- --help');
   });
