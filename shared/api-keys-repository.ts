@@ -7,14 +7,20 @@
  * - `scopes` (SS): what the key may do; an item without it (deleted by hand) grants nothing;
  * - `createdAt`, `expiresAt`, `revokedAt`, `lastUsedAt` (S, ISO 8601 UTC): a key is refused from
  *   its `expiresAt` on, and once it has any `revokedAt`;
- * - `replaces` / `replacedBy` (S, key ids): the two ends of a roll;
+ * - `replaces` / `replacedBy` (S, key ids): the two ends of a roll; `replacesKeyHash` /
+ *   `replacedByKeyHash` (S): the same two ends by their hashes, so that the keys of a roll, which
+ *   share a usage key, are read by their item's key, strongly consistent, never found by a scan;
  * - `changedBy`, `changedAt` (S): who made the latest change through the key tool, and when; a
  *   change that leaves `changedAt` as it was was made by someone else (the console);
  * - `expiredAt` (S): the `expiresAt` the expiry sweep has recorded as reached;
  * - `plan` (S): the usage plan the key is metered on;
  * - `usageKeyId`, `usageKey` (S): the key's own API Gateway API key (its id, and its value, which
  *   the authorizer returns as `usageIdentifierKey`): a random value, never the bearer key;
- * - `usageKeyBinding` (S): what ties that usage key to this key (shared/plan-policy.ts).
+ * - `usageKeyBinding` (S): what ties that usage key to this key (shared/plan-policy.ts);
+ * - `expiryQueue`, `expiryDueAt` (S): the key's place in the expiry index (shared/tables.ts) while
+ *   its expiry is yet to be marked: written with `expiresAt` by the key tool, removed by the sweep
+ *   once marked, and by a revoke. An expiry the console gives a key that had none is not in it:
+ *   the authorizer refuses the key from then all the same, but the sweep does not mark it.
  *
  * Every key is created with its scopes, a plan and a usage key of its own; the authorizer refuses
  * an item without its plan or usage key, or whose usage key was not written for it (meteringOf).
@@ -26,15 +32,18 @@
  */
 import {
   GetCommand,
+  paginateQuery,
   paginateScan,
   PutCommand,
+  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { apiKeysTableName, dynamoDBOptions } from './config';
 import { callDatabase, cancellationReasons, classifyCancellation, createDocumentClient, isConditionFailure } from './dynamodb';
-import { hashApiKey, keyIdOf } from './api-keys';
+import { hashApiKey, isKeyId, keyIdOf } from './api-keys';
+import { apiKeysExpiryIndex, apiKeysIdIndex, EXPIRY_QUEUE } from './tables';
 import { parseInstant } from './instants';
 import { checkKeyName } from './key-names';
 import { keyState, LAST_USE_RESOLUTION_MS, type KeyState } from './key-state';
@@ -55,6 +64,10 @@ export interface ApiKeyRecord {
   readonly replaces?: string;
   /** The id of the key this one was rolled to. */
   readonly replacedBy?: string;
+  /** The hash of the key this one was rolled from: its item's key. */
+  readonly replacesKeyHash?: string;
+  /** The hash of the key this one was rolled to: its item's key. */
+  readonly replacedByKeyHash?: string;
   readonly changedBy?: string;
   readonly changedAt?: string;
   readonly expiredAt?: string;
@@ -216,12 +229,17 @@ export interface ApiKeysRepository {
   roll(keyId: string, newKey: string, options: RollOptions): Promise<RolledKeys>;
   /** Puts the key on a plan; it keeps its API key (the caller moves it). Throws KeyStateError for a missing or revoked key. */
   setPlan(keyId: string, plan: string, options: { readonly changedBy: Actor }): Promise<ApiKeyRecord>;
-  /** The other keys, not revoked nor expired, metered by the same API key (the two ends of a roll in its grace). */
+  /**
+   * The other keys, not revoked nor expired, metered by the same API key: those of its rolls (the
+   * two ends of a roll in its grace), found through `replacesKeyHash` and `replacedByKeyHash` and
+   * read strongly consistent, so a successor written a moment ago is among them.
+   */
   othersSharingUsageKey(record: ApiKeyRecord, now?: Date): Promise<ApiKeyRecord[]>;
   /**
    * Marks each key whose expiry has passed by `now` with `expiredAt` (once per expiry, and never a
-   * revoked key), so that the audit trail records it. Returns the records marked. A key it cannot
-   * mark does not stop the others: once all are tried, it throws KeysNotMarked naming those.
+   * revoked key), so that the audit trail records it. Reads the keys the expiry index has as due,
+   * and no other. Returns the records marked. A key it cannot mark does not stop the others: once
+   * all are tried, it throws KeysNotMarked naming those.
    */
   markExpired(now: Date, changedBy: Actor): Promise<ApiKeyRecord[]>;
 }
@@ -238,14 +256,37 @@ export interface ApiKeysRepositoryOptions {
   readonly lastUseDeadlineMs?: number;
 }
 
+/** The attributes that place a key in the expiry index: no part of its record. */
+interface ExpiryIndexAttributes {
+  readonly expiryQueue?: unknown;
+  readonly expiryDueAt?: unknown;
+}
+
 /** An item as stored: `scopes` a String Set, read back as a Set (or anything else a console edit left). */
-type ApiKeyItem = Omit<ApiKeyRecord, 'scopes'> & { readonly scopes?: unknown };
+type ApiKeyItem = Omit<ApiKeyRecord, 'scopes'> & { readonly scopes?: unknown } & ExpiryIndexAttributes;
 
 /** The record of an item. Its id is derived from its hash, as the key's is: a `keyId` edited in the console is not trusted. */
-const recordOf = (item: ApiKeyItem): ApiKeyRecord => ({ ...item, keyId: keyIdOf(item.keyHash), scopes: grantedScopes(item.scopes) });
+const recordOf = ({ expiryQueue: _queue, expiryDueAt: _due, ...item }: ApiKeyItem): ApiKeyRecord => ({
+  ...item,
+  keyId: keyIdOf(item.keyHash),
+  scopes: grantedScopes(item.scopes),
+});
 
-/** The record as an item: scopes as a String Set. */
-const itemOf = (record: ApiKeyRecord) => ({ ...record, scopes: new Set(record.scopes) });
+/** The expiry index's attributes of a key expiring at `expiresAt`: its instant in UTC, whose text sorts as time does. */
+const expiryIndexOf = (expiresAt: unknown) => {
+  const due = parseInstant(expiresAt);
+  return due === undefined ? {} : { expiryQueue: EXPIRY_QUEUE, expiryDueAt: due.toISOString() };
+};
+
+/** The record as an item: scopes as a String Set, and in the expiry index when it has an expiry. */
+const itemOf = (record: ApiKeyRecord) => ({ ...record, scopes: new Set(record.scopes), ...expiryIndexOf(record.expiresAt) });
+
+/** The update that takes a key out of the expiry index. */
+const LEAVE_EXPIRY_INDEX = 'REMOVE expiryQueue, expiryDueAt';
+
+/** What a stored hash must look like to be read as an item's key: a link edited in the console may hold anything. */
+const KEY_HASH = /^[0-9a-f]{64}$/;
+const isKeyHash = (value: unknown): value is string => typeof value === 'string' && KEY_HASH.test(value);
 
 const changeValues = (changedBy: Actor, at: string) => ({
   set: ', changedBy = :changedBy, changedAt = :changedAt',
@@ -267,10 +308,14 @@ export const apiKeysRepository = ({
   let lastUseDb = lastUseClient;
   const lastUseWriter = () => (lastUseDb ??= ownClient ? createDocumentClient({ ...dynamoDBOptions(), maxAttempts: 1 }) : db);
 
-  const get = async (keyHash: string): Promise<ApiKeyRecord | undefined> => {
-    const { Item } = await callDatabase(() => db.send(new GetCommand({ TableName: tableName, Key: { keyHash } })));
+  /** The item of a hash; strongly consistent for the key tool's reads, which must see the writes just made. */
+  const get = async (keyHash: string, { consistent = false } = {}): Promise<ApiKeyRecord | undefined> => {
+    const { Item } = await callDatabase(() =>
+      db.send(new GetCommand({ TableName: tableName, Key: { keyHash }, ...(consistent ? { ConsistentRead: true } : {}) })),
+    );
     return Item && recordOf(Item as ApiKeyItem);
   };
+  const getLatest = (keyHash: string) => get(keyHash, { consistent: true });
 
   const newRecord = (key: string, name: string, options: RegisterOptions, now: Date, extra: Partial<ApiKeyRecord> = {}): ApiKeyRecord => {
     checkKeyName(name);
@@ -305,7 +350,7 @@ export const apiKeysRepository = ({
       return record;
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      return (await get(record.keyHash)) ?? record;
+      return (await getLatest(record.keyHash)) ?? record;
     }
   };
 
@@ -316,18 +361,52 @@ export const apiKeysRepository = ({
     return record && keyState(record, now) === 'active' ? record : undefined;
   };
 
-  // The keys table holds a handful of records: an operator's listing may read it whole.
-  const list = async (): Promise<ApiKeyRecord[]> => {
+  const scan = async ({ consistent = false } = {}): Promise<ApiKeyRecord[]> => {
     const records: ApiKeyRecord[] = [];
     await callDatabase(async () => {
-      for await (const page of paginateScan({ client: db }, { TableName: tableName })) {
+      for await (const page of paginateScan({ client: db }, { TableName: tableName, ...(consistent ? { ConsistentRead: true } : {}) })) {
         records.push(...((page.Items ?? []) as ApiKeyItem[]).map(recordOf));
       }
     });
     return records.sort(byCreation);
   };
 
-  const findById = async (keyId: string): Promise<ApiKeyRecord | undefined> => (await list()).find((record) => record.keyId === keyId);
+  // An operator's listing shows every key: it reads the table whole.
+  const list = (): Promise<ApiKeyRecord[]> => scan();
+
+  /** The hashes the id index has for an id (one, but for a hash-prefix collision), those whose id it is only. */
+  const hashesOfId = async (keyId: string): Promise<string[]> => {
+    const { Items } = await callDatabase(() =>
+      db.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: apiKeysIdIndex.indexName,
+          KeyConditionExpression: '#keyId = :keyId',
+          ExpressionAttributeNames: { '#keyId': apiKeysIdIndex.partitionKey.name },
+          ExpressionAttributeValues: { ':keyId': keyId },
+        }),
+      ),
+    );
+    return (Items ?? [])
+      .map((item) => item.keyHash as unknown)
+      .filter((keyHash) => isKeyHash(keyHash) && keyIdOf(keyHash) === keyId) as string[];
+  };
+
+  /**
+   * The key of an id: found through the id index, then read by its hash, strongly consistent. An id
+   * the index does not have (a key created a moment ago, the index being eventually consistent, or
+   * one whose `keyId` the console edited or removed) is looked for in the whole table, strongly
+   * consistent: a key that exists is always found, and only an id no key has costs a scan.
+   */
+  const findById = async (keyId: string): Promise<ApiKeyRecord | undefined> => {
+    // What is not an id is no key's (keyIdOf), and the index would refuse an empty one.
+    if (!isKeyId(keyId)) return undefined;
+    for (const keyHash of await hashesOfId(keyId)) {
+      const record = await getLatest(keyHash);
+      if (record) return record;
+    }
+    return (await scan({ consistent: true })).find((record) => record.keyId === keyId);
+  };
 
   const recordUse = async (record: ApiKeyRecord, now = new Date()): Promise<boolean> => {
     const sinceSeen = now.getTime() - (parseInstant(record.lastUsedAt)?.getTime() ?? Number.NaN);
@@ -366,7 +445,8 @@ export const apiKeysRepository = ({
           TableName: tableName,
           Key: { keyHash: record.keyHash },
           // Revoking twice keeps the first time, and the first revoker.
-          UpdateExpression: `SET revokedAt = :now${change.set}`,
+          // A revoked key is never marked expired: it leaves the expiry index.
+          UpdateExpression: `SET revokedAt = :now${change.set} ${LEAVE_EXPIRY_INDEX}`,
           ConditionExpression: 'attribute_exists(keyHash) AND attribute_not_exists(revokedAt)',
           ExpressionAttributeValues: { ':now': at, ...change.values },
           ReturnValues: 'ALL_NEW',
@@ -375,7 +455,7 @@ export const apiKeysRepository = ({
     ).catch(async (error: unknown) => {
       if (!isConditionFailure(error)) throw error;
       revokedNow = false;
-      return { Attributes: await get(record.keyHash) };
+      return { Attributes: await getLatest(record.keyHash) };
     });
     return { ...(Attributes ? recordOf(Attributes as ApiKeyItem) : record), revokedNow };
   };
@@ -385,15 +465,21 @@ export const apiKeysRepository = ({
     return record && revokeRecord(record, changedBy);
   };
 
+  // The local server's start, on its own table: it reads the table whole.
   const revokeOthersNamed = async (name: string, keep: string, changedBy: Actor): Promise<string[]> => {
     const others = (await list()).filter((record) => record.name === name && record.revokedAt === undefined && record.keyId !== keep);
     for (const record of others) await revokeRecord(record, changedBy);
     return others.map((record) => record.keyId);
   };
 
-  /** One attempt at a roll: the new key and the old key's expiry, in one transaction. */
-  const rollOnce = async (keyId: string, newKey: string, { graceMs, expiresAt, changedBy, now = new Date() }: RollOptions) => {
-    const previous = await findById(keyId);
+  /** One attempt at a roll of the key of this hash: the new key and the old key's expiry, in one transaction. */
+  const rollOnce = async (
+    keyId: string,
+    keyHash: string,
+    newKey: string,
+    { graceMs, expiresAt, changedBy, now = new Date() }: RollOptions,
+  ) => {
+    const previous = await getLatest(keyHash);
     if (!previous) throw new KeyStateError(keyId, 'missing');
     const state = rollState(previous, now);
     if (state !== 'active') throw new KeyStateError(keyId, state);
@@ -411,9 +497,12 @@ export const apiKeysRepository = ({
     // active key's expiry, when it has one, is an instant: keyState said so.)
     const earlier = parseInstant(previous.expiresAt);
     const end = earlier !== undefined && earlier < graceEnd ? (previous.expiresAt as string) : graceEnd.toISOString();
+    // Each end names the other by its hash too: a revoke reads the keys sharing the usage key by them.
     const next = newRecord(newKey, previous.name, { scopes: previous.scopes, expiresAt, plan: metering.plan, usage, changedBy }, now, {
       replaces: previous.keyId,
+      replacesKeyHash: previous.keyHash,
     });
+    const endsInIndex = expiryIndexOf(end);
     const change = changeValues(changedBy, now.toISOString());
     // What the successor copies must be what the old key still has when the roll writes: a
     // set-plan in between would otherwise leave the two keys on different plans.
@@ -431,7 +520,7 @@ export const apiKeysRepository = ({
             Update: {
               TableName: tableName,
               Key: { keyHash: previous.keyHash },
-              UpdateExpression: `SET expiresAt = :end, replacedBy = :next${change.set}`,
+              UpdateExpression: `SET expiresAt = :end, replacedBy = :next, replacedByKeyHash = :nextHash, expiryQueue = :queue, expiryDueAt = :due${change.set}`,
               // Still as read: not revoked, rolled, given another expiry, plan or usage key meanwhile.
               ConditionExpression: [
                 'attribute_exists(keyHash) AND attribute_not_exists(revokedAt) AND attribute_not_exists(replacedBy)',
@@ -439,7 +528,14 @@ export const apiKeysRepository = ({
               ].join(' AND '),
               ExpressionAttributeNames: Object.assign({}, ...asRead.map((part) => part.names)),
               ExpressionAttributeValues: Object.assign(
-                { ':end': end, ':next': next.keyId, ...change.values },
+                {
+                  ':end': end,
+                  ':next': next.keyId,
+                  ':nextHash': next.keyHash,
+                  ':queue': endsInIndex.expiryQueue,
+                  ':due': endsInIndex.expiryDueAt,
+                  ...change.values,
+                },
                 ...asRead.map((part) => part.values),
               ),
             },
@@ -447,21 +543,30 @@ export const apiKeysRepository = ({
         ],
       }),
     );
-    const previousNow: ApiKeyRecord = { ...previous, expiresAt: end, replacedBy: next.keyId, changedBy, changedAt: now.toISOString() };
+    const previousNow: ApiKeyRecord = {
+      ...previous,
+      expiresAt: end,
+      replacedBy: next.keyId,
+      replacedByKeyHash: next.keyHash,
+      changedBy,
+      changedAt: now.toISOString(),
+    };
     return { previous: previousNow, next };
   };
 
   const roll = async (keyId: string, newKey: string, options: RollOptions): Promise<RolledKeys> => {
+    const found = await findById(keyId);
+    if (!found) throw new KeyStateError(keyId, 'missing');
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await callDatabase(() => rollOnce(keyId, newKey, options));
+        return await callDatabase(() => rollOnce(keyId, found.keyHash, newKey, options));
       } catch (error) {
         const reasons = cancellationReasons(error);
         const conflict = reasons.some((reason) => reason?.Code === 'TransactionConflict');
         if (!conflict && !reasons.some((reason) => reason?.Code === 'ConditionalCheckFailed')) throw classifyCancellation(error, reasons);
         if (!conflict) {
           // Changed since it was read: roll it as it is now, or say why not.
-          const current = await findById(keyId);
+          const current = await getLatest(found.keyHash);
           const state = current ? rollState(current, options.now ?? new Date()) : 'missing';
           if (state !== 'active') throw new KeyStateError(keyId, state);
         }
@@ -472,29 +577,75 @@ export const apiKeysRepository = ({
     }
   };
 
+  /** The keys the expiry index has as due by `now`, as the index holds them (every attribute). */
+  const dueKeys = async (now: Date): Promise<ApiKeyRecord[]> => {
+    const records: ApiKeyRecord[] = [];
+    const { partitionKey, sortKey } = apiKeysExpiryIndex;
+    await callDatabase(async () => {
+      const pages = paginateQuery(
+        { client: db },
+        {
+          TableName: tableName,
+          IndexName: apiKeysExpiryIndex.indexName,
+          KeyConditionExpression: '#queue = :queue AND #due <= :now',
+          ExpressionAttributeNames: { '#queue': partitionKey.name, '#due': sortKey.name },
+          ExpressionAttributeValues: { ':queue': EXPIRY_QUEUE, ':now': now.toISOString() },
+        },
+      );
+      for await (const page of pages) records.push(...((page.Items ?? []) as ApiKeyItem[]).map(recordOf));
+    });
+    return records;
+  };
+
+  /**
+   * What the sweep writes of a key the index has as due, by what its item says (the console may
+   * have changed it since): its expiry marked, and the key out of the index; or, its expiry moved
+   * later, the index's time moved with it; or, revoked, marked already or without an expiry, the
+   * key out of the index only. Each on the condition that the item is still so.
+   */
+  const sweepWriteOf = (record: ApiKeyRecord, now: Date, change: ReturnType<typeof changeValues>) => {
+    const state = keyState(record, now);
+    const expiresAt = { ':expiresAt': record.expiresAt };
+    if (state === 'revoked') return { marks: false, update: LEAVE_EXPIRY_INDEX, condition: 'attribute_exists(revokedAt)', values: {} };
+    if (record.expiresAt === undefined) {
+      return { marks: false, update: LEAVE_EXPIRY_INDEX, condition: 'attribute_not_exists(expiresAt)', values: {} };
+    }
+    const asRead = 'expiresAt = :expiresAt AND attribute_not_exists(revokedAt)';
+    if (state === 'active') {
+      const { expiryDueAt } = expiryIndexOf(record.expiresAt);
+      return { marks: false, update: 'SET expiryDueAt = :due', condition: asRead, values: { ...expiresAt, ':due': expiryDueAt } };
+    }
+    if (record.expiredAt === record.expiresAt) {
+      return { marks: false, update: LEAVE_EXPIRY_INDEX, condition: `${asRead} AND expiredAt = :expiresAt`, values: expiresAt };
+    }
+    return {
+      marks: true,
+      update: `SET expiredAt = :expiresAt${change.set} ${LEAVE_EXPIRY_INDEX}`,
+      condition: `${asRead} AND (attribute_not_exists(expiredAt) OR expiredAt <> :expiresAt)`,
+      values: { ...expiresAt, ...change.values },
+    };
+  };
+
   const markExpired = async (now: Date, changedBy: Actor): Promise<ApiKeyRecord[]> => {
     // An expiresAt of another type (NULL, a Boolean: a console edit) is marked too, by its value as stored.
-    const due = (await list()).filter(
-      (record) => keyState(record, now) === 'expired' && record.expiresAt !== undefined && record.expiredAt !== record.expiresAt,
-    );
     const marked: ApiKeyRecord[] = [];
     const failures: Array<{ keyId: string; reason: string }> = [];
     const change = changeValues(changedBy, now.toISOString());
-    for (const record of due) {
+    for (const record of await dueKeys(now)) {
+      const { marks, update, condition, values } = sweepWriteOf(record, now, change);
       try {
         await callDatabase(() =>
           db.send(
             new UpdateCommand({
               TableName: tableName,
               Key: { keyHash: record.keyHash },
-              UpdateExpression: `SET expiredAt = :expiresAt${change.set}`,
-              ConditionExpression:
-                'expiresAt = :expiresAt AND attribute_not_exists(revokedAt) AND (attribute_not_exists(expiredAt) OR expiredAt <> :expiresAt)',
-              ExpressionAttributeValues: { ':expiresAt': record.expiresAt, ...change.values },
+              UpdateExpression: update,
+              ConditionExpression: condition,
+              ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
             }),
           ),
         );
-        marked.push({ ...record, expiredAt: record.expiresAt });
+        if (marks) marked.push({ ...record, expiredAt: record.expiresAt });
       } catch (error) {
         // A condition failure: changed meanwhile, the next sweep sees it as it is. Anything else
         // stops this key only: the others are marked all the same.
@@ -528,17 +679,35 @@ export const apiKeysRepository = ({
       return recordOf(Attributes as ApiKeyItem);
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      const current = await findById(keyId);
+      const current = await getLatest(record.keyHash);
       throw new KeyStateError(keyId, !current ? 'missing' : current.revokedAt !== undefined ? 'revoked' : 'changing');
     }
+  };
+
+  /**
+   * The keys of a key's rolls, before and after it, each read by its hash, strongly consistent. A
+   * roll only chains them: a key is rolled once, and the keys of a chain share its usage key. A
+   * revoked or expired key in between still leads to the next.
+   */
+  const rollsOf = async (record: ApiKeyRecord): Promise<ApiKeyRecord[]> => {
+    const seen = new Set([record.keyHash]);
+    const found: ApiKeyRecord[] = [];
+    for (const link of ['replacesKeyHash', 'replacedByKeyHash'] as const) {
+      for (let keyHash: unknown = record[link]; isKeyHash(keyHash) && !seen.has(keyHash);) {
+        seen.add(keyHash);
+        const other = await getLatest(keyHash);
+        if (!other) break;
+        found.push(other);
+        keyHash = other[link];
+      }
+    }
+    return found;
   };
 
   const othersSharingUsageKey = async (record: ApiKeyRecord, now = new Date()) =>
     record.usageKeyId === undefined
       ? []
-      : (await list()).filter(
-          (other) => other.keyId !== record.keyId && other.usageKeyId === record.usageKeyId && keyState(other, now) === 'active',
-        );
+      : (await rollsOf(record)).filter((other) => other.usageKeyId === record.usageKeyId && keyState(other, now) === 'active');
 
   return {
     register,

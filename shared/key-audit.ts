@@ -14,6 +14,7 @@ import { keyIdOf, replaceApiKeys } from './api-keys';
 import { keyState, LAST_USE_RESOLUTION_MS } from './key-state';
 import { PROJECT_NAME } from './project';
 import { grantedScopes, type Scope } from './scopes';
+import { apiKeysExpiryIndex } from './tables';
 
 /** What a change did to a key, by the first that applies in this order (see `actionOf`). */
 export const AUDIT_ACTIONS = [
@@ -111,6 +112,13 @@ export const UNKNOWN_ACTOR = 'unknown';
 const ITEM_KEY = 'keyHash';
 
 /**
+ * A key's place in the expiry index (shared/tables.ts), never listed in `changes`: it says when the
+ * sweep looks at the key, nothing the key may do; a write of it alone (the sweep moving or taking
+ * a key out of the index) is no change of the key, and the trail leaves it out.
+ */
+const EXPIRY_INDEX_KEYS: ReadonlySet<string> = new Set([apiKeysExpiryIndex.partitionKey.name, apiKeysExpiryIndex.sortKey.name]);
+
+/**
  * Attributes whose values are secret-like, listed in `changes` by fingerprint only: `usageKey`,
  * the value of the key's API Gateway API key, which whoever holds it can spend the key's quota
  * with (its id, `usageKeyId`, is listed as it is).
@@ -196,7 +204,7 @@ const grantsOf = (item: Item | undefined): Scope[] => (item === undefined ? [] :
 /** The names of the attributes the write changed (by their stored values, never by what the line shows), the item's key aside. */
 const changedNames = (rawBefore: RawImage | undefined, rawAfter: RawImage | undefined): string[] =>
   [...new Set([...Object.keys(rawBefore ?? {}), ...Object.keys(rawAfter ?? {})])]
-    .filter((name) => name !== ITEM_KEY)
+    .filter((name) => name !== ITEM_KEY && !EXPIRY_INDEX_KEYS.has(name))
     .filter((name) => JSON.stringify(storedValue(rawBefore?.[name])) !== JSON.stringify(storedValue(rawAfter?.[name])));
 
 const changesBetween = (

@@ -13,6 +13,8 @@ export interface IndexDefinition {
   readonly indexName: string;
   readonly partitionKey: KeyAttribute;
   readonly sortKey?: KeyAttribute;
+  /** What the index holds of an item: every attribute (the default), or its keys only. */
+  readonly projection?: 'ALL' | 'KEYS_ONLY';
 }
 
 export interface TableDefinition {
@@ -46,6 +48,30 @@ export const petsTable = {
 } as const satisfies TableDefinition;
 
 /**
+ * A key's hash by its id (the hash's first 12 digits, as the key tool names keys): the tool reads
+ * the one key it acts on, then reads it by its hash, strongly consistent. Keys only.
+ */
+export const apiKeysIdIndex = {
+  indexName: 'keyId-index',
+  partitionKey: { name: 'keyId', type: 'S' },
+  projection: 'KEYS_ONLY',
+} as const satisfies IndexDefinition;
+
+/**
+ * The keys whose expiry the sweep has yet to mark, by that expiry: sparse, as only such a key has
+ * its attributes (written with the expiry, removed once it is marked or the key revoked), so a
+ * sweep reads the keys that are due and no other. One partition: keys change rarely.
+ */
+export const apiKeysExpiryIndex = {
+  indexName: 'expiry-index',
+  partitionKey: { name: 'expiryQueue', type: 'S' },
+  sortKey: { name: 'expiryDueAt', type: 'S' },
+} as const satisfies IndexDefinition;
+
+/** The one value of `expiryQueue`: the keys of the expiry index all sit in one partition. */
+export const EXPIRY_QUEUE = 'pending';
+
+/**
  * API keys, found by the SHA-256 hash of the key: the key itself is never stored. Its stream
  * feeds the audit trail of key changes (shared/key-audit.ts).
  */
@@ -54,7 +80,7 @@ export const apiKeysTable = {
   defaultName: 'api-keys',
   nameVariable: 'API_KEYS_TABLE_NAME',
   partitionKey: { name: 'keyHash', type: 'S' },
-  globalSecondaryIndexes: [],
+  globalSecondaryIndexes: [apiKeysIdIndex, apiKeysExpiryIndex],
   stream: 'NEW_AND_OLD_IMAGES',
 } as const satisfies TableDefinition;
 
@@ -85,7 +111,7 @@ export const tableDefinitions = {
   idempotency: idempotencyTable,
 } as const satisfies Record<keyof TableNames, TableDefinition>;
 
-/** The CreateTable request for a definition: on-demand, every index projecting all attributes, its stream on. */
+/** The CreateTable request for a definition: on-demand, each index projecting what it says, its stream on. */
 export const createTableInput = (table: TableDefinition, tableName: string): CreateTableCommandInput => {
   const attributes = new Map<string, KeyAttribute>();
   for (const key of [table.partitionKey, ...table.globalSecondaryIndexes.flatMap(indexKeys)]) {
@@ -94,7 +120,7 @@ export const createTableInput = (table: TableDefinition, tableName: string): Cre
   const indexes = table.globalSecondaryIndexes.map((index) => ({
     IndexName: index.indexName,
     KeySchema: indexKeys(index).map(keySchemaElement),
-    Projection: { ProjectionType: 'ALL' as const },
+    Projection: { ProjectionType: index.projection ?? 'ALL' },
   }));
   return {
     TableName: tableName,

@@ -10,7 +10,7 @@ import { Construct } from 'constructs';
 import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
 import { routes, type HandledOperationId, type Route } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
-import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
+import { apiKeysExpiryIndex, apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
 import { ApiFunction } from './api-function';
 import { functionNameOf, pascalCase } from './names';
 
@@ -44,14 +44,24 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
   ],
   // The keys table's stream reaches it through its event source mapping, which grants the stream read.
   keyAudit: [],
-  // Reads the keys table whole (a handful of keys), then marks each expired one: its expiredAt and
-  // who changed it, on the condition that its expiresAt and revokedAt are as read.
+  // Reads the keys due in the expiry index, and no other, then marks each expired one: its
+  // expiredAt and who changed it, on the condition that its expiresAt and revokedAt are as read,
+  // and takes it out of the index (or moves it there, its expiry moved in the console).
   keyExpiry: [
-    { table: 'apiKeys', actions: ['dynamodb:Scan'] },
+    { table: 'apiKeys', index: apiKeysExpiryIndex.indexName, actions: ['dynamodb:Query'] },
     {
       table: 'apiKeys',
       actions: ['dynamodb:UpdateItem'],
-      attributes: ['keyHash', 'expiresAt', 'revokedAt', 'expiredAt', 'changedBy', 'changedAt'],
+      attributes: [
+        'keyHash',
+        'expiresAt',
+        'revokedAt',
+        'expiredAt',
+        'changedBy',
+        'changedAt',
+        apiKeysExpiryIndex.partitionKey.name,
+        apiKeysExpiryIndex.sortKey.name,
+      ],
       returnValues: ['NONE'],
     },
   ],

@@ -54,7 +54,7 @@ const tableFrom = (scope: Construct, definition: TableDefinition, removalPolicy:
       indexName: index.indexName,
       partitionKey: attribute(index.partitionKey),
       ...(index.sortKey ? { sortKey: attribute(index.sortKey) } : {}),
-      projectionType: ProjectionType.ALL,
+      projectionType: ProjectionType[index.projection ?? 'ALL'],
     });
   }
   return table;

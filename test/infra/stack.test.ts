@@ -18,7 +18,16 @@ import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/auth
 import { AUDIT_LOG_LEVEL } from '../../shared/key-audit';
 import { routes, STAGE_NAME } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
-import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable, tableDefinitions, type TableDefinition } from '../../shared/tables';
+import {
+  apiKeysExpiryIndex,
+  apiKeysIdIndex,
+  apiKeysTable,
+  idempotencyTable,
+  petsStatusIndex,
+  petsTable,
+  tableDefinitions,
+  type TableDefinition,
+} from '../../shared/tables';
 import { CORS_ALLOWED_METHODS } from '../../shared/http/cors';
 import { methodsOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
 import { handledOperationIds } from '../support/operations';
@@ -523,13 +532,32 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
     });
 
-    it('keys the API-keys table by key hash', () => {
+    it('keys the API-keys table by key hash, with the id index (keys only) and the expiry index', () => {
       expect(tableProperties(apiKeysTable.id).properties).toMatchObject({
         KeySchema: [{ AttributeName: 'keyHash', KeyType: 'HASH' }],
-        AttributeDefinitions: [{ AttributeName: 'keyHash', AttributeType: 'S' }],
+        AttributeDefinitions: expect.arrayContaining([
+          { AttributeName: 'keyHash', AttributeType: 'S' },
+          { AttributeName: 'keyId', AttributeType: 'S' },
+          { AttributeName: 'expiryQueue', AttributeType: 'S' },
+          { AttributeName: 'expiryDueAt', AttributeType: 'S' },
+        ]),
         BillingMode: 'PAY_PER_REQUEST',
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: apiKeysIdIndex.indexName,
+            KeySchema: [{ AttributeName: 'keyId', KeyType: 'HASH' }],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
+          },
+          {
+            IndexName: apiKeysExpiryIndex.indexName,
+            KeySchema: [
+              { AttributeName: 'expiryQueue', KeyType: 'HASH' },
+              { AttributeName: 'expiryDueAt', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
       });
-      expect(tableProperties(apiKeysTable.id).properties.GlobalSecondaryIndexes).toBeUndefined();
     });
 
     it('keys the idempotency table by id (S), with TTL on its expiration attribute', () => {
@@ -677,7 +705,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(variables).not.toHaveProperty(apiKeysTable.nameVariable);
     });
 
-    it("runs the expiry sweep every minute, allowed to scan and update the keys table and to flush its stage's authorizer cache, only", () => {
+    it("runs the expiry sweep every minute, allowed to query the keys table's expiry index, update the keys table and flush its stage's authorizer cache, only", () => {
       const sweepId = idOf(sweep().function);
       const restApiId = idOf(stack.api.api);
       template.hasResourceProperties('AWS::Events::Rule', {
@@ -696,7 +724,11 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
       const statements = policyStatementsOf(template, idOf(sweep().function.role as unknown as { node: { defaultChild?: unknown } }));
       expect(statements.filter((statement) => JSON.stringify(statement.Action).includes('dynamodb:'))).toEqual([
-        { Effect: 'Allow', Action: 'dynamodb:Scan', Resource: { 'Fn::GetAtt': [keysTableId(), 'Arn'] } },
+        {
+          Effect: 'Allow',
+          Action: 'dynamodb:Query',
+          Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [keysTableId(), 'Arn'] }, `/index/${apiKeysExpiryIndex.indexName}`]] },
+        },
         expect.objectContaining({
           Action: 'dynamodb:UpdateItem',
           Resource: { 'Fn::GetAtt': [keysTableId(), 'Arn'] },

@@ -1,5 +1,5 @@
 /** The API-keys repository against the real DynamoDB Local: only hashes are stored; keys can be revoked. */
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
 import {
@@ -17,6 +17,7 @@ import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { freePort } from '../../tools/dynamodb-local';
 import { putConsoleKey } from '../support/console-keys';
+import { recordingClient } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 
@@ -209,6 +210,7 @@ describe('revokeOthersNamed', () => {
 });
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 const at = (offsetMs: number, from = Date.now()) => new Date(from + offsetMs);
 const itemOfId = async (keyId: string) => (await rawItems()).find((item) => item.keyId === keyId);
 
@@ -505,6 +507,23 @@ describe('plans', () => {
     await keys.register(generateApiKey(), 'alone too', { usage: localUsageKey(), changedBy: ACTOR });
     expect(await keys.othersSharingUsageKey(alone)).toEqual([]);
   });
+
+  it('othersSharingUsageKey follows the rolls both ways, through a key ended between, reading each by its hash, strongly consistent', async () => {
+    const first = await keys.register(generateApiKey(), 'app', { plan: 'partner', usage: usage(1), changedBy: ACTOR });
+    const now = new Date();
+    const { next: second } = await keys.roll(first.keyId, generateApiKey(), { graceMs: DAY, now, changedBy: ACTOR });
+    // Rolled with no grace: ended, yet the first key, in its day of grace, still shares the usage key with the third.
+    const { previous: ended, next: third } = await keys.roll(second.keyId, generateApiKey(), { graceMs: 0, now, changedBy: ACTOR });
+    const { client, sent } = recordingClient(tables.endpoint);
+    const reading = apiKeysRepository({ client, tableName: tables.apiKeys });
+    const later = at(1, now.getTime());
+
+    expect((await reading.othersSharingUsageKey(third, later)).map((record) => record.keyId)).toEqual([first.keyId]);
+    const firstNow = await keys.findById(first.keyId);
+    expect((await reading.othersSharingUsageKey(firstNow ?? first, later)).map((record) => record.keyId)).toEqual([third.keyId]);
+    expect(keyState(ended, later)).toBe('expired');
+    expect(sent.map(({ command, consistentRead }) => [command, consistentRead])).toEqual(Array(4).fill(['GetItem', true]));
+  });
 });
 
 describe('revoke', () => {
@@ -541,13 +560,117 @@ describe('markExpired', () => {
     expect(await keys.markExpired(now, ACTOR)).toEqual([]);
   });
 
-  it('marks an expiry written in the console, as a plain string', async () => {
-    const expiresAt = at(-HOUR).toISOString();
-    await putConsoleKey(tables.client, tables.apiKeys, { extra: { expiresAt: { S: expiresAt } } });
+  it('marks an expiry the console rewrote in another zone, by its value as stored', async () => {
+    const record = await keys.register(generateApiKey(), 'rewritten', {
+      usage: localUsageKey(),
+      expiresAt: at(-HOUR).toISOString(),
+      changedBy: ACTOR,
+    });
+    const expiresAt = '2001-02-03T04:05:06+02:00';
+    await editInConsole(record.keyHash, { expiresAt: { S: expiresAt } });
     const marked = await keys.markExpired(new Date(), ACTOR);
-    expect(marked.map((record) => record.expiredAt)).toEqual([expiresAt]);
+    expect(marked.map((marked) => marked.expiredAt)).toEqual([expiresAt]);
   });
+
+  it('marks an expiry the console moved later once that comes, and not before', async () => {
+    const now = new Date();
+    const record = await keys.register(generateApiKey(), 'moved', {
+      usage: localUsageKey(),
+      expiresAt: at(-HOUR, now.getTime()).toISOString(),
+      changedBy: ACTOR,
+    });
+    const later = at(HOUR, now.getTime()).toISOString();
+    await editInConsole(record.keyHash, { expiresAt: { S: later } });
+
+    expect(await keys.markExpired(now, ACTOR)).toEqual([]);
+    expect((await keys.markExpired(at(2 * HOUR, now.getTime()), ACTOR)).map((marked) => marked.expiredAt)).toEqual([later]);
+  });
+
+  it('leaves out a key revoked, or whose expiry the console removed, and reads them no more', async () => {
+    const now = new Date();
+    const expiring = () =>
+      keys.register(generateApiKey(), 'expiring', {
+        usage: localUsageKey(),
+        expiresAt: at(-HOUR, now.getTime()).toISOString(),
+        changedBy: ACTOR,
+      });
+    const revoked = await expiring();
+    await keys.revoke(revoked.keyId, ACTOR);
+    const unexpiring = await expiring();
+    await tables.client.send(
+      new UpdateCommand({ TableName: tables.apiKeys, Key: { keyHash: unexpiring.keyHash }, UpdateExpression: 'REMOVE expiresAt' }),
+    );
+
+    expect(await keys.markExpired(now, ACTOR)).toEqual([]);
+    const { reads } = await sweepReads(now);
+    expect(reads).toBe(0);
+  });
+
+  it('reads only the keys that are due: 3 of 500', async () => {
+    const now = new Date();
+    const register = (name: string, expiresAt?: Date) =>
+      keys.register(generateApiKey(), name, {
+        usage: localUsageKey(),
+        ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
+        changedBy: ACTOR,
+      });
+    const due = await Promise.all([1, 2, 3].map((minutes) => register(`due ${minutes}`, at(-minutes * 60_000, now.getTime()))));
+    // Half expire later (an expiry pending), half never; a few at a time, which a busy machine's DynamoDB Local keeps up with.
+    for (let batch = 0; batch < 497; batch += 5) {
+      await Promise.all(
+        Array.from({ length: Math.min(5, 497 - batch) }, (_, index) =>
+          register(`not due ${batch + index}`, (batch + index) % 2 === 0 ? at(DAY, now.getTime()) : undefined),
+        ),
+      );
+    }
+
+    const { reads, commands, marked } = await sweepReads(now);
+
+    expect(marked.sort()).toEqual(due.map((record) => record.keyId).sort());
+    expect(reads).toBe(due.length);
+    expect(commands.filter((command) => command === 'Scan')).toEqual([]);
+  }, 120_000);
 });
+
+/** The item of this hash changed as an operator changes it in the console: attributes written as they are, nothing else. */
+const editInConsole = (keyHash: string, attributes: Record<string, AttributeValue>) =>
+  tables.client.send(
+    new UpdateItemCommand({
+      TableName: tables.apiKeys,
+      Key: { keyHash: { S: keyHash } },
+      UpdateExpression: `SET ${Object.keys(attributes)
+        .map((name) => `#${name} = :${name}`)
+        .join(', ')}`,
+      ExpressionAttributeNames: Object.fromEntries(Object.keys(attributes).map((name) => [`#${name}`, name])),
+      ExpressionAttributeValues: Object.fromEntries(Object.entries(attributes).map(([name, value]) => [`:${name}`, value])),
+    }),
+  );
+
+/**
+ * A sweep at `now` on its own client, counting the items its reads went through as DynamoDB
+ * reports them (a Query's or a Scan's ScannedCount, a GetItem's one item), and its commands.
+ */
+const sweepReads = async (now: Date) => {
+  const client = createDocumentClient({ endpoint: tables.endpoint });
+  const commands: string[] = [];
+  let reads = 0;
+  client.middlewareStack.add(
+    (next, { commandName }) =>
+      async (args) => {
+        const result = await next(args);
+        const command = String(commandName).replace(/Command$/, '');
+        commands.push(command);
+        const output = result.output as { ScannedCount?: number; Item?: unknown };
+        reads += output.ScannedCount ?? (output.Item === undefined ? 0 : 1);
+        return result;
+      },
+    { step: 'initialize', name: 'countReads' },
+  );
+  const marked = (await apiKeysRepository({ client, tableName: tables.apiKeys }).markExpired(now, 'system:key-expiry')).map(
+    (record) => record.keyId,
+  );
+  return { reads, commands, marked };
+};
 
 /** Makes every UpdateItem on an item of these hashes fail with `fault`, as DynamoDB would answer it. */
 const failingUpdatesOf = (client: DynamoDBDocumentClient, keyHashes: readonly string[], fault: Record<string, unknown>) =>
@@ -600,16 +723,20 @@ describe('items edited in the console with other types than documented', () => {
     expect((await keys.findById(keyIdOf(hashApiKey(noCreatedAt))))?.name).toBe('no createdAt');
   });
 
-  it('lets the sweep mark every expired key, an expiry of NULL or a Boolean included (fail closed), once', async () => {
-    const { nullExpiry, boolExpiry, expired } = await putOddItems();
+  it('lets the sweep mark every expired key, an expiry the console made NULL or a Boolean included (fail closed), once', async () => {
+    const { expired } = await putOddItems();
+    const expiring = (name: string) =>
+      keys.register(generateApiKey(), name, { usage: localUsageKey(), expiresAt: at(-HOUR).toISOString(), changedBy: ACTOR });
+    const nullExpiry = await expiring('null expiry');
+    await editInConsole(nullExpiry.keyHash, { expiresAt: { NULL: true } });
+    const boolExpiry = await expiring('bool expiry');
+    await editInConsole(boolExpiry.keyHash, { expiresAt: { BOOL: true } });
     const now = new Date();
 
     const marked = await keys.markExpired(now, 'system:key-expiry');
 
-    expect(marked.map((record) => record.keyId).sort()).toEqual(
-      [keyIdOf(hashApiKey(nullExpiry)), keyIdOf(hashApiKey(boolExpiry)), expired.keyId].sort(),
-    );
-    expect(await itemOfId(keyIdOf(hashApiKey(nullExpiry)))).toMatchObject({ expiredAt: null, changedBy: 'system:key-expiry' });
+    expect(marked.map((record) => record.keyId).sort()).toEqual([nullExpiry.keyId, boolExpiry.keyId, expired.keyId].sort());
+    expect(await itemOfId(nullExpiry.keyId)).toMatchObject({ expiredAt: null, changedBy: 'system:key-expiry' });
     expect(await keys.markExpired(now, 'system:key-expiry')).toEqual([]);
   });
 

@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { API_KEY_PREFIX, generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
@@ -648,7 +648,57 @@ describe('keys roll', () => {
   });
 });
 
+/**
+ * The DynamoDB commands `call` sends, through any client (the tool makes its own): each command's
+ * name as IAM names the action, and whether it asked for a strongly consistent read.
+ */
+/** The document client's commands, by the action IAM names. */
+const DOCUMENT_COMMANDS: Readonly<Record<string, string>> = { Get: 'GetItem', Update: 'UpdateItem', Put: 'PutItem' };
+
+const dynamoDBCommandsOf = async (call: () => Promise<unknown>) => {
+  const sent: Array<{ command: string; consistent: boolean }> = [];
+  // Every SDK client's send is Smithy's Client's, which the DynamoDB clients extend.
+  const smithyClient = Object.getPrototypeOf(DynamoDBClient.prototype) as { send: (...args: unknown[]) => unknown };
+  const spy = vi.spyOn(smithyClient, 'send');
+  try {
+    await call();
+    // Read before the spy is restored, which forgets its calls.
+    for (const [index, args] of spy.mock.calls.entries()) {
+      const command = args[0] as { constructor: { name: string }; input: { ConsistentRead?: boolean } };
+      if ((spy.mock.contexts[index] as { config?: { serviceId?: string } }).config?.serviceId !== 'DynamoDB') continue;
+      const name = command.constructor.name.replace(/Command$/, '');
+      sent.push({ command: DOCUMENT_COMMANDS[name] ?? name, consistent: command.input.ConsistentRead === true });
+    }
+  } finally {
+    spy.mockRestore();
+  }
+  return sent;
+};
+
 describe('keys revoke', () => {
+  it('revoking a key a roll has just replaced names the successor, still active, having read it by its hash, strongly consistent, without a scan', async () => {
+    const { record } = await createKey('ci', '--scopes', 'pets:read');
+    expect(await run('roll', record.keyId, '--grace', '1h', '--json')).toBe(0);
+    const successor = String(parsedLines()[0]?.id);
+    lines = [];
+
+    const sent = await dynamoDBCommandsOf(() => run('revoke', record.keyId));
+
+    expect(lines).toEqual([
+      `Revoked key ${record.keyId}. Callers using it are refused.`,
+      `Key ${successor}, of a roll of the same key (same name and scopes), stays active.`,
+      TAKES_EFFECT_LOCALLY,
+    ]);
+    expect(sent.map(({ command }) => command)).not.toContain('Scan');
+    expect(sent.filter(({ command }) => command === 'GetItem')).toEqual([
+      { command: 'GetItem', consistent: true },
+      { command: 'GetItem', consistent: true },
+    ]);
+    const next = await recordOf(successor);
+    expect(next).toMatchObject({ name: 'ci', scopes: ['pets:read'] });
+    expect(next.revokedAt).toBeUndefined();
+  });
+
   it('revokes a key by id, recording by whom: it stops working and the listing shows it revoked', async () => {
     const { key, record } = await createKey('ci');
     const other = await createKey('other');
@@ -1308,6 +1358,20 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     expect(calls(UpdateApiKeyCommand)).toEqual([
       { apiKey: 'ak-1', patchOperations: [{ op: 'replace', path: '/enabled', value: 'false' }] },
     ]);
+  });
+
+  it('revoke right after a roll finds the successor by its hash, strongly consistent, without a scan, and leaves its API key enabled', async () => {
+    const { record } = await createdOnStage('--plan', 'partner');
+    expect(await onStage('roll', record.keyId, '--grace', '1h', '--json')).toBe(0);
+    const successor = String(parsedLines()[0]?.id);
+    lines = [];
+
+    const sent = await dynamoDBCommandsOf(() => onStage('revoke', record.keyId));
+
+    expect(calls(UpdateApiKeyCommand)).toEqual([]);
+    expect(lines).toContain(`Its API Gateway API key ak-1 stays enabled: key ${successor} shares it.`);
+    expect(sent.map(({ command }) => command)).not.toContain('Scan');
+    expect(sent.filter(({ command }) => command === 'GetItem').every(({ consistent }) => consistent)).toBe(true);
   });
 
   it('roll creates no new API key: the successor keeps the plan and the API key, so the quota used carries over', async () => {

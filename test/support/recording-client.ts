@@ -13,6 +13,8 @@ export interface SentCommand {
   readonly attributes?: readonly string[];
   /** An update's ReturnValues, NONE when it sets none. */
   readonly returnValues?: string;
+  /** A read's ConsistentRead: true for a strongly consistent one. */
+  readonly consistentRead?: boolean;
 }
 
 interface UpdateInput {
@@ -30,7 +32,13 @@ export const recordingClient = (endpoint: string) => {
   client.middlewareStack.add(
     (next, { commandName }) =>
       async (args) => {
-        const input = args.input as { TableName: string; IndexName?: string; Limit?: number; TransactItems?: TransactItem[] };
+        const input = args.input as {
+          TableName: string;
+          IndexName?: string;
+          Limit?: number;
+          ConsistentRead?: boolean;
+          TransactItems?: TransactItem[];
+        };
         if (input.TransactItems) {
           for (const item of input.TransactItems) {
             for (const [kind, action] of Object.entries(TRANSACTION_ACTIONS)) {
@@ -46,6 +54,7 @@ export const recordingClient = (endpoint: string) => {
           tableName: input.TableName,
           indexName: input.IndexName,
           limit: input.Limit,
+          ...(input.ConsistentRead === undefined ? {} : { consistentRead: input.ConsistentRead }),
           ...(command === 'UpdateItem'
             ? { attributes: attributesOf(input), returnValues: (input as UpdateInput).ReturnValues ?? 'NONE' }
             : {}),

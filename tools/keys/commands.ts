@@ -324,9 +324,12 @@ export const revokeKey = async (context: CommandContext, keyId: string): Promise
     // Revoking twice keeps the first time, and the first revoker.
     if (!record.revokedNow) print(`Key ${keyId} was already revoked at ${attributeText(record.revokedAt)}.`);
     else print(`Revoked key ${keyId}. Callers using it are refused.`);
+    const others = sharing.map((other) => other.keyId).join(', ');
     if (usageKeys.onApiGateway && disabled !== undefined) print(`Its API Gateway API key ${disabled} is disabled.`);
     else if (usageKeys.onApiGateway && sharing.length > 0)
-      print(`Its API Gateway API key ${usageKeyId} stays enabled: key ${sharing.map((other) => other.keyId).join(', ')} shares it.`);
+      print(`Its API Gateway API key ${usageKeyId} stays enabled: key ${others} shares it.`);
+    // A roll made meanwhile (or before) left a key of the same name and scopes that still lets its callers in.
+    else if (sharing.length > 0) print(`Key ${others}, of a roll of the same key (same name and scopes), stays active.`);
   }
   // Flushed again by a revoke run again, in case the first flush could not be made.
   await takeEffect(context);
