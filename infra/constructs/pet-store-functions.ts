@@ -45,13 +45,18 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
   // The keys table's stream reaches it through its event source mapping, which grants the stream read.
   keyAudit: [],
   // Reads the keys table whole (a handful of keys), then marks each expired one: its expiredAt and
-  // who changed it, on the condition that its expiresAt and revokedAt are as read.
+  // who changed it, on the condition that its expiresAt and revokedAt are as read (an expiry
+  // extended or a key revoked meanwhile, in the console too, is not marked). IAM's
+  // dynamodb:Attributes holds the attributes a condition evaluates as well as those written
+  // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html),
+  // so those two must be named, and the grant alone would let the role write them.
   keyExpiry: [
     { table: 'apiKeys', actions: ['dynamodb:Scan'] },
     {
       table: 'apiKeys',
       actions: ['dynamodb:UpdateItem'],
       attributes: ['keyHash', 'expiresAt', 'revokedAt', 'expiredAt', 'changedBy', 'changedAt'],
+      readByConditionOnly: ['expiresAt', 'revokedAt'],
       returnValues: ['NONE'],
     },
   ],
