@@ -5,30 +5,36 @@
  * Never a header, a body or the key: `keyId` is the authorizer's principal, the key's short id.
  */
 
-/** Each field and the `$context` variable API Gateway fills it from. */
+/**
+ * Each field and the `$context` variable API Gateway fills it from. Every value is one API
+ * Gateway or the authorizer produces, none a client writes: API Gateway has not always escaped
+ * quotes and backslashes in the values it writes into a JSON format (a client's User-Agent broke
+ * the JSON of one public API's access log: https://github.com/DataBiosphere/azul/issues/4348), and
+ * a line that is not JSON is read by no metric filter and no saved query. So no header (the
+ * User-Agent; nor the X-Ray trace id, which API Gateway takes from a client's X-Amzn-Trace-Id)
+ * and no path as sent (`resourcePath` is the route's template).
+ */
 export const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
   // Which API wrote the line: the stages of an account share the PetStore namespace, and the
   // access log's metric filters tell them apart by it.
   apiId: '$context.apiId',
-  requestTime: '$context.requestTimeEpoch',
-  sourceIp: '$context.identity.sourceIp',
-  userAgent: '$context.identity.userAgent',
+  status: '$context.status',
+  gatewayResponse: '$context.error.responseType',
+  keyId: '$context.authorizer.principalId',
+  // The key's usage plan, from the authorizer's context (shared/auth-policy.ts, AuthorizerContext.plan).
+  plan: '$context.authorizer.plan',
   httpMethod: '$context.httpMethod',
   resourcePath: '$context.resourcePath',
-  path: '$context.path',
-  status: '$context.status',
+  requestTime: '$context.requestTimeEpoch',
+  // The address of the connection API Gateway accepted, not a header's.
+  sourceIp: '$context.identity.sourceIp',
   responseLength: '$context.responseLength',
   responseLatency: '$context.responseLatency',
   integrationLatency: '$context.integration.latency',
   integrationStatus: '$context.integration.status',
-  keyId: '$context.authorizer.principalId',
-  // The key's usage plan, from the authorizer's context (shared/auth-policy.ts, AuthorizerContext.plan).
-  plan: '$context.authorizer.plan',
   authorizerStatus: '$context.authorizer.status',
   authorizerLatency: '$context.authorizer.latency',
-  gatewayResponse: '$context.error.responseType',
-  xrayTraceId: '$context.xrayTraceId',
 } as const;
 
 export type AccessLogField = keyof typeof ACCESS_LOG_FIELDS;

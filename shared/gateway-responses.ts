@@ -39,20 +39,30 @@ interface GatewayResponseEntry {
   readonly message?: string;
   /** A catch-all: API Gateway keeps the status of the type it stands in for. */
   readonly keepsStatus?: true;
+  /**
+   * Answered before any throttle counts the request: API Gateway applies a key's usage plan, then
+   * the stage's throttle, and the key is the one the authorizer names, so a request without a
+   * route, refused or failed by the authorizer, or whose key is on no plan never reaches either.
+   */
+  readonly beforeThrottles?: true;
 }
 
 export const gatewayResponses = {
-  UNAUTHORIZED: { code: 'unauthorized' },
+  UNAUTHORIZED: { code: 'unauthorized', beforeThrottles: true },
   // The authorizer's policy does not cover the method: the key lacks its scope (API Gateway's default is 403, as here).
-  ACCESS_DENIED: { code: 'forbidden', message: INSUFFICIENT_SCOPE_MESSAGE },
+  ACCESS_DENIED: { code: 'forbidden', message: INSUFFICIENT_SCOPE_MESSAGE, beforeThrottles: true },
   // IAM authorization, which this API does not use; and the web ACL's blocks.
-  INVALID_SIGNATURE: { code: 'forbidden' },
-  EXPIRED_TOKEN: { code: 'forbidden' },
+  INVALID_SIGNATURE: { code: 'forbidden', beforeThrottles: true },
+  EXPIRED_TOKEN: { code: 'forbidden', beforeThrottles: true },
   // The usage key the authorizer named is on no usage plan of the stage, or disabled (a revoked key's).
-  INVALID_API_KEY: { code: 'forbidden', message: 'This API key is not on a usage plan of this stage: ask the operators of the API.' },
-  WAF_FILTERED: { code: 'forbidden' },
+  INVALID_API_KEY: {
+    code: 'forbidden',
+    message: 'This API key is not on a usage plan of this stage: ask the operators of the API.',
+    beforeThrottles: true,
+  },
+  WAF_FILTERED: { code: 'forbidden', beforeThrottles: true },
   // API Gateway's answer for a path or method it does not have (its default is a 403).
-  MISSING_AUTHENTICATION_TOKEN: { code: 'not_found', message: 'No such route: check the method and the path.' },
+  MISSING_AUTHENTICATION_TOKEN: { code: 'not_found', message: 'No such route: check the method and the path.', beforeThrottles: true },
   RESOURCE_NOT_FOUND: { code: 'not_found' },
   THROTTLED: { code: 'too_many_requests' },
   QUOTA_EXCEEDED: { code: 'quota_exceeded' },
@@ -64,8 +74,8 @@ export const gatewayResponses = {
   // The authorizer could not answer: anything it throws but "Unauthorized" is a configuration
   // error to API Gateway, and in practice means the keys table cannot be read. The client should
   // retry, so both authorizer types are a 503 rather than API Gateway's 500.
-  AUTHORIZER_FAILURE: { code: 'service_unavailable' },
-  AUTHORIZER_CONFIGURATION_ERROR: { code: 'service_unavailable' },
+  AUTHORIZER_FAILURE: { code: 'service_unavailable', beforeThrottles: true },
+  AUTHORIZER_CONFIGURATION_ERROR: { code: 'service_unavailable', beforeThrottles: true },
   // The function could not be reached or did not answer in time (API Gateway's default is 504).
   INTEGRATION_FAILURE: { code: 'service_unavailable' },
   INTEGRATION_TIMEOUT: { code: 'service_unavailable' },
@@ -81,6 +91,12 @@ export const GATEWAY_REQUEST_ID_HEADER = 'x-amzn-RequestId';
 
 /** Whether API Gateway keeps the status of the type a response stands in for (the catch-alls). */
 export const keepsStatus = (type: GatewayResponseType): boolean => (gatewayResponses[type] as GatewayResponseEntry).keepsStatus === true;
+
+/** The refusals API Gateway answers before a key's plan or the stage throttle counts the request. */
+export const refusedBeforeThrottles = (): GatewayResponseType[] =>
+  (Object.keys(gatewayResponses) as GatewayResponseType[]).filter(
+    (type) => (gatewayResponses[type] as GatewayResponseEntry).beforeThrottles === true,
+  );
 
 /**
  * What the gateway answers for a response type: status, headers and body, all static. API

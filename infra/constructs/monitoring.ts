@@ -196,7 +196,7 @@ export class Monitoring extends Construct {
     if (props.throttling) {
       alarm('StageThrottled', {
         alarmDescription:
-          `The stage throttle, which every client shares, refused requests in 2 of 3 minutes: 429s while the stage served at least ${STAGE_THROTTLE_ALARM_SHARE * 100}% of its rate. ` +
+          `The stage throttle, which every client shares, refused requests in 2 of 3 minutes: 429s while the stage served keys at least ${STAGE_THROTTLE_ALARM_SHARE * 100}% of its rate. ` +
           "One client at its plan's limit cannot fire it (docs/operations.md, Alarms).",
         metric: props.throttling.stageThrottled(),
         threshold: 1,

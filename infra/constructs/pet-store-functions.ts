@@ -45,8 +45,12 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
   // The keys table's stream reaches it through its event source mapping, which grants the stream read.
   keyAudit: [],
   // Reads the keys due in the expiry index, and no other, then marks each expired one: its
-  // expiredAt and who changed it, on the condition that its expiresAt and revokedAt are as read,
-  // and takes it out of the index (or moves it there, its expiry moved in the console).
+  // expiredAt and who changed it, on the condition that its expiresAt and revokedAt are as read
+  // (an expiry extended or a key revoked meanwhile, in the console too, is not marked), and takes
+  // it out of the index (or moves it there, its expiry moved in the console). IAM's
+  // dynamodb:Attributes holds the attributes a condition evaluates as well as those written
+  // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html),
+  // so those two must be named, and the grant alone would let the role write them.
   keyExpiry: [
     { table: 'apiKeys', index: apiKeysExpiryIndex.indexName, actions: ['dynamodb:Query'] },
     {
@@ -62,6 +66,7 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
         apiKeysExpiryIndex.partitionKey.name,
         apiKeysExpiryIndex.sortKey.name,
       ],
+      readByConditionOnly: ['expiresAt', 'revokedAt'],
       returnValues: ['NONE'],
     },
   ],

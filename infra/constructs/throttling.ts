@@ -5,9 +5,10 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
-import { FilterPattern, type IFilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
+import { FilterPattern, type IFilterPattern, type ILogGroup, type JsonPattern, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { NO_VALUE, type AccessLogField } from '../../shared/access-log';
+import { refusedBeforeThrottles } from '../../shared/gateway-responses';
 import { METRICS_NAMESPACE } from '../../shared/metrics';
 import { tooManyRequestsTypes } from '../log-queries';
 import { STAGE_THROTTLE_ALARM_PERIOD_SECONDS, stageThrottleAlarmThreshold, type StageSettings } from '../stages';
@@ -26,8 +27,8 @@ const field = (name: AccessLogField) => `$.${name}`;
 
 const oneOf = (types: readonly string[]): IFilterPattern =>
   FilterPattern.any(...types.map((type) => FilterPattern.stringValue(field('gatewayResponse'), '=', type)));
-const noneOf = (types: readonly string[]): IFilterPattern =>
-  FilterPattern.all(...types.map((type) => FilterPattern.stringValue(field('gatewayResponse'), '!=', type)));
+const noneOf = (types: readonly string[]): JsonPattern[] =>
+  types.map((type) => FilterPattern.stringValue(field('gatewayResponse'), '!=', type));
 
 const throttledTypes = tooManyRequestsTypes('too_many_requests');
 const quotaTypes = tooManyRequestsTypes('quota_exceeded');
@@ -38,8 +39,18 @@ export const throttlingPatterns = {
   tooManyRequests: oneOf(throttledTypes),
   /** 429 quota_exceeded: a plan's quota. */
   quotaExceeded: oneOf(quotaTypes),
-  /** Every request neither throttle nor quota refused. */
-  served: noneOf([...throttledTypes, ...quotaTypes]),
+  /**
+   * The requests the stage throttle let through: a key's, its plan's (`plan` named), and refused by
+   * nothing before or at the throttles. A request without a key or a route, or that the authorizer
+   * refused, never reaches the stage throttle (a key's plan, then the stage's limits:
+   * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-request-throttling.html),
+   * so a keyless flood, cheap as it is, counts for nothing here. CORS preflights (no key) are not
+   * counted either, though the stage throttle counts them.
+   */
+  served: FilterPattern.all(
+    FilterPattern.stringValue(field('plan'), '!=', NO_VALUE),
+    ...noneOf([...refusedBeforeThrottles(), ...throttledTypes, ...quotaTypes]),
+  ),
 } as const;
 
 export interface ThrottlingProps {
@@ -97,10 +108,11 @@ export class Throttling extends Construct {
 
   /**
    * 1 in a minute when the stage throttle refused requests, else 0: some requests were answered
-   * too_many_requests, and the stage served at least STAGE_THROTTLE_ALARM_SHARE of its rate. The
-   * access log cannot tell the stage's THROTTLED from a plan's; the served requests can, since no
-   * plan lets one key be served that many (infra/stages.ts checks it): one client at its own limit
-   * cannot fire it, and quota refusals never count.
+   * too_many_requests, and the stage served keys at least STAGE_THROTTLE_ALARM_SHARE of its rate.
+   * The access log cannot tell the stage's THROTTLED from a plan's; the served requests can, since
+   * no plan lets one key be served that many (infra/stages.ts checks it) and requests without a
+   * key are not served ones: one client at its own limit cannot fire it, however many requests
+   * without a key it adds, and quota refusals never count.
    */
   stageThrottled(): MathExpression {
     const period = Duration.seconds(STAGE_THROTTLE_ALARM_PERIOD_SECONDS);

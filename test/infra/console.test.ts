@@ -7,7 +7,7 @@ import type { CfnResource, Stack } from 'aws-cdk-lib';
 import type { ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import { queryText } from '../../infra/constructs/saved-queries';
-import { NO_PLAN, THROTTLING_METRICS } from '../../infra/constructs/throttling';
+import { NO_PLAN, THROTTLING_METRICS, throttlingPatterns } from '../../infra/constructs/throttling';
 import { savedQueries, type QueriedLogGroup } from '../../infra/log-queries';
 import {
   DEFAULT_STAGE,
@@ -17,6 +17,9 @@ import {
   stageThrottleAlarmThreshold,
   stages,
 } from '../../infra/stages';
+import type { AccessLogLine } from '../../shared/access-log';
+import { createGateway, type GatewayRequest } from '../../tools/local-server/gateway';
+import { matchesFilterPattern } from '../support/logs-insights';
 import { resourcesOf, synthStage } from './synth';
 
 const logicalIdOf = (stack: Stack, logGroup: ILogGroup) => stack.getLogicalId(logGroup.node.defaultChild as CfnResource);
@@ -43,6 +46,64 @@ const evaluate = (expression: string, sums: Readonly<Record<string, number>>): n
     .replace(/^IF\((.*), 1, 0\)$/, '(($1) ? 1 : 0)');
   expect(javascript).not.toMatch(/[A-Z]{2,}\(/); // nothing of CloudWatch's left untranslated
   return (new Function('sums', `return ${javascript};`) as (values: typeof sums) => number)(sums);
+};
+
+/** Who sends what, how many a second, for one alarm period. */
+interface Sender {
+  readonly perSecond: number;
+  readonly request: GatewayRequest;
+}
+
+const getPets = (headers: ReadonlyArray<readonly [string, string]> = [], url = '/v1/pets'): GatewayRequest => ({
+  method: 'GET',
+  url,
+  headers,
+  readBody: async () => Buffer.alloc(0),
+  sourceIp: '198.51.100.9',
+});
+/** A key the authorizer allows, on a plan: its id and plan are named in the token (`fixture_<id>_<plan>`). */
+const keyOn = (id: string, plan: string) => getPets([['Authorization', `Bearer fixture_${id}_${plan}`]]);
+
+/**
+ * The access lines of one alarm period of traffic through the local gateway, on the stage's
+ * throttle and plans: each sender's requests spread evenly over the period, on a clock of their own.
+ */
+const periodOfLines = async (settings: ReturnType<typeof synthStage>['settings'], senders: readonly Sender[]): Promise<AccessLogLine[]> => {
+  let clock = 0;
+  const lines: AccessLogLine[] = [];
+  const gateway = createGateway({
+    handlers: { listPets: async () => ({ statusCode: 200, headers: {}, body: '[]' }) },
+    authorizer: async ({ authorizationToken }) => {
+      const [, id, plan] = /^Bearer fixture_(\w+)_([\w-]+)$/.exec(authorizationToken) ?? [];
+      if (!id || !plan) throw new Error('Unauthorized');
+      return {
+        principalId: id,
+        usageIdentifierKey: `usage-${id}`,
+        policyDocument: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'execute-api:Invoke', Resource: '*' }] },
+        context: { plan },
+      };
+    },
+    throttle: { rate: settings.throttle.rateLimit, burst: settings.throttle.burstLimit },
+    plans: settings.plans,
+    corsAllowedOrigins: [],
+    now: () => new Date(clock),
+    accessLog: (line) => void lines.push(line),
+  });
+  const periodMs = STAGE_THROTTLE_ALARM_PERIOD_SECONDS * 1000;
+  const sends = senders
+    .flatMap(({ perSecond, request }) =>
+      Array.from({ length: perSecond * STAGE_THROTTLE_ALARM_PERIOD_SECONDS }, (_, index) => ({
+        at: (index * 1000) / perSecond,
+        request,
+      })),
+    )
+    .filter(({ at }) => at < periodMs)
+    .sort((a, b) => a.at - b.at);
+  for (const { at, request } of sends) {
+    clock = at;
+    await gateway(request);
+  }
+  return lines;
 };
 
 describe.each(['staging', 'prod'])('the %s stack in the console', (stage) => {
@@ -95,7 +156,7 @@ describe.each(['staging', 'prod'])('the %s stack in the console', (stage) => {
         [
           '{ $.gatewayResponse = "THROTTLED" }',
           '{ $.gatewayResponse = "QUOTA_EXCEEDED" }',
-          '{ ($.gatewayResponse != "THROTTLED") && ($.gatewayResponse != "QUOTA_EXCEEDED") }',
+          throttlingPatterns.served.logPatternString,
         ].sort(),
       );
       for (const [metricName, pattern] of [
@@ -192,6 +253,60 @@ describe.each(['staging', 'prod'])('the %s stack in the console', (stage) => {
       // Busy, but nobody throttled; and a minute without requests.
       expect(evaluate(expression, { served: stageRate })).toBe(0);
       expect(evaluate(expression, {})).toBe(0);
+    });
+
+    /** The alarm's value for the lines: each of its metrics summed as the stack's metric filters count them. */
+    const alarmValue = (lines: readonly AccessLogLine[]): number => {
+      const accessFilters = resourcesOf(template, 'AWS::Logs::MetricFilter')
+        .map(({ properties }) => properties)
+        .filter((filter) => JSON.stringify(filter.LogGroupName) === JSON.stringify({ Ref: accessLogId }));
+      const sums: Record<string, number> = {};
+      for (const query of queries) {
+        if (!query.MetricStat) continue;
+        const { MetricName, Dimensions } = query.MetricStat.Metric;
+        const plan = Dimensions.find(({ Name }) => Name === 'plan')?.Value;
+        const filter = accessFilters.find(
+          (candidate) => (candidate.MetricTransformations as Array<{ MetricName: string }>)[0]?.MetricName === MetricName,
+        );
+        const counted = lines.filter(
+          (line) => matchesFilterPattern(String(filter?.FilterPattern), line) && (plan === undefined || line.plan === plan),
+        );
+        if (counted.length > 0) sums[query.Id] = counted.length;
+      }
+      return evaluate(expression, sums);
+    };
+    const largestPlan = Object.entries(settings.plans).sort(([, a], [, b]) => b.rateLimit - a.rateLimit)[0]!;
+
+    it(
+      "stays quiet for one client over its plan's rate while requests without a key make up the stage's threshold",
+      { timeout: 120_000 },
+      async () => {
+        const [plan, { rateLimit }] = largestPlan;
+        // Requests no authorizer lets through cost the sender nothing: no key, an unknown key, no route.
+        const flood = threshold / STAGE_THROTTLE_ALARM_PERIOD_SECONDS;
+        const lines = await periodOfLines(settings, [
+          { perSecond: Math.ceil(rateLimit * 1.1), request: keyOn('overitsplan', plan) },
+          { perSecond: flood / 2, request: getPets() },
+          { perSecond: flood / 4, request: getPets([['Authorization', 'Bearer not-a-fixture-key']]) },
+          { perSecond: flood / 4, request: getPets([], '/v1/no-such-route') },
+        ]);
+        const refusedByPlan = lines.filter((line) => line.gatewayResponse === 'THROTTLED' && line.plan === plan);
+        expect(refusedByPlan.length).toBeGreaterThan(0);
+        expect(lines.filter((line) => line.keyId === '-').length).toBeGreaterThanOrEqual(threshold);
+        expect(alarmValue(lines)).toBe(0);
+      },
+    );
+
+    it('fires when clients within their plans together pass the stage throttle, which refuses them', { timeout: 120_000 }, async () => {
+      const [plan, { rateLimit }] = largestPlan;
+      const perKey = Math.floor(rateLimit * 0.9);
+      const keys = Math.ceil((settings.throttle.rateLimit * 1.3) / perKey);
+      const lines = await periodOfLines(
+        settings,
+        Array.from({ length: keys }, (_, index) => ({ perSecond: perKey, request: keyOn(`withinplan${index}`, plan) })),
+      );
+      expect(lines.filter((line) => line.gatewayResponse === 'THROTTLED').length).toBeGreaterThan(0);
+      expect(alarmValue(lines)).toBe(1);
     });
   });
 });

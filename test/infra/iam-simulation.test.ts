@@ -9,6 +9,7 @@
 import { Stack } from 'aws-cdk-lib';
 import type { CfnResource } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { tableAccess } from '../../infra/constructs/pet-store-functions';
 import { PROJECT_NAME } from '../../shared/project';
 import { readRecordedRun, type AwsCall, type RecordedRun } from '../support/aws-calls';
 import {
@@ -181,6 +182,44 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
           context: { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt'] },
         });
       }
+    });
+
+    it('the expiry sweep changes nothing of a key but its expiredAt and who changed it, and the two its condition reads', async () => {
+      const sweep = tableAccess.keyExpiry.find((grant) => grant.actions.includes('dynamodb:UpdateItem'));
+      const granted = sweep?.attributes ?? [];
+      const update = { function: 'keyExpiry', action: 'dynamodb:UpdateItem', resource: keysTable };
+      const allowed = async (context: IamRequest['context']) => {
+        const { roleArn, policies } = roleOf('keyExpiry');
+        return (await simulate({ ...update, context, by: 'code' }, roleArn, policies)).decision;
+      };
+      expect(await allowed({ 'dynamodb:Attributes': granted })).toBe('Allowed');
+      for (const attribute of [
+        'scopes',
+        'plan',
+        'name',
+        'keyId',
+        'usageKey',
+        'usageKeyId',
+        'usageKeyBinding',
+        'lastUsedAt',
+        'replacedBy',
+        'createdAt',
+      ]) {
+        await refused({ ...update, context: { 'dynamodb:Attributes': ['keyHash', attribute] } });
+        await refused({ ...update, context: { 'dynamodb:Attributes': [...granted, attribute] } });
+      }
+      // Naming no attribute at all, or asking for the item back (ALL_OLD, ALL_NEW: the attributes not named).
+      await refused({ ...update, context: {} });
+      for (const returnValues of ['ALL_OLD', 'ALL_NEW', 'UPDATED_OLD', 'UPDATED_NEW'])
+        await refused({ ...update, context: { 'dynamodb:Attributes': granted, 'dynamodb:ReturnValues': returnValues } });
+      for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem'])
+        await refused({ function: 'keyExpiry', action, resource: keysTable, context: { 'dynamodb:Attributes': granted } });
+      // What IAM cannot refuse: dynamodb:Attributes holds what a condition reads as well as what an
+      // update writes, so naming expiresAt or revokedAt is allowed whether read or written; only the
+      // code is held to reading them (test/integration/permissions.test.ts, readByConditionOnly).
+      expect(sweep?.readByConditionOnly).toEqual(['expiresAt', 'revokedAt']);
+      for (const attribute of sweep?.readByConditionOnly ?? [])
+        expect(await allowed({ 'dynamodb:Attributes': ['keyHash', attribute] })).toBe('Allowed');
     });
 
     it('no function that serves a request deletes or changes a pet', async () => {

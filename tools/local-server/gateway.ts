@@ -218,10 +218,8 @@ export const createGateway = ({
         '$context.apiId': LOCAL_API_ID,
         '$context.requestTimeEpoch': seen.requestTime,
         '$context.identity.sourceIp': request.sourceIp,
-        '$context.identity.userAgent': request.headers.find(([name]) => name.toLowerCase() === 'user-agent')?.[1],
         '$context.httpMethod': request.method,
         '$context.resourcePath': seen.resourcePath,
-        '$context.path': parseRequestTarget(request.url)?.pathname,
         '$context.status': response.statusCode,
         '$context.responseLength': Buffer.byteLength(response.body ?? '', response.isBase64Encoded ? 'base64' : 'utf8'),
         '$context.responseLatency': msSince(started),
@@ -232,8 +230,6 @@ export const createGateway = ({
         '$context.authorizer.status': seen.authorizerStatus,
         '$context.authorizer.latency': seen.authorizerLatency,
         '$context.error.responseType': seen.responseType,
-        // No X-Ray locally.
-        '$context.xrayTraceId': undefined,
       }),
     );
     return response;

@@ -60,7 +60,6 @@ describe("the local gateway's access line", () => {
       apiId: 'local',
       httpMethod: 'GET',
       resourcePath: '/pets',
-      path: '/v1/pets',
       status: '200',
       responseLength: '2',
       integrationStatus: '200',
@@ -69,9 +68,9 @@ describe("the local gateway's access line", () => {
       authorizerStatus: '200',
       gatewayResponse: '-',
       sourceIp: '203.0.113.7',
-      userAgent: 'curl/8.0',
-      xrayTraceId: '-',
     });
+    // Nothing the client wrote: its User-Agent, or the path as it sent it.
+    expect(JSON.stringify(line)).not.toMatch(/curl|\/v1\/pets/);
     for (const field of ['requestTime', 'responseLatency', 'integrationLatency', 'authorizerLatency'] as const) {
       expect(line[field], field).toMatch(/^\d+$/);
     }
