@@ -238,6 +238,19 @@ describe('one key holding every byte of the body budget (seven stalled 10 MB pos
   }, 60_000);
 });
 
+describe('a small stalled body', () => {
+  it('is cut off at the deadline too, and its connection closed rather than waited on for the rest', async () => {
+    const { id, key } = await newKey('default');
+    await warm(key);
+    const small = stalledPost(key, 1_024);
+    const answer = await small.answer;
+    expectErrorBody(answer, 400, 'validation_failed');
+    expect(answer.head).toMatch(/^connection: close$/im);
+    expect(answer.afterMs).toBeGreaterThanOrEqual(BODY_TIMEOUT_SECONDS * 1_000 - 50);
+    expect(linesOf(small.userAgent)).toEqual([expect.objectContaining({ status: '400', gatewayResponse: 'BODY_TIMEOUT', keyId: id })]);
+  });
+});
+
 describe('keys that together fill the body budget', () => {
   it("get the server's own refusal: 503 with Retry-After in the Error shape, not charged to the client, logged as what it is", async () => {
     // Four keys, each holding its share: two stalled posts, 16 MiB, the most a key may hold besides one body.

@@ -288,7 +288,7 @@ const createBodyBudget = (limit: number, keyShare: number): BodyBudget => {
 interface RequestBody {
   /** Its bytes as sent, or why they were not read; held as `holder`'s (the key's id). */
   read(holder: string): Promise<Buffer | BodyRefusal>;
-  /** Whether what is left unread of it may be read and dropped after the answer (none left, or little). */
+  /** Whether what is left unread of it may be read and dropped after the answer (none left, or little, and no reason to stop). */
   drainable(): boolean;
   /** Gives back what it holds of the budget. */
   release(): void;
@@ -308,6 +308,8 @@ const requestBody = (req: IncomingMessage, budget: BodyBudget, timeoutMs: number
   let held = 0;
   let holderOfHeld = '';
   let complete = !framed;
+  // Reading stopped part-way (a deadline, a limit, a client gone): what is left is not waited for.
+  let stopped = false;
   const release = () => {
     budget.give(holderOfHeld, held);
     held = 0;
@@ -335,6 +337,7 @@ const requestBody = (req: IncomingMessage, budget: BodyBudget, timeoutMs: number
         resolveBody(outcome);
       };
       const stop = (refusal: BodyRefusal) => {
+        stopped = true;
         req.pause();
         chunks.length = 0;
         release();
@@ -362,7 +365,7 @@ const requestBody = (req: IncomingMessage, budget: BodyBudget, timeoutMs: number
   };
   return {
     read,
-    drainable: () => complete || (declared !== undefined && declared <= UNREAD_BODY_DRAINED_BYTES),
+    drainable: () => complete || (!stopped && declared !== undefined && declared <= UNREAD_BODY_DRAINED_BYTES),
     release,
   };
 };
