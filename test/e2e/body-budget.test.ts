@@ -215,7 +215,8 @@ describe('one key holding every byte of the body budget (seven stalled 10 MB pos
     const victimPost = await post(victim.key, 'body-budget-victim');
     const held = posts.filter((one) => !one.state.answered);
     expect(victimPost.status).toBe(201);
-    expect(held.length, 'the stalled posts still held when the other key was answered').toBeGreaterThan(0);
+    // One body of the key is read (held) whatever its share; the other six would pass the share.
+    expect(held.length, 'the stalled posts still held when the other key was answered').toBe(1);
 
     // The key's own posts past its share are its own 429s, under its own key.
     const refused = posts.filter((one) => !held.includes(one));
