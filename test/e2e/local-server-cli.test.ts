@@ -495,6 +495,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     [{ PORT: 'abc' }, 'PORT must be a port number from 0 to 65535'],
     [{ DYNAMODB_LOCAL_PORT: '99999' }, 'DYNAMODB_LOCAL_PORT must be a port number'],
     [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT must be a URL'],
+    [{ BODY_TIMEOUT: 'soon' }, 'BODY_TIMEOUT must be a number of seconds above 0'],
   ])('refuses %j in one line saying "%s", without echoing the value, exit status 2', async (env, message) => {
     const result = await runCommand('npm', ['start', '--silent'], env);
     const line = expectOneLineFailure(result, { status: 2, secret: Object.values(env)[0] });

@@ -22,7 +22,7 @@ import { AUTHORIZER_REFUSAL } from '../../shared/auth-policy';
 import { gatewayAnswer, GATEWAY_REQUEST_ID_HEADER, type GatewayResponseType } from '../../shared/gateway-responses';
 import { cors, corsOrigins } from '../../shared/http/cors';
 import { errorResponse, withCommonHeaders } from '../../shared/http/response';
-import { logger } from '../../shared/logger';
+import { logger, safeErrorFields } from '../../shared/logger';
 import type { PlanLimits } from '../../shared/plan-policy';
 import { plansInForce } from '../../shared/plans';
 import { createAuthorizerCache } from './authorizer-cache';
@@ -50,15 +50,34 @@ export interface GatewayRequest {
   readonly headers: ReadonlyArray<readonly [string, string]>;
   /**
    * Reads the body, which the gateway asks for only once the request is routed, authorized and
-   * metered, as API Gateway does: a refused request's body is never read. Its bytes as sent, or
-   * why they were not read: over API Gateway's limit, or more than the server holds at once.
+   * metered, as API Gateway does: a refused request's body is never read. Held as `holder`'s (the
+   * key's id). Its bytes as sent, or why they were not read whole.
    */
-  readonly readBody: () => Promise<Buffer | BodyRefusal>;
+  readonly readBody: (holder: string) => Promise<Buffer | BodyRefusal>;
   readonly sourceIp: string;
 }
 
-/** Why a body was not read: over API Gateway's 10 MB, or over the bytes of bodies the server holds at once. */
-export type BodyRefusal = 'REQUEST_TOO_LARGE' | 'BODIES_IN_FLIGHT';
+/**
+ * Why a body was not read whole: over API Gateway's 10 MB; over the bytes of bodies the server
+ * holds at once, or over the key's share of them; not there by the body deadline; or the client
+ * went away.
+ */
+export type BodyRefusal = 'REQUEST_TOO_LARGE' | 'BODIES_IN_FLIGHT' | 'KEY_BODIES_IN_FLIGHT' | 'BODY_TIMEOUT' | 'CLIENT_CLOSED';
+
+/**
+ * The local server's own answers, which API Gateway has no response type for: the access line
+ * names them in `gatewayResponse` as it names a type. CLIENT_CLOSED is answered to no one.
+ */
+const localResponses = {
+  // The server's limit, not the client's: a 503 to retry, as for any capacity the client cannot see.
+  BODIES_IN_FLIGHT: () => errorResponse('service_unavailable', 'The server holds as many request bodies as it can at once: retry later.'),
+  BODY_TIMEOUT: () => errorResponse('validation_failed', 'The request body did not arrive whole in time: send it without pausing.'),
+  CLIENT_CLOSED: () => errorResponse('validation_failed', 'The request body ended before the length it declared.'),
+} as const satisfies Record<string, () => APIGatewayProxyResult>;
+type LocalResponseType = keyof typeof localResponses;
+const isLocalResponse = (type: string): type is LocalResponseType => Object.hasOwn(localResponses, type);
+const answerOf = (type: GatewayResponseType | LocalResponseType): APIGatewayProxyResult =>
+  isLocalResponse(type) ? localResponses[type]() : gatewayAnswer(type);
 
 /** The body's length as the client declares it (Content-Length), undefined when it declares none. */
 export const declaredBodyLength = (headers: ReadonlyArray<readonly [string, string]>): number | undefined => {
@@ -101,7 +120,12 @@ interface Seen {
   authorizerLatency?: number;
   integrationStatus?: number;
   integrationLatency?: number;
-  responseType?: GatewayResponseType;
+  responseType?: GatewayResponseType | LocalResponseType;
+}
+
+/** A request the usage plan let through, and what takes it off the key's count again. */
+interface Metering {
+  readonly giveBack: () => void;
 }
 
 /** Milliseconds since `start` (a `performance.now()`), whole as API Gateway writes them. */
@@ -146,8 +170,8 @@ export const createGateway = ({
     return true;
   };
 
-  const gatewayResponse = (type: GatewayResponseType, seen: Seen, reason?: string): APIGatewayProxyResult => {
-    const response = gatewayAnswer(type);
+  const gatewayResponse = (type: GatewayResponseType | LocalResponseType, seen: Seen, reason?: string): APIGatewayProxyResult => {
+    const response = answerOf(type);
     seen.responseType = type;
     const { requestId } = seen;
     logger.info('gateway', { requestId, gatewayResponse: type, status: response.statusCode, ...(reason === undefined ? {} : { reason }) });
@@ -160,8 +184,10 @@ export const createGateway = ({
    * The plan is the one the authorizer's context names (the key's). A request let through is
    * recorded in the usage log, under the usage key's id the context names too; `recordings` gets
    * the write, which the answer waits for, so that the key tool counts a request once it is answered.
+   * Returns the refusal, or what takes the request off the key's count again (the server could
+   * not take its body: the client is not charged for that).
    */
-  const meterUsage = (authorized: APIGatewayAuthorizerResult, recordings: Array<Promise<void>>): GatewayResponseType | undefined => {
+  const meterUsage = (authorized: APIGatewayAuthorizerResult, recordings: Array<Promise<void>>): GatewayResponseType | Metering => {
     const usageKey = authorized.usageIdentifierKey;
     const name = authorized.context?.plan;
     // Own properties only: a plan named `constructor` is no plan.
@@ -171,9 +197,17 @@ export const createGateway = ({
     const metered = usageMeter.take(usageKey, plan, at);
     if (metered !== 'allowed') return metered;
     const usageKeyId = authorized.context?.usageKeyId;
-    if (usageLog && typeof usageKeyId === 'string')
-      recordings.push(usageLog.record(usageKeyId, usageDay(at), usageMeter.usedOn(usageKey, at)));
-    return undefined;
+    const record = () => {
+      if (usageLog && typeof usageKeyId === 'string')
+        recordings.push(usageLog.record(usageKeyId, usageDay(at), usageMeter.usedOn(usageKey, at)));
+    };
+    record();
+    return {
+      giveBack: () => {
+        usageMeter.giveBack(usageKey, plan, at);
+        record();
+      },
+    };
   };
 
   /** Runs the authorizer, or reuses its cached policy for this token. Returns a refusal, or the policy. */
@@ -210,8 +244,10 @@ export const createGateway = ({
     const started = performance.now();
     const seen: Seen = { requestId: randomUUID(), requestTime: now().getTime() };
     const recordings: Array<Promise<void>> = [];
-    const response = withGatewayRequestId(await answer(request, seen, recordings), seen.requestId);
+    const response = withGatewayRequestId(await answerOrFault(request, seen, recordings), seen.requestId);
     await Promise.all(recordings);
+    // The client went away before its body was read: nothing was answered, the line says so.
+    const answered = seen.responseType !== 'CLIENT_CLOSED';
     accessLog(
       accessLogLine({
         '$context.requestId': seen.requestId,
@@ -220,8 +256,10 @@ export const createGateway = ({
         '$context.identity.sourceIp': request.sourceIp,
         '$context.httpMethod': request.method,
         '$context.resourcePath': seen.resourcePath,
-        '$context.status': response.statusCode,
-        '$context.responseLength': Buffer.byteLength(response.body ?? '', response.isBase64Encoded ? 'base64' : 'utf8'),
+        '$context.status': answered ? response.statusCode : undefined,
+        '$context.responseLength': answered
+          ? Buffer.byteLength(response.body ?? '', response.isBase64Encoded ? 'base64' : 'utf8')
+          : undefined,
         '$context.responseLatency': msSince(started),
         '$context.integration.latency': seen.integrationLatency,
         '$context.integration.status': seen.integrationStatus,
@@ -240,6 +278,26 @@ export const createGateway = ({
     followingKeyChanges: (following: boolean) => policyCache.following(following),
   });
 
+  /**
+   * The answer to a body not read whole. Not charged to the key when the server could not take it:
+   * its own limit (503), or the key's share of it (429, the key's own doing, as a plan's rate is).
+   */
+  function bodyRefused(refusal: BodyRefusal, seen: Seen, metered: Metering): APIGatewayProxyResult {
+    if (refusal === 'BODIES_IN_FLIGHT' || refusal === 'KEY_BODIES_IN_FLIGHT') metered.giveBack();
+    if (refusal === 'KEY_BODIES_IN_FLIGHT') return gatewayResponse('THROTTLED', seen, 'bodies in flight of this key');
+    return gatewayResponse(refusal, seen);
+  }
+
+  /** The answer; a fault of the gateway itself is its default 5XX, so that the request still writes its access line. */
+  async function answerOrFault(request: GatewayRequest, seen: Seen, recordings: Array<Promise<void>>): Promise<APIGatewayProxyResult> {
+    try {
+      return await answer(request, seen, recordings);
+    } catch (error) {
+      logger.error('gateway', { requestId: seen.requestId, ...safeErrorFields(error) });
+      return gatewayResponse('DEFAULT_5XX', seen);
+    }
+  }
+
   async function answer(request: GatewayRequest, seen: Seen, recordings: Array<Promise<void>>): Promise<APIGatewayProxyResult> {
     const { requestId } = seen;
     const url = parseRequestTarget(request.url);
@@ -257,14 +315,13 @@ export const createGateway = ({
     const authorized = await authorize(token, methodArn, seen);
     if (typeof authorized === 'string') return gatewayResponse(authorized, seen);
     // Each key's plan first, then the stage throttle over all keys together.
-    const refusal = meterUsage(authorized, recordings) ?? (takeToken() ? undefined : 'THROTTLED');
-    if (refusal) return gatewayResponse(refusal, seen);
+    const metered = meterUsage(authorized, recordings);
+    if (typeof metered === 'string') return gatewayResponse(metered, seen);
+    if (!takeToken()) return gatewayResponse('THROTTLED', seen);
 
     // Only now is the body read: a request refused above never had its bytes held.
-    const body = await request.readBody();
-    // More bodies at once than the server holds: API Gateway's answer to more than it takes, 429.
-    if (body === 'BODIES_IN_FLIGHT') return gatewayResponse('THROTTLED', seen, 'bodies in flight');
-    if (body === 'REQUEST_TOO_LARGE') return gatewayResponse('REQUEST_TOO_LARGE', seen);
+    const body = await request.readBody(authorized.principalId);
+    if (typeof body === 'string') return bodyRefused(body, seen, metered);
 
     const event = proxyEvent({
       method: request.method,

@@ -13,6 +13,7 @@ import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-loc
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
 import { AuditStreamUnreadable } from './key-audit-stream';
 import { RevokedKeyError, startLocalStack, type LocalStack } from './local-stack';
+import { BODY_TIMEOUT_SECONDS } from './server';
 
 const TABLE_DEFAULTS = `${petsTable.defaultName}, ${apiKeysTable.defaultName}, ${idempotencyTable.defaultName}`;
 
@@ -35,6 +36,8 @@ Environment:
                         whose item changes loses its cached answers within a second
   THROTTLE_RATE         requests per second before 429 (default ${DEFAULT_THROTTLE.rate})
   THROTTLE_BURST        burst size before 429 (default ${DEFAULT_THROTTLE.burst})
+  BODY_TIMEOUT          seconds a request body has to arrive whole once the key is checked (default
+                        ${BODY_TIMEOUT_SECONDS}); past it, 400 and the connection closed
   PLANS_FILE            JSON file of usage plans replacing those of shared/plans.ts:
                         {"plans": {"NAME": {"rateLimit": 5, "burstLimit": 5, "quota": {"limit": 100, "period": "DAY"}}}}
   PETS_TABLE_NAME, API_KEYS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME
@@ -48,6 +51,7 @@ const LOCAL_KEY_NAME = 'local';
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
 const PORT_EXPECTED = 'must be a port number from 0 to 65535 (0 picks a free one)';
+const BODY_TIMEOUT_MAX_SECONDS = 120;
 
 const Settings = z.object({
   PORT: port(3000),
@@ -57,6 +61,8 @@ const Settings = z.object({
   AUTH_CACHE_TTL: z.coerce.number().int().min(0).max(3600).default(DEFAULT_AUTH_CACHE_TTL_SECONDS),
   THROTTLE_RATE: z.coerce.number().positive().default(DEFAULT_THROTTLE.rate),
   THROTTLE_BURST: z.coerce.number().int().positive().default(DEFAULT_THROTTLE.burst),
+  // Below Node's own limit on receiving a whole request (300 s), which answers with no access line.
+  BODY_TIMEOUT: z.coerce.number().positive().max(BODY_TIMEOUT_MAX_SECONDS).default(BODY_TIMEOUT_SECONDS),
 });
 type Settings = z.infer<typeof Settings>;
 
@@ -69,6 +75,7 @@ const EXPECTED: Record<keyof Settings, string> = {
   AUTH_CACHE_TTL: 'must be a whole number of seconds from 0 to 3600',
   THROTTLE_RATE: 'must be a number of requests per second above 0',
   THROTTLE_BURST: 'must be a whole number of requests above 0',
+  BODY_TIMEOUT: `must be a number of seconds above 0, at most ${BODY_TIMEOUT_MAX_SECONDS}`,
 };
 
 const readSettings = (env: NodeJS.ProcessEnv): Settings => {
@@ -189,6 +196,7 @@ const main = async () => {
       port: settings.PORT,
       authCacheTtlSeconds: settings.AUTH_CACHE_TTL,
       throttle: { rate: settings.THROTTLE_RATE, burst: settings.THROTTLE_BURST },
+      bodyTimeoutSeconds: settings.BODY_TIMEOUT,
       plans,
       // The stage's access log, on standard output with the functions' lines, as one JSON line each.
       accessLog: (line) => void process.stdout.write(`${JSON.stringify(line)}\n`),

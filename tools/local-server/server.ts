@@ -47,8 +47,10 @@ export interface LocalServerOptions {
   readonly now?: Clock;
   /** Tests only: the pets repository's id generator, to force an id collision. */
   readonly newPetId?: IdGenerator;
-  /** The bytes of request bodies the server holds at once; by default BODIES_IN_FLIGHT_MAX_BYTES. */
+  /** The bytes of request bodies the server holds at once; by default BODIES_IN_FLIGHT_MAX_BYTES. A key holds at most a quarter besides one body. */
   readonly maxBodyBytesInFlight?: number;
+  /** Seconds a body has to arrive whole once the gateway reads it; by default BODY_TIMEOUT_SECONDS. */
+  readonly bodyTimeoutSeconds?: number;
   /** Where the gateway's access lines go (the stage's access log); by default nowhere. */
   readonly accessLog?: GatewayOptions['accessLog'];
   /** Where each key's use per day is recorded for the key tool; nowhere when absent. */
@@ -57,9 +59,21 @@ export interface LocalServerOptions {
 
 /**
  * The bytes of request bodies held at once, across requests, by default: six bodies at API
- * Gateway's limit. A body that would pass it is not read, and its request is answered 429.
+ * Gateway's limit. A body that would pass it is not read, and its request is answered 503.
  */
 export const BODIES_IN_FLIGHT_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The share of those bytes one key may hold besides one body (always allowed, up to API Gateway's
+ * limit): past it, its next body is its own 429. So that no one key holds the budget from others.
+ */
+const KEY_SHARE_OF_BODIES_IN_FLIGHT = 1 / 4;
+
+/**
+ * Seconds a body has to arrive whole once the gateway reads it, by default: plenty for 10 MB on a
+ * local network, and a bound on how long a client that stalls mid-body holds its share.
+ */
+export const BODY_TIMEOUT_SECONDS = 10;
 
 /**
  * An unread body up to this size is read and dropped after the answer, keeping the connection
@@ -97,6 +111,7 @@ export const startLocalServer = async ({
   now,
   newPetId,
   maxBodyBytesInFlight = BODIES_IN_FLIGHT_MAX_BYTES,
+  bodyTimeoutSeconds = BODY_TIMEOUT_SECONDS,
   accessLog,
   usageLog,
 }: LocalServerOptions): Promise<LocalServer> => {
@@ -136,7 +151,11 @@ export const startLocalServer = async ({
       : undefined;
 
   const documentation = createDocumentation();
-  const bodiesInFlight = createBodyBudget(maxBodyBytesInFlight);
+  const bodiesInFlight = createBodyBudget(maxBodyBytesInFlight, maxBodyBytesInFlight * KEY_SHARE_OF_BODIES_IN_FLIGHT);
+  const bodyTimeoutMs = bodyTimeoutSeconds * 1_000;
+
+  // The connections whose request is being answered: one that ends mid-body is a client gone, not bad HTTP.
+  const answering = new WeakSet<Duplex>();
 
   const server = createServer(async (req, res) => {
     // Node stops parsing a connection that asked for an Upgrade, which is never granted here: a
@@ -149,8 +168,10 @@ export const startLocalServer = async ({
       res.writeHead(page.statusCode, { ...page.headers, [GATEWAY_REQUEST_ID_HEADER]: requestId });
       return void res.end(page.body);
     }
+    answering.add(req.socket);
+    res.once('close', () => answering.delete(req.socket));
     const sourceIp = req.socket.remoteAddress ?? '127.0.0.1';
-    const body = requestBody(req, bodiesInFlight);
+    const body = requestBody(req, bodiesInFlight, bodyTimeoutMs);
     // What the body holds of the budget is given back once the answer is sent (or the client gone).
     res.once('close', body.release);
     let result: APIGatewayProxyResult;
@@ -162,6 +183,8 @@ export const startLocalServer = async ({
         readBody: body.read,
         sourceIp,
       });
+      // The client went away mid-request: no one to answer (the gateway wrote the access line).
+      if (req.socket.destroyed) return void res.destroy();
       // A body left unread is not read now either, unless it is small: the connection closes instead.
       if (!body.drainable()) res.shouldKeepAlive = false;
     } catch (error) {
@@ -179,6 +202,8 @@ export const startLocalServer = async ({
   // Requests Node cannot parse as HTTP still get an answer in the Error shape.
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    // The client sent a request's head and went away mid-body: its request's access line says so.
+    if (error.code === 'HPE_INVALID_EOF_STATE' && answering.has(socket)) return void socket.destroy();
     const requestId = randomUUID();
     const answer = withCommonHeaders(errorResponse('validation_failed', 'The request is not valid HTTP.'), requestId);
     logger.info('local server', { requestId, status: answer.statusCode, errorCode: 'validation_failed', reason: 'not HTTP' });
@@ -228,31 +253,42 @@ const headerPairs = (raw: string[]): Array<readonly [string, string]> => {
   return pairs;
 };
 
-/** The bytes of bodies held at once: taken as a body is read, given back once its request is answered. */
+/** The bytes of bodies held at once, and by each key: taken as a body is read, given back once its request is answered. */
 interface BodyBudget {
-  take(bytes: number): boolean;
-  give(bytes: number): void;
+  /**
+   * Takes `bytes` more for a body of `holder` that already holds `own`; or says whose limit they
+   * would pass: the server's, or the key's share (which does not count the key's one body).
+   */
+  take(holder: string, bytes: number, own: number): 'BODIES_IN_FLIGHT' | 'KEY_BODIES_IN_FLIGHT' | undefined;
+  give(holder: string, bytes: number): void;
 }
 
-const createBodyBudget = (limit: number): BodyBudget => {
+const createBodyBudget = (limit: number, keyShare: number): BodyBudget => {
   let held = 0;
+  const heldBy = new Map<string, number>();
   return {
-    take: (bytes) => {
-      if (held + bytes > limit) return false;
+    take: (holder, bytes, own) => {
+      const byHolder = heldBy.get(holder) ?? 0;
+      if (byHolder > own && byHolder + bytes > keyShare) return 'KEY_BODIES_IN_FLIGHT';
+      if (held + bytes > limit) return 'BODIES_IN_FLIGHT';
       held += bytes;
-      return true;
+      heldBy.set(holder, byHolder + bytes);
+      return undefined;
     },
-    give: (bytes) => {
+    give: (holder, bytes) => {
       held -= bytes;
+      const left = (heldBy.get(holder) ?? 0) - bytes;
+      if (left > 0) heldBy.set(holder, left);
+      else heldBy.delete(holder);
     },
   };
 };
 
 /** A request's body, read only when the gateway asks for it. */
 interface RequestBody {
-  /** Its bytes as sent, or why they were not read. */
-  read(): Promise<Buffer | BodyRefusal>;
-  /** Whether what is left unread of it may be read and dropped after the answer (none left, or little). */
+  /** Its bytes as sent, or why they were not read; held as `holder`'s (the key's id). */
+  read(holder: string): Promise<Buffer | BodyRefusal>;
+  /** Whether what is left unread of it may be read and dropped after the answer (none left, or little, and no reason to stop). */
   drainable(): boolean;
   /** Gives back what it holds of the budget. */
   release(): void;
@@ -261,53 +297,75 @@ interface RequestBody {
 /**
  * The body's bytes as sent (never decoded here: the handler decides what they mean), held within
  * the budget: a declared length is taken from it whole before a byte is read, a body of unknown
- * length as it arrives. Past API Gateway's limit, or the budget, reading stops and the answer says
- * why; the rest of the body is never read (the connection closes after the answer).
+ * length as it arrives. Past API Gateway's limit, the budget or the key's share of it, or the
+ * deadline, or when the client goes away, reading stops and the answer says why; the rest of the
+ * body is never read (the connection closes after the answer).
  */
-const requestBody = (req: IncomingMessage, budget: BodyBudget): RequestBody => {
+const requestBody = (req: IncomingMessage, budget: BodyBudget, timeoutMs: number): RequestBody => {
   const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
   // RFC 9112: without Content-Length or Transfer-Encoding a request has no body (most GETs).
   const framed = req.headers['transfer-encoding'] !== undefined || (declared ?? 0) > 0;
   let held = 0;
+  let holderOfHeld = '';
   let complete = !framed;
+  // Reading stopped part-way (a deadline, a limit, a client gone): what is left is not waited for.
+  let stopped = false;
   const release = () => {
-    budget.give(held);
+    budget.give(holderOfHeld, held);
     held = 0;
   };
-  const read = (): Promise<Buffer | BodyRefusal> => {
+  const take = (holder: string, bytes: number) => {
+    const refusal = budget.take(holder, bytes, held);
+    if (refusal) return refusal;
+    holderOfHeld = holder;
+    held += bytes;
+    return undefined;
+  };
+  const read = (holder: string): Promise<Buffer | BodyRefusal> => {
     if (!framed) return Promise.resolve(Buffer.alloc(0));
-    if (declared !== undefined && !budget.take(declared)) return Promise.resolve('BODIES_IN_FLIGHT');
-    held = declared ?? 0;
-    return new Promise((resolveBody, reject) => {
+    if (req.destroyed) return Promise.resolve('CLIENT_CLOSED');
+    const refused = declared === undefined ? undefined : take(holder, declared);
+    if (refused) return Promise.resolve(refused);
+    return new Promise((resolveBody) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      const stop = (refusal: BodyRefusal) => {
+      const finish = (outcome: Buffer | BodyRefusal) => {
+        clearTimeout(deadline);
         req.off('data', onData);
+        req.off('end', onEnd);
+        req.off('close', onClose);
+        resolveBody(outcome);
+      };
+      const stop = (refusal: BodyRefusal) => {
+        stopped = true;
         req.pause();
         chunks.length = 0;
         release();
-        resolveBody(refusal);
+        finish(refusal);
       };
       const onData = (chunk: Buffer) => {
         size += chunk.length;
         if (size > GATEWAY_MAX_BODY_BYTES) return stop('REQUEST_TOO_LARGE');
-        if (declared === undefined) {
-          if (!budget.take(chunk.length)) return stop('BODIES_IN_FLIGHT');
-          held += chunk.length;
-        }
+        const refusal = declared === undefined ? take(holder, chunk.length) : undefined;
+        if (refusal) return stop(refusal);
         chunks.push(chunk);
       };
-      req.on('data', onData);
-      req.once('end', () => {
+      const onEnd = () => {
         complete = true;
-        resolveBody(Buffer.concat(chunks));
-      });
-      req.once('error', reject);
+        finish(Buffer.concat(chunks));
+      };
+      // Closed before its end: the client went away (an error, such as a reset, comes with the close).
+      const onClose = () => stop('CLIENT_CLOSED');
+      const deadline = setTimeout(() => stop('BODY_TIMEOUT'), timeoutMs);
+      req.on('data', onData);
+      req.once('end', onEnd);
+      req.once('close', onClose);
+      req.on('error', () => undefined);
     });
   };
   return {
     read,
-    drainable: () => complete || (declared !== undefined && declared <= UNREAD_BODY_DRAINED_BYTES),
+    drainable: () => complete || (!stopped && declared !== undefined && declared <= UNREAD_BODY_DRAINED_BYTES),
     release,
   };
 };

@@ -31,9 +31,10 @@ const BATCH_GET_MAX_KEYS = 100;
 
 export interface UsageLog {
   /**
-   * Records that `usageKeyId` has been let through `used` times on `day` (YYYY-MM-DD). Resolves
-   * once a count at least as high is written, or failed to be (a warning: bookkeeping never
-   * refuses a request). One write at a time per item: counts that arrive meanwhile go in the next.
+   * Records that `usageKeyId` has been let through `used` times on `day` (YYYY-MM-DD): the latest
+   * count wins, since the meter's count is recorded as it changes, and goes down when a request is
+   * taken back. Resolves once the latest count is written, or failed to be (a warning: bookkeeping
+   * never refuses a request). One write at a time per item: counts that arrive meanwhile go in the next.
    */
   record(usageKeyId: string, day: string, used: number): Promise<void>;
 }
@@ -54,7 +55,7 @@ export const startLocalUsageLog = async (client: DynamoDBDocumentClient, keysTab
   }
   const items = new Map<string, Item>();
   const write = async (id: string, item: Item): Promise<void> => {
-    while (item.written < item.wanted) {
+    while (item.written !== item.wanted) {
       const used = item.wanted;
       try {
         await client.send(new PutCommand({ TableName: tableName, Item: { id, used } }));
@@ -77,7 +78,7 @@ export const startLocalUsageLog = async (client: DynamoDBDocumentClient, keysTab
         item = { day, wanted: 0, written: 0, writing: undefined };
         items.set(id, item);
       }
-      item.wanted = Math.max(item.wanted, used);
+      item.wanted = used;
       item.writing ??= write(id, item);
       return item.writing;
     },

@@ -31,6 +31,8 @@ export interface UsageMeter {
   take(usageKey: string, plan: PlanLimits, at: number): Metered;
   /** The requests of `usageKey` let through on the UTC day of `at`, as GetUsage counts a day's use. */
   usedOn(usageKey: string, at: number): number;
+  /** Takes back a request `take` let through at `at`: its token, and its place in the quota and the day's count. */
+  giveBack(usageKey: string, plan: PlanLimits, at: number): void;
 }
 
 /** The UTC day of `at` (epoch milliseconds) as API Gateway's usage names days: YYYY-MM-DD. */
@@ -84,6 +86,13 @@ export const createUsageMeter = (): UsageMeter => {
       current.used += 1;
       current.usedThatDay += 1;
       return 'allowed';
+    },
+    giveBack(usageKey, plan, at) {
+      const current = usage.get(usageKey);
+      if (current === undefined) return;
+      current.tokens = Math.min(plan.burstLimit, current.tokens + 1);
+      if (current.periodStart === (plan.quota ? quotaPeriodStart(plan.quota.period, at) : 0)) current.used = Math.max(0, current.used - 1);
+      if (current.day === quotaPeriodStart('DAY', at)) current.usedThatDay = Math.max(0, current.usedThatDay - 1);
     },
     usedOn(usageKey, at) {
       const current = usage.get(usageKey);

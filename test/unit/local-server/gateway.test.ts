@@ -9,7 +9,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../../shared/logger';
 import type { Plans } from '../../../shared/plans';
 import { AUTH_CACHE_MAX_ENTRIES } from '../../../tools/local-server/authorizer-cache';
-import { createGateway, type GatewayOptions, type GatewayRequest, type TokenAuthorizer } from '../../../tools/local-server/gateway';
+import {
+  createGateway,
+  type BodyRefusal,
+  type GatewayOptions,
+  type GatewayRequest,
+  type TokenAuthorizer,
+} from '../../../tools/local-server/gateway';
+import type { AccessLogLine } from '../../../shared/access-log';
 
 const allowAll: TokenAuthorizer = async () => policy('Allow');
 
@@ -101,12 +108,8 @@ describe('the local gateway and the authorizer', () => {
 
 describe('the body, which the local gateway reads only once the request is authorized and metered', () => {
   /** A POST whose body is read through a spy, declaring `declared` bytes. */
-  const post = (
-    headers: Array<readonly [string, string]>,
-    declared = 1_024,
-    body: Buffer | 'BODIES_IN_FLIGHT' = Buffer.alloc(declared),
-  ) => {
-    const readBody = vi.fn(async () => body);
+  const post = (headers: Array<readonly [string, string]>, declared = 1_024, body: Buffer | BodyRefusal = Buffer.alloc(declared)) => {
+    const readBody = vi.fn(async (_holder: string) => body);
     const sent: GatewayRequest = {
       method: 'POST',
       url: '/v1/pets',
@@ -172,19 +175,67 @@ describe('the body, which the local gateway reads only once the request is autho
     });
     const { sent, readBody } = post(withKey, 3, Buffer.from('{}\n'));
     expect((await gateway(sent)).statusCode).toBe(201);
-    expect(readBody).toHaveBeenCalledOnce();
+    // Held as the key's: the server counts each key's bodies apart.
+    expect(readBody).toHaveBeenCalledExactlyOnceWith('0123456789ab');
     expect(Buffer.from(seen?.body ?? '', 'base64').toString()).toBe('{}\n');
   });
 
-  it('answers a body the server cannot hold now (too many bodies at once) with 429 too_many_requests and Retry-After', async () => {
-    const gateway = gatewayWith({ handlers: { createPet } });
+  /** A gateway on a plan of one request a day, its access lines kept. */
+  const meteredGateway = () => {
+    const accessLines: AccessLogLine[] = [];
+    const gateway = gatewayWith({
+      handlers: { createPet },
+      plans: { default: { rateLimit: 1_000, burstLimit: 1_000, quota: { limit: 1, period: 'DAY' } } },
+      accessLog: (line) => void accessLines.push(line),
+    });
+    return { gateway, accessLines };
+  };
+
+  it("answers a body the server cannot hold now (its bodies at once) with its own 503 and Retry-After, not charged to the key's quota", async () => {
+    const { gateway, accessLines } = meteredGateway();
     const response = await gateway(post(withKey, 1_024, 'BODIES_IN_FLIGHT').sent);
+    expect(response.statusCode).toBe(503);
+    expect(bodyOf(response)).toMatchObject({ code: 'service_unavailable', status: 503 });
+    expect(response.headers).toMatchObject({ 'Retry-After': '1' });
+    expect(accessLines.at(-1)).toMatchObject({ status: '503', gatewayResponse: 'BODIES_IN_FLIGHT', keyId: '0123456789ab' });
+    // The day's one request is still there.
+    expect((await gateway(post(withKey).sent)).statusCode).toBe(201);
+    expect((await gateway(post(withKey).sent)).statusCode).toBe(429);
+  });
+
+  it("answers a body past the key's share of the bodies at once with the key's own 429, not charged to its quota", async () => {
+    const { gateway, accessLines } = meteredGateway();
+    const response = await gateway(post(withKey, 1_024, 'KEY_BODIES_IN_FLIGHT').sent);
     expect(response.statusCode).toBe(429);
     expect(bodyOf(response)).toMatchObject({ code: 'too_many_requests', status: 429 });
     expect(response.headers).toMatchObject({ 'Retry-After': '1' });
-    expect(lines).toContainEqual(
-      expect.objectContaining({ message: 'gateway', gatewayResponse: 'THROTTLED', status: 429, reason: 'bodies in flight' }),
-    );
+    expect(accessLines.at(-1)).toMatchObject({ status: '429', gatewayResponse: 'THROTTLED', keyId: '0123456789ab' });
+    expect((await gateway(post(withKey).sent)).statusCode).toBe(201);
+  });
+
+  it('answers a body that did not arrive by the deadline with 400 validation_failed, logged as BODY_TIMEOUT', async () => {
+    const { gateway, accessLines } = meteredGateway();
+    const response = await gateway(post(withKey, 1_024, 'BODY_TIMEOUT').sent);
+    expect(response.statusCode).toBe(400);
+    expect(bodyOf(response)).toMatchObject({ code: 'validation_failed', status: 400 });
+    expect(accessLines.at(-1)).toMatchObject({ status: '400', gatewayResponse: 'BODY_TIMEOUT', keyId: '0123456789ab' });
+  });
+
+  it('answers a fault of its own (the body cannot be read for a reason it does not know) with 500, and still writes the access line', async () => {
+    const { gateway, accessLines } = meteredGateway();
+    const { sent } = post(withKey);
+    const response = await gateway({ ...sent, readBody: async () => Promise.reject(new Error('stand-in fault')) });
+    expect(response.statusCode).toBe(500);
+    expect(bodyOf(response)).toMatchObject({ code: 'internal_error', status: 500 });
+    expect(accessLines).toEqual([expect.objectContaining({ status: '500', gatewayResponse: 'DEFAULT_5XX' })]);
+  });
+
+  it('writes the one access line of a request whose client went away mid-body, with no status, since nothing was answered', async () => {
+    const { gateway, accessLines } = meteredGateway();
+    await gateway(post(withKey, 1_024, 'CLIENT_CLOSED').sent);
+    expect(accessLines).toEqual([
+      expect.objectContaining({ status: '-', responseLength: '-', gatewayResponse: 'CLIENT_CLOSED', keyId: '0123456789ab' }),
+    ]);
   });
 });
 

@@ -45,6 +45,30 @@ describe('the quota of a key', () => {
   });
 });
 
+describe('a request taken back (the server could not take its body)', () => {
+  const plan: Plan = { rateLimit: 1, burstLimit: 1, quota: { limit: 1, period: 'DAY' } };
+
+  it('gives back its token, and its place in the quota and in the day', () => {
+    const meter = createUsageMeter();
+    expect(meter.take('a', plan, T0)).toBe('allowed');
+    meter.giveBack('a', plan, T0);
+    expect(meter.usedOn('a', T0)).toBe(0);
+    expect(meter.take('a', plan, T0)).toBe('allowed');
+    expect(meter.usedOn('a', T0)).toBe(1);
+    expect(meter.take('a', plan, T0 + 1_000)).toBe('QUOTA_EXCEEDED');
+  });
+
+  it("leaves the next day's count alone when taken back after midnight", () => {
+    const meter = createUsageMeter();
+    const roomy: Plan = { rateLimit: 1_000, burstLimit: 1_000 };
+    const beforeMidnight = Date.parse('2026-11-25T23:59:59.999Z');
+    meter.take('a', roomy, beforeMidnight);
+    meter.take('a', roomy, T0 + 86_400_000);
+    meter.giveBack('a', roomy, beforeMidnight);
+    expect(meter.usedOn('a', T0 + 86_400_000)).toBe(1);
+  });
+});
+
 describe("a key's use per day", () => {
   const plan: Plan = { rateLimit: 1_000, burstLimit: 1_000, quota: { limit: 3, period: 'WEEK' } };
 
