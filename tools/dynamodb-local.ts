@@ -62,6 +62,11 @@ export interface DynamoDBLocal {
   readonly port: number;
   /** Java's process id (it runs under a watchdog, which stops it when this process is gone). */
   readonly pid: number | undefined;
+  /**
+   * Settles when it has stopped other than by `stop()` (killed, out of memory, crashed), with
+   * how: its exit code, or the signal that ended it. Never settles once `stop()` was called.
+   */
+  readonly died: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -165,8 +170,16 @@ const spawnDynamoDBLocal = async (
   child.stderr?.on('data', remember);
 
   let exited = false;
-  const exit = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  void exit.then(() => (exited = true));
+  let stopping = false;
+  const exit = new Promise<string>((resolveExit) =>
+    child.once('exit', (code, signal) => {
+      exited = true;
+      // The watchdog ends on its own only once Java has; killed outright, it leaves Java listening with no one to stop it.
+      if (signal !== null && javaPid !== undefined) killQuietly(javaPid);
+      resolveExit(code === null ? `signal ${signal ?? 'unknown'}` : `exit code ${code}`);
+    }),
+  );
+  const died = exit.then((how) => (stopping ? new Promise<string>(() => undefined) : how));
   const spawnFailure = (code: string | undefined) =>
     code === 'ENOENT'
       ? new Error('DynamoDB Local needs Java 17 or newer on the PATH (for example: apt-get install openjdk-17-jre-headless).')
@@ -185,6 +198,7 @@ const spawnDynamoDBLocal = async (
 
   const endpoint = dynamoDBLocalEndpoint(listenPort);
   const stop = async (): Promise<void> => {
+    stopping = true;
     if (exited) return;
     // The watchdog stops Java, and ends when Java has; should it not, both are killed.
     child.kill('SIGTERM');
@@ -224,7 +238,7 @@ const spawnDynamoDBLocal = async (
     await stop();
     throw error;
   }
-  return { endpoint, port: listenPort, pid: javaPid, stop };
+  return { endpoint, port: listenPort, pid: javaPid, died, stop };
 };
 
 const killQuietly = (pid: number) => {

@@ -362,7 +362,8 @@ describe('createPet (POST /v1/pets) under hostile input', () => {
 const expectedGet = (target: string): Expected => {
   const { pathname, searchParams } = new URL(`http://localhost${target}`);
   const segment = /^\/v1\/pets\/([^/]+)$/.exec(pathname)?.[1];
-  if (segment === undefined) return undefined;
+  // A backslash or a dot segment names no route, even in place of a petId (expectSafeAnswer checks its 404).
+  if (segment === undefined || /\\|%5c/i.test(segment) || /^(?:\.|%2e){1,2}$/i.test(segment)) return undefined;
   let petId = segment;
   try {
     petId = decodeURIComponent(segment);

@@ -58,6 +58,9 @@ const javaListeningOn = (port: number): number[] =>
     })
     .map(Number);
 
+/** The parent of a process (the fourth field of /proc/PID/stat, after the command in parentheses). */
+const parentOf = (pid: number): number => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+
 /** The most resident memory the process has had so far (VmHWM in /proc), in bytes. */
 const peakMemoryBytes = (pid: number): number => {
   const kilobytes = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
@@ -218,6 +221,34 @@ describe('npm start', { timeout: 90_000 }, () => {
     }
     expect(javaListeningOn(dynamoPort)).toEqual([]);
     expect(await isListening(dynamoPort)).toBe(false);
+  });
+
+  it('says in one line that DynamoDB Local died, and exits non-zero, rather than answer 503 for ever', async () => {
+    const [, ...nodeArgs] = (packageJson.scripts.start as string).split(' ');
+    const started = run(process.execPath, nodeArgs, { PORT: '0', DYNAMODB_LOCAL_PORT: '0' });
+    let stderr = '';
+    started.child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await waitFor(started, 'Press Ctrl-C to stop.');
+    const dynamoPort = Number(/DynamoDB Local \(in memory\) on port (\d+) /.exec(started.output())?.[1]);
+    const { url } = curlLine(started.output());
+    // The Java this server started, and no other: its parent is the watchdog, whose parent is the server.
+    const [java, ...others] = javaListeningOn(dynamoPort);
+    expect(others).toEqual([]);
+    expect(parentOf(parentOf(java ?? 0))).toBe(started.child.pid);
+
+    const killedAt = Date.now();
+    process.kill(java ?? 0, 'SIGKILL');
+    const code = await Promise.race([started.exit, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
+    expect(code).toBe(1);
+    expect(Date.now() - killedAt).toBeLessThan(15_000);
+    // One plain line, once: what stopped, what follows, what to do; no stack trace.
+    const said = stderr.split('\n').filter((line) => line.includes('DynamoDB Local'));
+    expect(said).toEqual([
+      'npm start: DynamoDB Local stopped (exit code 1); the API cannot answer without it, so it stops too (its in-memory data is gone): start again.',
+    ]);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    expect(await groupEnds(started.child.pid ?? 0)).toBe(true);
+    expect(await isListening(Number(new URL(url).port))).toBe(false);
   });
 
   it('keeps its memory under forty keyless 10 MB POSTs at once: bodies are never read before the key is checked', async () => {

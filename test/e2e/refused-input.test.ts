@@ -1,19 +1,29 @@
 /**
  * Input the API refuses over HTTP, through the local server as API Gateway passes it on: a body
  * that repeats a member name, a body that is not UTF-8, a name with a control character or a lone
- * surrogate, and a query on GET /pets/{petId}. Each is a 400 that names the problem, and nothing
- * is stored.
+ * surrogate, a query on GET /pets/{petId}, a body compressed or labelled with another charset, and
+ * a path a URL parser would rewrite. Each is a 4xx that names the problem, and nothing is stored.
  */
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AccessLogLine } from '../../shared/access-log';
+import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
+import { errorCodeOf, rawClient, type RawClient, type RawRequest } from '../support/hostile-http';
 import { allPets, expectError, startLocalApi, type LocalApi } from '../support/local-api';
 
 let api: LocalApi;
+let raw: RawClient;
 let rex: { id: number };
+const accessLines: AccessLogLine[] = [];
 beforeAll(async () => {
-  api = await startLocalApi();
+  api = await startLocalApi({ accessLog: (line) => void accessLines.push(line) });
+  raw = rawClient(api.url);
   rex = await api.petStore.pets.create({ name: 'Rex', categoryId: 1 });
 });
-afterAll(() => api.close());
+afterAll(async () => {
+  raw?.close();
+  await api?.close();
+});
 
 const post = (body: string | Uint8Array) => api.call('/pets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
 const storedPets = () => allPets(api, { pageSize: 100 });
@@ -93,4 +103,61 @@ describe('a query on GET /pets/{petId}', () => {
     expect((await api.call(`/pets/${rex.id}`)).status).toBe(200);
     expect((await api.call(`/pets/${rex.id}?`)).status).toBe(200);
   });
+});
+
+describe('a body sent compressed, or labelled with a charset other than UTF-8', () => {
+  const PET = '{"name":"Rex","categoryId":1}';
+  /** A raw create (fetch would set its own framing), its answer's status, code and message, and whether a pet appeared. */
+  const rawCreate = async (headers: RawRequest['headers'], body: string | Uint8Array) => {
+    const before = await storedPets();
+    const answer = await raw.send({
+      method: 'POST',
+      target: '/v1/pets',
+      headers: { Authorization: `Bearer ${api.key}`, ...headers },
+      body,
+    });
+    const message = answer.status >= 300 ? (JSON.parse(answer.text) as { message: string }).message : undefined;
+    return { status: answer.status, code: errorCodeOf(answer), message, stored: (await storedPets()).length - before.length };
+  };
+  const compressed = {
+    status: 400,
+    code: 'unsupported_media_type',
+    message: 'The request body must be sent as it is, without a Content-Encoding (not compressed).',
+    stored: 0,
+  };
+
+  it('is 400 unsupported_media_type for a gzip body: the API enables no compression, so it is never read as JSON', async () => {
+    expect(await rawCreate({ 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, gzipSync(PET))).toEqual(compressed);
+  });
+
+  it('is 400 unsupported_media_type for any content coding, sent in one header or two, even over plain JSON', async () => {
+    expect(await rawCreate({ 'Content-Type': 'application/json', 'Content-Encoding': 'deflate' }, PET)).toEqual(compressed);
+    expect(await rawCreate({ 'Content-Type': 'application/json', 'Content-Encoding': ['identity', 'gzip'] }, PET)).toEqual(compressed);
+  });
+
+  it('is 400 unsupported_media_type for charset=utf-16 over a UTF-8 body, which would otherwise be stored as read', async () => {
+    expect(await rawCreate({ 'Content-Type': 'application/json; charset=utf-16' }, PET)).toEqual({
+      status: 400,
+      code: 'unsupported_media_type',
+      message: "The request body must be UTF-8 JSON: send 'Content-Type: application/json', with no other charset.",
+      stored: 0,
+    });
+  });
+
+  it('still stores a pet sent with Content-Encoding: identity and charset=UTF-8', async () => {
+    const answer = await rawCreate({ 'Content-Type': 'application/json; charset=UTF-8', 'Content-Encoding': 'identity' }, PET);
+    expect({ status: answer.status, stored: answer.stored }).toEqual({ status: 201, stored: 1 });
+  });
+});
+
+describe('a path a URL parser would rewrite (a dot segment or a backslash)', () => {
+  it.each(['/v1\\pets', '/v1/x/%2e%2e/pets', '/v1/x/../pets', '/v1/./pets', '/v1/pets/%2E%2E', '/v1/pets/..'])(
+    '%s is 404 not_found, not the route it resolves to, and its access line names no route',
+    async (path) => {
+      const answer = await raw.send({ method: 'GET', target: `${path}?limit=1`, headers: { Authorization: `Bearer ${api.key}` } });
+      expect({ status: answer.status, code: errorCodeOf(answer) }).toEqual({ status: 404, code: 'not_found' });
+      const line = accessLines.find(({ requestId }) => requestId === answer.headers.get(GATEWAY_REQUEST_ID_HEADER));
+      expect(line).toMatchObject({ resourcePath: '-', status: '404', gatewayResponse: 'MISSING_AUTHENTICATION_TOKEN' });
+    },
+  );
 });

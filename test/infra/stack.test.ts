@@ -264,6 +264,10 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['*~1*'] });
     });
 
+    it('enables no payload compression, so a compressed body reaches its function as sent, where jsonBody refuses it', () => {
+      template.hasResourceProperties('AWS::ApiGateway::RestApi', { MinimumCompressionSize: Match.absent() });
+    });
+
     it('converts the 501 mock to text both ways, which a mock needs when every media type is binary', () => {
       const integration = methodsOf(template).find(({ path }) => path === '/store/orders')?.properties.Integration as {
         ContentHandling?: string;

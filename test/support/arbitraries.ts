@@ -373,7 +373,8 @@ const JSON_MEDIA_TYPES = [
   'application/json;charset=UTF-8',
   'application/json ; charset=utf-8',
   'application/json;',
-  'application/json; charset=latin1',
+  'application/json; charset="utf-8"',
+  'application/json; charset=utf8',
   'application/merge-patch+json',
   'application/vnd.petstore+json',
   'application/problem+json',
@@ -395,6 +396,9 @@ const OTHER_MEDIA_TYPES = [
   'application/json, text/plain',
   'application/+json',
   'text/plain; charset=application/json',
+  // JSON types, but with a charset other than UTF-8: the body is refused rather than misread.
+  'application/json; charset=latin1',
+  'application/json; charset=utf-16',
 ];
 
 export const contentTypeCase: fc.Arbitrary<ContentTypeCase> = fc.oneof(

@@ -88,9 +88,19 @@ const isNotImplementedRoute = ({ method, target }: RawRequest) =>
   method === 'GET' && new URL(`http://localhost${target.startsWith('/') ? '' : '/'}${target}`).pathname === '/v1/store/orders';
 
 /**
+ * Whether the target's path holds a dot segment (`.` or `..`) or a backslash, percent-encoded or
+ * not. docs/api.md: the path is routed as sent, never resolved, and no route has such a segment.
+ */
+const holdsDotSegmentOrBackslash = (target: string): boolean => {
+  const [path = ''] = target.split(/[?#]/, 1);
+  return /\\|%5c/i.test(path) || path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
+};
+
+/**
  * The properties of every answer, whatever was asked: never 5xx; JSON; a non-2xx answer is the
  * Error shape with `status` equal to the HTTP status and a code the catalogue gives that status;
- * described by openapi.json; and no secret the request carried appears anywhere in it.
+ * described by openapi.json (a path with a dot segment or a backslash, by the 404 of no route);
+ * and no secret the request carried appears anywhere in it.
  */
 export const expectSafeAnswer = (raw: RawRequest, answer: RawAnswer, secrets: readonly string[]) => {
   const where = `${raw.method} ${raw.target.slice(0, 200)} → ${answer.status} ${answer.text.slice(0, 300)}`;
@@ -119,6 +129,11 @@ export const expectSafeAnswer = (raw: RawRequest, answer: RawAnswer, secrets: re
     expect(requestLine(raw), where).not.toBe('valid');
     expect(answer.status, where).toBe(400);
     expect(answer.text, where).toContain(NOT_HTTP_MESSAGE);
+    return;
+  }
+  if (holdsDotSegmentOrBackslash(raw.target)) {
+    // A URL would resolve such a path to another, perhaps a route's: the answer is the 404 of none.
+    expect({ status: answer.status, code: errorCodeOf(answer) }, where).toEqual({ status: 404, code: 'not_found' });
     return;
   }
   const url = new URL(`http://127.0.0.1${raw.target.startsWith('/') ? '' : '/'}${raw.target}`);

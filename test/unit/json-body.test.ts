@@ -4,6 +4,7 @@
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { errorFormatter } from '../../shared/http/error-formatter';
 import { jsonBody, MAX_BODY_BYTES, normalizeMediaType } from '../../shared/http/json-body';
@@ -164,4 +165,55 @@ describe('media types', () => {
       expect((await sendText('{"a":1}', contentType)).status).toBe(200);
     },
   );
+});
+
+describe('charsets', () => {
+  const otherCharset = refusal(
+    'unsupported_media_type',
+    "The request body must be UTF-8 JSON: send 'Content-Type: application/json', with no other charset.",
+  );
+
+  it.each([
+    'application/json; charset=utf-8',
+    'application/json;charset=UTF-8',
+    'application/json; charset="utf-8"',
+    'application/json; charset=utf8',
+  ])('accepts %j: UTF-8 by one of its labels', async (contentType) => {
+    expect(await sendText('{"a":1}', contentType)).toEqual({ status: 200, body: { received: { a: 1 } } });
+  });
+
+  it.each([
+    'application/json; charset=utf-16',
+    'application/json; charset="UTF-16"',
+    'application/json; charset = utf-16',
+    'application/json; charset=iso-8859-1',
+    'application/json; charset=latin1',
+    'application/json; charset=utf-8; charset=utf-16',
+    'application/json; charset=',
+    'application/json; charset=no-such-charset',
+    'application/problem+json; charset=us-ascii',
+  ])('refuses %j with 400 unsupported_media_type, though the body is UTF-8 JSON', async (contentType) => {
+    expect(await sendBytes(Buffer.from('{"a":1}', 'utf8'), contentType)).toEqual(otherCharset);
+  });
+});
+
+describe('content codings', () => {
+  const coded = refusal('unsupported_media_type', 'The request body must be sent as it is, without a Content-Encoding (not compressed).');
+  const withEncoding = (bytes: Uint8Array, contentEncoding: string) =>
+    send({ bodyBytes: bytes, headers: { 'content-type': 'application/json', 'content-encoding': contentEncoding } });
+
+  it('refuses a gzip body, which would otherwise be read as JSON (and found not to be)', async () => {
+    expect(await withEncoding(gzipSync('{"a":1}'), 'gzip')).toEqual(coded);
+  });
+
+  it.each(['gzip', 'GZIP', 'deflate', 'br', 'x-gzip', 'identity, gzip', 'no-such-coding'])(
+    'refuses %j even when the body is plain JSON',
+    async (contentEncoding) => {
+      expect(await withEncoding(Buffer.from('{"a":1}'), contentEncoding)).toEqual(coded);
+    },
+  );
+
+  it.each(['identity', 'Identity', ''])('accepts %j: the body as it is', async (contentEncoding) => {
+    expect(await withEncoding(Buffer.from('{"a":1}'), contentEncoding)).toEqual({ status: 200, body: { received: { a: 1 } } });
+  });
 });

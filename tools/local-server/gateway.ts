@@ -28,7 +28,7 @@ import { plansInForce } from '../../shared/plans';
 import { createAuthorizerCache } from './authorizer-cache';
 import { LOCAL_API_ID, lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { policyAllows } from './policy';
-import { matchRoute, pathBelowBase } from './route-matcher';
+import { isRoutedAsSent, matchRoute, pathBelowBase } from './route-matcher';
 import type { UsageLog } from './usage-log';
 import { createUsageMeter, usageDay } from './usage-plans';
 
@@ -300,10 +300,12 @@ export const createGateway = ({
 
   async function answer(request: GatewayRequest, seen: Seen, recordings: Array<Promise<void>>): Promise<APIGatewayProxyResult> {
     const { requestId } = seen;
-    const url = parseRequestTarget(request.url);
-    const subPath = url === undefined ? undefined : pathBelowBase(url.pathname);
+    const { path, query } = requestTarget(request.url);
+    // A path is routed as sent: what a URL library would resolve or rewrite names no route.
+    if (!isRoutedAsSent(path)) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', seen, 'dot segment or backslash in the path');
+    const subPath = pathBelowBase(path);
     const match = subPath === undefined ? undefined : matchRoute(request.method, subPath);
-    if (!url || !match || subPath === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', seen);
+    if (!match || subPath === undefined) return gatewayResponse('MISSING_AUTHENTICATION_TOKEN', seen);
     // A body declared over the limit is refused before anything else, as API Gateway does; one sent
     // without a length is counted as it is read, once the request is authorized.
     if ((declaredBodyLength(request.headers) ?? 0) > GATEWAY_MAX_BODY_BYTES) return gatewayResponse('REQUEST_TOO_LARGE', seen);
@@ -328,7 +330,7 @@ export const createGateway = ({
       resource: route.path,
       path: subPath,
       headers: request.headers,
-      query: url.searchParams.entries(),
+      query: query.entries(),
       pathParameters: match.pathParameters,
       // The stack makes every media type binary, so API Gateway passes a body's bytes as sent.
       body,
@@ -380,11 +382,15 @@ export const withGatewayRequestId = (response: APIGatewayProxyResult, requestId:
   headers: { ...response.headers, [GATEWAY_REQUEST_ID_HEADER]: requestId },
 });
 
-/** The request target as a URL, its path kept as sent (`//x/v1/pets` is a path, not a host). */
-const parseRequestTarget = (target: string): URL | undefined => {
-  try {
-    return new URL(`http://localhost${target.startsWith('/') ? '' : '/'}${target}`);
-  } catch {
-    return undefined;
-  }
+/**
+ * The request target as sent: its path, never normalized (no dot segment resolved, no backslash
+ * made a slash, as a URL parser would), and its query. A fragment, which no client sends, is not
+ * part of either.
+ */
+const requestTarget = (target: string): { readonly path: string; readonly query: URLSearchParams } => {
+  const [beforeFragment = ''] = target.split('#', 1);
+  const queryAt = beforeFragment.indexOf('?');
+  return queryAt === -1
+    ? { path: beforeFragment, query: new URLSearchParams() }
+    : { path: beforeFragment.slice(0, queryAt), query: new URLSearchParams(beforeFragment.slice(queryAt + 1)) };
 };

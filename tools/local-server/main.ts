@@ -219,6 +219,18 @@ const main = async () => {
       : error;
   }
   const { url, key, keyId, keyPlan, replacedKeyIds, dynamodbLocal: database, dynamodbEndpoint, tables } = stack;
+  // Without its database the API could only answer 503 for ever: say so once, and end.
+  void database?.died.then((how) => {
+    if (stopping) return;
+    stopping = true;
+    const data = values.persist ? `its data is kept in ${values.persist}` : 'its in-memory data is gone';
+    process.exit(
+      reportFailure(
+        'npm start',
+        new Error(`DynamoDB Local stopped (${how}); the API cannot answer without it, so it stops too (${data}): start again.`),
+      ),
+    );
+  });
   const plansFile = process.env[PLANS_FILE_VARIABLE] || undefined;
   const keys = (command?: string) => keysCommand(settings, database, tables.apiKeys, plansFile, command);
   console.log(

@@ -37,6 +37,15 @@ export const matchRoute = (method: string, path: string): RouteMatch | undefined
   return undefined;
 };
 
+/**
+ * Whether a path can be routed as sent. API Gateway documents no resolving of dot segments or
+ * backslashes, so a path with a `.` or `..` segment or a backslash, percent-encoded or not (which
+ * a URL parser would resolve, or read as a slash), is refused as naming no route, rather than
+ * routed to the path it might have meant; a `{petId}` never holds one either.
+ */
+export const isRoutedAsSent = (path: string): boolean =>
+  !/\\|%5c/i.test(path) && !path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
+
 /** The path below the base path (`/v1/pets` → `/pets`), or undefined for a path outside it. */
 export const pathBelowBase = (pathname: string): string | undefined =>
   pathname.startsWith(`${BASE_PATH}/`) ? pathname.slice(BASE_PATH.length) : undefined;

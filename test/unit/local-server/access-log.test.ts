@@ -101,4 +101,21 @@ describe("the local gateway's access line", () => {
       gatewayResponse: 'THROTTLED',
     });
   });
+
+  it.each([
+    ['a backslash', '/v1\\pets'],
+    ['a percent-encoded dot-dot segment', '/v1/x/%2e%2e/pets'],
+    ['a dot segment', '/v1/./pets'],
+    ['a dot-dot segment in place of a petId', '/v1/pets/..'],
+    ['a percent-encoded backslash in place of a petId', '/v1/pets/%5C'],
+  ])('answers a path with %s as no route, and logs no route, rather than the route it might resolve to', async (_, path) => {
+    const { response, line } = await gatewayLogging().send(`${path}?limit=1`, 'petstore_allowed_key_0000000000');
+    expect(response.statusCode).toBe(404);
+    expect(line).toMatchObject({
+      status: '404',
+      resourcePath: '-',
+      authorizerStatus: '-',
+      gatewayResponse: 'MISSING_AUTHENTICATION_TOKEN',
+    });
+  });
 });
