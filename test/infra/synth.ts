@@ -1,6 +1,7 @@
 /**
- * Synthesizes a stage's stack the way `cdk synth` does, minus bundling (one test runs the real
- * CLI with bundling), and reads things back out of the template.
+ * Synthesizes a stage's stack the way `cdk synth` does, minus bundling and minus the CDK's
+ * built-in CloudFormation validation (test/infra/cdk-cli.test.ts runs the real CLI with both, and
+ * test/infra/cfn-lint.test.ts runs AWS's linter), and reads things back out of the template.
  */
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -21,7 +22,9 @@ export const synthStage = (
   overrides: Partial<StageSettings> = {},
   deploy: Pick<PetStoreStackProps, 'ignoreReleaseAlarms'> = {},
 ): SynthesizedStage => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  // The built-in validation only reports (its errors become warnings unless a flag says otherwise),
+  // and its WebAssembly rules engine is most of a synth's time: five seconds in each test file.
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
   const settings = { ...stageSettings(stage), ...overrides };
   const stack = new PetStoreStack(app, stackName(stage), {
     stage,
