@@ -7,7 +7,7 @@ import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { stackName } from '../shared/stack';
 import { PetStoreStack } from './pet-store-stack';
-import { parseIgnoreReleaseAlarms, parseStageName, stageSettings } from './stages';
+import { parseIgnoreReleaseAlarms, parseStageName, stageRegionIndex, stageSettings } from './stages';
 
 const app = new App();
 /**
@@ -17,9 +17,12 @@ const app = new App();
 const { stage, settings, ignoreReleaseAlarms } = (() => {
   try {
     const name = parseStageName(app.node.tryGetContext('stage'));
+    const settings = stageSettings(name);
+    // The stack checks this too; here a region the stage does not run in fails in one line.
+    stageRegionIndex(name, settings, process.env.CDK_DEFAULT_REGION);
     return {
       stage: name,
-      settings: stageSettings(name),
+      settings,
       ignoreReleaseAlarms: parseIgnoreReleaseAlarms(app.node.tryGetContext('ignoreReleaseAlarms')),
     };
   } catch (error) {

@@ -19,7 +19,7 @@ import { Release } from './constructs/release';
 import { SavedQueries } from './constructs/saved-queries';
 import { Throttling } from './constructs/throttling';
 import { PetStoreTables } from './constructs/tables';
-import type { StageSettings } from './stages';
+import { stageRegionIndex, type StageSettings } from './stages';
 
 export interface PetStoreStackProps extends StackProps {
   readonly stage: string;
@@ -65,6 +65,7 @@ export class PetStoreStack extends Stack {
       apiKeys: this.tables.apiKeys,
       idempotency: this.tables.idempotency,
       corsAllowedOrigins: settings.corsAllowedOrigins,
+      regionIndex: stageRegionIndex(stage, settings, this.region),
       ...kept,
     });
     // The API invokes each function's `live` alias; monitoring watches each function whole.

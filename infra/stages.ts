@@ -3,8 +3,9 @@
  * not listed here gets `defaultSettings`, so a developer can deploy `-c stage=alice` without
  * touching this file. Edit this file to change what a stage is.
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { RemovalPolicy, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { REGION_COUNT } from '../shared/ids';
 import { plans, Plans, type Plan } from '../shared/plans';
 
 export interface CustomDomain {
@@ -68,6 +69,13 @@ export interface StageSettings {
    * CodeDeploy canary or linear release (staging and prod, so that staging rehearses prod's).
    */
   readonly release: ReleaseStrategy;
+  /**
+   * The AWS regions the stage runs in at once, e.g. `['eu-west-1', 'us-east-1']`. A region's
+   * position is its index in the pet ids it mints (shared/ids.ts), which keeps two regions from
+   * minting the same id: add a region at the end, never reorder the list. At most REGION_COUNT.
+   * None: the stage runs in the one region it is deployed to, index 0.
+   */
+  readonly regions?: readonly string[];
 }
 
 /** Any stage not named below: a developer's or a feature branch's, cheap to run and to throw away. */
@@ -178,8 +186,39 @@ export const stageSettings = (stage: string, overridesByStage: Readonly<Record<s
       );
     }
   }
+  checkRegions(stage, settings.regions ?? []);
   if (settings.authorizerCacheTtlSeconds < 0 || settings.authorizerCacheTtlSeconds > 3600) {
     throw new Error(`Stage '${stage}': authorizerCacheTtlSeconds must be 0–3600 (API Gateway's limit).`);
   }
   return settings;
+};
+
+/** A stage's regions each need their own index in pet ids: no region twice, no more than the ids have room for. */
+const checkRegions = (stage: string, regions: readonly string[]) => {
+  const twice = regions.find((region, index) => regions.indexOf(region) !== index);
+  if (twice !== undefined) throw new Error(`Stage '${stage}': regions lists ${twice} twice; each region needs its own index in pet ids.`);
+  if (regions.length > REGION_COUNT) {
+    throw new Error(`Stage '${stage}': regions lists ${regions.length} regions; pet ids have room for ${REGION_COUNT} region indexes.`);
+  }
+};
+
+/**
+ * The index of the region a stage's stack is deployed to: its position in the stage's regions, 0
+ * for a stage in one region. Refuses a region the list does not name, or no region at all for a
+ * stage in several, rather than deploy functions that may mint another region's ids.
+ */
+export const stageRegionIndex = (stage: string, settings: Pick<StageSettings, 'regions'>, region: string | undefined): number => {
+  const regions = settings.regions ?? [];
+  if (regions.length === 0) return 0;
+  const listed = regions.join(', ');
+  if (region === undefined || Token.isUnresolved(region)) {
+    throw new Error(`Stage '${stage}' runs in ${listed}: deploy it to one of them (AWS_REGION=<region>), not to no region in particular.`);
+  }
+  const index = regions.indexOf(region);
+  if (index < 0) {
+    throw new Error(
+      `Stage '${stage}' runs in ${listed}, not in ${region}: add ${region} at the end of its regions (infra/stages.ts) first.`,
+    );
+  }
+  return index;
 };

@@ -25,7 +25,7 @@ import {
   type CancellationReason as SharedCancellationReason,
 } from './dynamodb';
 import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotentRequest } from './idempotency';
-import { newPetId, type IdGenerator } from './ids';
+import { petIdGenerator, type IdGenerator } from './ids';
 import type { NewPet, Pet, PetStatus } from './models';
 import { petsStatusIndex } from './tables';
 
@@ -61,6 +61,7 @@ export interface PetsRepositoryOptions {
   readonly tableName?: string;
   /** The idempotency table, for keyed creates. @default from the environment, read on first use */
   readonly idempotencyTableName?: string;
+  /** Mints a pet's id. @default ids of the region the environment's REGION_INDEX names */
   readonly newId?: IdGenerator;
   /** Conditional writes tried before giving up on finding a free id. */
   readonly maxIdAttempts?: number;
@@ -108,7 +109,8 @@ const toPet = (item: Record<string, unknown>): Pet => ({
 export const petsRepository = ({
   client = createDocumentClient(dynamoDBOptions()),
   tableName = petsTableName(),
-  newId = () => newPetId(),
+  // Reads the region index when the function starts: a bad one fails there, not at a request.
+  newId = petIdGenerator(),
   maxIdAttempts = MAX_ID_ATTEMPTS,
   idempotencyTableName,
   newWriteId = () => randomUUID(),

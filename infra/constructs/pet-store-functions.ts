@@ -8,6 +8,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
+import { REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { routes, type HandledOperationId, type Route } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
 import { apiKeysExpiryIndex, apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
@@ -87,6 +88,8 @@ export interface PetStoreFunctionsProps {
   readonly idempotency: Table;
   /** Origins the API's functions answer CORS for; none turns CORS off. */
   readonly corsAllowedOrigins: readonly string[];
+  /** The index of the stack's region among its stage's regions, which the pet ids it mints carry. */
+  readonly regionIndex: number;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -105,12 +108,13 @@ export class PetStoreFunctions extends Construct {
     const build = (name: FunctionName, entry: string, description: string, environment: Record<string, string> = {}) => {
       const grants = tableAccess[name];
       const tableNames = tableNameVariables(grants, tables);
+      const region: Record<string, string> = writesPets(grants) ? { [REGION_INDEX_VARIABLE]: String(props.regionIndex) } : {};
       const fn = new ApiFunction(this, pascalCase(name), {
         entry,
         functionName: functionNameOf(props.namePrefix, name),
         description,
         serviceName: props.serviceName,
-        environment: { ...tableNames, ...environment },
+        environment: { ...tableNames, ...region, ...environment },
         logRetention: props.logRetention,
         removalPolicy: props.removalPolicy,
       });
@@ -143,6 +147,10 @@ export const grantTableAccess = (
     fn.function.addToRolePolicy(policyStatement(access, arn));
   }
 };
+
+/** Whether a function may put items in the pets table: it creates pets, so it mints their ids. */
+const writesPets = (grants: readonly TableAccess[]) =>
+  grants.some(({ table, index, actions }) => table === 'pets' && index === undefined && actions.includes('dynamodb:PutItem'));
 
 /** The environment that tells a function the names of the tables it is granted, and of no other. */
 export const tableNameVariables = (grants: readonly TableAccess[], tables: Readonly<Partial<Record<TableAccess['table'], Table>>>) =>

@@ -1,12 +1,32 @@
-/** Pet ids: safe integers from 1, increasing with creation time, until 2094. */
-import { describe, expect, it } from 'vitest';
-import { ID_EPOCH_MS, newPetId } from '../../shared/ids';
+/**
+ * Pet ids: safe integers from 1, unique across regions by construction, increasing with creation
+ * time whatever the region, until 2094.
+ */
+import fc from 'fast-check';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ID_EPOCH_MS, LAST_ID_MS, newPetId, petIdGenerator, REGION_COUNT, REGION_INDEX_VARIABLE, regionIndexOf } from '../../shared/ids';
 
-const RANDOM_RANGE = 4096;
-/** When an id was minted, read back from its layout: milliseconds since the epoch, then 12 random bits. */
-const mintedAt = (id: number): Date => new Date(Math.floor(id / RANDOM_RANGE) + ID_EPOCH_MS);
-/** The last millisecond whose ids all stay at or below 2^53 − 1. */
-const LAST_MS = ID_EPOCH_MS + 2 ** 41 - 1;
+/** The layout docs/architecture.md states: 41 bits of milliseconds, 3 of region, 9 random. */
+const REGIONS = 8;
+const RANDOM_RANGE = 512;
+/** An id read back from its layout. */
+const partsOf = (id: number) => ({
+  nowMs: Math.floor(id / (REGIONS * RANDOM_RANGE)) + ID_EPOCH_MS,
+  region: Math.floor(id / RANDOM_RANGE) % REGIONS,
+  random: id % RANDOM_RANGE,
+});
+const mintedAt = (id: number): Date => new Date(partsOf(id).nowMs);
+
+const instant = fc.integer({ min: ID_EPOCH_MS + 1, max: LAST_ID_MS });
+const region = fc.integer({ min: 0, max: REGIONS - 1 });
+const random = fc.integer({ min: 0, max: RANDOM_RANGE - 1 });
+const parts = fc.record({ nowMs: instant, region, random });
+/** Parts that often share a millisecond, a region or a random draw with each other. */
+const nearParts = fc.record({
+  nowMs: fc.integer({ min: 0, max: 2 }).map((ms) => ID_EPOCH_MS + 1 + ms),
+  region,
+  random: fc.constantFrom(0, 1, 511),
+});
 
 describe('newPetId', () => {
   it('mints a safe integer of at least 1 now', () => {
@@ -19,33 +39,75 @@ describe('newPetId', () => {
 
   it('counts from 2025-01-01', () => {
     expect(ID_EPOCH_MS).toBe(Date.parse('2025-01-01T00:00:00Z'));
-    expect(newPetId(ID_EPOCH_MS, 1)).toBe(1);
-    expect(newPetId(ID_EPOCH_MS + 1, 0)).toBe(RANDOM_RANGE);
+    expect(newPetId({ nowMs: ID_EPOCH_MS, random: 1 })).toBe(1);
+    expect(newPetId({ nowMs: ID_EPOCH_MS + 1, random: 0 })).toBe(REGIONS * RANDOM_RANGE);
   });
 
-  it('increases with time whatever the random bits', () => {
+  it('has room for 8 regions', () => {
+    expect(REGION_COUNT).toBe(REGIONS);
+    expect(() => newPetId({ region: REGIONS - 1 })).not.toThrow();
+  });
+
+  it('gives two regions different ids for the same millisecond and the same random draw', () => {
+    const nowMs = Date.parse('2026-06-01T12:00:00Z');
+    const ids = Array.from({ length: REGIONS }, (_, index) => newPetId({ nowMs, region: index, random: 7 }));
+    expect(new Set(ids).size).toBe(REGIONS);
+  });
+
+  it('maps each (millisecond, region, random draw) to its own id', () => {
+    fc.assert(
+      fc.property(parts, (minted) => {
+        expect(partsOf(newPetId(minted))).toEqual(minted);
+      }),
+    );
+    fc.assert(
+      fc.property(nearParts, nearParts, (a, b) => {
+        const same = a.nowMs === b.nowMs && a.region === b.region && a.random === b.random;
+        expect(newPetId(a) === newPetId(b)).toBe(same);
+      }),
+    );
+  });
+
+  it('increases with time whatever the region and the random bits', () => {
+    fc.assert(
+      fc.property(parts, parts, (a, b) => {
+        fc.pre(a.nowMs !== b.nowMs);
+        const [earlier, later] = a.nowMs < b.nowMs ? [a, b] : [b, a];
+        expect(newPetId(earlier)).toBeLessThan(newPetId(later));
+      }),
+    );
     const now = Date.parse('2026-06-01T12:00:00Z');
-    expect(newPetId(now, RANDOM_RANGE - 1)).toBeLessThan(newPetId(now + 1, 0));
-    expect(newPetId()).toBeLessThan(newPetId(Date.now() + 1000));
+    expect(newPetId({ nowMs: now, region: REGIONS - 1, random: RANDOM_RANGE - 1 })).toBeLessThan(
+      newPetId({ nowMs: now + 1, region: 0, random: 0 }),
+    );
+    expect(newPetId()).toBeLessThan(newPetId({ nowMs: Date.now() + 1000 }));
   });
 
-  it('gives different ids within one millisecond to different random draws', () => {
-    const now = Date.parse('2026-06-01T12:00:00Z');
-    expect(new Set([0, 1, 2, RANDOM_RANGE - 1].map((random) => newPetId(now, random))).size).toBe(4);
-  });
-
-  it('reaches exactly 2^53 − 1 at its last millisecond, in 2094', () => {
-    expect(new Date(LAST_MS).getUTCFullYear()).toBe(2094);
-    expect(newPetId(LAST_MS, RANDOM_RANGE - 1)).toBe(Number.MAX_SAFE_INTEGER);
+  it('stays a safe integer until its last millisecond, in September 2094', () => {
+    expect(new Date(LAST_ID_MS).toISOString()).toBe('2094-09-07T15:47:35.551Z');
+    fc.assert(
+      fc.property(parts, (minted) => {
+        expect(Number.isSafeInteger(newPetId(minted))).toBe(true);
+      }),
+    );
+    expect(newPetId({ nowMs: LAST_ID_MS, region: REGIONS - 1, random: RANDOM_RANGE - 1 })).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   it('throws a RangeError one millisecond later rather than mint an unsafe id', () => {
-    expect(() => newPetId(LAST_MS + 1, 0)).toThrow(RangeError);
+    expect(() => newPetId({ nowMs: LAST_ID_MS + 1, region: 0, random: 0 })).toThrow(RangeError);
   });
 
   it('throws before its epoch and at an id of 0', () => {
-    expect(() => newPetId(ID_EPOCH_MS - 1, RANDOM_RANGE - 1)).toThrow(RangeError);
-    expect(() => newPetId(ID_EPOCH_MS, 0)).toThrow(RangeError);
+    expect(() => newPetId({ nowMs: ID_EPOCH_MS - 1, region: REGIONS - 1, random: RANDOM_RANGE - 1 })).toThrow(RangeError);
+    expect(() => newPetId({ nowMs: ID_EPOCH_MS, region: 0, random: 0 })).toThrow(RangeError);
+  });
+
+  it.each([REGIONS, -1, 1.5, Number.NaN])('refuses the region index %s, which would overlap another region', (index) => {
+    expect(() => newPetId({ region: index })).toThrow(RangeError);
+  });
+
+  it.each([RANDOM_RANGE, -1, 0.5])('refuses the random part %s, which would overlap another region', (draw) => {
+    expect(() => newPetId({ random: draw })).toThrow(RangeError);
   });
 });
 
@@ -53,9 +115,13 @@ describe('the time in an id', () => {
   it.each(['2025-01-01T00:00:00.001Z', '2026-03-14T15:09:26.535Z', '2094-01-01T00:00:00.000Z'])(
     'gives back the millisecond an id was minted (%s)',
     (iso) => {
-      const ms = Date.parse(iso);
-      for (const random of [0, 1234, RANDOM_RANGE - 1]) {
-        expect(mintedAt(newPetId(ms, random)).toISOString()).toBe(iso);
+      const nowMs = Date.parse(iso);
+      for (const [index, draw] of [
+        [0, 0],
+        [3, 123],
+        [REGIONS - 1, RANDOM_RANGE - 1],
+      ] as const) {
+        expect(mintedAt(newPetId({ nowMs, region: index, random: draw })).toISOString()).toBe(iso);
       }
     },
   );
@@ -65,5 +131,37 @@ describe('the time in an id', () => {
     const time = mintedAt(newPetId()).getTime();
     expect(time).toBeGreaterThanOrEqual(before);
     expect(time).toBeLessThanOrEqual(Date.now());
+  });
+});
+
+describe('the region index a function runs with', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    vi.resetModules();
+  });
+
+  it('is 0 when the stack sets none: a stage in one region, the local server', () => {
+    expect(regionIndexOf({})).toBe(0);
+    expect(partsOf(petIdGenerator({})()).region).toBe(0);
+  });
+
+  it('is what REGION_INDEX says, and the ids minted carry it', () => {
+    for (let index = 0; index < REGIONS; index += 1) {
+      const env = { [REGION_INDEX_VARIABLE]: String(index) };
+      expect(regionIndexOf(env)).toBe(index);
+      expect(partsOf(petIdGenerator(env)()).region).toBe(index);
+    }
+  });
+
+  it.each(['8', '-1', '1.0', ' 1', '0x1', 'eu-west-1', '99999999999999999999'])('refuses REGION_INDEX=%j in one clear line', (value) => {
+    expect(() => regionIndexOf({ [REGION_INDEX_VARIABLE]: value })).toThrow(
+      /^REGION_INDEX is '.*': a region index is a whole number from 0 to 7 \(pet ids hold 3 bits of it\)\.$/,
+    );
+  });
+
+  it('stops the create function from starting with a bad one, before any request reaches it', async () => {
+    vi.stubEnv(REGION_INDEX_VARIABLE, '8');
+    vi.resetModules();
+    await expect(import('../../functions/create-pet')).rejects.toThrow(/^REGION_INDEX is '8'/);
   });
 });

@@ -121,7 +121,7 @@ export const runScaling = (): PartResult => {
         `of one status before sharding (${ASSUMPTIONS.rcuPerPage} RCU a page, measured by \`npm run bench -- reads\`).`,
       `Lambda scaling: from the first burst, each function adds ${AWS_LIMITS.lambdaScalingPer10s} concurrent executions every 10 s ` +
         `up to the account's ${AWS_LIMITS.lambdaAccountConcurrency}; the authorizer only runs on cache misses.`,
-      'Ids in the simulation follow newPetId (milliseconds then 12 random bits), so `id % n` spreads writes evenly over the shards.',
+      'Ids in the simulation follow newPetId (milliseconds, then 12 bits of region index and random draw), so `id % n` spreads writes evenly over the shards.',
     ],
   };
 };
