@@ -11,6 +11,7 @@ import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
 import { routes, type HandledOperationId, type Route } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
 import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
+import type { ReservedConcurrency } from '../stages';
 import { ApiFunction } from './api-function';
 import { functionNameOf, pascalCase } from './names';
 
@@ -72,6 +73,8 @@ export interface PetStoreFunctionsProps {
   readonly idempotency: Table;
   /** Origins the API's functions answer CORS for; none turns CORS off. */
   readonly corsAllowedOrigins: readonly string[];
+  /** Executions kept for the authorizer, and for (and the most used by) each operation's function; none: unreserved. */
+  readonly reservedConcurrency?: ReservedConcurrency;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -87,7 +90,13 @@ export class PetStoreFunctions extends Construct {
 
     // A function is told the name of each table it is granted, and of no other: its grants say
     // which tables its code uses, so the two cannot drift apart.
-    const build = (name: FunctionName, entry: string, description: string, environment: Record<string, string> = {}) => {
+    const build = (
+      name: FunctionName,
+      entry: string,
+      description: string,
+      reservedConcurrentExecutions: number | undefined,
+      environment: Record<string, string> = {},
+    ) => {
       const grants = tableAccess[name];
       const tableNames = tableNameVariables(grants, tables);
       const fn = new ApiFunction(this, pascalCase(name), {
@@ -96,6 +105,7 @@ export class PetStoreFunctions extends Construct {
         description,
         serviceName: props.serviceName,
         environment: { ...tableNames, ...environment },
+        reservedConcurrentExecutions,
         logRetention: props.logRetention,
         removalPolicy: props.removalPolicy,
       });
@@ -105,13 +115,17 @@ export class PetStoreFunctions extends Construct {
 
     const origins = props.corsAllowedOrigins;
     const cors: Record<string, string> = origins.length > 0 ? { [CORS_ORIGINS_VARIABLE]: origins.join(',') } : {};
+    const reserved = props.reservedConcurrency;
     const operations = new Map<string, ApiFunction>();
     for (const route of routes) {
       if (!('handler' in route)) continue;
-      operations.set(route.operationId, build(route.operationId, route.handler, `pet store: ${route.summary}`, cors));
+      operations.set(
+        route.operationId,
+        build(route.operationId, route.handler, `pet store: ${route.summary}`, reserved?.eachOperation, cors),
+      );
     }
     this.operations = operations;
-    this.authorizer = build('authorizer', AUTHORIZER_ENTRY, 'pet store: bearer API key authorizer');
+    this.authorizer = build('authorizer', AUTHORIZER_ENTRY, 'pet store: bearer API key authorizer', reserved?.authorizer);
   }
 }
 
