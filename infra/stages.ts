@@ -93,9 +93,9 @@ export interface StageSettings {
    */
   readonly reservedConcurrency?: ReservedConcurrency;
   /**
-   * The account's quota of concurrent Lambda executions in the stage's region (Service Quotas,
-   * `L-B99A9384`), less what other stacks in the account reserve: what this stage's reservations
-   * are checked against.
+   * The account's quota of concurrent Lambda executions in the stage's region (Service Quotas),
+   * less what other stacks in the account reserve: what this stage's reservations are checked
+   * against.
    */
   readonly accountConcurrency: number;
 }
