@@ -11,7 +11,8 @@
  * - `hang`: reads the request and never answers;
  * - `drop`: closes the connection without forwarding;
  * - `lose-answer`: forwards the call, lets DynamoDB apply it, then closes the connection instead
- *   of answering (the write happened; the client cannot know).
+ *   of answering (the write happened; the client cannot know);
+ * - `slow`: forwards the call and answers after the rule's `delayMs`, as a busy database does.
  *
  * Faults last for the next N matching calls or until `recover()`; a `plan` can decide call by
  * call (seeded schedules). The proxy counts the calls it saw, so tests can assert retries.
@@ -20,7 +21,7 @@ import { once } from 'node:events';
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Fault = 'pass' | 'throttle' | 'internal-error' | 'refuse' | 'hang' | 'drop' | 'lose-answer';
+export type Fault = 'pass' | 'throttle' | 'internal-error' | 'refuse' | 'hang' | 'drop' | 'lose-answer' | 'slow';
 
 /**
  * Operations by the name in `X-Amz-Target` without its `DynamoDB_20120810.` prefix, or DynamoDB
@@ -41,6 +42,8 @@ export interface FaultRule extends Selector {
   readonly throttleError?: 'ProvisionedThroughputExceededException' | 'ThrottlingException';
   /** The error a `refuse` answers with. */
   readonly errorType?: keyof typeof REFUSALS;
+  /** How long a `slow` call's answer is held, in milliseconds. */
+  readonly delayMs?: number;
 }
 
 export interface ProxiedCall {
@@ -167,10 +170,13 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
       case 'drop':
         return void req.socket.destroy();
       case 'pass':
+      case 'slow':
       case 'lose-answer': {
         try {
           const answer = await forward(req, raw);
           if (fault === 'lose-answer') return void req.socket.destroy();
+          if (fault === 'slow') await new Promise((wait) => setTimeout(wait, rule?.delayMs ?? 0));
+          if (req.socket.destroyed) return; // the client gave up waiting
           res.writeHead(answer.status, answer.headers);
           res.end(answer.body);
         } catch {
