@@ -52,6 +52,8 @@ export const createDocumentClient = (options: DynamoDBOptions = {}): DynamoDBDoc
         };
   const client = new DynamoDBClient({
     retryStrategy: shortRetries(maxAttempts),
+    // The strategy decides; this is what each attempt tells DynamoDB (amz-sdk-request: attempt=1; max=2).
+    maxAttempts,
     // Without throwOnRequestTimeout the SDK only warns when an answer is late, and waits on.
     requestHandler: { connectionTimeout, requestTimeout, throwOnRequestTimeout: true },
     ...(region ? { region } : {}),

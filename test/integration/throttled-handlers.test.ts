@@ -5,6 +5,7 @@
  * short retry, in well under a second of its own time: a throttled request must not hold a
  * Lambda execution for seconds of backoff (docs/reliability.md).
  */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
@@ -97,5 +98,25 @@ describe('a handler on a throttled table', () => {
       measured.push({ call: call.name, error: throttleError, medianMs: Math.round(median(times)), maxMs: Math.round(Math.max(...times)) });
       expect(median(times), throttleError).toBeLessThan(HANDLER_BOUND_MS);
     }
+  });
+});
+
+describe('the shared client on a throttled table', () => {
+  it(`tells DynamoDB each attempt is one of ${ATTEMPTS}, the budget it keeps`, async () => {
+    const client = createDocumentClient({ endpoint: proxy.endpoint });
+    const selector = { operation: 'GetItem', table: tables.pets };
+    const headers: Array<string | undefined> = [];
+    proxy.plan((call) => {
+      if (call.operation === selector.operation && call.table === selector.table) headers.push(call.sdkRequest);
+      return undefined;
+    });
+    proxy.inject({ ...selector, fault: 'throttle' });
+    try {
+      await expect(client.send(new GetCommand({ TableName: tables.pets, Key: { id: 1 } }))).rejects.toThrow();
+    } finally {
+      proxy.recover();
+      client.destroy();
+    }
+    expect(headers).toEqual(Array.from({ length: ATTEMPTS }, (_, index) => `attempt=${index + 1}; max=${ATTEMPTS}`));
   });
 });

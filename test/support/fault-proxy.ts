@@ -51,6 +51,8 @@ export interface ProxiedCall {
   readonly table: string | undefined;
   /** The request body, parsed. */
   readonly body: Readonly<Record<string, unknown>>;
+  /** The SDK's `amz-sdk-request` header: the attempt, and the most the client makes (`attempt=1; max=2`). */
+  readonly sdkRequest: string | undefined;
 }
 
 /** Decides a call's fault; `undefined` leaves it to the rules. */
@@ -151,6 +153,7 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
       operation: target.slice(prefix.length),
       table: typeof body.TableName === 'string' ? body.TableName : undefined,
       body,
+      sdkRequest: req.headers['amz-sdk-request'] as string | undefined,
     };
     seen.push(call);
     const { fault, rule } = decide(call);
