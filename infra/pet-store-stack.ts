@@ -66,6 +66,7 @@ export class PetStoreStack extends Stack {
       idempotency: this.tables.idempotency,
       corsAllowedOrigins: settings.corsAllowedOrigins,
       regionIndex: stageRegionIndex(stage, settings, this.region),
+      reservedConcurrency: settings.reservedConcurrency,
       ...kept,
     });
     // The API invokes each function's `live` alias; monitoring watches each function whole.

@@ -7,6 +7,7 @@ import { RemovalPolicy, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { REGION_COUNT } from '../shared/ids';
 import { plans, Plans, type Plan } from '../shared/plans';
+import { routes, type Route } from '../shared/routes';
 
 export interface CustomDomain {
   /** The API's host name, e.g. `api.example.com`. Point a DNS alias at the stack's `CustomDomainTarget`. */
@@ -24,6 +25,24 @@ export interface CustomDomain {
  * an alarm during either rolls the release back (docs/operations.md, Releases).
  */
 export type ReleaseStrategy = 'AllAtOnce' | 'Canary10Percent5Minutes' | 'Linear10PercentEvery1Minute';
+
+/**
+ * Lambda reserved concurrency for the API's functions. A reservation is both a floor and a
+ * ceiling: the authorizer always has its executions, however busy a route is, and each
+ * operation's function can use no more than its own, so one hot route is refused (by Lambda)
+ * before it starves the rest. Every request needs the authorizer on a cache miss.
+ */
+export interface ReservedConcurrency {
+  /** Executions kept for the authorizer alone. */
+  readonly authorizer: number;
+  /** Executions kept for, and the most used by, each operation's function (every route with a handler). */
+  readonly eachOperation: number;
+}
+
+/** Lambda's default quota of concurrent executions, per account and region (new accounts may have less). */
+export const DEFAULT_ACCOUNT_CONCURRENCY = 1_000;
+/** Lambda refuses a reservation that leaves fewer than this many executions unreserved in the account. */
+export const MIN_UNRESERVED_CONCURRENCY = 100;
 
 export interface StageSettings {
   /**
@@ -76,6 +95,17 @@ export interface StageSettings {
    * None: the stage runs in the one region it is deployed to, index 0.
    */
   readonly regions?: readonly string[];
+  /**
+   * Reserved concurrency for the authorizer and each operation's function. Off by default: it
+   * needs an account whose concurrency quota leaves room for it (docs/operations.md, Stage settings).
+   */
+  readonly reservedConcurrency?: ReservedConcurrency;
+  /**
+   * The account's quota of concurrent Lambda executions in the stage's region (Service Quotas),
+   * less what other stacks in the account reserve: what this stage's reservations are checked
+   * against.
+   */
+  readonly accountConcurrency: number;
 }
 
 /** Any stage not named below: a developer's or a feature branch's, cheap to run and to throw away. */
@@ -89,6 +119,7 @@ export const defaultSettings: StageSettings = {
   removalPolicy: RemovalPolicy.DESTROY,
   terminationProtection: false,
   release: 'AllAtOnce',
+  accountConcurrency: DEFAULT_ACCOUNT_CONCURRENCY,
 };
 
 /** What a stage changes: any setting, and any plan by its name (the others stay as shared/plans.ts defines them). */
@@ -190,6 +221,7 @@ export const stageSettings = (stage: string, overridesByStage: Readonly<Record<s
   if (settings.authorizerCacheTtlSeconds < 0 || settings.authorizerCacheTtlSeconds > 3600) {
     throw new Error(`Stage '${stage}': authorizerCacheTtlSeconds must be 0–3600 (API Gateway's limit).`);
   }
+  checkReservedConcurrency(stage, settings);
   return settings;
 };
 
@@ -221,4 +253,34 @@ export const stageRegionIndex = (stage: string, settings: Pick<StageSettings, 'r
     );
   }
   return index;
+};
+
+/** The functions that get `eachOperation`: one per route with a handler. */
+const operationFunctionCount = (): number => (routes as readonly Route[]).filter((route) => route.handler !== undefined).length;
+
+/** The executions a stage's reservations take from the account: the authorizer's and each operation's. */
+export const reservedExecutions = ({ authorizer, eachOperation }: ReservedConcurrency): number =>
+  authorizer + eachOperation * operationFunctionCount();
+
+/** Refuses, at synth, reservations that Lambda would refuse at deploy or that would refuse every request. */
+const checkReservedConcurrency = (stage: string, { reservedConcurrency, accountConcurrency }: StageSettings) => {
+  if (!Number.isInteger(accountConcurrency) || accountConcurrency < 1) {
+    throw new Error(`Stage '${stage}': accountConcurrency must be a whole number of executions, at least 1 (Lambda's default is 1000).`);
+  }
+  if (reservedConcurrency === undefined) return;
+  for (const [name, value] of Object.entries(reservedConcurrency)) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw new Error(`Stage '${stage}': reservedConcurrency.${name} must be a whole number, at least 1 (0 would refuse every request).`);
+    }
+  }
+  const reserved = reservedExecutions(reservedConcurrency);
+  const unreserved = accountConcurrency - reserved;
+  if (unreserved < MIN_UNRESERVED_CONCURRENCY) {
+    throw new Error(
+      `Stage '${stage}': reservedConcurrency reserves ${reserved} of the account's ${accountConcurrency} concurrent executions ` +
+        `(authorizer ${reservedConcurrency.authorizer}, ${operationFunctionCount()} operations × ${reservedConcurrency.eachOperation}), ` +
+        `leaving ${unreserved} unreserved; Lambda needs at least ${MIN_UNRESERVED_CONCURRENCY}: lower the reservations, ` +
+        'or raise accountConcurrency once the quota is raised.',
+    );
+  }
 };

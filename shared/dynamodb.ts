@@ -1,10 +1,13 @@
 /**
  * The DynamoDB client every module shares, and the line between "the database is down" (503)
- * and "we have a bug" (500). Retries are the SDK's own, bounded so a client has its answer
- * within a few seconds, well inside the Lambda timeout.
+ * and "we have a bug" (500). Retries are the SDK's own, and short: a throttled call is retried
+ * once, after at most RETRY_BACKOFF_MAX_MS, then answered 503. A hot partition must not hold
+ * the functions for seconds of backoff, or the executions it holds multiply with the request
+ * rate and starve every other route of the account's concurrency (docs/reliability.md).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import type { SdkError } from '@smithy/types';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/service-error-classification';
 
@@ -20,10 +23,21 @@ export interface DynamoDBOptions {
 }
 
 const DYNAMODB_DEFAULTS = {
-  maxAttempts: 3,
+  maxAttempts: 2,
   connectionTimeout: 1_000,
   requestTimeout: 1_000,
 } as const;
+
+/**
+ * The most a retry waits, whatever the error: a random wait below it (full jitter), so that the
+ * requests one throttle refused do not all retry at once. The SDK's default waits up to 1 s, then
+ * 2 s, after throttling.
+ */
+export const RETRY_BACKOFF_MAX_MS = 100;
+
+/** The SDK's standard retry (its quota included), with a short jittered wait before each retry. */
+const shortRetries = (maxAttempts: number) =>
+  new ConfiguredRetryStrategy(maxAttempts, () => Math.floor(Math.random() * RETRY_BACKOFF_MAX_MS));
 
 export const createDocumentClient = (options: DynamoDBOptions = {}): DynamoDBDocumentClient => {
   const { endpoint, region, maxAttempts, connectionTimeout, requestTimeout } = { ...DYNAMODB_DEFAULTS, ...options };
@@ -37,6 +51,8 @@ export const createDocumentClient = (options: DynamoDBOptions = {}): DynamoDBDoc
           ...(process.env.AWS_ACCESS_KEY_ID ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
         };
   const client = new DynamoDBClient({
+    retryStrategy: shortRetries(maxAttempts),
+    // The strategy decides; this is what each attempt tells DynamoDB (amz-sdk-request: attempt=1; max=2).
     maxAttempts,
     // Without throwOnRequestTimeout the SDK only warns when an answer is late, and waits on.
     requestHandler: { connectionTimeout, requestTimeout, throwOnRequestTimeout: true },

@@ -17,6 +17,14 @@ import { createTableInput, tableDefinitions, type TableDefinition, type TableNam
 
 export const DEFAULT_DYNAMODB_LOCAL_PORT = 8000;
 
+/**
+ * How long the local tools' own calls (tables, a registered key, bookkeeping) wait for DynamoDB
+ * Local's answer. Creating a table there, or anything while tables are being created, can take
+ * over a second on a busy machine; those calls are no function's, so the 1 s a function's client
+ * waits before giving up (shared/dynamodb.ts) does not apply to them.
+ */
+export const LOCAL_TOOL_REQUEST_TIMEOUT_MS = 10_000;
+
 /** Where the local tools reach DynamoDB Local on this machine. It listens on every interface, though: see README, Settings. */
 export const dynamoDBLocalEndpoint = (port: number): string => `http://127.0.0.1:${port}`;
 

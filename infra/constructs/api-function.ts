@@ -49,6 +49,11 @@ export interface ApiFunctionProps {
    * @default true
    */
   readonly withLiveAlias?: boolean;
+  /**
+   * Lambda reserved concurrency: executions kept for this function, and the most it may use.
+   * @default none: it draws on the account's unreserved executions
+   */
+  readonly reservedConcurrentExecutions?: number;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -95,6 +100,7 @@ export class ApiFunction extends Construct {
       ...(props.withoutPlatformLines ? { systemLogLevelV2: SystemLogLevel.WARN } : {}),
       ...(props.fixedLogLevel ? { applicationLogLevelV2: props.fixedLogLevel } : {}),
       tracing: Tracing.ACTIVE,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       bundling: props.bundling ?? FUNCTION_BUNDLING,
       projectRoot,
       depsLockFilePath: resolve(projectRoot, 'package-lock.json'),

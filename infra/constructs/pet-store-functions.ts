@@ -12,6 +12,7 @@ import { REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { routes, type HandledOperationId, type Route } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
 import { apiKeysExpiryIndex, apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
+import type { ReservedConcurrency } from '../stages';
 import { ApiFunction } from './api-function';
 import { functionNameOf, pascalCase } from './names';
 
@@ -90,6 +91,8 @@ export interface PetStoreFunctionsProps {
   readonly corsAllowedOrigins: readonly string[];
   /** The index of the stack's region among its stage's regions, which the pet ids it mints carry. */
   readonly regionIndex: number;
+  /** Executions kept for the authorizer, and for (and the most used by) each operation's function; none: unreserved. */
+  readonly reservedConcurrency?: ReservedConcurrency;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -105,7 +108,13 @@ export class PetStoreFunctions extends Construct {
 
     // A function is told the name of each table it is granted, and of no other: its grants say
     // which tables its code uses, so the two cannot drift apart.
-    const build = (name: FunctionName, entry: string, description: string, environment: Record<string, string> = {}) => {
+    const build = (
+      name: FunctionName,
+      entry: string,
+      description: string,
+      reservedConcurrentExecutions: number | undefined,
+      environment: Record<string, string> = {},
+    ) => {
       const grants = tableAccess[name];
       const tableNames = tableNameVariables(grants, tables);
       const region: Record<string, string> = writesPets(grants) ? { [REGION_INDEX_VARIABLE]: String(props.regionIndex) } : {};
@@ -115,6 +124,7 @@ export class PetStoreFunctions extends Construct {
         description,
         serviceName: props.serviceName,
         environment: { ...tableNames, ...region, ...environment },
+        reservedConcurrentExecutions,
         logRetention: props.logRetention,
         removalPolicy: props.removalPolicy,
       });
@@ -124,13 +134,17 @@ export class PetStoreFunctions extends Construct {
 
     const origins = props.corsAllowedOrigins;
     const cors: Record<string, string> = origins.length > 0 ? { [CORS_ORIGINS_VARIABLE]: origins.join(',') } : {};
+    const reserved = props.reservedConcurrency;
     const operations = new Map<string, ApiFunction>();
     for (const route of routes) {
       if (!('handler' in route)) continue;
-      operations.set(route.operationId, build(route.operationId, route.handler, `pet store: ${route.summary}`, cors));
+      operations.set(
+        route.operationId,
+        build(route.operationId, route.handler, `pet store: ${route.summary}`, reserved?.eachOperation, cors),
+      );
     }
     this.operations = operations;
-    this.authorizer = build('authorizer', AUTHORIZER_ENTRY, 'pet store: bearer API key authorizer');
+    this.authorizer = build('authorizer', AUTHORIZER_ENTRY, 'pet store: bearer API key authorizer', reserved?.authorizer);
   }
 }
 

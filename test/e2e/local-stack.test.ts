@@ -1,12 +1,14 @@
 /**
  * The local stack every tool stands the API up with: on a DynamoDB Local of its own it has every
  * table the API writes (an idempotent create works end to end), and stop() leaves nothing running;
- * on a DynamoDB it is given, it keeps a key of its name unique when asked, and refuses a revoked key.
+ * on a DynamoDB it is given, it keeps a key of its name unique when asked, and refuses a revoked key;
+ * on a busy DynamoDB Local it waits for its own calls, while its functions keep the API's timeouts.
  */
-import { describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PetStore } from '../../client/src/index';
 import { isListening } from '../../tools/dynamodb-local';
 import { RevokedKeyError, startLocalStack } from '../../tools/local-server/local-stack';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import { createPetAnswer } from '../support/local-api';
 import { freshTableNames } from '../support/tables';
 
@@ -47,5 +49,37 @@ describe('startLocalStack', { timeout: 90_000 }, () => {
       await second.stop();
     }
     await expect(startLocalStack({ ...options, apiKey: first.key })).rejects.toBeInstanceOf(RevokedKeyError);
+  });
+
+  describe("on a DynamoDB Local too busy to answer within the functions' 1 s timeout", () => {
+    /** Longer than a function's client waits for an answer (shared/dynamodb.ts), twice over. */
+    const BUSY_ANSWER_MS = 1_500;
+    let proxy: FaultProxy | undefined;
+    afterEach(async () => {
+      await proxy?.close();
+    });
+
+    it('creates its tables, and its functions still answer 503 after their two 1 s attempts', async () => {
+      proxy = await startFaultProxy(inject('dynamodbEndpoint'));
+      const tables = freshTableNames();
+      // Creating a table is the slowest thing DynamoDB Local does, and the first a stack asks of it.
+      proxy.inject({ operation: 'CreateTable', table: tables.pets, fault: 'slow', delayMs: BUSY_ANSWER_MS });
+      const stack = await startLocalStack({ dynamodbEndpoint: proxy.endpoint, tables, keyName: 'busy', server: { port: 0 } });
+      try {
+        expect(proxy.calls({ operation: 'CreateTable', table: tables.pets })).toBe(1);
+        const call = () => fetch(`${stack.url}/pets`, { headers: { Authorization: `Bearer ${stack.key}` } });
+        expect((await call()).status).toBe(200);
+
+        const scan = { operation: 'Scan', table: tables.pets };
+        proxy.resetCalls();
+        proxy.inject({ ...scan, fault: 'slow', delayMs: BUSY_ANSWER_MS });
+        const response = await call();
+        expect(response.status).toBe(503);
+        expect(response.headers.get('retry-after')).toBe('1');
+        expect(proxy.calls(scan)).toBe(2);
+      } finally {
+        await stack.stop();
+      }
+    });
   });
 });

@@ -1,6 +1,7 @@
 /**
- * AWS's CloudFormation linter (cfn-lint) over the synthesized staging and prod templates: no
- * error. Skipped, and named so, where cfn-lint is not installed (it is a Python tool).
+ * AWS's CloudFormation linter (cfn-lint) over the synthesized staging and prod templates, and
+ * staging with reserved concurrency: no error. Skipped, and named so, where cfn-lint is not
+ * installed (it is a Python tool).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -52,6 +53,8 @@ describe.skipIf(!installed)(installed ? 'cfn-lint on the synthesized templates' 
       templates[stage] = template.toJSON();
       region = stack.region;
     }
+    // Staging with reserved concurrency (off on every stage by default).
+    templates.reserving = synthStage('staging', { reservedConcurrency: { authorizer: 200, eachOperation: 150 } }).template.toJSON();
     // The gate works: a Lambda timeout over CloudFormation's 900 s maximum is refused.
     templates.broken = {
       Resources: {
@@ -78,6 +81,7 @@ describe.skipIf(!installed)(installed ? 'cfn-lint on the synthesized templates' 
 
     expect(inFile('staging'), shown(inFile('staging'))).toEqual([]);
     expect(inFile('prod'), shown(inFile('prod'))).toEqual([]);
+    expect(inFile('reserving'), shown(inFile('reserving'))).toEqual([]);
     expect(inFile('broken').map((match) => match.Rule.Id)).toEqual(['E3034']);
   });
 });

@@ -34,6 +34,7 @@ const shapes = {
       alarmEmail: 'ops@example.com',
       customDomain: { domainName: 'pets.example.com', certificateArn: 'arn:aws:acm:eu-west-1:123456789012:certificate/abc' },
       webAclArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/abc',
+      reservedConcurrency: { authorizer: 200, eachOperation: 150 },
     }),
 };
 

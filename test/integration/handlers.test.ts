@@ -708,7 +708,7 @@ describe('authorizer', () => {
     it(`gives up on a write that does not answer within ${LAST_USE_DEADLINE_MS} ms, and allows the key`, async () => {
       const { result, ms, raw } = await firstUse('hang');
       expect(result.principalId).toBe(keyIdOf(hashApiKey(raw)));
-      // The shared client's own bound would be 3 attempts of 1 s each.
+      // The shared client's own bound would be 2 attempts of 1 s each.
       expect(ms).toBeGreaterThanOrEqual(LAST_USE_DEADLINE_MS - 10);
       expect(ms).toBeLessThan(LAST_USE_DEADLINE_MS + 400);
       expect(proxy.calls({ operation: 'UpdateItem' })).toBe(1);

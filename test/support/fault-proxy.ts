@@ -11,7 +11,8 @@
  * - `hang`: reads the request and never answers;
  * - `drop`: closes the connection without forwarding;
  * - `lose-answer`: forwards the call, lets DynamoDB apply it, then closes the connection instead
- *   of answering (the write happened; the client cannot know).
+ *   of answering (the write happened; the client cannot know);
+ * - `slow`: forwards the call and answers after the rule's `delayMs`, as a busy database does.
  *
  * Faults last for the next N matching calls or until `recover()`; a `plan` can decide call by
  * call (seeded schedules). The proxy counts the calls it saw, so tests can assert retries.
@@ -20,7 +21,7 @@ import { once } from 'node:events';
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Fault = 'pass' | 'throttle' | 'internal-error' | 'refuse' | 'hang' | 'drop' | 'lose-answer';
+export type Fault = 'pass' | 'throttle' | 'internal-error' | 'refuse' | 'hang' | 'drop' | 'lose-answer' | 'slow';
 
 /**
  * Operations by the name in `X-Amz-Target` without its `DynamoDB_20120810.` prefix, or DynamoDB
@@ -41,6 +42,8 @@ export interface FaultRule extends Selector {
   readonly throttleError?: 'ProvisionedThroughputExceededException' | 'ThrottlingException';
   /** The error a `refuse` answers with. */
   readonly errorType?: keyof typeof REFUSALS;
+  /** How long a `slow` call's answer is held, in milliseconds. */
+  readonly delayMs?: number;
 }
 
 export interface ProxiedCall {
@@ -48,6 +51,8 @@ export interface ProxiedCall {
   readonly table: string | undefined;
   /** The request body, parsed. */
   readonly body: Readonly<Record<string, unknown>>;
+  /** The SDK's `amz-sdk-request` header: the attempt, and the most the client makes (`attempt=1; max=2`). */
+  readonly sdkRequest: string | undefined;
 }
 
 /** Decides a call's fault; `undefined` leaves it to the rules. */
@@ -148,6 +153,7 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
       operation: target.slice(prefix.length),
       table: typeof body.TableName === 'string' ? body.TableName : undefined,
       body,
+      sdkRequest: req.headers['amz-sdk-request'] as string | undefined,
     };
     seen.push(call);
     const { fault, rule } = decide(call);
@@ -167,10 +173,13 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
       case 'drop':
         return void req.socket.destroy();
       case 'pass':
+      case 'slow':
       case 'lose-answer': {
         try {
           const answer = await forward(req, raw);
           if (fault === 'lose-answer') return void req.socket.destroy();
+          if (fault === 'slow') await new Promise((wait) => setTimeout(wait, rule?.delayMs ?? 0));
+          if (req.socket.destroyed) return; // the client gave up waiting
           res.writeHead(answer.status, answer.headers);
           res.end(answer.body);
         } catch {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
-import { ensureApiTables } from '../../tools/dynamodb-local';
+import { ensureApiTables, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
 
 /** The fresh tables' names, with the run's DynamoDB Local and a client on it. */
 export interface TestTables extends TableNames {
@@ -18,10 +18,15 @@ export const freshTableNames = (): TableNames => {
   return { pets: `pets-${suffix}`, apiKeys: `api-keys-${suffix}`, idempotency: `idempotency-${suffix}` };
 };
 
+/** The tables are created by a client that waits for a busy DynamoDB Local; the one returned has the API's settings. */
 export const createTestTables = async (): Promise<TestTables> => {
   const endpoint = inject('dynamodbEndpoint');
-  const client = createDocumentClient({ endpoint });
   const names = freshTableNames();
-  await ensureApiTables(client, names);
-  return { endpoint, client, ...names };
+  const creator = createDocumentClient({ endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
+  try {
+    await ensureApiTables(creator, names);
+  } finally {
+    creator.destroy();
+  }
+  return { endpoint, client: createDocumentClient({ endpoint }), ...names };
 };

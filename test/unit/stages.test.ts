@@ -7,8 +7,10 @@ import {
   parseStageName,
   stageRegionIndex,
   stageSettings,
+  type StageOverrides,
 } from '../../infra/stages';
 import { REGION_COUNT } from '../../shared/ids';
+import { routes } from '../../shared/routes';
 
 describe('stage names', () => {
   it('defaults to dev when -c stage is not given', () => {
@@ -87,5 +89,56 @@ describe("a stage's regions", () => {
     const settings = stageSettings('multi', { multi: { regions: ['eu-west-1', 'us-east-1'] } });
     expect(() => stageRegionIndex('multi', settings, 'eu-central-1')).toThrow(/not in eu-central-1: add eu-central-1 at the end/);
     expect(() => stageRegionIndex('multi', settings, undefined)).toThrow(/runs in eu-west-1, us-east-1: deploy it to one of them/);
+  });
+});
+
+describe('reserved concurrency', () => {
+  /** The functions that each get `eachOperation`: one per route with a handler. */
+  const operationFunctions = routes.filter((route) => 'handler' in route).length;
+  const settingsOf = (overrides: StageOverrides) => stageSettings('trial', { trial: overrides });
+
+  it("is off on every stage, and checked against Lambda's default account quota of 1,000", () => {
+    for (const stage of ['alice', 'staging', 'prod']) {
+      expect(stageSettings(stage).reservedConcurrency, stage).toBeUndefined();
+      expect(stageSettings(stage).accountConcurrency, stage).toBe(1_000);
+    }
+  });
+
+  it('accepts reservations that leave exactly 100 executions unreserved', () => {
+    const eachOperation = 100;
+    const authorizer = 1_000 - 100 - eachOperation * operationFunctions;
+    expect(settingsOf({ reservedConcurrency: { authorizer, eachOperation } }).reservedConcurrency).toEqual({ authorizer, eachOperation });
+  });
+
+  it('refuses, in one line that says why, reservations that leave fewer than 100 unreserved', () => {
+    const eachOperation = 100;
+    const authorizer = 1_000 - 99 - eachOperation * operationFunctions;
+    expect(() => settingsOf({ reservedConcurrency: { authorizer, eachOperation } })).toThrow(
+      new RegExp(
+        `^Stage 'trial': reservedConcurrency reserves 901 of the account's 1000 concurrent executions \\(authorizer ${authorizer}, ` +
+          `${operationFunctions} operations × 100\\), leaving 99 unreserved; Lambda needs at least 100: [^\\n]+$`,
+      ),
+    );
+  });
+
+  it('checks against the account concurrency the stage names: a new account with 10 can reserve nothing', () => {
+    expect(() => settingsOf({ accountConcurrency: 10, reservedConcurrency: { authorizer: 1, eachOperation: 1 } })).toThrow(
+      /leaving 6 unreserved; Lambda needs at least 100/,
+    );
+    expect(settingsOf({ accountConcurrency: 10 }).reservedConcurrency).toBeUndefined();
+  });
+
+  it.each([
+    [
+      { authorizer: 0, eachOperation: 50 },
+      /reservedConcurrency\.authorizer must be a whole number, at least 1 \(0 would refuse every request\)\.$/,
+    ],
+    [{ authorizer: 50, eachOperation: 2.5 }, /reservedConcurrency\.eachOperation must be a whole number, at least 1/],
+  ])('refuses a reservation that would refuse every request, or is not whole: %j', (reservedConcurrency, message) => {
+    expect(() => settingsOf({ reservedConcurrency })).toThrow(message);
+  });
+
+  it('refuses an account concurrency that is no number of executions', () => {
+    expect(() => settingsOf({ accountConcurrency: 0 })).toThrow(/^Stage 'trial': accountConcurrency must be a whole number/);
   });
 });

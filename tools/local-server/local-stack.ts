@@ -14,7 +14,13 @@ import { DEFAULT_PLAN, meteringOf } from '../../shared/plan-policy';
 import { localActor } from '../keys/caller';
 import { localUsageKey } from './usage-plans';
 import { startLocalUsageLog } from './usage-log';
-import { ensureApiTables, startDynamoDBLocal, type DynamoDBLocal, type DynamoDBLocalOptions } from '../dynamodb-local';
+import {
+  ensureApiTables,
+  LOCAL_TOOL_REQUEST_TIMEOUT_MS,
+  startDynamoDBLocal,
+  type DynamoDBLocal,
+  type DynamoDBLocalOptions,
+} from '../dynamodb-local';
 import { startLocalKeyAudit, type LocalKeyAudit, type LocalKeyAuditOptions } from './key-audit-stream';
 import { startLocalServer, type LocalServer, type LocalServerOptions } from './server';
 
@@ -31,7 +37,7 @@ export interface LocalStackOptions {
   readonly keyName: string;
   /** Revoke every other active key of that name: one such key works at a time (a persistent local database). */
   readonly revokeOtherKeysOfItsName?: boolean;
-  /** The client the server uses, when not the stack's own: one whose calls are watched or broken. */
+  /** The functions' client, when a caller watches or breaks their calls; by default the API's own settings on this DynamoDB. */
   readonly serverClient?: DynamoDBDocumentClient;
   /** The local server's settings (port 0 picks a free one). */
   readonly server?: Omit<LocalServerOptions, 'client' | 'tables' | 'usageLog'>;
@@ -54,7 +60,7 @@ export interface LocalStack {
   readonly replacedKeyIds: readonly string[];
   readonly keys: ApiKeysRepository;
   readonly tables: TableNames;
-  /** The stack's own client on its DynamoDB. */
+  /** The stack's own client on its DynamoDB (patient with DynamoDB Local), not the functions'. */
   readonly client: DynamoDBDocumentClient;
   readonly dynamodbEndpoint: string;
   /** The DynamoDB Local started here; undefined when `dynamodbEndpoint` was given. */
@@ -85,13 +91,16 @@ export const startLocalStack = async ({
 }: LocalStackOptions): Promise<LocalStack> => {
   const dynamodbLocal = dynamodbEndpoint === undefined ? await startDynamoDBLocal(localOptions) : undefined;
   const endpoint = dynamodbEndpoint ?? dynamodbLocal?.endpoint ?? '';
-  const client = createDocumentClient({ endpoint });
+  // The stack's own calls wait for a busy DynamoDB Local; the functions keep the API's timeouts and retry.
+  const client = createDocumentClient({ endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
+  const functionsClient = serverClient ?? createDocumentClient({ endpoint });
   let server: LocalServer | undefined;
   let keyAudit: LocalKeyAudit | undefined;
   const stop = async () => {
     await server?.close();
     await keyAudit?.stop();
     client.destroy();
+    if (functionsClient !== serverClient) functionsClient.destroy();
     await dynamodbLocal?.stop();
   };
   try {
@@ -108,7 +117,7 @@ export const startLocalStack = async ({
     const replacedKeyIds = revokeOtherKeysOfItsName ? await keys.revokeOthersNamed(keyName, record.keyId, changedBy) : [];
     // Each key's use per day, for npm run keys -- usage: written with the stack's own client, which no test breaks.
     const usageLog = await startLocalUsageLog(client, tables.apiKeys);
-    server = await startLocalServer({ ...serverOptions, client: serverClient ?? client, tables, usageLog });
+    server = await startLocalServer({ ...serverOptions, client: functionsClient, tables, usageLog });
     const metering = meteringOf(record);
     return {
       url: server.url,
