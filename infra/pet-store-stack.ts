@@ -65,6 +65,7 @@ export class PetStoreStack extends Stack {
       apiKeys: this.tables.apiKeys,
       idempotency: this.tables.idempotency,
       corsAllowedOrigins: settings.corsAllowedOrigins,
+      statusIndexShards: settings.statusIndexShards,
       ...kept,
     });
     // The API invokes each function's `live` alias; monitoring watches each function whole.

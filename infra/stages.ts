@@ -5,7 +5,10 @@
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { isStatusShardCount } from '../shared/config';
 import { plans, Plans, type Plan } from '../shared/plans';
+import { MAX_STATUS_SHARDS } from '../shared/tables';
+import { statusCreatesCeiling } from './capacity';
 
 export interface CustomDomain {
   /** The API's host name, e.g. `api.example.com`. Point a DNS alias at the stack's `CustomDomainTarget`. */
@@ -68,6 +71,13 @@ export interface StageSettings {
    * CodeDeploy canary or linear release (staging and prod, so that staging rehearses prod's).
    */
   readonly release: ReleaseStrategy;
+  /**
+   * The status index's shards: the creates of one status spread over this many partitions, each
+   * taking 1,000 write units a second, and a listing of one status sends this many Queries. It must
+   * carry the stage's burst of creates of one status, at the largest pet. Raise it, never lower it:
+   * docs/operations.md, Status index shards.
+   */
+  readonly statusIndexShards: number;
 }
 
 /** Any stage not named below: a developer's or a feature branch's, cheap to run and to throw away. */
@@ -81,6 +91,7 @@ export const defaultSettings: StageSettings = {
   removalPolicy: RemovalPolicy.DESTROY,
   terminationProtection: false,
   release: 'AllAtOnce',
+  statusIndexShards: 1,
 };
 
 /** What a stage changes: any setting, and any plan by its name (the others stay as shared/plans.ts defines them). */
@@ -93,6 +104,8 @@ export const stages: Readonly<Record<string, StageOverrides>> = {
     // Staging rehearses prod's release: CodeDeploy, the pre-traffic hook and the release alarms
     // run here first, so prod is never the first place a release runs.
     release: 'Canary10Percent5Minutes',
+    // Prod's shards, so that staging lists and writes as prod does.
+    statusIndexShards: 4,
   },
   prod: {
     throttle: { rateLimit: 1_000, burstLimit: 2_000 },
@@ -103,6 +116,8 @@ export const stages: Readonly<Record<string, StageOverrides>> = {
     terminationProtection: true,
     // A broken version meets 10% of requests, and its alarms, before the rest.
     release: 'Canary10Percent5Minutes',
+    // A burst of 2,000 creates of one status, at 2 write units for the largest pet: 4,000 a second.
+    statusIndexShards: 4,
   },
 };
 
@@ -178,8 +193,22 @@ export const stageSettings = (stage: string, overridesByStage: Readonly<Record<s
       );
     }
   }
+  checkStatusIndexShards(stage, settings);
   if (settings.authorizerCacheTtlSeconds < 0 || settings.authorizerCacheTtlSeconds > 3600) {
     throw new Error(`Stage '${stage}': authorizerCacheTtlSeconds must be 0–3600 (API Gateway's limit).`);
   }
   return settings;
+};
+
+/** The status index's shards must be a shard count, and take the stage's whole burst of creates of one status. */
+const checkStatusIndexShards = (stage: string, { statusIndexShards: shards, throttle }: StageSettings) => {
+  if (!isStatusShardCount(shards))
+    throw new Error(`Stage '${stage}': statusIndexShards must be a whole number from 1 to ${MAX_STATUS_SHARDS}.`);
+  const ceiling = statusCreatesCeiling(shards);
+  if (ceiling < throttle.burstLimit) {
+    throw new Error(
+      `Stage '${stage}': ${shards} status index shard(s) take ${ceiling} creates of one status a second, below the stage's ` +
+        `burst of ${throttle.burstLimit}: past it the index would throttle the table's writes. Raise statusIndexShards.`,
+    );
+  }
 };

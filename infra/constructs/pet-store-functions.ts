@@ -10,7 +10,7 @@ import { Construct } from 'constructs';
 import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
 import { routes, type HandledOperationId, type Route } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
-import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
+import { apiKeysTable, idempotencyTable, petsTable, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
 import { ApiFunction } from './api-function';
 import { functionNameOf, pascalCase } from './names';
 
@@ -72,6 +72,8 @@ export interface PetStoreFunctionsProps {
   readonly idempotency: Table;
   /** Origins the API's functions answer CORS for; none turns CORS off. */
   readonly corsAllowedOrigins: readonly string[];
+  /** The status index's shards: the functions granted the pets table write and list by them. */
+  readonly statusIndexShards: number;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -90,12 +92,15 @@ export class PetStoreFunctions extends Construct {
     const build = (name: FunctionName, entry: string, description: string, environment: Record<string, string> = {}) => {
       const grants = tableAccess[name];
       const tableNames = tableNameVariables(grants, tables);
+      const shards: Record<string, string> = grants.some(({ table }) => table === 'pets')
+        ? { [STATUS_SHARDS_VARIABLE]: String(props.statusIndexShards) }
+        : {};
       const fn = new ApiFunction(this, pascalCase(name), {
         entry,
         functionName: functionNameOf(props.namePrefix, name),
         description,
         serviceName: props.serviceName,
-        environment: { ...tableNames, ...environment },
+        environment: { ...tableNames, ...shards, ...environment },
         logRetention: props.logRetention,
         removalPolicy: props.removalPolicy,
       });
