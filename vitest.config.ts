@@ -10,6 +10,9 @@ const common = {
     POWERTOOLS_LOG_LEVEL: 'SILENT',
     // And the metrics (EMF lines on stdout); tests that read them turn them on.
     POWERTOOLS_METRICS_DISABLED: 'true',
+    // The repositories, and the local server's functions, write and list the status index over
+    // four shards, as staging and prod do: every listing test runs the merge of shards.
+    PETS_STATUS_SHARDS: '4',
   },
   testTimeout: 30_000,
   hookTimeout: 90_000,

@@ -67,6 +67,7 @@ export class PetStoreStack extends Stack {
       corsAllowedOrigins: settings.corsAllowedOrigins,
       regionIndex: stageRegionIndex(stage, settings, this.region),
       reservedConcurrency: settings.reservedConcurrency,
+      statusIndexShards: settings.statusIndexShards,
       ...kept,
     });
     // The API invokes each function's `live` alias; monitoring watches each function whole.

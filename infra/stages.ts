@@ -8,6 +8,9 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { REGION_COUNT } from '../shared/ids';
 import { plans, Plans, type Plan } from '../shared/plans';
 import { routes, type Route } from '../shared/routes';
+import { isStatusShardCount } from '../shared/config';
+import { MAX_STATUS_SHARDS } from '../shared/tables';
+import { statusCreatesCeiling } from './capacity';
 
 export interface CustomDomain {
   /** The API's host name, e.g. `api.example.com`. Point a DNS alias at the stack's `CustomDomainTarget`. */
@@ -106,6 +109,13 @@ export interface StageSettings {
    * against.
    */
   readonly accountConcurrency: number;
+  /**
+   * The status index's shards: the creates of one status spread over this many partitions, each
+   * taking 1,000 write units a second, and a listing of one status sends this many Queries. It must
+   * carry the stage's burst of creates of one status, at the largest pet. Raise it, never lower it:
+   * docs/operations.md, Status index shards.
+   */
+  readonly statusIndexShards: number;
 }
 
 /** Any stage not named below: a developer's or a feature branch's, cheap to run and to throw away. */
@@ -120,6 +130,7 @@ export const defaultSettings: StageSettings = {
   terminationProtection: false,
   release: 'AllAtOnce',
   accountConcurrency: DEFAULT_ACCOUNT_CONCURRENCY,
+  statusIndexShards: 1,
 };
 
 /** What a stage changes: any setting, and any plan by its name (the others stay as shared/plans.ts defines them). */
@@ -132,6 +143,8 @@ export const stages: Readonly<Record<string, StageOverrides>> = {
     // Staging rehearses prod's release: CodeDeploy, the pre-traffic hook and the release alarms
     // run here first, so prod is never the first place a release runs.
     release: 'Canary10Percent5Minutes',
+    // Prod's shards, so that staging lists and writes as prod does.
+    statusIndexShards: 4,
   },
   prod: {
     throttle: { rateLimit: 1_000, burstLimit: 2_000 },
@@ -142,6 +155,8 @@ export const stages: Readonly<Record<string, StageOverrides>> = {
     terminationProtection: true,
     // A broken version meets 10% of requests, and its alarms, before the rest.
     release: 'Canary10Percent5Minutes',
+    // A burst of 2,000 creates of one status, at 2 write units for the largest pet: 4,000 a second.
+    statusIndexShards: 4,
   },
 };
 
@@ -218,6 +233,7 @@ export const stageSettings = (stage: string, overridesByStage: Readonly<Record<s
     }
   }
   checkRegions(stage, settings.regions ?? []);
+  checkStatusIndexShards(stage, settings);
   if (settings.authorizerCacheTtlSeconds < 0 || settings.authorizerCacheTtlSeconds > 3600) {
     throw new Error(`Stage '${stage}': authorizerCacheTtlSeconds must be 0–3600 (API Gateway's limit).`);
   }
@@ -281,6 +297,19 @@ const checkReservedConcurrency = (stage: string, { reservedConcurrency, accountC
         `(authorizer ${reservedConcurrency.authorizer}, ${operationFunctionCount()} operations × ${reservedConcurrency.eachOperation}), ` +
         `leaving ${unreserved} unreserved; Lambda needs at least ${MIN_UNRESERVED_CONCURRENCY}: lower the reservations, ` +
         'or raise accountConcurrency once the quota is raised.',
+    );
+  }
+};
+
+/** The status index's shards must be a shard count, and take the stage's whole burst of creates of one status. */
+const checkStatusIndexShards = (stage: string, { statusIndexShards: shards, throttle }: StageSettings) => {
+  if (!isStatusShardCount(shards))
+    throw new Error(`Stage '${stage}': statusIndexShards must be a whole number from 1 to ${MAX_STATUS_SHARDS}.`);
+  const ceiling = statusCreatesCeiling(shards);
+  if (ceiling < throttle.burstLimit) {
+    throw new Error(
+      `Stage '${stage}': ${shards} status index shard(s) take ${ceiling} creates of one status a second, below the stage's ` +
+        `burst of ${throttle.burstLimit}: past it the index would throttle the table's writes. Raise statusIndexShards.`,
     );
   }
 };

@@ -1,8 +1,8 @@
 /**
  * The pets repository: the only module that knows how pets are stored in DynamoDB.
  * Listing reads one page's worth of items (plus one, to know whether another page exists):
- * a status filter is a Query on the status index, the unfiltered listing a Scan with a Limit.
- * Neither ever reads the whole table.
+ * a status filter is one Query per shard of the status index, merged by id; the unfiltered
+ * listing a Scan with a Limit. Neither ever reads the whole table.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -12,9 +12,8 @@ import {
   PutCommand,
   TransactWriteCommand,
   type DynamoDBDocumentClient,
-  type DynamoDBDocumentPaginationConfiguration,
 } from '@aws-sdk/lib-dynamodb';
-import { dynamoDBOptions, idempotencyTableName as defaultIdempotencyTableName, petsTableName } from './config';
+import { dynamoDBOptions, idempotencyTableName as defaultIdempotencyTableName, petsTableName, statusShardCount } from './config';
 import {
   callDatabase,
   cancellationReasons,
@@ -67,6 +66,8 @@ export interface PetsRepositoryOptions {
   readonly maxIdAttempts?: number;
   /** Marks each write, so that a write the SDK retried can recognise itself. */
   readonly newWriteId?: () => string;
+  /** The status index's shards (docs/operations.md, Status index shards). @default from the environment */
+  readonly statusShards?: number;
 }
 
 /** Gives up on a create after this many id collisions in a row (practically never more than one). */
@@ -99,6 +100,24 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type CancellationReason = SharedCancellationReason<StoredItem>;
 
+/**
+ * The status index's partition key of a pet: its status and a shard, `id mod shards`. Ids end in
+ * random bits, so the creates of one status spread evenly over the shards. The shard is stored
+ * with the pet, so a stage that raises its shard count still finds each pet where it was written.
+ */
+export const statusShardOf = (status: PetStatus, id: number, shards: number): string => `${status}#${id % shards}`;
+
+/** Every partition key of one status in the index, for a stage of `shards` shards. */
+const statusShardsOf = (status: PetStatus, shards: number): string[] =>
+  Array.from({ length: shards }, (_, shard) => statusShardOf(status, shard, shards));
+
+/** The first `count` pets of several lists, each ascending by id, in ascending order of id. */
+const firstById = (lists: readonly Pet[][], count: number): Pet[] =>
+  lists
+    .flat()
+    .sort((a, b) => a.id - b.id)
+    .slice(0, count);
+
 const toPet = (item: Record<string, unknown>): Pet => ({
   id: Number(item.id),
   name: String(item.name),
@@ -114,7 +133,15 @@ export const petsRepository = ({
   maxIdAttempts = MAX_ID_ATTEMPTS,
   idempotencyTableName,
   newWriteId = () => randomUUID(),
+  statusShards = statusShardCount(),
 }: PetsRepositoryOptions = {}): PetsRepository => {
+  // What the table holds beside the pet: its status index key, and when it was created.
+  const storedItem = (pet: Pet) => ({
+    ...pet,
+    [petsStatusIndex.partitionKey.name]: statusShardOf(pet.status, pet.id, statusShards),
+    createdAt: new Date().toISOString(),
+  });
+
   const create = async (newPet: NewPet): Promise<Pet> => {
     for (let attempt = 1; ; attempt += 1) {
       const pet = petOf(newId(), newPet);
@@ -124,7 +151,7 @@ export const petsRepository = ({
           client.send(
             new PutCommand({
               TableName: tableName,
-              Item: { ...pet, createdAt: new Date().toISOString(), writeId },
+              Item: { ...storedItem(pet), writeId },
               ConditionExpression: 'attribute_not_exists(#id)',
               ExpressionAttributeNames: { '#id': 'id' },
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -159,7 +186,7 @@ export const petsRepository = ({
                 {
                   Put: {
                     TableName: tableName,
-                    Item: { ...pet, createdAt: new Date().toISOString() },
+                    Item: storedItem(pet),
                     ConditionExpression: 'attribute_not_exists(#id)',
                     ExpressionAttributeNames: { '#id': 'id' },
                   },
@@ -209,32 +236,52 @@ export const petsRepository = ({
     return Item ? toPet(Item) : undefined;
   };
 
+  /** Up to `wanted` items from the first pages of a Scan or Query. */
+  const firstItems = async (pages: AsyncIterable<{ Items?: Record<string, unknown>[] }>, wanted: number): Promise<Pet[]> => {
+    const pets: Pet[] = [];
+    for await (const page of pages) {
+      for (const item of page.Items ?? []) pets.push(toPet(item));
+      if (pets.length >= wanted) break;
+    }
+    return pets;
+  };
+
+  const scanned = (wanted: number, afterId: number | undefined) =>
+    firstItems(
+      paginateScan(
+        { client, pageSize: wanted },
+        { TableName: tableName, ...PET_PROJECTION, ...(afterId === undefined ? {} : { ExclusiveStartKey: { id: afterId } }) },
+      ),
+      wanted,
+    );
+
+  // One Query per shard, in parallel: each shard's first `wanted` pets after the cursor hold the
+  // first `wanted` of the status, since ids order the shards as they order the whole.
+  const ofStatus = async (wanted: number, status: PetStatus, afterId: number | undefined) => {
+    const shards = await Promise.all(
+      statusShardsOf(status, statusShards).map((shard) =>
+        firstItems(
+          paginateQuery(
+            { client, pageSize: wanted },
+            {
+              TableName: tableName,
+              IndexName: petsStatusIndex.indexName,
+              KeyConditionExpression: afterId === undefined ? '#shard = :shard' : '#shard = :shard AND #id > :after',
+              ...PET_PROJECTION,
+              ExpressionAttributeNames: { ...PET_PROJECTION.ExpressionAttributeNames, '#shard': petsStatusIndex.partitionKey.name },
+              ExpressionAttributeValues: { ':shard': shard, ...(afterId === undefined ? {} : { ':after': afterId }) },
+            },
+          ),
+          wanted,
+        ),
+      ),
+    );
+    return firstById(shards, wanted);
+  };
+
   const list = async ({ limit, status, afterId }: ListPetsInput): Promise<PetsPage> => {
     const wanted = limit + 1; // one more than the page tells whether another page follows
-    const config: DynamoDBDocumentPaginationConfiguration = { client, pageSize: wanted };
-    const pages =
-      status === undefined
-        ? paginateScan(config, {
-            TableName: tableName,
-            ...PET_PROJECTION,
-            ...(afterId === undefined ? {} : { ExclusiveStartKey: { id: afterId } }),
-          })
-        : paginateQuery(config, {
-            TableName: tableName,
-            IndexName: petsStatusIndex.indexName,
-            KeyConditionExpression: '#status = :status',
-            ExpressionAttributeValues: { ':status': status },
-            ...PET_PROJECTION,
-            ...(afterId === undefined ? {} : { ExclusiveStartKey: { status, id: afterId } }),
-          });
-
-    const pets: Pet[] = [];
-    await callDatabase(async () => {
-      for await (const page of pages) {
-        for (const item of page.Items ?? []) pets.push(toPet(item));
-        if (pets.length >= wanted) break;
-      }
-    });
+    const pets = await callDatabase(() => (status === undefined ? scanned(wanted, afterId) : ofStatus(wanted, status, afterId)));
     if (pets.length <= limit) return { pets };
     const page = pets.slice(0, limit);
     return { pets: page, lastId: page[page.length - 1]?.id };

@@ -32,12 +32,21 @@ export interface TableDefinition {
   readonly stream?: 'NEW_AND_OLD_IMAGES';
 }
 
-/** The status index lists one status in creation order: ids increase with creation time. */
+/**
+ * The status index lists one status in creation order (ids increase with creation time). Its
+ * partition key is the status spread over the stage's shards, `<status>#<id mod shards>`, so that
+ * the creates of one status write several partitions, not one (shared/pets-repository.ts).
+ */
 export const petsStatusIndex = {
-  indexName: 'status-id-index',
-  partitionKey: { name: 'status', type: 'S' },
+  indexName: 'status-shard-id-index',
+  partitionKey: { name: 'statusShard', type: 'S' },
   sortKey: { name: 'id', type: 'N' },
 } as const satisfies IndexDefinition;
+
+/** Environment variable that carries the stage's number of status index shards to the functions. */
+export const STATUS_SHARDS_VARIABLE = 'PETS_STATUS_SHARDS';
+/** A listing of one status sends one Query per shard: more than this would make a page a crowd of them. */
+export const MAX_STATUS_SHARDS = 64;
 
 export const petsTable = {
   id: 'PetsTable',

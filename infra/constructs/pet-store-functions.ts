@@ -11,7 +11,7 @@ import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
 import { REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { routes, type HandledOperationId, type Route } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
-import { apiKeysExpiryIndex, apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
+import { apiKeysExpiryIndex, apiKeysTable, idempotencyTable, petsTable, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
 import type { ReservedConcurrency } from '../stages';
 import { ApiFunction } from './api-function';
 import { functionNameOf, pascalCase } from './names';
@@ -93,6 +93,8 @@ export interface PetStoreFunctionsProps {
   readonly regionIndex: number;
   /** Executions kept for the authorizer, and for (and the most used by) each operation's function; none: unreserved. */
   readonly reservedConcurrency?: ReservedConcurrency;
+  /** The status index's shards: the functions granted the pets table write and list by them. */
+  readonly statusIndexShards: number;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -118,12 +120,15 @@ export class PetStoreFunctions extends Construct {
       const grants = tableAccess[name];
       const tableNames = tableNameVariables(grants, tables);
       const region: Record<string, string> = writesPets(grants) ? { [REGION_INDEX_VARIABLE]: String(props.regionIndex) } : {};
+      const shards: Record<string, string> = grants.some(({ table }) => table === 'pets')
+        ? { [STATUS_SHARDS_VARIABLE]: String(props.statusIndexShards) }
+        : {};
       const fn = new ApiFunction(this, pascalCase(name), {
         entry,
         functionName: functionNameOf(props.namePrefix, name),
         description,
         serviceName: props.serviceName,
-        environment: { ...tableNames, ...region, ...environment },
+        environment: { ...tableNames, ...region, ...shards, ...environment },
         reservedConcurrentExecutions,
         logRetention: props.logRetention,
         removalPolicy: props.removalPolicy,

@@ -19,6 +19,7 @@ import { createTestTables } from '../support/tables';
 import packageJson from '../../package.json';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { plans } from '../../shared/plans';
+import { MAX_STATUS_SHARDS, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -527,6 +528,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     [{ DYNAMODB_LOCAL_PORT: '99999' }, 'DYNAMODB_LOCAL_PORT must be a port number'],
     [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT must be a URL'],
     [{ BODY_TIMEOUT: 'soon' }, 'BODY_TIMEOUT must be a number of seconds above 0'],
+    [{ [STATUS_SHARDS_VARIABLE]: '0' }, `${STATUS_SHARDS_VARIABLE} must be a whole number from 1 to ${MAX_STATUS_SHARDS}`],
   ])('refuses %j in one line saying "%s", without echoing the value, exit status 2', async (env, message) => {
     const result = await runCommand('npm', ['start', '--silent'], env);
     const line = expectOneLineFailure(result, { status: 2, secret: Object.values(env)[0] });

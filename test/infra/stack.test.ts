@@ -25,6 +25,7 @@ import {
   idempotencyTable,
   petsStatusIndex,
   petsTable,
+  STATUS_SHARDS_VARIABLE,
   tableDefinitions,
   type TableDefinition,
 } from '../../shared/tables';
@@ -515,19 +516,19 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       return table;
     };
 
-    it('keys the pets table by id (N), on demand, with the status index sorted by id', () => {
+    it('keys the pets table by id (N), on demand, with the status index on status shards, sorted by id', () => {
       expect(tableProperties(petsTable.id).properties).toMatchObject({
         KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
         BillingMode: 'PAY_PER_REQUEST',
         AttributeDefinitions: expect.arrayContaining([
           { AttributeName: 'id', AttributeType: 'N' },
-          { AttributeName: 'status', AttributeType: 'S' },
+          { AttributeName: 'statusShard', AttributeType: 'S' },
         ]),
         GlobalSecondaryIndexes: [
           {
             IndexName: petsStatusIndex.indexName,
             KeySchema: [
-              { AttributeName: 'status', KeyType: 'HASH' },
+              { AttributeName: 'statusShard', KeyType: 'HASH' },
               { AttributeName: 'id', KeyType: 'RANGE' },
             ],
             Projection: { ProjectionType: 'ALL' },
@@ -958,6 +959,23 @@ describe('stage differences', () => {
     expect(stages.prod.settings).toMatchObject({ logRetention: RetentionDays.ONE_YEAR, authorizerCacheTtlSeconds: 300 });
     expect(stages.staging.settings).toMatchObject({ logRetention: RetentionDays.ONE_MONTH, authorizerCacheTtlSeconds: 60 });
     expect(stages.prod.settings.throttle.rateLimit).toBeGreaterThan(stages.staging.settings.throttle.rateLimit);
+  });
+
+  it("tells the functions granted the pets table the stage's status index shards, and no other function", () => {
+    for (const [stage, synthesized] of Object.entries(stages)) {
+      for (const name of functionNames) {
+        const variables = (
+          synthesized.template.toJSON().Resources[logicalIdOf(synthesized, name).function].Properties.Environment as {
+            Variables: Record<string, unknown>;
+          }
+        ).Variables;
+        const granted = tableAccess[name].some(({ table }) => table === 'pets');
+        expect(variables[STATUS_SHARDS_VARIABLE], `${stage} ${name}`).toBe(
+          granted ? String(synthesized.settings.statusIndexShards) : undefined,
+        );
+      }
+    }
+    expect(tableAccess.listPets.map(({ table }) => table)).toContain('pets');
   });
 
   it("runs each stage's functions, the key audit's and the hook's included, under its own service, so that their metrics never mix", () => {

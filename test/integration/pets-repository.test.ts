@@ -2,8 +2,9 @@
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
+import { statusShardCount } from '../../shared/config';
 import type { NewPet, Pet, PetStatus } from '../../shared/models';
-import { MAX_ID_ATTEMPTS, petsRepository, type PetsRepository } from '../../shared/pets-repository';
+import { MAX_ID_ATTEMPTS, petsRepository, statusShardOf, type PetsRepository } from '../../shared/pets-repository';
 import { freePort } from '../../tools/dynamodb-local';
 import { createTestTables, type TestTables } from '../support/tables';
 
@@ -43,11 +44,12 @@ describe('create and get', () => {
     expect(await pets.get(created.id)).toEqual(created);
   });
 
-  it('stores a creation time and a write id, but reads back only the Pet fields', async () => {
+  it('stores a creation time, a write id and its status index shard, but reads back only the Pet fields', async () => {
     const created = await pets.create(newPet('Tom'));
     const { Item } = await tables.client.send(new GetCommand({ TableName: tables.pets, Key: { id: created.id } }));
     expect(Item).toEqual({
       ...created,
+      statusShard: statusShardOf(created.status, created.id, statusShardCount()),
       createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/),
       writeId: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });

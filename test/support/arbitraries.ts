@@ -5,6 +5,7 @@
  * Content-Type is a JSON one); the oracles themselves follow docs/api.md, not the code under test.
  */
 import fc from 'fast-check';
+import { PetStatus } from '../../shared/models';
 
 /** Runs per property; at least 1,000 requests per operation. FUZZ_RUNS raises it for a longer hunt. */
 export const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 1_000);
@@ -774,3 +775,24 @@ export const oddTarget = fc
     fc.constantFrom('', '/', '//', '?', '?limit=1', '?x=%', '#frag', '?a=1#b', '/.', '/..'),
   )
   .map(([start, segments, end]) => `${start}${segments.join('/')}${end}`);
+
+// ---------------------------------------------------------------------------------------------
+// Stored pets
+
+/** A pet as a listing test stores it: an id, a status, and the page of a walk after which it is created (0: before the walk). */
+export interface StoredPet {
+  readonly id: number;
+  readonly status: PetStatus;
+  readonly createdAfterPage: number;
+}
+
+/** Pets with distinct ids, some created before a listing's walk and some during it, between its pages. */
+export const storedPets = ({ maxLength, pages }: { maxLength: number; pages: number }) =>
+  fc.uniqueArray(
+    fc.record({
+      id: fc.integer({ min: 1, max: 100_000 }),
+      status: fc.constantFrom(...PetStatus.options),
+      createdAfterPage: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: pages })),
+    }),
+    { maxLength, selector: (pet) => pet.id },
+  );

@@ -10,6 +10,8 @@ import {
   type StageOverrides,
 } from '../../infra/stages';
 import { REGION_COUNT } from '../../shared/ids';
+import { MAX_STATUS_SHARDS } from '../../shared/tables';
+import { statusCreatesCeiling } from '../../infra/capacity';
 import { routes } from '../../shared/routes';
 
 describe('stage names', () => {
@@ -140,5 +142,32 @@ describe('reserved concurrency', () => {
 
   it('refuses an account concurrency that is no number of executions', () => {
     expect(() => settingsOf({ accountConcurrency: 0 })).toThrow(/^Stage 'trial': accountConcurrency must be a whole number/);
+  });
+});
+
+describe('status index shards', () => {
+  it('are 1 on development stages, and staging writes and lists as prod does', () => {
+    expect(stageSettings('alice').statusIndexShards).toBe(1);
+    expect(stageSettings('staging').statusIndexShards).toBe(stageSettings('prod').statusIndexShards);
+  });
+
+  it("take each stage's whole burst of creates of one status, at the largest pet", () => {
+    for (const stage of ['alice', 'staging', 'prod']) {
+      const settings = stageSettings(stage);
+      expect(statusCreatesCeiling(settings.statusIndexShards), stage).toBeGreaterThanOrEqual(settings.throttle.burstLimit);
+    }
+  });
+
+  it('refuse a stage whose burst of creates of one status would throttle the index', () => {
+    const overrides = { fast: { throttle: { rateLimit: 1_000, burstLimit: 2_000 }, statusIndexShards: 2 } };
+    expect(() => stageSettings('fast', overrides)).toThrow(
+      "Stage 'fast': 2 status index shard(s) take 1000 creates of one status a second, below the stage's burst of 2000",
+    );
+  });
+
+  it.each([0, 1.5, MAX_STATUS_SHARDS + 1])('refuse %s shards', (statusIndexShards) => {
+    expect(() => stageSettings('odd', { odd: { statusIndexShards } })).toThrow(
+      `Stage 'odd': statusIndexShards must be a whole number from 1 to ${MAX_STATUS_SHARDS}.`,
+    );
   });
 });

@@ -8,6 +8,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { newPetId } from '../../shared/ids';
+import type { PetStatus } from '../../shared/models';
+import { statusShardOf } from '../../shared/pets-repository';
 import { petsStatusIndex } from '../../shared/tables';
 
 const PROJECTION = {
@@ -30,9 +32,11 @@ export const startRawServer = async (endpoint: string, tableName: string) => {
           new QueryCommand({
             TableName: tableName,
             IndexName: petsStatusIndex.indexName,
-            KeyConditionExpression: '#status = :status',
-            ExpressionAttributeValues: { ':status': url.searchParams.get('status') },
+            // One shard, as the API's listing with the default shard count.
+            KeyConditionExpression: '#shard = :shard',
             ...PROJECTION,
+            ExpressionAttributeNames: { ...PROJECTION.ExpressionAttributeNames, '#shard': petsStatusIndex.partitionKey.name },
+            ExpressionAttributeValues: { ':shard': `${url.searchParams.get('status')}#0` },
             Limit: limit + 1,
           }),
         );
@@ -52,11 +56,15 @@ export const startRawServer = async (endpoint: string, tableName: string) => {
       if (req.method === 'POST' && url.pathname === '/v1/pets') {
         const chunks: Buffer[] = [];
         for await (const chunk of req) chunks.push(chunk as Buffer);
-        const pet = { id: newPetId(), status: 'available', ...(JSON.parse(Buffer.concat(chunks).toString()) as object) };
+        const pet = { id: newPetId(), status: 'available' as PetStatus, ...(JSON.parse(Buffer.concat(chunks).toString()) as object) };
         await client.send(
           new PutCommand({
             TableName: tableName,
-            Item: { ...pet, createdAt: new Date().toISOString() },
+            Item: {
+              ...pet,
+              [petsStatusIndex.partitionKey.name]: statusShardOf(pet.status, pet.id, 1),
+              createdAt: new Date().toISOString(),
+            },
             ConditionExpression: 'attribute_not_exists(#id)',
             ExpressionAttributeNames: { '#id': 'id' },
           }),

@@ -3,23 +3,10 @@
  * on 2026-11-23, and this stack's settings), plus a small simulation of the status index's hot
  * partition. Nothing here is measured: it is arithmetic anyone can rerun and change.
  */
+import { AWS_LIMITS } from '../../infra/capacity';
 import { stages, stageSettings } from '../../infra/stages';
 import type { PartResult } from './results';
 import { round } from '../stats';
-
-/** AWS quotas relied on (defaults; most can be raised on request). Sources in docs/architecture.md (Scaling). */
-const AWS_LIMITS = {
-  /** DynamoDB: per physical partition, table or GSI. */
-  partitionWcuPerSecond: 1_000,
-  partitionRcuPerSecond: 3_000,
-  /** Lambda: concurrent executions per account and region (default quota). */
-  lambdaAccountConcurrency: 1_000,
-  /** Lambda: each function may add this many concurrent executions every 10 seconds. */
-  lambdaScalingPer10s: 1_000,
-  /** API Gateway REST: account-level throttle per region. */
-  apiGatewayRps: 10_000,
-  apiGatewayBurst: 5_000,
-} as const;
 
 /** Workload assumptions, stated so they can be changed. */
 const ASSUMPTIONS = {

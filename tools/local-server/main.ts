@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { API_KEY_PATTERN } from '../../shared/api-keys';
 import type { PlanLimits } from '../../shared/plan-policy';
 import { PLANS_FILE_VARIABLE, plansInForce, type Plans } from '../../shared/plans';
-import { apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
+import { apiKeysTable, idempotencyTable, MAX_STATUS_SHARDS, petsTable, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
 import { parseCommandLine, reportFailure, UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-local';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
@@ -42,6 +42,8 @@ Environment:
                         {"plans": {"NAME": {"rateLimit": 5, "burstLimit": 5, "quota": {"limit": 100, "period": "DAY"}}}}
   PETS_TABLE_NAME, API_KEYS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME
                                         table names (default ${TABLE_DEFAULTS})
+  ${STATUS_SHARDS_VARIABLE}    shards of the pets' status index (default 1); with --persist, keep the count the
+                        data was written with, or raise it: see docs/operations.md, Status index shards
 `;
 
 const HELP = 'npm start -- --help';
@@ -63,6 +65,8 @@ const Settings = z.object({
   THROTTLE_BURST: z.coerce.number().int().positive().default(DEFAULT_THROTTLE.burst),
   // Below Node's own limit on receiving a whole request (300 s), which answers with no access line.
   BODY_TIMEOUT: z.coerce.number().positive().max(BODY_TIMEOUT_MAX_SECONDS).default(BODY_TIMEOUT_SECONDS),
+  // The functions read it themselves (shared/config.ts); checked here to be refused in one line.
+  [STATUS_SHARDS_VARIABLE]: z.coerce.number().int().min(1).max(MAX_STATUS_SHARDS).default(1),
 });
 type Settings = z.infer<typeof Settings>;
 
@@ -76,6 +80,7 @@ const EXPECTED: Record<keyof Settings, string> = {
   THROTTLE_RATE: 'must be a number of requests per second above 0',
   THROTTLE_BURST: 'must be a whole number of requests above 0',
   BODY_TIMEOUT: `must be a number of seconds above 0, at most ${BODY_TIMEOUT_MAX_SECONDS}`,
+  [STATUS_SHARDS_VARIABLE]: `must be a whole number from 1 to ${MAX_STATUS_SHARDS}`,
 };
 
 const readSettings = (env: NodeJS.ProcessEnv): Settings => {

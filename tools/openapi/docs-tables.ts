@@ -19,7 +19,9 @@ import {
   newVersionErrorsAlarmId,
   RELEASE_ID,
 } from '../../infra/constructs/names';
+import { AWS_LIMITS, RCU_PER_SHARD_QUERY, STATUS_INDEX_WCU_PER_CREATE, stageCapacity, WARM_DURATION_MS } from '../../infra/capacity';
 import { savedQueries, savedQueryName, type QueriedLogGroup } from '../../infra/log-queries';
+import { DEFAULT_STAGE, stages, stageSettings } from '../../infra/stages';
 import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
 import { PROJECT_NAME } from '../../shared/project';
 import { projectRoot } from '../../shared/project-root';
@@ -184,6 +186,41 @@ const smokeTable = (): string =>
     ]),
   );
 
+const count = (value: number) => value.toLocaleString('en-US');
+
+/**
+ * docs/architecture.md: each stage's ceilings from its own settings (infra/stages.ts) and AWS's
+ * limits (infra/capacity.ts): what its status index takes, what its listing serves, and the
+ * Lambda concurrency its throttle calls for.
+ */
+const scalingTable = (): string => {
+  const stageNames = [DEFAULT_STAGE, ...Object.keys(stages)];
+  return table(
+    [
+      'Stage',
+      'Status index shards',
+      `Creates of one status a second before the index throttles (shards × ${count(AWS_LIMITS.partitionWcuPerSecond)} WCU ÷ ${STATUS_INDEX_WCU_PER_CREATE.largest} WCU, the largest pet)`,
+      'Stage throttle (requests a second, burst)',
+      `Pages of one status a second before a shard throttles (${count(AWS_LIMITS.partitionRcuPerSecond)} RCU ÷ ${RCU_PER_SHARD_QUERY} RCU a Query)`,
+      'RCU a page of one status (a Query a shard)',
+      `Lambda concurrency at the stage rate (× ${WARM_DURATION_MS} ms warm; account: ${count(AWS_LIMITS.lambdaAccountConcurrency)})`,
+    ],
+    stageNames.map((stage) => {
+      const settings = stageSettings(stage);
+      const capacity = stageCapacity(settings);
+      return [
+        stage === DEFAULT_STAGE ? `${code(stage)} and any unlisted stage` : code(stage),
+        String(capacity.shards),
+        count(capacity.createsOfOneStatus),
+        `${count(settings.throttle.rateLimit)}, ${count(settings.throttle.burstLimit)}`,
+        count(capacity.pagesOfOneStatus),
+        String(capacity.rcuPerPage),
+        count(capacity.concurrencyAtRate),
+      ];
+    }),
+  );
+};
+
 /** Every generated table, by the name its markers give. */
 export const docTables = (now: Date = new Date()): Readonly<Record<string, string>> => ({
   operations: operationsTable(),
@@ -192,6 +229,7 @@ export const docTables = (now: Date = new Date()): Readonly<Record<string, strin
   'saved-queries': savedQueriesTable(),
   smoke: smokeTable(),
   grants: grantsTable(),
+  scaling: scalingTable(),
 });
 
 /** The generated regions of a document, by table: what lies between its markers. */
