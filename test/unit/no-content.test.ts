@@ -58,6 +58,7 @@ describe('a success with no content', () => {
         method: route.method,
         path: route.path,
         ...(route.success ? { success: route.success.status } : {}),
+        ...(answersNoContent(route) ? { noContent: true } : {}),
       });
   });
 

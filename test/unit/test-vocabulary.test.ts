@@ -76,8 +76,10 @@ describe("the tests' vocabulary", () => {
     expect(problemsOf(`expect(line).toBe('x\\t${realScopes.join(',')}\\tactive');`)).toHaveLength(1);
     expect(problemsOf(`for (const id of [${quoted(realOperationIds)}]) send(id);`)).toHaveLength(1);
     expect(problemsOf(`const names = [${quoted(realPlanNames)}];`)).toHaveLength(1);
+    // A real resource with a usual verb that no real scope has (today's unreal one may be added tomorrow).
     const [resource] = [...scopeResources];
-    expect(problemsOf(`const unknown = '${resource}:delete';`)).toHaveLength(1);
+    const unreal = [...scopeVerbs].map((verb) => `${resource}:${verb}`).find((scope) => !realScopes.includes(scope));
+    expect(problemsOf(`const unknown = '${unreal}';`)).toHaveLength(1);
     expect(problemsOf(`const unknown = '${['reports', 'read'].join(':')}';`)).toHaveLength(1);
     expect(problemsOf(`released([...names, '${'delete'}Thing'])`)).toHaveLength(1);
   });
