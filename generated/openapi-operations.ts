@@ -1,17 +1,20 @@
 // Generated from generated/openapi.json by `npm run openapi`. Do not edit.
-/** Each operation of the document: its method and path. */
+/** Each operation of the document: its method and path, the status of its success, and whether that success has no content. */
 export const OPERATIONS = {
   "listPets": {
     "method": "GET",
-    "path": "/pets"
+    "path": "/pets",
+    "success": 200
   },
   "createPet": {
     "method": "POST",
-    "path": "/pets"
+    "path": "/pets",
+    "success": 201
   },
   "getPet": {
     "method": "GET",
-    "path": "/pets/{petId}"
+    "path": "/pets/{petId}",
+    "success": 200
   },
   "listStoreOrders": {
     "method": "GET",

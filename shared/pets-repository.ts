@@ -105,6 +105,14 @@ type CancellationReason = SharedCancellationReason<StoredItem>;
  * random bits, so the creates of one status spread evenly over the shards. The shard is stored
  * with the pet, so a stage that raises its shard count still finds each pet where it was written.
  */
+/** Every promise's value, once all have settled; the first failure, once all have settled, if any failed. */
+const allOrFirstFailure = async <T>(promises: ReadonlyArray<Promise<T>>): Promise<T[]> => {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<T>).value);
+};
+
 export const statusShardOf = (status: PetStatus, id: number, shards: number): string => `${status}#${id % shards}`;
 
 /** Every partition key of one status in the index, for a stage of `shards` shards. */
@@ -256,9 +264,11 @@ export const petsRepository = ({
     );
 
   // One Query per shard, in parallel: each shard's first `wanted` pets after the cursor hold the
-  // first `wanted` of the status, since ids order the shards as they order the whole.
+  // first `wanted` of the status, since ids order the shards as they order the whole. The answer
+  // waits for every shard, failed or not: no query goes on retrying after the function has answered
+  // (Lambda would freeze it mid-call and resume it under a later request).
   const ofStatus = async (wanted: number, status: PetStatus, afterId: number | undefined) => {
-    const shards = await Promise.all(
+    const shards = await allOrFirstFailure(
       statusShardsOf(status, statusShards).map((shard) =>
         firstItems(
           paginateQuery(

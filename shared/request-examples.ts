@@ -66,8 +66,9 @@ export const exampleEventInit = ({ method, resource, path, pathParameters, query
 });
 
 /**
- * The query that makes a route use a grant: on an index, the index's key, with its value in the
- * route's example answer (`GET /pets?status=available` queries the status index); none otherwise.
+ * The query that makes a route use a grant: on an index, the attribute it lists by, with its value
+ * in the route's example answer (`GET /pets?status=available` queries the status index); none
+ * otherwise.
  */
 export const queryUsing = (route: Route, grant: TableAccess): Record<string, string> => {
   if (grant.index === undefined) return {};
@@ -75,7 +76,8 @@ export const queryUsing = (route: Route, grant: TableAccess): Record<string, str
   if (index === undefined) throw new Error(`${route.operationId}: no index ${grant.index} on ${grant.table}`);
   const example: unknown = route.success?.example;
   const item = (Array.isArray(example) ? example[0] : example) as Record<string, unknown> | undefined;
-  const value = item?.[index.partitionKey.name];
-  if (value === undefined) throw new Error(`${route.operationId}: its example answer has no ${index.partitionKey.name}`);
-  return { [index.partitionKey.name]: String(value) };
+  const attribute = ('listedBy' in index ? index.listedBy : undefined) ?? index.partitionKey.name;
+  const value = item?.[attribute];
+  if (value === undefined) throw new Error(`${route.operationId}: its example answer has no ${attribute}`);
+  return { [attribute]: String(value) };
 };

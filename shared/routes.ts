@@ -44,16 +44,32 @@ export type RequestHeader = 'idempotencyKey';
 /** The response headers an operation's success answer may carry, beyond those every answer has. */
 export type SuccessHeader = 'Location' | 'LinkNext' | 'IdempotentReplayed';
 
-export interface SuccessResponse {
-  readonly status: 200 | 201;
+interface SuccessCommon {
   readonly description: string;
-  /** The body's model. */
-  readonly model: ModelName;
   readonly requiredHeaders?: readonly SuccessHeader[];
   readonly optionalHeaders?: readonly SuccessHeader[];
+}
+
+/** A success that answers a JSON body of its model. */
+export interface SuccessWithBody extends SuccessCommon {
+  readonly status: 200 | 201;
+  /** The body's model. */
+  readonly model: ModelName;
   /** An example body for the document. */
   readonly example?: unknown;
 }
+
+/** A success that answers no content: 204, no body and no Content-Type (shared/http/response.ts `noContent`). */
+export interface NoContent extends SuccessCommon {
+  readonly status: 204;
+  readonly model?: never;
+  readonly example?: never;
+}
+
+export type SuccessResponse = SuccessWithBody | NoContent;
+
+/** Whether an operation's success answers no content. */
+export const answersNoContent = (route: Route): boolean => route.success?.status === 204;
 
 export interface Deprecation {
   /** When the operation was deprecated (RFC 9745 `Deprecation`). */

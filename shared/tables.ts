@@ -15,6 +15,11 @@ export interface IndexDefinition {
   readonly sortKey?: KeyAttribute;
   /** What the index holds of an item: every attribute (the default), or its keys only. */
   readonly projection?: 'ALL' | 'KEYS_ONLY';
+  /**
+   * The item's attribute a caller lists by, when the partition key is derived from it rather than
+   * being it (a sharded key): a listing's query names this attribute, not the key.
+   */
+  readonly listedBy?: string;
 }
 
 export interface TableDefinition {
@@ -41,6 +46,7 @@ export const petsStatusIndex = {
   indexName: 'status-shard-id-index',
   partitionKey: { name: 'statusShard', type: 'S' },
   sortKey: { name: 'id', type: 'N' },
+  listedBy: 'status',
 } as const satisfies IndexDefinition;
 
 /** Environment variable that carries the stage's number of status index shards to the functions. */

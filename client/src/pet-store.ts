@@ -16,6 +16,7 @@ import {
   type Pet,
   type PetId,
   type PetStatus,
+  type SuccessOf,
 } from './types.js';
 
 /** An operation's id, method and path (its parameters filled in), as the document gives them. */
@@ -207,9 +208,9 @@ export class PetStore {
     /** Every pet, page after page; a next link that repeats a cursor ends it with a PetStoreRepeatedCursorError. */
     all(options?: AllOptions): AsyncGenerator<Pet, void, undefined>;
     /** Creates a pet, safe to retry: with an Idempotency-Key, new unless given. */
-    create(pet: NewPet, options?: CreateOptions): Promise<Pet>;
+    create(pet: NewPet, options?: CreateOptions): Promise<SuccessOf<'createPet'>>;
     /** @deprecated The API deprecated getPet: use `list` with a status filter. Reported once through `onDeprecation`. */
-    get(id: PetId, options?: CallOptions): Promise<Pet>;
+    get(id: PetId, options?: CallOptions): Promise<SuccessOf<'getPet'>>;
   };
   readonly #base: URL;
   readonly #apiKey: string;
@@ -257,13 +258,13 @@ export class PetStore {
         }
       },
       create: async (pet, { idempotencyKey = globalThis.crypto.randomUUID(), signal } = {}) =>
-        this.#json<Pet>({
+        this.#call({
           ...requestOf('createPet'),
           body: pet,
           idempotencyKey: idempotencyKey || undefined,
           signal,
         }),
-      get: async (id, { signal } = {}) => this.#json<Pet>({ ...requestOf('getPet', { petId: id }), signal }),
+      get: async (id, { signal } = {}) => this.#call({ ...requestOf('getPet', { petId: id }), signal }),
     };
   }
 
@@ -305,10 +306,17 @@ export class PetStore {
     }
   }
 
-  async #json<T>(request: RawRequest): Promise<T> {
-    const { body, error } = await this.raw(request);
+  /**
+   * One operation's success: its body, or nothing for an operation whose success has no content
+   * (a 204, as openapi.json says); an error answer throws.
+   */
+  async #call<Id extends OperationId>(request: RawRequest & { operation: Id }): Promise<SuccessOf<Id>> {
+    const { response, body, error } = await this.raw(request);
     if (error) throw error;
-    return body as T;
+    const noContent = 'noContent' in OPERATIONS[request.operation];
+    if (noContent && response.status !== 204)
+      throw new TypeError(`${request.operation}: HTTP ${response.status} where the document promises 204 with no content`);
+    return (noContent ? undefined : body) as SuccessOf<Id>;
   }
 
   async #attempt(request: RawRequest, url: URL, attempt: number): Promise<RawAnswer> {

@@ -8,10 +8,10 @@ import { paginateScan, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { newPetId } from '../../shared/ids';
-import { exampleRequest, exampleTarget, queryUsing } from '../../shared/request-examples';
+import { exampleTarget } from '../../shared/request-examples';
 import { routes, type Route } from '../../shared/routes';
-import type { TableAccess } from '../../shared/table-access';
 import type { TableNames } from '../../shared/tables';
+import { faultRows } from '../support/fault-rows';
 import { startFaultProxy, type Fault, type FaultProxy, type Selector } from '../support/fault-proxy';
 import { expectCommonHeaders, expectError, inParallel, postPet, startLocalApi, type LocalApi } from '../support/local-api';
 
@@ -65,46 +65,39 @@ afterAll(() => {
 
 interface OperationUnderFault {
   readonly name: string;
-  /** The DynamoDB call to fault; `table` picks the table. */
   readonly operation: string;
   readonly table: keyof TableNames;
   readonly success: number;
-  send(api: LocalApi, petId: number): Promise<Response>;
+  readonly callsPerRequest: number;
+  /** Sends the row's next request: made first (a fresh pet where it names one), so that only the request meets the fault. */
+  prepare(api: LocalApi): Promise<() => Promise<Response>>;
 }
 
-/**
- * The idempotency table is written only for a request with an Idempotency-Key, in one transaction
- * with the pet: test/e2e/idempotency.test.ts faults that write.
- */
-const reachedByPlainRequests = (grant: TableAccess) => grant.table !== 'idempotency';
+const newPet = (api: LocalApi) => async () =>
+  ((await (await postPet(api, { name: 'Resident', categoryId: 1 })).json()) as { id: number }).id;
 
-/**
- * Each grant of each operation with a function, faulted under the operation's example request
- * (shared/request-examples.ts) on the resident pet; then the authorizer's read of the key.
- */
+/** Each row of the route table's (test/support/fault-rows.ts), then the authorizer's read of the key. */
 const operations: OperationUnderFault[] = [
-  ...routes.flatMap((route: Route) =>
-    route.handler === undefined || route.success === undefined
-      ? []
-      : (route.tableAccess ?? []).filter(reachedByPlainRequests).flatMap((grant) =>
-          grant.actions.map((action) => {
-            const query = queryUsing(route, grant);
-            const search = new URLSearchParams(query).toString();
-            return {
-              name: `${route.operationId}${search === '' ? '' : `?${search}`}`,
-              operation: action.replace(/^dynamodb:/, ''),
-              table: grant.table,
-              success: route.success?.status ?? 200,
-              send: (api: LocalApi, petId: number) => {
-                const request = exampleRequest(route, { pathParameter: petId, query });
-                return api.call(exampleTarget(request), { method: request.method, headers: request.headers, body: request.body });
-              },
-            };
-          }),
-        ),
-  ),
-  { name: 'authorizer', operation: 'GetItem', table: 'apiKeys', success: 200, send: (api) => api.call('/pets') },
+  ...faultRows(routes).map((row) => ({
+    ...row,
+    prepare: async (api: LocalApi) => {
+      const request = await row.request(newPet(api));
+      return () => api.call(exampleTarget(request), { method: request.method, headers: request.headers, body: request.body });
+    },
+  })),
+  {
+    name: 'authorizer',
+    operation: 'GetItem',
+    table: 'apiKeys',
+    success: 200,
+    callsPerRequest: 1,
+    prepare: async (api) => () => api.call('/pets'),
+  },
 ];
+
+/** Each call a fault outlives is tried ATTEMPTS times: a request of several calls (a listing's shards) waits for all of them. */
+const expectAttempts = (calls: number, operation: OperationUnderFault, label: string) =>
+  expect(calls, label).toBe(operation.callsPerRequest * ATTEMPTS);
 
 const PERSISTENT: Fault[] = ['throttle', 'internal-error', 'hang', 'drop'];
 const TRANSIENT: Array<{ fault: Fault; times: number }> = [
@@ -136,27 +129,31 @@ describe('the fault matrix', () => {
   it('faults every operation that has a function (docs/reliability.md says so), each call its grants allow', () => {
     const faulted = operations.map(({ name }) => name.replace(/\?.*/, ''));
     for (const route of routes) if ('handler' in route) expect(faulted, route.operationId).toContain(route.operationId);
-    expect(operations.map(({ name, operation, table }) => `${name} ${operation} ${table}`)).toEqual(
-      expect.arrayContaining(['listPets Scan pets', 'listPets?status=available Query pets', 'createPet PutItem pets']),
+    // An index is faulted under the query that uses it.
+    const indexed = routes.flatMap((route: Route) =>
+      (route.tableAccess ?? []).filter((grant) => grant.index !== undefined).map(() => route),
     );
+    for (const route of indexed) expect(faulted.filter((name) => name === route.operationId).length, route.operationId).toBeGreaterThan(1);
   });
 
   const persistentFaults = async (operation: OperationUnderFault) => {
     const { proxy, api } = await startFaulted();
-    const petId = ((await (await postPet(api, { name: 'Resident', categoryId: 1 })).json()) as { id: number }).id;
+    await newPet(api)();
     const faulted: Selector = { operation: operation.operation, table: api.tables[operation.table] };
     for (const fault of PERSISTENT) {
       const label = `${operation.name} under ${fault}`;
+      const send = await operation.prepare(api);
       proxy.resetCalls();
       proxy.inject({ ...faulted, fault });
-      const { response, ms } = await timed(() => operation.send(api, petId));
+      const { response, ms } = await timed(send);
       measured.push({ operation: operation.name, fault, status: response.status, ms });
       await expectUnavailable(response, api, label);
       expect(ms, label).toBeLessThan(FAULT_ANSWER_BOUND_MS);
-      expect(proxy.calls(faulted), `${label}: the SDK's attempts`).toBe(ATTEMPTS);
+      expectAttempts(proxy.calls(faulted), operation, label);
 
       proxy.recover();
-      expect((await operation.send(api, petId)).status, `${label}, recovered`).toBe(operation.success);
+      const again = await operation.prepare(api);
+      expect((await again()).status, `${label}, recovered`).toBe(operation.success);
     }
     if (operation.name === 'createPet') {
       // The refused creates stored nothing: the resident and one Rex per recovery.
@@ -167,16 +164,17 @@ describe('the fault matrix', () => {
 
   const transientFaults = async (operation: OperationUnderFault) => {
     const { proxy, api } = await startFaulted();
-    const petId = ((await (await postPet(api, { name: 'Resident', categoryId: 1 })).json()) as { id: number }).id;
+    await newPet(api)();
     const faulted: Selector = { operation: operation.operation, table: api.tables[operation.table] };
     for (const { fault, times } of TRANSIENT) {
       const label = `${operation.name} with ${times} ${fault}`;
+      const send = await operation.prepare(api);
       proxy.resetCalls();
       proxy.inject({ ...faulted, fault, times });
-      const { response, ms } = await timed(() => operation.send(api, petId));
+      const { response, ms } = await timed(send);
       measured.push({ operation: operation.name, fault: `${fault} x${times}, then pass`, status: response.status, ms });
       expect(response.status, label).toBe(operation.success);
-      expect(proxy.calls(faulted), `${label}: retried`).toBe(times + 1);
+      expect(proxy.calls(faulted), `${label}: retried`).toBe(operation.callsPerRequest + times);
       proxy.recover();
     }
     if (operation.name === 'createPet') {
@@ -220,18 +218,19 @@ describe('a throttled database (a hot partition)', () => {
     '$name: 503 with Retry-After after one short retry, for each error DynamoDB throttles with',
     async (operation) => {
       const { proxy, api } = await startFaulted();
-      const petId = ((await (await postPet(api, { name: 'Resident', categoryId: 1 })).json()) as { id: number }).id;
+      await newPet(api)();
       const faulted: Selector = { operation: operation.operation, table: api.tables[operation.table] };
       for (const throttleError of THROTTLE_ERRORS) {
         const label = `${operation.name} under ${throttleError}`;
         const times: number[] = [];
         for (let repeat = 0; repeat < REPEATS; repeat += 1) {
+          const send = await operation.prepare(api);
           proxy.resetCalls();
           proxy.inject({ ...faulted, fault: 'throttle', throttleError });
-          const { response, ms } = await timed(() => operation.send(api, petId));
+          const { response, ms } = await timed(send);
           proxy.recover();
           await expectUnavailable(response, api, label);
-          expect(proxy.calls(faulted), `${label}: the first attempt and one retry`).toBe(ATTEMPTS);
+          expectAttempts(proxy.calls(faulted), operation, `${label}: the first attempt and one retry`);
           times.push(ms);
         }
         measured.push({ operation: operation.name, fault: `${throttleError} (median of ${REPEATS})`, status: 503, ms: median(times) });

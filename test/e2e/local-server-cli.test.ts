@@ -18,8 +18,9 @@ import { startFaultProxy } from '../support/fault-proxy';
 import { createTestTables } from '../support/tables';
 import packageJson from '../../package.json';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
-import { plans } from '../../shared/plans';
+import { DEFAULT_PLAN, plans } from '../../shared/plans';
 import { MAX_STATUS_SHARDS, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
+import { ALL_SCOPES_FIELD, literally, OTHER_PLAN } from '../support/vocabulary';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -168,7 +169,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(keysListed.status).toBe(0);
     expect(keysListed.stdout).toMatch(
       // id, name, scopes, created, expires (none), last used (the curl above, perhaps), state, plan
-      new RegExp(`^${keyIdLine(started.output())}\\tlocal\\tpets:read,pets:write,orders:read\\t\\S+\\t-\\t\\S+\\tactive\\tdefault$`, 'm'),
+      new RegExp(`^${keyIdLine(started.output())}\\tlocal\\t${literally(ALL_SCOPES_FIELD)}\\t\\S+\\t-\\t\\S+\\tactive\\tdefault$`, 'm'),
     );
 
     // The banner names the key's plan and its limits, the deployed ones, and how to get more: its command works as printed.
@@ -338,7 +339,7 @@ describe('npm start', { timeout: 90_000 }, () => {
       expect(
         keysListed.stdout
           .split('\n')
-          .filter((line) => /\tlocal\tpets:read,pets:write,orders:read\t\S+\t-\t\S+\tactive\tdefault$/.test(line)),
+          .filter((line) => new RegExp(`\\tlocal\\t${literally(ALL_SCOPES_FIELD)}\\t\\S+\\t-\\t\\S+\\tactive\\tdefault$`).test(line)),
       ).toEqual([expect.stringMatching(new RegExp(`^${keyIdLine(third.output())}\t`))]);
       expect(await stop(third)).toBe(true);
     } finally {
@@ -363,13 +364,17 @@ describe('npm start', { timeout: 90_000 }, () => {
     const create = run('npm', ['run', 'keys', '--silent', '--', 'create', '--name', 'partner'], env);
     expect(await create.exit).toBe(0);
     const [, keyId, newKey] =
-      /Created key ([0-9a-f]{12}) \(partner, scopes pets:read,pets:write,orders:read\)[^\n]*\n(petstore_\S+)/.exec(create.output()) ?? [];
+      new RegExp(`Created key ([0-9a-f]{12}) \\(partner, scopes ${literally(ALL_SCOPES_FIELD)}\\)[^\\n]*\\n(petstore_\\S+)`).exec(
+        create.output(),
+      ) ?? [];
     expect((await fetch(url, { headers: { Authorization: `Bearer ${newKey}` } })).status).toBe(200);
 
     const list = run('npm', ['run', 'keys', '--silent', '--', 'list'], env);
     expect(await list.exit).toBe(0);
     // id, name, scopes, created, expires (none), last used (by then, perhaps), state, plan
-    expect(list.output()).toMatch(new RegExp(`${keyId}\\tpartner\\tpets:read,pets:write,orders:read\\t\\S+\\t-\\t\\S+\\tactive\\tdefault`));
+    expect(list.output()).toMatch(
+      new RegExp(`${keyId}\\tpartner\\t${literally(ALL_SCOPES_FIELD)}\\t\\S+\\t-\\t\\S+\\tactive\\t${DEFAULT_PLAN}`),
+    );
     expect(list.output()).not.toContain(newKey);
 
     const revoke = run('npm', ['run', 'keys', '--silent', '--', 'revoke', keyId ?? ''], env);
@@ -486,7 +491,11 @@ describe('npm start', { timeout: 90_000 }, () => {
   it.each([
     ['a file that does not exist', undefined, /PLANS_FILE: cannot read \S+/],
     ['a file that is not JSON', '{"plans": ', /PLANS_FILE: \S+ is not JSON/],
-    ['plans without a default', '{"plans": {"partner": {"rateLimit": 5, "burstLimit": 5}}}', /there must be a 'default' plan/],
+    [
+      'plans without a default',
+      JSON.stringify({ plans: { [OTHER_PLAN]: { rateLimit: 5, burstLimit: 5 } } }),
+      new RegExp(`there must be a '${DEFAULT_PLAN}' plan`),
+    ],
     ['a plan with a rate of 0', '{"plans": {"default": {"rateLimit": 0, "burstLimit": 5}}}', /plans\.default\.rateLimit/],
   ])('refuses a PLANS_FILE that is %s in one line, exit status 2', async (_, text, message) => {
     const folder = mkdtempSync(join(tmpdir(), 'plans-'));

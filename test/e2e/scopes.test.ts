@@ -8,12 +8,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
 import { createDocumentClient } from '../../shared/dynamodb';
-import type { Scope } from '../../shared/scopes';
+import { SCOPES, type Scope } from '../../shared/scopes';
 import { exampleRequest, exampleTarget } from '../../shared/request-examples';
 import { routes, type Route } from '../../shared/routes';
 import { putConsoleKey } from '../support/console-keys';
 import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '../support/local-api';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
+import { fixtureScope } from '../support/fixture-names';
+import { READ_PETS, WRITE_PETS } from '../support/vocabulary';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -102,7 +104,7 @@ describe('scopes', () => {
   });
 
   it('lets a key with every scope do everything', async () => {
-    const full = await keyWith(['pets:read', 'pets:write', 'orders:read']);
+    const full = await keyWith([...SCOPES]);
     const created = await createPet(full);
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: number };
@@ -123,7 +125,7 @@ describe('scopes', () => {
   });
 
   it('follows a String Set written in the console, ignoring scopes that do not exist', async () => {
-    const key = await consoleKey({ scopes: { SS: ['pets:read', 'pets:delete'] } });
+    const key = await consoleKey({ scopes: { SS: [READ_PETS, fixtureScope('delete')] } });
     expect((await as(key, '/pets')).status).toBe(200);
     await expectInsufficientScope(await createPet(key));
   });
@@ -135,7 +137,7 @@ describe('scopes', () => {
   });
 
   it("answers 403 within 2 s once a key's scopes are narrowed in the console, its allow cached (TTL 300 s)", async () => {
-    const key = await consoleKey({ scopes: { SS: ['pets:read', 'pets:write'] } });
+    const key = await consoleKey({ scopes: { SS: [READ_PETS, WRITE_PETS] } });
     expect((await createPet(key)).status).toBe(201);
     const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
     try {

@@ -20,6 +20,10 @@ import { putConsoleKey } from '../support/console-keys';
 import { recordingClient } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
+import { fixtureScope } from '../support/fixture-names';
+import { DEFAULT_PLAN } from '../../shared/plans';
+import { SCOPES } from '../../shared/scopes';
+import { READ_ORDERS, READ_PETS } from '../support/vocabulary';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -38,10 +42,10 @@ const rawItems = async () => (await tables.client.send(new ScanCommand({ TableNa
 describe('register', () => {
   it('stores the scopes it is given as a String Set, and reads them back', async () => {
     const key = generateApiKey();
-    const record = await keys.register(key, 'reader', { usage: localUsageKey(), scopes: ['orders:read', 'pets:read'], changedBy: ACTOR });
-    expect(record.scopes).toEqual(['pets:read', 'orders:read']);
-    expect((await rawItems())[0]?.scopes).toEqual(new Set(['pets:read', 'orders:read']));
-    expect((await keys.findActive(key))?.scopes).toEqual(['pets:read', 'orders:read']);
+    const record = await keys.register(key, 'reader', { usage: localUsageKey(), scopes: [READ_ORDERS, READ_PETS], changedBy: ACTOR });
+    expect(record.scopes).toEqual([READ_PETS, READ_ORDERS]);
+    expect((await rawItems())[0]?.scopes).toEqual(new Set([READ_PETS, READ_ORDERS]));
+    expect((await keys.findActive(key))?.scopes).toEqual([READ_PETS, READ_ORDERS]);
   });
 
   it('refuses a key with no scope, which a String Set cannot hold, and stores nothing', async () => {
@@ -88,7 +92,7 @@ describe('register', () => {
         keyHash: hashApiKey(key),
         keyId: keyIdOf(hashApiKey(key)),
         name: 'ci',
-        scopes: new Set(['pets:read', 'pets:write', 'orders:read']),
+        scopes: new Set(SCOPES),
         createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/),
         changedBy: ACTOR,
         changedAt: record.createdAt,
@@ -99,7 +103,7 @@ describe('register', () => {
         usageKeyBinding: usageKeyBinding(hashApiKey(key), usage.usageKeyId, usage.usageKey),
       },
     ]);
-    expect(record).toEqual({ ...items[0], scopes: ['pets:read', 'pets:write', 'orders:read'] });
+    expect(record).toEqual({ ...items[0], scopes: [...SCOPES] });
     const stored = JSON.stringify(items);
     expect(stored).not.toContain(key);
     expect(stored).not.toContain(key.slice('petstore_'.length));
@@ -479,7 +483,7 @@ describe('plans', () => {
   };
 
   it('roll racing setPlan: the roll reads the key again, so both keys end on the plan set', async () => {
-    const old = await keys.register(generateApiKey(), 'partner', { plan: 'default', usage: usage(1), changedBy: ACTOR });
+    const old = await keys.register(generateApiKey(), 'partner', { plan: DEFAULT_PLAN, usage: usage(1), changedBy: ACTOR });
     const raced = racedBy(() => keys.setPlan(old.keyId, 'partner', { changedBy: ACTOR }));
 
     const { previous, next } = await raced.keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
@@ -814,7 +818,7 @@ describe('revoke, as it reports whether it wrote', () => {
 
 describe('roll refusals the key tool tells apart', () => {
   it('refuses a key whose stored scopes are all unknown ones as unscoped, writing nothing', async () => {
-    const key = await putConsoleKey(tables.client, tables.apiKeys, { extra: { scopes: { SS: ['pets:admin'] } } });
+    const key = await putConsoleKey(tables.client, tables.apiKeys, { extra: { scopes: { SS: [fixtureScope('admin')] } } });
     const before = await rawItems();
     await expect(keys.roll(keyIdOf(hashApiKey(key)), generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).rejects.toMatchObject({
       name: 'KeyStateError',

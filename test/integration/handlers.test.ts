@@ -26,6 +26,8 @@ import { startFaultProxy, type Fault, type FaultProxy } from '../support/fault-p
 import { recordingClient } from '../support/recording-client';
 import { createTestTables, type TestTables } from '../support/tables';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
+import { fixtureScope } from '../support/fixture-names';
+import { READ_ORDERS } from '../support/vocabulary';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -360,7 +362,7 @@ describe('authorizer', () => {
   it.each([
     ['pets:read', { scopes: { SS: ['pets:read'] } }, routesOf(['pets:read'])],
     ['pets:write', { scopes: { SS: ['pets:write'] } }, routesOf(['pets:write'])],
-    ['orders:read and a scope that does not exist', { scopes: { SS: ['orders:read', 'pets:admin'] } }, routesOf(['orders:read'])],
+    [`${READ_ORDERS} and a scope that does not exist`, { scopes: { SS: [READ_ORDERS, fixtureScope('admin')] } }, routesOf([READ_ORDERS])],
   ] satisfies Array<[string, Record<string, AttributeValue>, string[]]>)(
     'allows a console-written item with %s exactly its routes',
     async (_, extra, resources) => {

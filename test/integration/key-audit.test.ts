@@ -34,6 +34,7 @@ import { startLocalStack } from '../../tools/local-server/local-stack';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { startLocalApi, type LocalApi } from '../support/local-api';
 import { createTestTables, freshTableNames } from '../support/tables';
+import { READ_ORDERS, READ_PETS, WRITE_PETS } from '../support/vocabulary';
 
 const ACTOR = 'local:auditor';
 
@@ -111,7 +112,7 @@ const useOnce = async (record: ApiKeyRecord) => {
 };
 
 const register = (name: string, options: { expiresAt?: string } = {}) =>
-  api.keys.register(generateApiKey(), name, { usage: localUsageKey(), scopes: ['pets:read', 'pets:write'], changedBy: ACTOR, ...options });
+  api.keys.register(generateApiKey(), name, { usage: localUsageKey(), scopes: [READ_PETS, WRITE_PETS], changedBy: ACTOR, ...options });
 
 describe('the local audit trail', () => {
   it('records a key created, with who and when, and nothing for its use by the authorizer', async () => {
@@ -129,7 +130,7 @@ describe('the local audit trail', () => {
           createdAt: { from: null, to: record.createdAt },
           keyId: { from: null, to: record.keyId },
           name: { from: null, to: 'ci' },
-          scopes: { from: null, to: ['pets:read', 'pets:write'], grants: { from: [], to: ['pets:read', 'pets:write'] } },
+          scopes: { from: null, to: [READ_PETS, WRITE_PETS], grants: { from: [], to: [READ_PETS, WRITE_PETS] } },
           // Its plan and its usage key's id; the usage key's value and its binding (a digest) by fingerprint only.
           plan: { from: null, to: 'default' },
           usageKeyId: { from: null, to: record.usageKeyId },
@@ -155,14 +156,14 @@ describe('the local audit trail', () => {
 
   it('records scopes narrowed and an expiry set in the console as by an unknown person', async () => {
     const record = await register('console-edited');
-    await consoleEdit(record, 'scopes = :scopes', { ':scopes': { SS: ['pets:read'] } });
+    await consoleEdit(record, 'scopes = :scopes', { ':scopes': { SS: [READ_PETS] } });
     await consoleEdit(record, 'expiresAt = :expiresAt', { ':expiresAt': { S: '2099-01-01T00:00:00.000Z' } });
 
     const [, narrowed, expiring] = await entriesOf(record.keyId);
     expect(narrowed).toMatchObject({
       action: 'scopes_changed',
       by: 'unknown',
-      changes: { scopes: { from: ['pets:read', 'pets:write'], to: ['pets:read'] } },
+      changes: { scopes: { from: [READ_PETS, WRITE_PETS], to: [READ_PETS] } },
     });
     expect(expiring).toMatchObject({
       action: 'expiry_set',
@@ -176,7 +177,7 @@ describe('the local audit trail', () => {
   it('records scopes removed in the console as none, in the text and the JSON', async () => {
     const record = await api.keys.register(generateApiKey(), 'emptied', {
       usage: localUsageKey(),
-      scopes: ['pets:read'],
+      scopes: [READ_PETS],
       changedBy: ACTOR,
     });
     await consoleRemove(record, 'scopes');
@@ -186,7 +187,7 @@ describe('the local audit trail', () => {
     expect(emptied).toMatchObject({
       action: 'scopes_changed',
       by: 'unknown',
-      changes: { scopes: { from: ['pets:read'], to: null, grants: { from: ['pets:read'], to: [] } } },
+      changes: { scopes: { from: [READ_PETS], to: null, grants: { from: [READ_PETS], to: [] } } },
     });
     const { lines } = await audit(record.keyId);
     expect(lines[2]).toMatch(/\tscopes_changed\tunknown\tscopes pets:read -> none \(no scopes attribute\)$/);
@@ -229,8 +230,8 @@ describe('the local audit trail', () => {
 
   it('prints one line per change with the tool: at, id, name, action, by and what changed; never a key or its hash', async () => {
     const key = generateApiKey();
-    const record = await api.keys.register(key, 'printed', { usage: localUsageKey(), scopes: ['pets:read'], changedBy: ACTOR });
-    await consoleEdit(record, 'scopes = :scopes', { ':scopes': { SS: ['pets:read', 'orders:read'] } });
+    const record = await api.keys.register(key, 'printed', { usage: localUsageKey(), scopes: [READ_PETS], changedBy: ACTOR });
+    await consoleEdit(record, 'scopes = :scopes', { ':scopes': { SS: [READ_PETS, READ_ORDERS] } });
     const revoked = await api.keys.revoke(record.keyId, ACTOR);
     await api.keyAudit?.poll();
 
@@ -241,7 +242,7 @@ describe('the local audit trail', () => {
       'at\tid\tname\taction\tby\tchanges',
       `${record.createdAt}\t${record.keyId}\tprinted\tcreated\t${ACTOR}\tscopes pets:read`,
       expect.stringMatching(
-        new RegExp(`^\\S+\\t${record.keyId}\\tprinted\\tscopes_changed\\tunknown\\tscopes pets:read -> orders:read,pets:read$`),
+        new RegExp(`^\\S+\\t${record.keyId}\\tprinted\\tscopes_changed\\tunknown\\tscopes ${READ_PETS} -> ${READ_ORDERS},${READ_PETS}$`),
       ),
       `${revoked?.revokedAt}\t${record.keyId}\tprinted\trevoked\t${ACTOR}\trevokedAt none -> ${revoked?.revokedAt}`,
     ]);
@@ -261,7 +262,7 @@ describe('the local audit trail', () => {
       expect(status).toBe(0);
       return lines.map((line) => JSON.parse(line) as { id: string; key?: string });
     };
-    const [created] = await tool('create', '--name', 'by-the-tool', '--scopes', 'pets:read');
+    const [created] = await tool('create', '--name', 'by-the-tool', '--scopes', READ_PETS);
     const [successor] = await tool('roll', created!.id, '--grace', '1h');
     await tool('revoke', created!.id);
     const me = `local:${userInfo().username}`;

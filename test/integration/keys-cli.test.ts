@@ -29,6 +29,10 @@ import { targetFailure } from '../../tools/keys/target';
 import { UsageError } from '../../tools/cli';
 import { expectOneLineFailure, npmRun, runCommandClosingOutput } from '../support/command';
 import { putConsoleKey } from '../support/console-keys';
+import { fixtureScope } from '../support/fixture-names';
+import { ALL_SCOPES_FIELD, ALL_SCOPES_SAID, literally, OTHER_PLAN, READ_ONLY_SCOPES } from '../support/vocabulary';
+import { SCOPES } from '../../shared/scopes';
+import { DEFAULT_PLAN } from '../../shared/plans';
 import { createTestTables, type TestTables } from '../support/tables';
 import { freePort } from '../../tools/dynamodb-local';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
@@ -48,7 +52,7 @@ beforeEach(async () => {
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const ALL_SCOPES = ['pets:read', 'pets:write', 'orders:read'];
+const ALL_SCOPES = [...SCOPES];
 /** Who the key tool records as making a change on a local DynamoDB. */
 const LOCAL_ACTOR = `local:${userInfo().username}`;
 const LIST_HEADER = 'id\tname\tscopes\tcreated\texpires\tlast used\tstate\tplan';
@@ -122,7 +126,7 @@ describe('keys create', () => {
     expect(record).toMatchObject({ name: 'ci' });
     expect(record?.expiresAt).toBeUndefined();
     expect(lines).toEqual([
-      `Created key ${record?.keyId} (ci, scopes pets:read,pets:write,orders:read) on plan default. It is shown only this once:`,
+      `Created key ${record?.keyId} (ci, scopes ${ALL_SCOPES_FIELD}) on plan ${DEFAULT_PLAN}. It is shown only this once:`,
       key,
     ]);
   });
@@ -135,10 +139,10 @@ describe('keys create', () => {
 
   it('gives a new key every scope unless --scopes narrows them', async () => {
     expect((await createKey('full')).record.scopes).toEqual(ALL_SCOPES);
-    expect(await run('create', '--name', 'reader', '--scopes', 'pets:read, orders:read')).toBe(0);
+    expect(await run('create', '--name', 'reader', '--scopes', READ_ONLY_SCOPES.join(', '))).toBe(0);
     const key = lines[1] ?? '';
-    expect(lines[0]).toContain('(reader, scopes pets:read,orders:read)');
-    expect((await keys.findActive(key))?.scopes).toEqual(['pets:read', 'orders:read']);
+    expect(lines[0]).toContain(`(reader, scopes ${READ_ONLY_SCOPES.join(',')})`);
+    expect((await keys.findActive(key))?.scopes).toEqual([...READ_ONLY_SCOPES]);
   });
 
   it('stores the scopes as a String Set, as the DynamoDB console shows and edits them', async () => {
@@ -162,7 +166,7 @@ describe('keys create', () => {
   it('prints the expiry in the line that announces the key', async () => {
     expect(await run('create', '--name', 'temp', '--expires-at', '2100-01-31T12:00:00Z')).toBe(0);
     expect(lines[0]).toMatch(
-      /^Created key [0-9a-f]{12} \(temp, scopes pets:read,pets:write,orders:read, expires 2100-01-31T12:00:00\.000Z\)/,
+      new RegExp(`^Created key [0-9a-f]{12} \\(temp, scopes ${literally(ALL_SCOPES_FIELD)}, expires 2100-01-31T12:00:00\\.000Z\\)`),
     );
   });
 
@@ -219,11 +223,15 @@ describe('keys create', () => {
   it.each([
     [
       'an unknown scope',
-      'pets:read,pets:admin',
-      /^unknown scope 'pets:admin' in --scopes: the scopes are pets:read, pets:write, orders:read\.$/,
+      `${SCOPES[0]},${fixtureScope('admin')}`,
+      new RegExp(`^unknown scope '${literally(fixtureScope('admin'))}' in --scopes: the scopes are ${literally(ALL_SCOPES_SAID)}\\.$`),
     ],
-    ['an empty list', '', /^--scopes needs one or more scopes separated by commas: the scopes are pets:read, pets:write, orders:read\.$/],
-    ['an empty entry', 'pets:read,,pets:write', /^--scopes needs one or more scopes/],
+    [
+      'an empty list',
+      '',
+      new RegExp(`^--scopes needs one or more scopes separated by commas: the scopes are ${literally(ALL_SCOPES_SAID)}\\.$`),
+    ],
+    ['an empty entry', `${SCOPES[0]},,${SCOPES[1]}`, /^--scopes needs one or more scopes/],
   ])('refuses %s in --scopes in one line naming the valid scopes, and registers nothing', async (_, scopes, message) => {
     expect(await refusal('create', '--name', 'x', '--scopes', scopes)).toMatch(message);
     expect(await keys.list()).toEqual([]);
@@ -303,8 +311,8 @@ describe('keys list', () => {
 
     expect(lines).toEqual([
       LIST_HEADER,
-      `${record.keyId}\tci\tpets:read,pets:write,orders:read\t${record.createdAt}\t-\t${usedAt.toISOString()}\tactive\tdefault`,
-      `${dated.keyId}\tdated\tpets:read,pets:write,orders:read\t${dated.createdAt}\t2100-01-01T00:00:00.000Z\t-\tactive\tdefault`,
+      `${record.keyId}\tci\t${ALL_SCOPES_FIELD}\t${record.createdAt}\t-\t${usedAt.toISOString()}\tactive\tdefault`,
+      `${dated.keyId}\tdated\t${ALL_SCOPES_FIELD}\t${dated.createdAt}\t2100-01-01T00:00:00.000Z\t-\tactive\tdefault`,
     ]);
   });
 
@@ -341,7 +349,7 @@ describe('keys list', () => {
     expect(await run('create', '--name', 'reader', '--scopes', 'pets:read')).toBe(0);
     for (const [name, scopes] of [
       ['deleted', undefined],
-      ['typo', ['pets:admin']],
+      ['typo', [fixtureScope('admin')]],
     ] as const) {
       await putConsoleKey(tables.client, tables.apiKeys, { name, extra: scopes ? { scopes: { SS: [...scopes] } } : {} });
     }
@@ -501,7 +509,7 @@ describe('keys show', () => {
 
 describe('keys roll', () => {
   it('makes a new key with the same name and scopes, printed once, and gives the old one 24 hours by default', async () => {
-    const old = await createKey('partner', '--scopes', 'pets:read,orders:read');
+    const old = await createKey('partner', '--scopes', READ_ONLY_SCOPES.join(','));
 
     const { result: code, from, to } = await timed(() => run('roll', old.record.keyId));
     expect(code).toBe(0);
@@ -513,7 +521,7 @@ describe('keys roll', () => {
     const previous = await recordOf(old.record.keyId);
     expect(next).toMatchObject({
       name: 'partner',
-      scopes: ['pets:read', 'orders:read'],
+      scopes: [...READ_ONLY_SCOPES],
       replaces: old.record.keyId,
       changedBy: LOCAL_ACTOR,
     });
@@ -522,7 +530,7 @@ describe('keys roll', () => {
     expectAfter(previous.expiresAt, DAY, from, to);
     expect(await keys.findActive(old.key)).toBeDefined();
     expect(lines).toEqual([
-      `Rolled key ${old.record.keyId} to ${next?.keyId} (partner, scopes pets:read,orders:read) on plan default. The new key is shown only this once:`,
+      `Rolled key ${old.record.keyId} to ${next?.keyId} (partner, scopes ${READ_ONLY_SCOPES.join(',')}) on plan ${DEFAULT_PLAN}. The new key is shown only this once:`,
       newKey,
       `The old key ${old.record.keyId} expires at ${previous.expiresAt}: both work until then.`,
     ]);
@@ -549,7 +557,7 @@ describe('keys roll', () => {
 
     expectAfter((await recordOf(old.record.keyId)).expiresAt, 2 * HOUR, from, to);
     expectAfter((await keys.findActive(lines[1] ?? ''))?.expiresAt, 30 * DAY, from, to);
-    expect(lines[0]).toMatch(/\(partner, scopes pets:read,pets:write,orders:read, expires \d{4}-/);
+    expect(lines[0]).toMatch(new RegExp(`\\(partner, scopes ${literally(ALL_SCOPES_FIELD)}, expires \\d{4}-`));
   });
 
   it('keeps an earlier expiry the console wrote with a time zone, and never lengthens one to the grace', async () => {
@@ -712,10 +720,8 @@ describe('keys revoke', () => {
     expect(revoked).toMatchObject({ changedBy: LOCAL_ACTOR, changedAt: revoked.revokedAt });
     lines = [];
     await run('list');
-    expect(lines).toContainEqual(`${record.keyId}\tci\tpets:read,pets:write,orders:read\t${record.createdAt}\t-\t-\trevoked\tdefault`);
-    expect(lines).toContainEqual(
-      `${other.record.keyId}\tother\tpets:read,pets:write,orders:read\t${other.record.createdAt}\t-\t-\tactive\tdefault`,
-    );
+    expect(lines).toContainEqual(`${record.keyId}\tci\t${ALL_SCOPES_FIELD}\t${record.createdAt}\t-\t-\trevoked\tdefault`);
+    expect(lines).toContainEqual(`${other.record.keyId}\tother\t${ALL_SCOPES_FIELD}\t${other.record.createdAt}\t-\t-\tactive\tdefault`);
   });
 
   it('says so when the key was revoked already, keeping the first time', async () => {
@@ -807,7 +813,9 @@ describe('keys and plans, locally', () => {
 
   it('says the plan when it creates a key, and puts a key created without --plan on default, with a usage key of its own', async () => {
     expect(await run('create', '--name', 'plain')).toBe(0);
-    expect(lines[0]).toMatch(/^Created key [0-9a-f]{12} \(plain, scopes pets:read,pets:write,orders:read\) on plan default\. /);
+    expect(lines[0]).toMatch(
+      new RegExp(`^Created key [0-9a-f]{12} \\(plain, scopes ${literally(ALL_SCOPES_FIELD)}\\) on plan default\\. `),
+    );
     const [record] = await keys.list();
     expect(record).toMatchObject({ plan: 'default', usageKeyId: expect.stringMatching(/^local-/), usageKey: expect.any(String) });
 
@@ -823,9 +831,7 @@ describe('keys and plans, locally', () => {
 
     expect(await run('list')).toBe(0);
     expect(lines[0]).toBe(LIST_HEADER);
-    expect(lines).toContainEqual(
-      `${partner.keyId}\tpartner-app\tpets:read,pets:write,orders:read\t${partner.createdAt}\t-\t-\tactive\tpartner`,
-    );
+    expect(lines).toContainEqual(`${partner.keyId}\tpartner-app\t${ALL_SCOPES_FIELD}\t${partner.createdAt}\t-\t-\tactive\tpartner`);
     const planByName = (rows: string[]) => Object.fromEntries(rows.map((row) => row.split('\t')).map((cells) => [cells[1], cells[7]]));
     expect(planByName(lines.slice(1))).toEqual({ 'partner-app': 'partner', 'no plan': '-' });
 
@@ -893,7 +899,7 @@ describe('keys and plans, locally', () => {
 
     expect(await run('roll', old.record.keyId)).toBe(0);
 
-    expect(lines[0]).toMatch(/\(partner-app, scopes pets:read,pets:write,orders:read\) on plan partner\. /);
+    expect(lines[0]).toMatch(new RegExp(`\\(partner-app, scopes ${literally(ALL_SCOPES_FIELD)}\\) on plan partner\\. `));
     const next = await keys.findActive(lines[1] ?? '');
     expect(next).toMatchObject({ plan: 'partner', usageKeyId: old.record.usageKeyId, usageKey: old.record.usageKey });
   });
@@ -1015,7 +1021,10 @@ describe('keys set-plan, locally', () => {
     [['set-plan', '<id>', 'gold'], "unknown plan 'gold': the plans in force are default, partner."],
     [['set-plan', '<id>'], 'set-plan needs a plan after the key id (see npm run keys -- --help).'],
     [['set-plan'], 'set-plan needs a key id (see: npm run keys -- list).'],
-    [['set-plan', '<id>', 'partner', 'default'], 'set-plan takes a key id and a plan besides its options (see npm run keys -- --help).'],
+    [
+      ['set-plan', '<id>', OTHER_PLAN, DEFAULT_PLAN],
+      'set-plan takes a key id and a plan besides its options (see npm run keys -- --help).',
+    ],
     [['set-plan', '<id>', 'partner', '--scopes', 'pets:read'], 'set-plan does not take --scopes: its options are --json'],
     [['roll', '<id>', '--plan', 'partner'], 'roll does not take --plan'],
   ])('refuses %j in one line, exit status 2, writing nothing', async (argv, message) => {
@@ -1604,7 +1613,7 @@ describe('usage', () => {
       print: (line) => lines.push(line),
     });
     expect(code).toBe(0);
-    expect(lines).toContain(`${record.keyId}\tci\tpets:read,pets:write,orders:read\t${record.createdAt}\t-\t-\tactive\tdefault`);
+    expect(lines).toContain(`${record.keyId}\tci\t${ALL_SCOPES_FIELD}\t${record.createdAt}\t-\t-\tactive\tdefault`);
   });
 
   it.each(['abc', '0', '70000'])('refuses DYNAMODB_LOCAL_PORT=%s, naming the setting', async (port) => {
@@ -1618,9 +1627,9 @@ describe('npm run keys, as an operator meets its errors', () => {
   const local = () => ({ DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys });
 
   it('names an unknown scope and the valid ones in one line, and exits 2', async () => {
-    const result = await npmRun('keys', ['create', '--name', 'x', '--scopes', 'pets:delete'], local());
+    const result = await npmRun('keys', ['create', '--name', 'x', '--scopes', fixtureScope('delete')], local());
     expect(expectOneLineFailure(result, { status: 2 })).toBe(
-      "npm run keys: unknown scope 'pets:delete' in --scopes: the scopes are pets:read, pets:write, orders:read.",
+      `npm run keys: unknown scope '${fixtureScope('delete')}' in --scopes: the scopes are ${ALL_SCOPES_SAID}.`,
     );
     expect(await keys.list()).toEqual([]);
   });
@@ -1873,7 +1882,7 @@ describe('names written in the console with control characters, through the tool
 
 describe("the tool's lines for what it cannot do", () => {
   it('refuses in one line, exit status 2, to roll a key whose stored scopes grant nothing', async () => {
-    const key = await putConsoleKey(tables.client, tables.apiKeys, { extra: { scopes: { SS: ['pets:admin'] } } });
+    const key = await putConsoleKey(tables.client, tables.apiKeys, { extra: { scopes: { SS: [fixtureScope('admin')] } } });
     const keyId = keyIdOf(hashApiKey(key));
     expect(await refusal('roll', keyId)).toBe(
       `Key ${keyId} has no scope this API knows in its stored scopes, so its successor would have none: ` +

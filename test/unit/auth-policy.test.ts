@@ -5,6 +5,8 @@ import { routes, type OperationId } from '../../shared/routes';
 import { grantedScopes, SCOPES, type Scope } from '../../shared/scopes';
 import { policyAllows } from '../../tools/local-server/policy';
 import { operationIds, requestTo } from '../support/operations';
+import { fixtureScope } from '../support/fixture-names';
+import { READ_PETS, WRITE_PETS } from '../support/vocabulary';
 
 const API = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5';
 const arn = (method: string, path: string, api = API, stage = 'v1') => `${api}/${stage}/${method}${path}`;
@@ -47,7 +49,7 @@ describe('allowScopedMethods', () => {
   it.each([
     // Each scope alone: the operations the route table gives it.
     ...SCOPES.map((scope): [Scope[], Operation[]] => [[scope], operationIds.filter((id) => scopeOf(id) === scope)]),
-    [['pets:read', 'pets:write'], operationIds.filter((id) => ['pets:read', 'pets:write'].includes(scopeOf(id)))],
+    [[READ_PETS, WRITE_PETS], operationIds.filter((id) => [READ_PETS, WRITE_PETS].some((scope) => scope === scopeOf(id)))],
     [[...SCOPES], [...operationIds]],
   ] satisfies Array<[Scope[], Operation[]]>)('with scopes %j allows exactly %j', (scopes, operations) => {
     expect(allowed(scopes)).toEqual(operations);
@@ -60,7 +62,7 @@ describe('allowScopedMethods', () => {
   });
 
   it('is the same whichever route was called first, so that API Gateway may cache it per token', () => {
-    for (const scopes of [['pets:read'], ['pets:write'], [...SCOPES]] satisfies Scope[][]) {
+    for (const scopes of [[READ_PETS], [WRITE_PETS], [...SCOPES]] satisfies Scope[][]) {
       expect(allowed(scopes, arn('POST', '/pets'))).toEqual(allowed(scopes, arn('GET', '/store/orders')));
       expect(
         allowScopedMethods(arn('POST', '/pets'), { keyId: 'k', keyHash: 'h', usageKeyId: 'u', plan: 'default' }, scopes).policyDocument,
@@ -102,16 +104,16 @@ describe('grantedScopes', () => {
   });
 
   it('grants the scopes of a String Set as DynamoDB reads it back, in a stable order', () => {
-    expect(grantedScopes(new Set(['pets:write', 'pets:read']))).toEqual(['pets:read', 'pets:write']);
+    expect(grantedScopes(new Set([WRITE_PETS, READ_PETS]))).toEqual([READ_PETS, WRITE_PETS]);
   });
 
   it('ignores strings that are no scope: they grant nothing', () => {
-    expect(grantedScopes(new Set(['pets:read', 'pets:admin', 'PETS:WRITE', '*']))).toEqual(['pets:read']);
+    expect(grantedScopes(new Set([READ_PETS, fixtureScope('admin'), WRITE_PETS.toUpperCase(), '*']))).toEqual([READ_PETS]);
     expect(grantedScopes(new Set(['none']))).toEqual([]);
   });
 
   it.each([
-    ['a string', 'pets:read pets:write'],
+    ['a string', `${READ_PETS} ${WRITE_PETS}`],
     ['a number', 1],
     ['null', null],
     ['a map', { 'pets:read': true }],

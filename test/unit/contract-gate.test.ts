@@ -10,6 +10,8 @@ import { projectRoot } from '../../shared/project-root';
 import { compareContracts } from '../../tools/contract/compare';
 import { CONTRACT_PATH } from '../../tools/contract/paths';
 import { buildOpenApiDocument } from '../../tools/openapi/document';
+import { fixturePath } from '../support/fixture-names';
+import { literally } from '../support/vocabulary';
 
 /** The parts of an OpenAPI document these tests change. */
 interface Schema {
@@ -274,9 +276,8 @@ describe('the gate lets an additive change pass', () => {
     ],
     [
       'a new operation',
-      (document: Document) =>
-        (document.paths['/pets/{petId}'] = { ...document.paths['/pets/{petId}'], delete: { responses: { '204': {} } } }),
-      /^DELETE \/pets\/\{petId\}: added/,
+      (document: Document) => (document.paths[fixturePath('items', '{itemId}')] = { post: { responses: { '204': {} } } }),
+      new RegExp(`^POST ${literally(fixturePath('items', '{itemId}'))}: added`),
     ],
     [
       'a deprecation and a new description',

@@ -18,6 +18,7 @@ import {
   TRUNCATION_MARK,
   type KeyAuditEntry,
 } from '../../shared/key-audit';
+import { READ_PETS, WRITE_PETS } from '../support/vocabulary';
 
 const key = generateApiKey();
 const keyHash = hashApiKey(key);
@@ -41,7 +42,7 @@ const stored = (extra: Image = {}): Image => ({
   keyHash: { S: keyHash },
   keyId: { S: keyId },
   name: { S: 'ci' },
-  scopes: { SS: ['pets:read', 'pets:write'] },
+  scopes: { SS: [READ_PETS, WRITE_PETS] },
   createdAt: { S: TOOL_TIME },
   changedBy: { S: 'arn:aws:sts::123456789012:assumed-role/admin/alice' },
   changedAt: { S: TOOL_TIME },
@@ -82,7 +83,7 @@ describe('auditEntryOf', () => {
         createdAt: { from: null, to: TOOL_TIME },
         keyId: { from: null, to: keyId },
         name: { from: null, to: 'ci' },
-        scopes: { from: null, to: ['pets:read', 'pets:write'], grants: { from: [], to: ['pets:read', 'pets:write'] } },
+        scopes: { from: null, to: [READ_PETS, WRITE_PETS], grants: { from: [], to: [READ_PETS, WRITE_PETS] } },
       },
       ...SOURCE,
     });
@@ -123,14 +124,14 @@ describe('auditEntryOf', () => {
   });
 
   it('records scopes narrowed in the console (a String Set, changedAt untouched) as by an unknown person, at the stream time', () => {
-    expect(modify(stored(), stored({ scopes: { SS: ['pets:read'] } }))).toEqual({
+    expect(modify(stored(), stored({ scopes: { SS: [READ_PETS] } }))).toEqual({
       at: STREAM_TIME,
       keyId,
       name: 'ci',
       action: 'scopes_changed',
       by: 'unknown',
       changes: {
-        scopes: { from: ['pets:read', 'pets:write'], to: ['pets:read'], grants: { from: ['pets:read', 'pets:write'], to: ['pets:read'] } },
+        scopes: { from: [READ_PETS, WRITE_PETS], to: [READ_PETS], grants: { from: [READ_PETS, WRITE_PETS], to: [READ_PETS] } },
       },
       ...SOURCE,
     });
@@ -229,14 +230,14 @@ describe('auditEntryOf', () => {
   });
 
   it('compares String Sets as sets: the same scopes in another order are no change', () => {
-    expect(modify(stored(), stored({ scopes: { SS: ['pets:write', 'pets:read'] } }))).toBeUndefined();
+    expect(modify(stored(), stored({ scopes: { SS: [WRITE_PETS, READ_PETS] } }))).toBeUndefined();
   });
 
   it('records a scopes attribute removed as a scope change that grants nothing', () => {
     const { scopes: _, ...withoutScopes } = stored();
     expect(modify(stored(), withoutScopes)).toMatchObject({
       action: 'scopes_changed',
-      changes: { scopes: { from: ['pets:read', 'pets:write'], to: null, grants: { from: ['pets:read', 'pets:write'], to: [] } } },
+      changes: { scopes: { from: [READ_PETS, WRITE_PETS], to: null, grants: { from: [READ_PETS, WRITE_PETS], to: [] } } },
     });
   });
 
@@ -258,10 +259,10 @@ describe('auditEntryOf', () => {
       action: 'expiry_set',
       changes: { expiresAt: { from: null, to: { NULL: true } } },
     });
-    expect(modify(stored(), stored({ scopes: { L: [{ S: 'pets:read' }] } }))?.changes.scopes).toEqual({
-      from: ['pets:read', 'pets:write'],
-      to: { L: [{ S: 'pets:read' }] },
-      grants: { from: ['pets:read', 'pets:write'], to: ['pets:read'] },
+    expect(modify(stored(), stored({ scopes: { L: [{ S: READ_PETS }] } }))?.changes.scopes).toEqual({
+      from: [READ_PETS, WRITE_PETS],
+      to: { L: [{ S: READ_PETS }] },
+      grants: { from: [READ_PETS, WRITE_PETS], to: [READ_PETS] },
     });
   });
 
@@ -378,7 +379,7 @@ describe('auditEntryOf', () => {
         createdAt: { from: TOOL_TIME, to: null },
         keyId: { from: keyId, to: null },
         name: { from: 'ci', to: null },
-        scopes: { from: ['pets:read', 'pets:write'], to: null, grants: { from: ['pets:read', 'pets:write'], to: [] } },
+        scopes: { from: [READ_PETS, WRITE_PETS], to: null, grants: { from: [READ_PETS, WRITE_PETS], to: [] } },
       },
       ...SOURCE,
     });
@@ -405,7 +406,7 @@ describe('auditEntryOf', () => {
   it('never carries the key or its hash', () => {
     const records = [
       streamRecord('INSERT', { NewImage: stored() }),
-      streamRecord('MODIFY', { OldImage: stored(), NewImage: stored({ scopes: { SS: ['pets:read'] } }) }),
+      streamRecord('MODIFY', { OldImage: stored(), NewImage: stored({ scopes: { SS: [READ_PETS] } }) }),
       streamRecord('REMOVE', { OldImage: stored() }),
     ];
     for (const record of records) {

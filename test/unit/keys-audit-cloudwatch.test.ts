@@ -12,6 +12,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { KeyAuditEntry } from '../../shared/key-audit';
 import { runKeysCommand, stageKeysTable } from '../../tools/keys/cli';
+import { fixtureScope } from '../support/fixture-names';
+import { READ_PETS } from '../support/vocabulary';
 
 const logs = mockClient(CloudWatchLogsClient);
 beforeEach(() => logs.reset());
@@ -147,7 +149,7 @@ describe('keys audit on AWS (CloudWatch Logs mocked with aws-sdk-client-mock)', 
       scopes: { from: null, to: { NULL: true }, grants: { from: [], to: [] } },
     });
     const odd = entry('aaaaaaaaaaaa', 'scopes_changed', '2030-01-05T12:00:00.000Z', {
-      scopes: { from: { NULL: true }, to: ['pets:admin', 'pets:read'], grants: { from: [], to: ['pets:read'] } },
+      scopes: { from: { NULL: true }, to: [fixtureScope('admin'), READ_PETS], grants: { from: [], to: [READ_PETS] } },
     });
     const bare = entry('cccccccccccc', 'created', '2030-01-06T00:00:00.000Z', {
       scopes: { from: null, to: null, grants: { from: [], to: [] } },
@@ -161,7 +163,7 @@ describe('keys audit on AWS (CloudWatch Logs mocked with aws-sdk-client-mock)', 
     expect(lines.slice(1).map((line) => line.split('\t')[5])).toEqual([
       'scopes pets:read -> none (no scopes attribute)',
       'scopes none (no scopes attribute) -> {"NULL":true} (grants none)',
-      'scopes {"NULL":true} (grants none) -> pets:admin,pets:read (grants pets:read)',
+      `scopes {"NULL":true} (grants none) -> ${fixtureScope('admin')},${READ_PETS} (grants ${READ_PETS})`,
       'scopes none (no scopes attribute)',
     ]);
   });

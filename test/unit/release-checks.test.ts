@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkedFunctions, releaseChecks, FUNCTION_NAME_VARIABLES, UNCHECKED_OPERATIONS } from '../../shared/release-checks';
 import { handledOperationIds, operationIds } from '../support/operations';
+import { fixtureOperationId } from '../support/fixture-names';
 
 /** What a release releases: each operation of the route table with a handler, and the authorizer. */
 const releasedNames = [...handledOperationIds, 'authorizer'];
@@ -38,8 +39,8 @@ describe('the functions the pre-traffic hook checks', () => {
   });
 
   it('refuses a released function that has no check, naming it', () => {
-    expect(() => checkedFunctions(released([...releasedNames, 'deletePet']))).toThrow(
-      'No pre-traffic check for the released function(s) deletePet.',
+    expect(() => checkedFunctions(released([...releasedNames, fixtureOperationId('unchecked')]))).toThrow(
+      `No pre-traffic check for the released function(s) ${fixtureOperationId('unchecked')}.`,
     );
   });
 

@@ -109,7 +109,11 @@ export const contractViolations = ({ method, url, status, headers, body }: Descr
     }
   }
 
-  if (response.content) {
+  if (!response.content) {
+    // A success with no content (204): nothing to type, nothing to read.
+    if (body !== '') problems.push(`${where}: a body where the document says there is no content`);
+    if (headers.has('content-type')) problems.push(`${where}: a Content-Type where the document says there is no content`);
+  } else {
     if (headers.get('content-type') !== 'application/json') problems.push(`${where}: Content-Type is not application/json`);
     const parsed = parseJson(body);
     if (parsed === NOT_JSON) return [...problems, `${where}: the body is not JSON`];

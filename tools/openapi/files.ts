@@ -8,24 +8,33 @@ import { generatedDocuments } from './docs-tables';
 import { CLIENT_OPERATIONS_PATH, CLIENT_TYPES_PATH, OPENAPI_PATH } from './paths';
 
 /**
- * The document's operations (method and path) and error codes as values, for a client that needs
- * them at run time: the types alone cannot be iterated.
+ * The document's operations (method, path and success status) and error codes as values, for a
+ * client that needs them at run time: the types alone cannot be iterated.
  */
 interface DocumentShape {
-  readonly paths: Record<string, Record<string, { operationId: string }>>;
+  readonly paths: Record<string, Record<string, { operationId: string; responses: Record<string, { content?: unknown }> }>>;
   readonly components: { schemas: { Error: { properties: { code: { enum: string[] } } } } };
 }
 
-const clientOperations = ({ paths, components }: DocumentShape): string => {
+/** The status an operation answers when it succeeds, and whether that answer has a body; none for one that cannot succeed. */
+const successOf = (responses: DocumentShape['paths'][string][string]['responses']) => {
+  const success = Object.entries(responses).find(([status]) => status.startsWith('2'));
+  return success === undefined ? {} : { success: Number(success[0]), ...(success[1].content === undefined ? { noContent: true } : {}) };
+};
+
+export const clientOperations = ({ paths, components }: DocumentShape): string => {
   const operations = Object.fromEntries(
     Object.entries(paths).flatMap(([path, methods]) =>
-      Object.entries(methods).map(([method, { operationId }]) => [operationId, { method: method.toUpperCase(), path }]),
+      Object.entries(methods).map(([method, { operationId, responses }]) => [
+        operationId,
+        { method: method.toUpperCase(), path, ...successOf(responses) },
+      ]),
     ),
   );
   const { code } = components.schemas.Error.properties;
   return [
     `// Generated from ${OPENAPI_PATH} by \`npm run openapi\`. Do not edit.`,
-    '/** Each operation of the document: its method and path. */',
+    '/** Each operation of the document: its method and path, the status of its success, and whether that success has no content. */',
     `export const OPERATIONS = ${JSON.stringify(operations, null, 2)} as const;`,
     '',
     "/** Every error code the document's Error may carry. */",

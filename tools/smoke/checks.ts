@@ -13,7 +13,7 @@ import { ApiErrorBody, Pet, Pets } from '../../shared/models';
 import { WWW_AUTHENTICATE } from '../../shared/errors';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { datedHeaders } from '../../shared/http/deprecation';
-import { COMMON_HEADERS } from '../../shared/http/response';
+import { COMMON_HEADERS, JSON_CONTENT_TYPE } from '../../shared/http/response';
 import { BASE_PATH, routeOf, routes, type HttpMethod, type OperationId, type Route } from '../../shared/routes';
 import { UsageError } from '../cli';
 import { maskKeys, maskSecretRuns } from '../key-mask';
@@ -97,7 +97,8 @@ const answerProblems = (answer: Described): string[] => {
  */
 const headersOfEveryAnswer = (answer: Described): string[] => {
   const problems: string[] = [];
-  for (const [name, value] of Object.entries(COMMON_HEADERS)) {
+  // Such an answer is an error, in the Error shape: a JSON body.
+  for (const [name, value] of Object.entries({ ...JSON_CONTENT_TYPE, ...COMMON_HEADERS })) {
     const sent = answer.headers.get(name);
     if (sent !== value)
       problems.push(sent === null ? `no ${name} header` : `${name} is ${JSON.stringify(sent)}, not ${JSON.stringify(value)}`);

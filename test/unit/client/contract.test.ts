@@ -37,11 +37,18 @@ describe('the client and openapi.json', () => {
 
   it('calls every operation of the document that can succeed, each at its method and path', async () => {
     const sent: string[] = [];
+    // Each operation answers its documented success: its status, and a body unless it has none.
     const answer = (request: Request) => {
-      sent.push(`${request.method} ${new URL(request.url).pathname}`);
+      const path = new URL(request.url).pathname;
+      sent.push(`${request.method} ${path}`);
+      const documented = Object.values(OPERATIONS).find(
+        (operation) => operation.method === request.method && new RegExp(`^/v1${operation.path.replace(/\{\w+\}/g, '[^/]+')}$`).test(path),
+      );
+      const status = documented !== undefined && 'success' in documented ? documented.success : 404;
+      if (documented !== undefined && 'noContent' in documented) return new Response(null, { status });
       const pet = { id: 7, name: 'Rex', categoryId: 1, status: 'available' };
       return new Response(JSON.stringify(request.method === 'GET' && !/\/\d+$/.test(request.url) ? [pet] : pet), {
-        status: request.method === 'POST' ? 201 : 200,
+        status,
         headers: { 'Content-Type': 'application/json' },
       });
     };

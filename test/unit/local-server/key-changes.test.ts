@@ -6,12 +6,13 @@
 import type { _Record as StreamRecord } from '@aws-sdk/client-dynamodb-streams';
 import { describe, expect, it } from 'vitest';
 import { changedKeyHash } from '../../../tools/local-server/key-changes';
+import { READ_PETS, WRITE_PETS } from '../../support/vocabulary';
 
 const KEY_HASH = 'a'.repeat(64);
 const item = {
   keyHash: { S: KEY_HASH },
   name: { S: 'app' },
-  scopes: { SS: ['pets:read', 'pets:write'] },
+  scopes: { SS: [READ_PETS, WRITE_PETS] },
   lastUsedAt: { S: '2027-01-01T00:00:00.000Z' },
 };
 
@@ -24,7 +25,7 @@ const record = (eventName: StreamRecord['eventName'], before?: Record<string, un
 describe('changedKeyHash', () => {
   it.each([
     ['a revocation', { ...item, revokedAt: { S: '2027-01-01T01:00:00.000Z' } }],
-    ['scopes narrowed', { ...item, scopes: { SS: ['pets:read'] } }],
+    ['scopes narrowed', { ...item, scopes: { SS: [READ_PETS] } }],
     ['another plan', { ...item, plan: { S: 'partner' } }],
     ['an expiry set', { ...item, expiresAt: { S: '2027-01-01T00:00:00.000Z' } }],
     ['an expiry marked by the sweep', { ...item, expiredAt: { S: '2027-01-01T00:00:00.000Z' } }],
