@@ -10,7 +10,7 @@ import { Construct } from 'constructs';
 import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
 import { routes, type HandledOperationId, type Route } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
-import { apiKeysExpiryIndex, apiKeysTable, idempotencyTable, petsTable } from '../../shared/tables';
+import { apiKeysExpiryIndex, apiKeysTable, apiKeysUsageKeyReleaseIndex, idempotencyTable, petsTable } from '../../shared/tables';
 import { ApiFunction } from './api-function';
 import { functionNameOf, pascalCase } from './names';
 
@@ -46,9 +46,13 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
   keyAudit: [],
   // Reads the keys due in the expiry index, and no other, then marks each expired one: its
   // expiredAt and who changed it, on the condition that its expiresAt and revokedAt are as read,
-  // and takes it out of the index (or moves it there, its expiry moved in the console).
+  // and takes it out of the index (or moves it there, its expiry moved in the console), into the
+  // usage-key release index. Then reads the keys of that index, each and the keys of its rolls by
+  // their hash, and records each usage key it deleted (usageKeyDeletedAt), taking the key out.
   keyExpiry: [
     { table: 'apiKeys', index: apiKeysExpiryIndex.indexName, actions: ['dynamodb:Query'] },
+    { table: 'apiKeys', index: apiKeysUsageKeyReleaseIndex.indexName, actions: ['dynamodb:Query'] },
+    { table: 'apiKeys', actions: ['dynamodb:GetItem'] },
     {
       table: 'apiKeys',
       actions: ['dynamodb:UpdateItem'],
@@ -59,8 +63,11 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
         'expiredAt',
         'changedBy',
         'changedAt',
+        'usageKeyId',
+        'usageKeyDeletedAt',
         apiKeysExpiryIndex.partitionKey.name,
         apiKeysExpiryIndex.sortKey.name,
+        apiKeysUsageKeyReleaseIndex.partitionKey.name,
       ],
       returnValues: ['NONE'],
     },
