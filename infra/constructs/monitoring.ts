@@ -88,7 +88,6 @@ export const usageKeysHeld = (serviceName: string): Metric =>
     dimensionsMap: { [SERVICE_DIMENSION]: serviceName },
     statistic: 'Maximum',
     period: ONE_HOUR,
-    label: 'API keys held',
   });
 
 /** The authorizer's failure lines, in CloudWatch Logs' JSON filter syntax: `{ $.decision = "fail" }`. */
@@ -362,7 +361,7 @@ export class Monitoring extends Construct {
         new GraphWidget({
           title: `API keys held in the account and region (quota ${API_KEYS_PER_REGION}, cannot be raised)`,
           width: 24,
-          left: [usageKeysHeld(props.serviceName)],
+          left: [usageKeysHeld(props.serviceName).with({ label: 'API keys held' })],
           leftYAxis: { min: 0, max: API_KEYS_PER_REGION },
           leftAnnotations: [{ value: API_KEYS_PER_REGION * USAGE_KEYS_ALARM_SHARE, label: 'UsageKeysNearLimit' }],
         }),

@@ -3,14 +3,20 @@
  * marked a key, it flushes the stage's authorizer cache (API Gateway mocked with aws-sdk-client-mock),
  * so that an answer cached before the expiry stops letting the key in.
  */
-import { APIGatewayClient, FlushStageAuthorizersCacheCommand, GetApiKeysCommand } from '@aws-sdk/client-api-gateway';
+import {
+  APIGatewayClient,
+  DeleteApiKeyCommand,
+  FlushStageAuthorizersCacheCommand,
+  GetApiKeysCommand,
+  NotFoundException,
+} from '@aws-sdk/client-api-gateway';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, ExpirySweepFailed } from '../../functions/key-expiry';
 import { KeysNotMarked, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
 import { logger } from '../../shared/logger';
-import { authorizerCacheFlushCall, recordAwsCall } from '../support/aws-calls';
+import { apiKeysCall, authorizerCacheFlushCall, recordAwsCall } from '../support/aws-calls';
 import { captureEmf } from '../support/emf';
 import { context } from '../support/events';
 
@@ -185,11 +191,76 @@ describe("the expiry sweep counts the account's API keys once an hour (API Gatew
 
     // Two pages (the SDK's paginator reuses one input object, so each call's position is not kept apart).
     expect(apiGateway.commandCalls(GetApiKeysCommand).map((call) => call.args[0].input.limit)).toEqual([500, 500]);
+    recordAwsCall(apiKeysCall('keyExpiry', {}));
     expect(written()).toEqual([expect.objectContaining({ names: ['UsageKeys'], values: expect.objectContaining({ UsageKeys: 502 }) })]);
   });
 
   it('in any other minute: no GetApiKeys call, no metric', async () => {
     expect(await sweepAt('2030-01-01T13:01:07.000Z')).toEqual({ marked: [], usageKeysDeleted: [] });
     expect(apiGateway.commandCalls(GetApiKeysCommand)).toEqual([]);
+  });
+});
+
+describe('the deployed expiry sweep deletes usage keys with DeleteApiKey (API Gateway mocked with aws-sdk-client-mock)', () => {
+  const usageKey = { usageKeyId: 'ak-ended', usageKey: 'ak-ended-value-0123456789abcdef0123', usageKeyBinding: '' };
+  /** A repository with one revoked key to release; the binding is the one written for it. */
+  const releasing = async () => {
+    const { usageKeyBinding } = await import('../../shared/plan-policy');
+    const record = {
+      keyHash: 'a'.repeat(64),
+      keyId: 'aaaaaaaaaaaa',
+      revokedAt: '2030-01-01T00:00:00.000Z',
+      ...usageKey,
+      usageKeyBinding: usageKeyBinding('a'.repeat(64), usageKey.usageKeyId, usageKey.usageKey),
+    } as unknown as ApiKeyRecord;
+    const recorded: string[] = [];
+    const keys = {
+      markExpired: async () => [],
+      usageKeysToRelease: async () => [record],
+      othersSharingUsageKey: async () => [],
+      keepUsageKey: async () => undefined,
+      recordUsageKeyDeleted: async (released: ApiKeyRecord) => {
+        recorded.push(released.keyId);
+      },
+    } as unknown as ApiKeysRepository;
+    vi.stubEnv(REST_API_ID_VARIABLE, 'a1b2c3d4e5');
+    vi.stubEnv(API_STAGE_NAME_VARIABLE, 'v1');
+    vi.stubEnv('AWS_REGION', 'eu-west-1');
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
+    return { sweep: createHandler({ keys, now: () => new Date('2030-01-01T12:34:00.000Z') }), recorded };
+  };
+
+  it('sends DeleteApiKey for the usage key, and records the deletion', async () => {
+    apiGateway.on(DeleteApiKeyCommand).resolves({});
+    const { sweep, recorded } = await releasing();
+
+    expect(await sweep({}, context)).toEqual({ marked: [], usageKeysDeleted: ['ak-ended'] });
+
+    const deletes = apiGateway.commandCalls(DeleteApiKeyCommand).map((call) => call.args[0].input);
+    expect(deletes).toEqual([{ apiKey: 'ak-ended' }]);
+    expect(recorded).toEqual(['aaaaaaaaaaaa']);
+    for (const input of deletes) recordAwsCall(apiKeysCall('keyExpiry', input));
+  });
+
+  it('takes an API key already gone (NotFoundException) as deleted', async () => {
+    apiGateway.on(DeleteApiKeyCommand).rejects(new NotFoundException({ message: 'Invalid API Key identifier specified', $metadata: {} }));
+    const { sweep, recorded } = await releasing();
+
+    expect(await sweep({}, context)).toEqual({ marked: [], usageKeysDeleted: ['ak-ended'] });
+    expect(recorded).toEqual(['aaaaaaaaaaaa']);
+  });
+
+  it('fails the run in one safe line when API Gateway refuses the delete, recording nothing, so the next sweep tries again', async () => {
+    apiGateway.on(DeleteApiKeyCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'TooManyRequestsException' }));
+    const logged = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+    const { sweep, recorded } = await releasing();
+
+    expect(await sweep({}, context).catch((thrown: unknown) => thrown)).toBeInstanceOf(ExpirySweepFailed);
+    expect(recorded).toEqual([]);
+    expect(logged.mock.calls[0]?.[1]).toMatchObject({
+      errorName: 'UsageKeysNotDeleted',
+      errorMessage: 'the usage keys of 1 key(s) not deleted: aaaaaaaaaaaa (TooManyRequestsException)',
+    });
   });
 });
