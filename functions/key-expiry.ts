@@ -4,6 +4,13 @@
  * write to the keys table, and so a stream record and a line of the audit trail ("expired"),
  * within one schedule interval of the expiry. Once it has marked a key, it flushes the stage's
  * authorizer cache, whose answer from before the expiry would let the key in for the rest of the TTL.
+ *
+ * Then it deletes the usage key (API Gateway API key) of each key revoked or marked expired that
+ * no live key of its rolls uses any more (shared/usage-key-release.ts): API Gateway holds 10,000
+ * per account and region, for good. A delete that failed, here or in the key tool's revoke, is
+ * tried again by the next sweep. Once an hour it counts the account's API keys (GetApiKeys, at
+ * most 20 calls of the control plane's shared 10 per second) and publishes the count as the
+ * UsageKeys metric, which the UsageKeysNearLimit alarm watches.
  */
 import middy from '@middy/core';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
@@ -11,6 +18,8 @@ import type { ScheduledEvent } from 'aws-lambda';
 import { apiKeysRepository, KeysNotMarked, type ApiKeyRecord, type ApiKeysRepository } from '../shared/api-keys-repository';
 import { apiStageOf, flushAuthorizerCache, type ApiGatewayCalls } from '../shared/authorizer-cache';
 import { logger, safeErrorFields } from '../shared/logger';
+import { publishLevel } from '../shared/metrics';
+import { countApiKeys, deleteApiKey, releaseUsageKeys, type ReleaseSweep } from '../shared/usage-key-release';
 
 /** Who the audit trail names for an expiry reached. */
 export const EXPIRY_SWEEP_ACTOR = 'system:key-expiry';
@@ -24,11 +33,34 @@ export interface KeyExpiryDependencies {
    * local gateway drops a changed key's answers as it reads the keys table's stream).
    */
   readonly flushAuthorizerCache?: () => Promise<void>;
+  /**
+   * Deletes an API key no live key uses any more. By default API Gateway's DeleteApiKey where the
+   * environment names a stage; locally nothing (a local usage key is only a value: its record's
+   * `usageKeyDeletedAt` is its deletion).
+   */
+  readonly deleteApiKey?: (usageKeyId: string) => Promise<void>;
+  /** The API keys the account holds in the region: by default GetApiKeys where the environment names a stage; none locally. */
+  readonly countApiKeys?: () => Promise<number>;
 }
 
 export interface KeyExpiryResult {
   /** Ids of the keys marked expired by this run. */
   readonly marked: readonly string[];
+  /** Ids of the usage keys (API Gateway API keys) this run deleted. */
+  readonly usageKeysDeleted: readonly string[];
+  /** The API keys the account holds in the region, when this run counted them (once an hour). */
+  readonly usageKeys?: number;
+}
+
+/** Keys whose usage key could not be deleted: they stay in the release index, for the next sweep. */
+export class UsageKeysNotDeleted extends Error {
+  override readonly name = 'UsageKeysNotDeleted';
+
+  constructor(failures: ReleaseSweep['failures']) {
+    super(
+      `the usage keys of ${failures.length} key(s) not deleted: ${failures.map(({ keyId, reason }) => `${keyId} (${reason})`).join(', ')}`,
+    );
+  }
 }
 
 /**
@@ -65,24 +97,42 @@ const sweepFailureLog = (): middy.MiddlewareObj<ScheduledEvent | Record<string, 
   },
 });
 
-/** The stage's flush, with one API Gateway client per container, made at the first flush. */
+/** One API Gateway client per container, made at its first call. */
+let apiGatewayClient: APIGatewayClient | undefined;
+const apiGateway = (): APIGatewayClient => (apiGatewayClient ??= new APIGatewayClient({}));
+
+/** The stage's flush. */
 const stageFlush = (): (() => Promise<void>) | undefined => {
   const stage = apiStageOf();
   if (stage === undefined) return undefined;
-  let apiGateway: ApiGatewayCalls | undefined;
-  return () => flushAuthorizerCache((apiGateway ??= new APIGatewayClient({})), stage);
+  const calls: () => ApiGatewayCalls = apiGateway;
+  return () => flushAuthorizerCache(calls(), stage);
 };
+
+/** On a stage, API Gateway's DeleteApiKey; locally nothing to delete. */
+const stageDeleteApiKey = (): ((usageKeyId: string) => Promise<void>) =>
+  apiStageOf() === undefined ? async () => undefined : (usageKeyId) => deleteApiKey(apiGateway(), usageKeyId);
+
+/** On a stage, GetApiKeys' count; locally none. */
+const stageCountApiKeys = (): (() => Promise<number>) | undefined =>
+  apiStageOf() === undefined ? undefined : () => countApiKeys(apiGateway());
+
+/** Whether this run counts the API keys: the run in the first minute of each hour. */
+const countsThisRun = (at: Date): boolean => at.getUTCMinutes() === 0;
 
 export const createHandler = ({
   keys = apiKeysRepository(),
   now = () => new Date(),
   flushAuthorizerCache: flush = stageFlush(),
+  deleteApiKey: deleteUsageKey = stageDeleteApiKey(),
+  countApiKeys: count = stageCountApiKeys(),
 }: KeyExpiryDependencies = {}) =>
   middy<ScheduledEvent | Record<string, never>, KeyExpiryResult>()
     .use(sweepFailureLog())
     .handler(async () => {
+      const at = now();
       // Keys it could not mark fail the run, after the cache is flushed for those it did mark.
-      const { marked, notMarked } = await keys.markExpired(now(), EXPIRY_SWEEP_ACTOR).then(
+      const { marked, notMarked } = await keys.markExpired(at, EXPIRY_SWEEP_ACTOR).then(
         (records): { marked: readonly ApiKeyRecord[]; notMarked?: KeysNotMarked } => ({ marked: records }),
         (error: unknown) => {
           if (error instanceof KeysNotMarked) return { marked: error.marked, notMarked: error };
@@ -96,8 +146,15 @@ export const createHandler = ({
           throw new AuthorizerCacheNotFlushed(error);
         });
       }
+      // After the marks, so that a key expired in this run has its usage key deleted in it too.
+      const { deleted, failures } = await releaseUsageKeys(keys, deleteUsageKey, EXPIRY_SWEEP_ACTOR, at);
+      if (deleted.length > 0) logger.info('usage keys deleted', { usageKeyIds: deleted });
+      const usageKeys = count !== undefined && countsThisRun(at) ? await count() : undefined;
+      if (usageKeys !== undefined) publishLevel('UsageKeys', usageKeys);
+      // Keys not marked, or usage keys not deleted, fail the run once the rest is done.
       if (notMarked !== undefined) throw notMarked;
-      return { marked: keyIds };
+      if (failures.length > 0) throw new UsageKeysNotDeleted(failures);
+      return { marked: keyIds, usageKeysDeleted: deleted, ...(usageKeys === undefined ? {} : { usageKeys }) };
     });
 
 export const handler = createHandler();

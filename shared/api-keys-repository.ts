@@ -21,6 +21,11 @@
  *   its expiry is yet to be marked: written with `expiresAt` by the key tool, removed by the sweep
  *   once marked, and by a revoke. An expiry the console gives a key that had none is not in it:
  *   the authorizer refuses the key from then all the same, but the sweep does not mark it.
+ * - `usageKeyRelease` (S): the key's place in the usage-key release index (shared/tables.ts):
+ *   written by a revoke and by the sweep's expiry mark, removed once its usage key is deleted or
+ *   found still in use by another live key of its rolls;
+ * - `usageKeyDeletedAt` (S): when its usage key was deleted, no live key using it any more (API
+ *   Gateway holds at most 10,000 API keys per account and region): the record stays.
  *
  * Every key is created with its scopes, a plan and a usage key of its own; the authorizer refuses
  * an item without its plan or usage key, or whose usage key was not written for it (meteringOf).
@@ -41,9 +46,16 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { apiKeysTableName, dynamoDBOptions } from './config';
-import { callDatabase, cancellationReasons, classifyCancellation, createDocumentClient, isConditionFailure } from './dynamodb';
+import {
+  callDatabase,
+  cancellationReasons,
+  classifyCancellation,
+  createDocumentClient,
+  DatabaseUnavailable,
+  isConditionFailure,
+} from './dynamodb';
 import { hashApiKey, isKeyId, keyIdOf } from './api-keys';
-import { apiKeysExpiryIndex, apiKeysIdIndex, EXPIRY_QUEUE } from './tables';
+import { apiKeysExpiryIndex, apiKeysIdIndex, apiKeysUsageKeyReleaseIndex, EXPIRY_QUEUE, USAGE_KEY_RELEASE_QUEUE } from './tables';
 import { parseInstant } from './instants';
 import { checkKeyName } from './key-names';
 import { keyState, LAST_USE_RESOLUTION_MS, type KeyState } from './key-state';
@@ -76,6 +88,8 @@ export interface ApiKeyRecord {
   readonly usageKeyId?: string;
   readonly usageKey?: string;
   readonly usageKeyBinding?: string;
+  /** When its usage key was deleted, as no live key used it any more. */
+  readonly usageKeyDeletedAt?: string;
 }
 
 /** A key's own API Gateway API key: what meters it on its plan. */
@@ -151,6 +165,14 @@ export class KeyStateError extends Error {
   ) {
     super(REFUSALS[state](keyId));
   }
+}
+
+/**
+ * A write whose answer was lost (the connection dropped after DynamoDB took it), and whose item
+ * could not be read again to learn whether it landed: the message says which keys to look at.
+ */
+export class WriteOutcomeUnknown extends Error {
+  override readonly name = 'WriteOutcomeUnknown';
 }
 
 /** A revocation, and whether this call wrote it (false: the key was revoked before). */
@@ -242,6 +264,15 @@ export interface ApiKeysRepository {
    * all are tried, it throws KeysNotMarked naming those.
    */
   markExpired(now: Date, changedBy: Actor): Promise<ApiKeyRecord[]>;
+  /** The keys the usage-key release index holds (revoked or expired, their usage key not deleted yet), each read strongly consistent. */
+  usageKeysToRelease(): Promise<ApiKeyRecord[]>;
+  /**
+   * Records that the key's usage key was deleted (`usageKeyDeletedAt`, an audited change) and takes
+   * it out of the release index; on the condition that the item still holds that usage key.
+   */
+  recordUsageKeyDeleted(record: ApiKeyRecord, changedBy: Actor, now?: Date): Promise<void>;
+  /** Takes the key out of the release index, its usage key kept: another live key uses it, or it has none. */
+  keepUsageKey(record: ApiKeyRecord): Promise<void>;
 }
 
 export interface ApiKeysRepositoryOptions {
@@ -260,13 +291,14 @@ export interface ApiKeysRepositoryOptions {
 interface ExpiryIndexAttributes {
   readonly expiryQueue?: unknown;
   readonly expiryDueAt?: unknown;
+  readonly usageKeyRelease?: unknown;
 }
 
 /** An item as stored: `scopes` a String Set, read back as a Set (or anything else a console edit left). */
 type ApiKeyItem = Omit<ApiKeyRecord, 'scopes'> & { readonly scopes?: unknown } & ExpiryIndexAttributes;
 
 /** The record of an item. Its id is derived from its hash, as the key's is: a `keyId` edited in the console is not trusted. */
-const recordOf = ({ expiryQueue: _queue, expiryDueAt: _due, ...item }: ApiKeyItem): ApiKeyRecord => ({
+const recordOf = ({ expiryQueue: _queue, expiryDueAt: _due, usageKeyRelease: _release, ...item }: ApiKeyItem): ApiKeyRecord => ({
   ...item,
   keyId: keyIdOf(item.keyHash),
   scopes: grantedScopes(item.scopes),
@@ -283,6 +315,12 @@ const itemOf = (record: ApiKeyRecord) => ({ ...record, scopes: new Set(record.sc
 
 /** The update that takes a key out of the expiry index. */
 const LEAVE_EXPIRY_INDEX = 'REMOVE expiryQueue, expiryDueAt';
+
+/** What puts a key in the usage-key release index: a SET clause, and its value. */
+const ENTER_RELEASE_INDEX = {
+  set: `, ${apiKeysUsageKeyReleaseIndex.partitionKey.name} = :release`,
+  values: { ':release': USAGE_KEY_RELEASE_QUEUE },
+};
 
 /** What a stored hash must look like to be read as an item's key: a link edited in the console may hold anything. */
 const KEY_HASH = /^[0-9a-f]{64}$/;
@@ -341,6 +379,19 @@ export const apiKeysRepository = ({
     };
   };
 
+  /**
+   * After a write whose answer was lost: the item of `keyHash` as it is now, read strongly
+   * consistent, or undefined when the write did not land. The hash is of a key made for this write
+   * (random, 256 bits), so an item under it is this write's: the key is the request's token.
+   */
+  const landedItem = async (keyHash: string, unknown: () => string): Promise<ApiKeyRecord | undefined> => {
+    try {
+      return await getLatest(keyHash);
+    } catch {
+      throw new WriteOutcomeUnknown(unknown());
+    }
+  };
+
   const register = async (key: string, name: string, options: RegisterOptions): Promise<ApiKeyRecord> => {
     const record = newRecord(key, name, options, new Date());
     try {
@@ -349,8 +400,17 @@ export const apiKeysRepository = ({
       );
       return record;
     } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      return (await getLatest(record.keyHash)) ?? record;
+      if (isConditionFailure(error)) return (await getLatest(record.keyHash)) ?? record;
+      if (!(error instanceof DatabaseUnavailable)) throw error;
+      // The answer may be lost after the write landed: read it again to know.
+      const landed = await landedItem(
+        record.keyHash,
+        () =>
+          `DynamoDB did not answer the write of key ${record.keyId}, nor the read that would tell whether it landed: ` +
+          `its key was shown to no one. Revoke it: npm run keys -- revoke ${record.keyId}`,
+      );
+      if (landed === undefined) throw error;
+      return landed;
     }
   };
 
@@ -445,10 +505,11 @@ export const apiKeysRepository = ({
           TableName: tableName,
           Key: { keyHash: record.keyHash },
           // Revoking twice keeps the first time, and the first revoker.
-          // A revoked key is never marked expired: it leaves the expiry index.
-          UpdateExpression: `SET revokedAt = :now${change.set} ${LEAVE_EXPIRY_INDEX}`,
+          // A revoked key is never marked expired: it leaves the expiry index. Its usage key is
+          // released (deleted unless a live key of its rolls uses it) by the sweep, if not before.
+          UpdateExpression: `SET revokedAt = :now${change.set}${ENTER_RELEASE_INDEX.set} ${LEAVE_EXPIRY_INDEX}`,
           ConditionExpression: 'attribute_exists(keyHash) AND attribute_not_exists(revokedAt)',
-          ExpressionAttributeValues: { ':now': at, ...change.values },
+          ExpressionAttributeValues: { ':now': at, ...change.values, ...ENTER_RELEASE_INDEX.values },
           ReturnValues: 'ALL_NEW',
         }),
       ),
@@ -554,6 +615,21 @@ export const apiKeysRepository = ({
     return { previous: previousNow, next };
   };
 
+  /**
+   * The roll to `newKey`, when its transaction landed though its answer was lost (or its retry was
+   * refused by the change it made itself): both keys as they are now, read strongly consistent.
+   */
+  const rollLanded = async (previousHash: string, keyId: string, newKey: string): Promise<RolledKeys | undefined> => {
+    const nextHash = hashApiKey(newKey);
+    const nextId = keyIdOf(nextHash);
+    const unknown = () =>
+      `DynamoDB did not answer the roll of key ${keyId} to ${nextId}, nor the read that would tell whether it landed: ` +
+      `npm run keys -- show ${keyId} tells; if it names ${nextId} as its successor, revoke ${nextId}, whose key was shown to no one, and create a key to replace ${keyId}.`;
+    const next = await landedItem(nextHash, unknown);
+    const previous = next && (await landedItem(previousHash, unknown));
+    return next && previous && { previous, next };
+  };
+
   const roll = async (keyId: string, newKey: string, options: RollOptions): Promise<RolledKeys> => {
     const found = await findById(keyId);
     if (!found) throw new KeyStateError(keyId, 'missing');
@@ -561,6 +637,11 @@ export const apiKeysRepository = ({
       try {
         return await callDatabase(() => rollOnce(keyId, found.keyHash, newKey, options));
       } catch (error) {
+        // A lost answer, or a retry refused as the old key is rolled already: by this roll, if its new key exists.
+        if (error instanceof DatabaseUnavailable || cancellationReasons(error).length > 0) {
+          const landed = await rollLanded(found.keyHash, keyId, newKey);
+          if (landed) return landed;
+        }
         const reasons = cancellationReasons(error);
         const conflict = reasons.some((reason) => reason?.Code === 'TransactionConflict');
         if (!conflict && !reasons.some((reason) => reason?.Code === 'ConditionalCheckFailed')) throw classifyCancellation(error, reasons);
@@ -620,9 +701,9 @@ export const apiKeysRepository = ({
     }
     return {
       marks: true,
-      update: `SET expiredAt = :expiresAt${change.set} ${LEAVE_EXPIRY_INDEX}`,
+      update: `SET expiredAt = :expiresAt${change.set}${ENTER_RELEASE_INDEX.set} ${LEAVE_EXPIRY_INDEX}`,
       condition: `${asRead} AND (attribute_not_exists(expiredAt) OR expiredAt <> :expiresAt)`,
-      values: { ...expiresAt, ...change.values },
+      values: { ...expiresAt, ...change.values, ...ENTER_RELEASE_INDEX.values },
     };
   };
 
@@ -709,6 +790,65 @@ export const apiKeysRepository = ({
       ? []
       : (await rollsOf(record)).filter((other) => other.usageKeyId === record.usageKeyId && keyState(other, now) === 'active');
 
+  const usageKeysToRelease = async (): Promise<ApiKeyRecord[]> => {
+    const keyHashes: unknown[] = [];
+    await callDatabase(async () => {
+      const pages = paginateQuery(
+        { client: db },
+        {
+          TableName: tableName,
+          IndexName: apiKeysUsageKeyReleaseIndex.indexName,
+          KeyConditionExpression: '#release = :release',
+          ExpressionAttributeNames: { '#release': apiKeysUsageKeyReleaseIndex.partitionKey.name },
+          ExpressionAttributeValues: { ':release': USAGE_KEY_RELEASE_QUEUE },
+        },
+      );
+      for await (const page of pages) keyHashes.push(...(page.Items ?? []).map((item) => item.keyHash as unknown));
+    });
+    const records: ApiKeyRecord[] = [];
+    // The index is eventually consistent: each item is read as it is now.
+    for (const keyHash of keyHashes.filter(isKeyHash)) {
+      const record = await getLatest(keyHash);
+      if (record) records.push(record);
+    }
+    return records;
+  };
+
+  const recordUsageKeyDeleted = async (record: ApiKeyRecord, changedBy: Actor, now = new Date()): Promise<void> => {
+    const change = changeValues(changedBy, now.toISOString());
+    await callDatabase(() =>
+      db.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { keyHash: record.keyHash },
+          UpdateExpression: `SET usageKeyDeletedAt = :now${change.set} REMOVE #release`,
+          ConditionExpression: 'usageKeyId = :usageKeyId AND attribute_not_exists(usageKeyDeletedAt)',
+          ExpressionAttributeNames: { '#release': apiKeysUsageKeyReleaseIndex.partitionKey.name },
+          ExpressionAttributeValues: { ':now': now.toISOString(), ':usageKeyId': record.usageKeyId, ...change.values },
+        }),
+      ),
+    ).catch((error: unknown) => {
+      // Recorded already (a sweep and a revoke at once), or the item changed by hand: nothing to record.
+      if (!isConditionFailure(error)) throw error;
+    });
+  };
+
+  const keepUsageKey = async (record: ApiKeyRecord): Promise<void> => {
+    await callDatabase(() =>
+      db.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { keyHash: record.keyHash },
+          UpdateExpression: 'REMOVE #release',
+          ConditionExpression: 'attribute_exists(keyHash)',
+          ExpressionAttributeNames: { '#release': apiKeysUsageKeyReleaseIndex.partitionKey.name },
+        }),
+      ),
+    ).catch((error: unknown) => {
+      if (!isConditionFailure(error)) throw error;
+    });
+  };
+
   return {
     register,
     find,
@@ -722,5 +862,8 @@ export const apiKeysRepository = ({
     setPlan,
     othersSharingUsageKey,
     markExpired,
+    usageKeysToRelease,
+    recordUsageKeyDeleted,
+    keepUsageKey,
   };
 };

@@ -14,7 +14,7 @@ import { keyIdOf, replaceApiKeys } from './api-keys';
 import { keyState, LAST_USE_RESOLUTION_MS } from './key-state';
 import { PROJECT_NAME } from './project';
 import { grantedScopes, type Scope } from './scopes';
-import { apiKeysExpiryIndex } from './tables';
+import { SWEEP_INDEX_ATTRIBUTES } from './tables';
 
 /** What a change did to a key, by the first that applies in this order (see `actionOf`). */
 export const AUDIT_ACTIONS = [
@@ -23,6 +23,7 @@ export const AUDIT_ACTIONS = [
   'revoked',
   'unrevoked',
   'expired',
+  'usage_key_deleted',
   'scopes_changed',
   'expiry_set',
   'expiry_removed',
@@ -112,11 +113,11 @@ export const UNKNOWN_ACTOR = 'unknown';
 const ITEM_KEY = 'keyHash';
 
 /**
- * A key's place in the expiry index (shared/tables.ts), never listed in `changes`: it says when the
+ * A key's place in the indexes the sweep reads (shared/tables.ts), never listed in `changes`: it says when the
  * sweep looks at the key, nothing the key may do; a write of it alone (the sweep moving or taking
  * a key out of the index) is no change of the key, and the trail leaves it out.
  */
-const EXPIRY_INDEX_KEYS: ReadonlySet<string> = new Set([apiKeysExpiryIndex.partitionKey.name, apiKeysExpiryIndex.sortKey.name]);
+const SWEEP_INDEX_KEYS: ReadonlySet<string> = new Set(SWEEP_INDEX_ATTRIBUTES);
 
 /**
  * Attributes whose values are secret-like, listed in `changes` by fingerprint only: `usageKey`,
@@ -204,7 +205,7 @@ const grantsOf = (item: Item | undefined): Scope[] => (item === undefined ? [] :
 /** The names of the attributes the write changed (by their stored values, never by what the line shows), the item's key aside. */
 const changedNames = (rawBefore: RawImage | undefined, rawAfter: RawImage | undefined): string[] =>
   [...new Set([...Object.keys(rawBefore ?? {}), ...Object.keys(rawAfter ?? {})])]
-    .filter((name) => name !== ITEM_KEY && !EXPIRY_INDEX_KEYS.has(name))
+    .filter((name) => name !== ITEM_KEY && !SWEEP_INDEX_KEYS.has(name))
     .filter((name) => JSON.stringify(storedValue(rawBefore?.[name])) !== JSON.stringify(storedValue(rawAfter?.[name])));
 
 const changesBetween = (
@@ -261,6 +262,7 @@ const modifyAction = (changes: Record<string, AttributeChange>, before: Item, af
   if (!isRevoked(before, now) && isRevoked(after, now)) return 'revoked';
   if (isRevoked(before, now) && !isRevoked(after, now)) return 'unrevoked';
   if (set('expiredAt')) return 'expired';
+  if (set('usageKeyDeletedAt')) return 'usage_key_deleted';
   if (changes.scopes) return 'scopes_changed';
   if (changes.expiresAt) return changes.expiresAt.to === null ? 'expiry_removed' : 'expiry_set';
   if (changes.name) return 'renamed';

@@ -20,6 +20,13 @@ export const SERVICE_DIMENSION = 'service';
 /** Every answer (`Requests`), and what createPet did: a new pet, or an idempotent replay. */
 export type CountName = 'Requests' | 'PetsCreated' | 'IdempotentReplays';
 
+/**
+ * A level measured now, rather than a count of events: `UsageKeys`, the API keys the account
+ * holds in the region against API Gateway's quota (shared/usage-key-release.ts), by the stage's
+ * `service` only.
+ */
+export type LevelName = 'UsageKeys';
+
 /** One operation's counts. Each call writes its EMF line at once. */
 export interface OperationMetrics {
   count(name: CountName): void;
@@ -56,4 +63,15 @@ export const operationMetrics = (operation: string): OperationMetrics | undefine
     count: (name) => write(name, { operation }),
     countError: (errorCode) => write('Errors', { operation, errorCode }),
   };
+};
+
+/** Publishes a level (one EMF line), unless metrics are switched off (locally). */
+export const publishLevel = (name: LevelName, value: number): void => {
+  const metrics = new SwitchableMetrics({
+    namespace: METRICS_NAMESPACE,
+    serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? METRICS_SERVICE,
+  });
+  if (metrics.switchedOff) return;
+  metrics.addMetric(name, MetricUnit.Count, value);
+  metrics.publishStoredMetrics();
 };

@@ -87,6 +87,29 @@ export const apiKeysExpiryIndex = {
 export const EXPIRY_QUEUE = 'pending';
 
 /**
+ * The keys whose usage key (their API Gateway API key) may be free to delete: sparse, as only a
+ * key revoked or marked expired, whose usage key is not deleted yet, has the attribute. The expiry
+ * sweep reads them all, deletes each usage key no live key uses any more, and removes the
+ * attribute; a delete that fails leaves it, for the next sweep. Keys only: the sweep reads each
+ * item strongly consistent before it acts.
+ */
+export const apiKeysUsageKeyReleaseIndex = {
+  indexName: 'usage-key-release-index',
+  partitionKey: { name: 'usageKeyRelease', type: 'S' },
+  projection: 'KEYS_ONLY',
+} as const satisfies IndexDefinition;
+
+/** The one value of `usageKeyRelease`. */
+export const USAGE_KEY_RELEASE_QUEUE = 'pending';
+
+/** Attributes that place a key in an index the sweep reads: no part of what the key is or may do. */
+export const SWEEP_INDEX_ATTRIBUTES: readonly string[] = [
+  apiKeysExpiryIndex.partitionKey.name,
+  apiKeysExpiryIndex.sortKey.name,
+  apiKeysUsageKeyReleaseIndex.partitionKey.name,
+];
+
+/**
  * API keys, found by the SHA-256 hash of the key: the key itself is never stored. Its stream
  * feeds the audit trail of key changes (shared/key-audit.ts).
  */
@@ -95,7 +118,7 @@ export const apiKeysTable = {
   defaultName: 'api-keys',
   nameVariable: 'API_KEYS_TABLE_NAME',
   partitionKey: { name: 'keyHash', type: 'S' },
-  globalSecondaryIndexes: [apiKeysIdIndex, apiKeysExpiryIndex],
+  globalSecondaryIndexes: [apiKeysIdIndex, apiKeysExpiryIndex, apiKeysUsageKeyReleaseIndex],
   stream: 'NEW_AND_OLD_IMAGES',
 } as const satisfies TableDefinition;
 

@@ -128,6 +128,16 @@ export class KeyAuditTrail extends Construct {
         resources: [authorizerCacheArn(props.apiStage)],
       }),
     );
+    // DeleteApiKey is DELETE on /apikeys/{id}, GetApiKeys GET on /apikeys: the usage keys no live
+    // key uses any more, and their count against the account's quota. API keys are not tagged by
+    // stage, so no narrower resource names this stage's alone.
+    this.expirySweep.function.addToRolePolicy(new PolicyStatement({ actions: ['apigateway:DELETE'], resources: [apiKeysArn('*')] }));
+    this.expirySweep.function.addToRolePolicy(new PolicyStatement({ actions: ['apigateway:GET'], resources: [apiKeysArn()] }));
+    Validations.of(this.expirySweep.function.role ?? this.expirySweep).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]`,
+      reason:
+        'DeleteApiKey of the usage keys no live key uses: their ids are made at run time by the key tool, and API keys carry no stage to narrow by.',
+    });
     new Rule(this, 'ExpirySchedule', {
       description: 'Runs the API-key expiry sweep',
       schedule: Schedule.rate(EXPIRY_SWEEP_INTERVAL),
@@ -135,6 +145,10 @@ export class KeyAuditTrail extends Construct {
     });
   }
 }
+
+/** The ARN IAM checks for GetApiKeys (no id), or for DeleteApiKey of the API key `id`. */
+export const apiKeysArn = (id?: string): string =>
+  `arn:${Aws.PARTITION}:apigateway:${Aws.REGION}::/apikeys${id === undefined ? '' : `/${id}`}`;
 
 /** The ARN IAM checks for FlushStageAuthorizersCache on a stage: API Gateway's actions are HTTP verbs on its paths. */
 export const authorizerCacheArn = ({ restApiId, stageName }: ApiStage): string =>

@@ -26,6 +26,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { AUTHORIZER_FAILURE_LINE } from '../../shared/http/authorizer-log';
 import { METRICS_NAMESPACE, SERVICE_DIMENSION } from '../../shared/metrics';
+import { API_KEYS_PER_REGION, USAGE_KEYS_ALARM_SHARE } from '../../shared/usage-key-release';
 import { serverErrorRate } from './api-metrics';
 import { functionErrorsAlarmId } from './names';
 import { STAGE_THROTTLE_ALARM_SHARE } from '../stages';
@@ -75,6 +76,19 @@ const LATENCY_P99_THRESHOLD_MS = 1000;
  * stuck mapping, well before the stream's 24 hours drop it.
  */
 export const AUDIT_ITERATOR_AGE_THRESHOLD_MS = 5 * 60 * 1000;
+
+/** How often the expiry sweep counts the account's API keys (functions/key-expiry.ts): the UsageKeys metric's period. */
+const ONE_HOUR = Duration.hours(1);
+
+/** The API keys the account holds in the region, as this stage's expiry sweep counts them once an hour. */
+export const usageKeysHeld = (serviceName: string): Metric =>
+  new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: 'UsageKeys',
+    dimensionsMap: { [SERVICE_DIMENSION]: serviceName },
+    statistic: 'Maximum',
+    period: ONE_HOUR,
+  });
 
 /** The authorizer's failure lines, in CloudWatch Logs' JSON filter syntax: `{ $.decision = "fail" }`. */
 export const authorizerFailurePattern = (): IFilterPattern =>
@@ -182,6 +196,15 @@ export class Monitoring extends Construct {
         metric: props.keyAudit.streamReader.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
         threshold: AUDIT_ITERATOR_AGE_THRESHOLD_MS,
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+      alarm('UsageKeysNearLimit', {
+        alarmDescription:
+          `The account holds ${USAGE_KEYS_ALARM_SHARE * 100}% or more of the ${API_KEYS_PER_REGION} API keys API Gateway allows per region, a quota that cannot be raised: ` +
+          'new keys will be refused (docs/architecture.md, Scaling; docs/operations.md, Key tool).',
+        metric: usageKeysHeld(props.serviceName),
+        threshold: API_KEYS_PER_REGION * USAGE_KEYS_ALARM_SHARE,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
       });
       alarm('KeyAuditFailedBatches', {
@@ -330,6 +353,17 @@ export class Monitoring extends Construct {
           width: 12,
           left: byPlan(THROTTLING_METRICS.quotaExceeded),
           leftYAxis: { min: 0 },
+        }),
+      );
+    }
+    if (props.keyAudit) {
+      this.dashboard.addWidgets(
+        new GraphWidget({
+          title: `API keys held in the account and region (quota ${API_KEYS_PER_REGION}, cannot be raised)`,
+          width: 24,
+          left: [usageKeysHeld(props.serviceName).with({ label: 'API keys held' })],
+          leftYAxis: { min: 0, max: API_KEYS_PER_REGION },
+          leftAnnotations: [{ value: API_KEYS_PER_REGION * USAGE_KEYS_ALARM_SHARE, label: 'UsageKeysNearLimit' }],
         }),
       );
     }

@@ -11,7 +11,14 @@ import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
 import { REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { routes, type HandledOperationId, type Route } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
-import { apiKeysExpiryIndex, apiKeysTable, idempotencyTable, petsTable, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
+import {
+  apiKeysExpiryIndex,
+  apiKeysTable,
+  apiKeysUsageKeyReleaseIndex,
+  idempotencyTable,
+  petsTable,
+  STATUS_SHARDS_VARIABLE,
+} from '../../shared/tables';
 import type { ReservedConcurrency } from '../stages';
 import { ApiFunction } from './api-function';
 import { functionNameOf, pascalCase } from './names';
@@ -49,12 +56,16 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
   // Reads the keys due in the expiry index, and no other, then marks each expired one: its
   // expiredAt and who changed it, on the condition that its expiresAt and revokedAt are as read
   // (an expiry extended or a key revoked meanwhile, in the console too, is not marked), and takes
-  // it out of the index (or moves it there, its expiry moved in the console). IAM's
+  // it out of the index (or moves it there, its expiry moved in the console), into the usage-key
+  // release index. Then reads the keys of that index, each and the keys of its rolls by their hash,
+  // and records each usage key it deleted (usageKeyDeletedAt), taking the key out. IAM's
   // dynamodb:Attributes holds the attributes a condition evaluates as well as those written
   // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html),
   // so those two must be named, and the grant alone would let the role write them.
   keyExpiry: [
     { table: 'apiKeys', index: apiKeysExpiryIndex.indexName, actions: ['dynamodb:Query'] },
+    { table: 'apiKeys', index: apiKeysUsageKeyReleaseIndex.indexName, actions: ['dynamodb:Query'] },
+    { table: 'apiKeys', actions: ['dynamodb:GetItem'] },
     {
       table: 'apiKeys',
       actions: ['dynamodb:UpdateItem'],
@@ -65,8 +76,11 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
         'expiredAt',
         'changedBy',
         'changedAt',
+        'usageKeyId',
+        'usageKeyDeletedAt',
         apiKeysExpiryIndex.partitionKey.name,
         apiKeysExpiryIndex.sortKey.name,
+        apiKeysUsageKeyReleaseIndex.partitionKey.name,
       ],
       readByConditionOnly: ['expiresAt', 'revokedAt'],
       returnValues: ['NONE'],

@@ -20,6 +20,7 @@ import { routes, STAGE_NAME } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
 import {
   apiKeysExpiryIndex,
+  apiKeysUsageKeyReleaseIndex,
   apiKeysIdIndex,
   apiKeysTable,
   idempotencyTable,
@@ -574,7 +575,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
     });
 
-    it('keys the API-keys table by key hash, with the id index (keys only) and the expiry index', () => {
+    it('keys the API-keys table by key hash, with the id index (keys only), the expiry index and the usage-key release index (keys only)', () => {
       expect(tableProperties(apiKeysTable.id).properties).toMatchObject({
         KeySchema: [{ AttributeName: 'keyHash', KeyType: 'HASH' }],
         AttributeDefinitions: expect.arrayContaining([
@@ -582,6 +583,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
           { AttributeName: 'keyId', AttributeType: 'S' },
           { AttributeName: 'expiryQueue', AttributeType: 'S' },
           { AttributeName: 'expiryDueAt', AttributeType: 'S' },
+          { AttributeName: 'usageKeyRelease', AttributeType: 'S' },
         ]),
         BillingMode: 'PAY_PER_REQUEST',
         GlobalSecondaryIndexes: [
@@ -597,6 +599,11 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
               { AttributeName: 'expiryDueAt', KeyType: 'RANGE' },
             ],
             Projection: { ProjectionType: 'ALL' },
+          },
+          {
+            IndexName: apiKeysUsageKeyReleaseIndex.indexName,
+            KeySchema: [{ AttributeName: 'usageKeyRelease', KeyType: 'HASH' }],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
           },
         ],
       });
@@ -747,7 +754,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(variables).not.toHaveProperty(apiKeysTable.nameVariable);
     });
 
-    it("runs the expiry sweep every minute, allowed to query the keys table's expiry index, update the keys table and flush its stage's authorizer cache, only", () => {
+    it("runs the expiry sweep every minute, allowed to query the keys table's expiry and release indexes, read and update the keys table, flush its stage's authorizer cache, and list and delete API keys, only", () => {
       const sweepId = idOf(sweep().function);
       const restApiId = idOf(stack.api.api);
       template.hasResourceProperties('AWS::Events::Rule', {
@@ -771,6 +778,12 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
           Action: 'dynamodb:Query',
           Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [keysTableId(), 'Arn'] }, `/index/${apiKeysExpiryIndex.indexName}`]] },
         },
+        {
+          Effect: 'Allow',
+          Action: 'dynamodb:Query',
+          Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [keysTableId(), 'Arn'] }, `/index/${apiKeysUsageKeyReleaseIndex.indexName}`]] },
+        },
+        { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: { 'Fn::GetAtt': [keysTableId(), 'Arn'] } },
         expect.objectContaining({
           Action: 'dynamodb:UpdateItem',
           Resource: { 'Fn::GetAtt': [keysTableId(), 'Arn'] },
@@ -796,6 +809,17 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
               ],
             ],
           },
+        },
+        // DeleteApiKey of any API key (their ids are made at run time), and GetApiKeys: nothing else on /apikeys.
+        {
+          Effect: 'Allow',
+          Action: 'apigateway:DELETE',
+          Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':apigateway:', { Ref: 'AWS::Region' }, '::/apikeys/*']] },
+        },
+        {
+          Effect: 'Allow',
+          Action: 'apigateway:GET',
+          Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':apigateway:', { Ref: 'AWS::Region' }, '::/apikeys']] },
         },
       ]);
       // No other function may flush it.
@@ -964,6 +988,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         ['AuthorizerFailures', undefined],
         ['IdempotentReplays', 'createPet'],
         ['PetsCreated', 'createPet'],
+        ['UsageKeys', undefined],
       ]);
       for (const { name, dimensions } of own) expect(dimensions.service, String(name)).toBe(service);
       // The errors by code: a SEARCH of this service's only.
@@ -971,6 +996,19 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         .map(([first]) => (first as { expression?: string } | undefined)?.expression ?? '')
         .filter((expression) => expression.startsWith('SEARCH('));
       expect(searches).toEqual([`SEARCH('{PetStore,service,operation,errorCode} MetricName="Errors" service="${service}"', 'Sum', 300)`]);
+    });
+
+    it('graphs the API keys the account holds against its quota, and alarms at 80% of it', () => {
+      expect(dashboardBody()).toContain('"PetStore","UsageKeys"');
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: 'UsageKeys',
+        Namespace: 'PetStore',
+        Dimensions: [{ Name: 'service', Value: `pet-store-${stage}` }],
+        Statistic: 'Maximum',
+        Period: 3600,
+        Threshold: 8000,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
     });
 
     it("shows the authorizer's failures on the dashboard, and its errors as including refusals", () => {

@@ -717,7 +717,9 @@ describe('keys revoke', () => {
     expect(await keys.findActive(key)).toBeUndefined();
     expect(await keys.findActive(other.key)).toBeDefined();
     const revoked = await recordOf(record.keyId);
-    expect(revoked).toMatchObject({ changedBy: LOCAL_ACTOR, changedAt: revoked.revokedAt });
+    // The revoke, then the deletion of its usage key, no live key using it: each by the same caller.
+    expect(revoked).toMatchObject({ changedBy: LOCAL_ACTOR, changedAt: revoked.usageKeyDeletedAt });
+    expect(String(revoked.revokedAt) <= String(revoked.usageKeyDeletedAt)).toBe(true);
     lines = [];
     await run('list');
     expect(lines).toContainEqual(`${record.keyId}\tci\t${ALL_SCOPES_FIELD}\t${record.createdAt}\t-\t-\trevoked\tdefault`);
@@ -1342,31 +1344,43 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     expect(await keys.list()).toEqual([bare]);
   });
 
-  it('revoke disables the API key with UpdateApiKey, and says so', async () => {
+  it('revoke deletes the API key with DeleteApiKey, records it on the key, and says so', async () => {
     const { record } = await createdOnStage();
 
     expect(await onStage('revoke', record.keyId)).toBe(0);
 
-    expect(calls(UpdateApiKeyCommand)).toEqual([
-      { apiKey: 'ak-1', patchOperations: [{ op: 'replace', path: '/enabled', value: 'false' }] },
-    ]);
-    expect(lines).toContain('Its API Gateway API key ak-1 is disabled.');
+    expect(calls(DeleteApiKeyCommand)).toEqual([{ apiKey: 'ak-1' }]);
+    expect(calls(UpdateApiKeyCommand)).toEqual([]);
+    expect(lines).toContain('Its API Gateway API key ak-1 is deleted.');
+    expect(await recordOf(record.keyId)).toMatchObject({ usageKeyId: 'ak-1', usageKeyDeletedAt: expect.any(String), changedBy: ARN });
   });
 
-  it('revoke leaves the API key enabled while a rolled successor shares it, and disables it with the last key', async () => {
+  it('revoke keeps the API key while a rolled successor shares it, and deletes it with the last key', async () => {
     const { record } = await createdOnStage('--plan', 'partner');
     expect(await onStage('roll', record.keyId, '--grace', '1h', '--json')).toBe(0);
     const successor = String(parsedLines()[0]?.id);
     lines = [];
 
     expect(await onStage('revoke', record.keyId)).toBe(0);
-    expect(calls(UpdateApiKeyCommand)).toEqual([]);
-    expect(lines).toContain(`Its API Gateway API key ak-1 stays enabled: key ${successor} shares it.`);
+    expect(calls(DeleteApiKeyCommand)).toEqual([]);
+    expect(lines).toContain(`Its API Gateway API key ak-1 stays: key ${successor} shares it.`);
 
     expect(await onStage('revoke', successor)).toBe(0);
-    expect(calls(UpdateApiKeyCommand)).toEqual([
-      { apiKey: 'ak-1', patchOperations: [{ op: 'replace', path: '/enabled', value: 'false' }] },
-    ]);
+    expect(calls(DeleteApiKeyCommand)).toEqual([{ apiKey: 'ak-1' }]);
+  });
+
+  it('revoke whose DeleteApiKey API Gateway refuses still revokes, says the sweep deletes it, and leaves it for the sweep', async () => {
+    aws.apiGatewayMock.on(DeleteApiKeyCommand).rejects(Object.assign(new Error('Too Many Requests'), { name: 'TooManyRequestsException' }));
+    const { key, record } = await createdOnStage();
+
+    expect(await onStage('revoke', record.keyId)).toBe(0);
+
+    expect(await keys.findActive(key)).toBeUndefined();
+    expect(lines).toContain(
+      'API Gateway refused to delete the API key ak-1 (TooManyRequestsException): the expiry sweep deletes it within a minute.',
+    );
+    expect((await keys.usageKeysToRelease()).map((pending) => pending.keyId)).toEqual([record.keyId]);
+    expect((await recordOf(record.keyId)).usageKeyDeletedAt).toBeUndefined();
   });
 
   it('revoke right after a roll finds the successor by its hash, strongly consistent, without a scan, and leaves its API key enabled', async () => {
@@ -1377,8 +1391,8 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
 
     const sent = await dynamoDBCommandsOf(() => onStage('revoke', record.keyId));
 
-    expect(calls(UpdateApiKeyCommand)).toEqual([]);
-    expect(lines).toContain(`Its API Gateway API key ak-1 stays enabled: key ${successor} shares it.`);
+    expect(calls(DeleteApiKeyCommand)).toEqual([]);
+    expect(lines).toContain(`Its API Gateway API key ak-1 stays: key ${successor} shares it.`);
     expect(sent.map(({ command }) => command)).not.toContain('Scan');
     expect(sent.filter(({ command }) => command === 'GetItem').every(({ consistent }) => consistent)).toBe(true);
   });
@@ -1432,18 +1446,18 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     const FLUSHED = `Flushed the authorizer cache of stage staging (REST API ${REST_API_ID}, stage v1): the change takes effect from the next request.`;
     const flushes = () => calls(FlushStageAuthorizersCacheCommand);
 
-    it('revoke: FlushStageAuthorizersCache on the stack’s REST API and stage v1, after the key is revoked and its API key disabled', async () => {
+    it('revoke: FlushStageAuthorizersCache on the stack’s REST API and stage v1, after the key is revoked and its API key deleted', async () => {
       const { key, record } = await createdOnStage();
       aws.apiGatewayMock.resetHistory();
 
       expect(await onStage('revoke', record.keyId)).toBe(0);
 
-      expect(apiGatewayCalls()).toEqual(['UpdateApiKeyCommand', 'FlushStageAuthorizersCacheCommand']);
+      expect(apiGatewayCalls()).toEqual(['DeleteApiKeyCommand', 'FlushStageAuthorizersCacheCommand']);
       expect(flushes()).toEqual([{ restApiId: REST_API_ID, stageName: 'v1' }]);
       expect(await keys.findActive(key)).toBeUndefined();
       expect(lines).toEqual([
         `Revoked key ${record.keyId}. Callers using it are refused.`,
-        'Its API Gateway API key ak-1 is disabled.',
+        'Its API Gateway API key ak-1 is deleted.',
         FLUSHED,
       ]);
     });
@@ -1504,7 +1518,7 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
           `(AccessDeniedException). Flush it now: aws apigateway flush-stage-authorizers-cache --rest-api-id ${REST_API_ID} --stage-name v1`,
       );
       expect(await keys.findActive(key)).toBeUndefined();
-      expect(lines).toEqual([`Revoked key ${record.keyId}. Callers using it are refused.`, 'Its API Gateway API key ak-1 is disabled.']);
+      expect(lines).toEqual([`Revoked key ${record.keyId}. Callers using it are refused.`, 'Its API Gateway API key ak-1 is deleted.']);
     });
 
     it('says in one line (exit status 1) when the stack has no RestApiId output (deployed before it): the revoke is stored', async () => {
@@ -1544,7 +1558,7 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
 describe('usage', () => {
   it('refuses an unknown command in one line naming it', async () => {
     expect(await refusal('rotate')).toBe(
-      "unknown command 'rotate': use create, list, show, usage, roll, set-plan, revoke, audit (see npm run keys -- --help).",
+      "unknown command 'rotate': use create, list, show, usage, roll, set-plan, revoke, capacity, audit (see npm run keys -- --help).",
     );
   });
 

@@ -23,6 +23,8 @@ export type ResourceRef =
   | { readonly kind: 'codeDeployApplication' }
   /** The authorizer cache of a stage of the stack's REST API (the stage as the call named it). */
   | { readonly kind: 'authorizerCache'; readonly stage: string }
+  /** The account's API keys in the region (GetApiKeys), or one of them by its id (DeleteApiKey). */
+  | { readonly kind: 'apiKeys'; readonly id?: string }
   /** An action that takes no resource (IAM's `*`). */
   | { readonly kind: 'any' };
 
@@ -118,6 +120,14 @@ export const authorizerCacheFlushCall = (functionName: string, input: { readonly
   function: functionName,
   action: 'apigateway:DELETE',
   resource: { kind: 'authorizerCache', stage: input.stageName ?? '' },
+  context: {},
+});
+
+/** A DeleteApiKey (DELETE on /apikeys/{id}) or a GetApiKeys (GET on /apikeys) a function sent, as a test mocked it. */
+export const apiKeysCall = (functionName: string, input: { readonly apiKey?: string }): AwsCall => ({
+  function: functionName,
+  action: input.apiKey === undefined ? 'apigateway:GET' : 'apigateway:DELETE',
+  resource: { kind: 'apiKeys', ...(input.apiKey === undefined ? {} : { id: input.apiKey }) },
   context: {},
 });
 

@@ -265,6 +265,8 @@ export const requestsOf = (call: AwsCall, resolver: TemplateResolver, stage: Sta
       return stage.codeDeployApplicationArn === undefined ? [] : [at(stage.codeDeployApplicationArn)];
     case 'authorizerCache':
       return [at(`arn:${PARTITION}:apigateway:${REGION}::/restapis/${stage.restApiId}/stages/${resource.stage}/cache/authorizers`)];
+    case 'apiKeys':
+      return [at(`arn:${PARTITION}:apigateway:${REGION}::/apikeys${resource.id === undefined ? '' : `/${resource.id}`}`)];
     case 'any':
       return [at('*')];
   }

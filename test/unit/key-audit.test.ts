@@ -107,6 +107,24 @@ describe('auditEntryOf', () => {
     });
   });
 
+  it("records the deletion of a key's usage key as usage_key_deleted, its release index marker left out", () => {
+    const before = stored({ revokedAt: { S: '2030-01-02T03:00:00.000Z' }, usageKeyRelease: { S: 'pending' } });
+    const { usageKeyRelease: _released, ...rest } = before;
+    const after = {
+      ...rest,
+      usageKeyDeletedAt: { S: '2030-01-02T03:04:04.500Z' },
+      changedBy: { S: 'system:key-expiry' },
+      changedAt: { S: '2030-01-02T03:04:04.500Z' },
+    };
+    const entry = modify(before, after);
+    expect(entry).toMatchObject({
+      action: 'usage_key_deleted',
+      by: 'system:key-expiry',
+      changes: { usageKeyDeletedAt: { from: null, to: '2030-01-02T03:04:04.500Z' } },
+    });
+    expect(Object.keys(entry?.changes ?? {})).not.toContain('usageKeyRelease');
+  });
+
   it("records the expiry sweep's mark as expired, by the sweep", () => {
     const before = stored({ expiresAt: { S: '2030-01-02T03:00:00.000Z' } });
     const after = {

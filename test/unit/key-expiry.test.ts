@@ -3,14 +3,21 @@
  * marked a key, it flushes the stage's authorizer cache (API Gateway mocked with aws-sdk-client-mock),
  * so that an answer cached before the expiry stops letting the key in.
  */
-import { APIGatewayClient, FlushStageAuthorizersCacheCommand } from '@aws-sdk/client-api-gateway';
+import {
+  APIGatewayClient,
+  DeleteApiKeyCommand,
+  FlushStageAuthorizersCacheCommand,
+  GetApiKeysCommand,
+  NotFoundException,
+} from '@aws-sdk/client-api-gateway';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, ExpirySweepFailed } from '../../functions/key-expiry';
 import { KeysNotMarked, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
 import { logger } from '../../shared/logger';
-import { authorizerCacheFlushCall, recordAwsCall } from '../support/aws-calls';
+import { apiKeysCall, authorizerCacheFlushCall, recordAwsCall } from '../support/aws-calls';
+import { captureEmf } from '../support/emf';
 import { context } from '../support/events';
 
 const apiGateway = mockClient(APIGatewayClient);
@@ -62,42 +69,54 @@ describe('the expiry sweep', () => {
   });
 
   it('answers the ids it marked when it succeeds', async () => {
-    const keys = { markExpired: async () => [{ keyId: 'aaaaaaaaaaaa' }] } as unknown as ApiKeysRepository;
-    expect(await createHandler({ keys })({}, context)).toEqual({ marked: ['aaaaaaaaaaaa'] });
+    const keys = {
+      markExpired: async () => [{ keyId: 'aaaaaaaaaaaa' }],
+      usageKeysToRelease: async () => [],
+    } as unknown as ApiKeysRepository;
+    expect(await createHandler({ keys })({}, context)).toEqual({ marked: ['aaaaaaaaaaaa'], usageKeysDeleted: [] });
   });
 });
 
 describe("the expiry sweep and the stage's authorizer cache", () => {
   const REST_API_ID = 'a1b2c3d4e5';
   /** The sweep as deployed: the stack names the stage in its environment, and the handler builds its own client. */
-  const deployedSweep = (keys: Pick<ApiKeysRepository, 'markExpired'>) => {
+  /** A run in the middle of an hour: it counts no API keys. */
+  const MID_HOUR = new Date('2030-01-01T12:34:00.000Z');
+  const deployedSweep = (keys: Pick<ApiKeysRepository, 'markExpired'>, at = MID_HOUR) => {
     vi.stubEnv(REST_API_ID_VARIABLE, REST_API_ID);
     vi.stubEnv(API_STAGE_NAME_VARIABLE, 'v1');
     vi.stubEnv('AWS_REGION', 'eu-west-1');
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
-    return createHandler({ keys: keys as ApiKeysRepository });
+    return createHandler({ keys: { usageKeysToRelease: async () => [], ...keys } as unknown as ApiKeysRepository, now: () => at });
   };
-  const marking = (...keyIds: string[]) => ({ markExpired: async () => keyIds.map((keyId) => ({ keyId }) as ApiKeyRecord) });
+  const marking = (...keyIds: string[]) => ({
+    markExpired: async () => keyIds.map((keyId) => ({ keyId }) as ApiKeyRecord),
+    usageKeysToRelease: async () => [],
+  });
   const flushes = () => apiGateway.commandCalls(FlushStageAuthorizersCacheCommand).map((call) => call.args[0].input);
 
   it('flushes it once after marking keys expired: FlushStageAuthorizersCache on the stage the stack names', async () => {
     apiGateway.on(FlushStageAuthorizersCacheCommand).resolves({});
 
-    expect(await deployedSweep(marking('aaaaaaaaaaaa', 'bbbbbbbbbbbb'))({}, context)).toEqual({ marked: ['aaaaaaaaaaaa', 'bbbbbbbbbbbb'] });
+    expect(await deployedSweep(marking('aaaaaaaaaaaa', 'bbbbbbbbbbbb'))({}, context)).toEqual({
+      marked: ['aaaaaaaaaaaa', 'bbbbbbbbbbbb'],
+      usageKeysDeleted: [],
+    });
 
     expect(flushes()).toEqual([{ restApiId: REST_API_ID, stageName: 'v1' }]);
     for (const input of flushes()) recordAwsCall(authorizerCacheFlushCall('keyExpiry', input));
   });
 
   it('flushes nothing when it marked nothing', async () => {
-    expect(await deployedSweep(marking())({}, context)).toEqual({ marked: [] });
+    expect(await deployedSweep(marking())({}, context)).toEqual({ marked: [], usageKeysDeleted: [] });
     expect(flushes()).toEqual([]);
   });
 
   it('flushes nothing where no stage is named (locally, where the local gateway follows the keys table)', async () => {
     expect(await createHandler({ keys: marking('aaaaaaaaaaaa') as unknown as ApiKeysRepository })({}, context)).toEqual({
       marked: ['aaaaaaaaaaaa'],
+      usageKeysDeleted: [],
     });
     expect(flushes()).toEqual([]);
   });
@@ -141,5 +160,107 @@ describe("the expiry sweep and the stage's authorizer cache", () => {
     expect(failure).toBeInstanceOf(ExpirySweepFailed);
     expect(flushes()).toEqual([{ restApiId: REST_API_ID, stageName: 'v1' }]);
     expect(logged.mock.calls[0]?.[1]).toMatchObject({ errorName: 'KeysNotMarked' });
+  });
+});
+
+describe("the expiry sweep counts the account's API keys once an hour (API Gateway mocked with aws-sdk-client-mock)", () => {
+  const saved = process.env.POWERTOOLS_METRICS_DISABLED;
+  afterEach(() => {
+    process.env.POWERTOOLS_METRICS_DISABLED = saved;
+  });
+  const sweepAt = (at: string) => {
+    vi.stubEnv(REST_API_ID_VARIABLE, 'a1b2c3d4e5');
+    vi.stubEnv(API_STAGE_NAME_VARIABLE, 'v1');
+    vi.stubEnv('AWS_REGION', 'eu-west-1');
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
+    const keys = { markExpired: async () => [], usageKeysToRelease: async () => [] } as unknown as ApiKeysRepository;
+    return createHandler({ keys, now: () => new Date(at) })({}, context);
+  };
+
+  it('at the top of the hour: GetApiKeys in pages of 500, every page, and the count published as the UsageKeys metric', async () => {
+    apiGateway
+      .on(GetApiKeysCommand, { position: undefined })
+      .resolves({ items: Array.from({ length: 500 }, (_, index) => ({ id: `ak-${index}` })), position: 'page-2' })
+      .on(GetApiKeysCommand, { position: 'page-2' })
+      .resolves({ items: [{ id: 'ak-500' }, { id: 'ak-501' }] });
+    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+    const written = captureEmf();
+
+    expect(await sweepAt('2030-01-01T13:00:07.000Z')).toEqual({ marked: [], usageKeysDeleted: [], usageKeys: 502 });
+
+    // Two pages (the SDK's paginator reuses one input object, so each call's position is not kept apart).
+    expect(apiGateway.commandCalls(GetApiKeysCommand).map((call) => call.args[0].input.limit)).toEqual([500, 500]);
+    recordAwsCall(apiKeysCall('keyExpiry', {}));
+    expect(written()).toEqual([expect.objectContaining({ names: ['UsageKeys'], values: expect.objectContaining({ UsageKeys: 502 }) })]);
+  });
+
+  it('in any other minute: no GetApiKeys call, no metric', async () => {
+    expect(await sweepAt('2030-01-01T13:01:07.000Z')).toEqual({ marked: [], usageKeysDeleted: [] });
+    expect(apiGateway.commandCalls(GetApiKeysCommand)).toEqual([]);
+  });
+});
+
+describe('the deployed expiry sweep deletes usage keys with DeleteApiKey (API Gateway mocked with aws-sdk-client-mock)', () => {
+  const usageKey = { usageKeyId: 'ak-ended', usageKey: 'ak-ended-value-0123456789abcdef0123', usageKeyBinding: '' };
+  /** A repository with one revoked key to release; the binding is the one written for it. */
+  const releasing = async () => {
+    const { usageKeyBinding } = await import('../../shared/plan-policy');
+    const record = {
+      keyHash: 'a'.repeat(64),
+      keyId: 'aaaaaaaaaaaa',
+      revokedAt: '2030-01-01T00:00:00.000Z',
+      ...usageKey,
+      usageKeyBinding: usageKeyBinding('a'.repeat(64), usageKey.usageKeyId, usageKey.usageKey),
+    } as unknown as ApiKeyRecord;
+    const recorded: string[] = [];
+    const keys = {
+      markExpired: async () => [],
+      usageKeysToRelease: async () => [record],
+      othersSharingUsageKey: async () => [],
+      keepUsageKey: async () => undefined,
+      recordUsageKeyDeleted: async (released: ApiKeyRecord) => {
+        recorded.push(released.keyId);
+      },
+    } as unknown as ApiKeysRepository;
+    vi.stubEnv(REST_API_ID_VARIABLE, 'a1b2c3d4e5');
+    vi.stubEnv(API_STAGE_NAME_VARIABLE, 'v1');
+    vi.stubEnv('AWS_REGION', 'eu-west-1');
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
+    return { sweep: createHandler({ keys, now: () => new Date('2030-01-01T12:34:00.000Z') }), recorded };
+  };
+
+  it('sends DeleteApiKey for the usage key, and records the deletion', async () => {
+    apiGateway.on(DeleteApiKeyCommand).resolves({});
+    const { sweep, recorded } = await releasing();
+
+    expect(await sweep({}, context)).toEqual({ marked: [], usageKeysDeleted: ['ak-ended'] });
+
+    const deletes = apiGateway.commandCalls(DeleteApiKeyCommand).map((call) => call.args[0].input);
+    expect(deletes).toEqual([{ apiKey: 'ak-ended' }]);
+    expect(recorded).toEqual(['aaaaaaaaaaaa']);
+    for (const input of deletes) recordAwsCall(apiKeysCall('keyExpiry', input));
+  });
+
+  it('takes an API key already gone (NotFoundException) as deleted', async () => {
+    apiGateway.on(DeleteApiKeyCommand).rejects(new NotFoundException({ message: 'Invalid API Key identifier specified', $metadata: {} }));
+    const { sweep, recorded } = await releasing();
+
+    expect(await sweep({}, context)).toEqual({ marked: [], usageKeysDeleted: ['ak-ended'] });
+    expect(recorded).toEqual(['aaaaaaaaaaaa']);
+  });
+
+  it('fails the run in one safe line when API Gateway refuses the delete, recording nothing, so the next sweep tries again', async () => {
+    apiGateway.on(DeleteApiKeyCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'TooManyRequestsException' }));
+    const logged = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+    const { sweep, recorded } = await releasing();
+
+    expect(await sweep({}, context).catch((thrown: unknown) => thrown)).toBeInstanceOf(ExpirySweepFailed);
+    expect(recorded).toEqual([]);
+    expect(logged.mock.calls[0]?.[1]).toMatchObject({
+      errorName: 'UsageKeysNotDeleted',
+      errorMessage: 'the usage keys of 1 key(s) not deleted: aaaaaaaaaaaa (TooManyRequestsException)',
+    });
   });
 });

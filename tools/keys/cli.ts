@@ -1,5 +1,5 @@
 /**
- * `npm run keys -- create|list|show|usage|roll|set-plan|revoke|audit`: API key management, against the local server's
+ * `npm run keys -- create|list|show|usage|roll|set-plan|revoke|capacity|audit`: API key management, against the local server's
  * DynamoDB (the default), another DynamoDB endpoint, a deployed keys table by name, or a deployed
  * stage (tools/keys/target.ts). A new key is printed once; only its hash is stored. Every input is
  * checked before any database is reached: a refused command writes nothing. Every line it prints
@@ -18,7 +18,7 @@ import type { CloudFormationLookup } from '../stack-outputs';
 import { AUDIT_USAGE, runAuditCommand } from './audit';
 import { authorizerCacheFor } from './authorizer-cache';
 import { actorOf, type CallerLookup } from './caller';
-import { createKey, listKeys, revokeKey, rollKey, setKeyPlan, showKey, type CommandContext } from './commands';
+import { createKey, listKeys, revokeKey, rollKey, setKeyPlan, showCapacity, showKey, type CommandContext } from './commands';
 import { expiryOption, parseDuration } from './durations';
 import { keyIdArgument } from './key-id';
 import { KEYS_HELP, resolveKeysTarget, TARGET_OPTIONS, TARGET_USAGE, targetFailure, type KeysTarget, type TargetOptions } from './target';
@@ -48,8 +48,11 @@ export const USAGE = `Usage:
   npm run keys -- set-plan KEY_ID PLAN [--json] [TARGET]
                                             put a key on another usage plan
   npm run keys -- revoke KEY_ID [--json] [TARGET]
-                                            revoke a key by its id (and disable its API
+                                            revoke a key by its id (and delete its API
                                             Gateway API key, unless a rolled key shares it)
+  npm run keys -- capacity [--json] [TARGET]
+                                            the API keys held against API Gateway's quota
+                                            (per account and region), and the live keys
 ${AUDIT_USAGE}
 
   revoke, set-plan and roll --grace 0 take effect from the next request: with --stage the tool
@@ -104,6 +107,7 @@ const COMMAND_OPTIONS = {
   roll: ['grace', 'expires-in', 'expires-at', 'json'],
   'set-plan': ['json'],
   revoke: ['json'],
+  capacity: ['json'],
   audit: ['json'],
 } as const;
 type Command = keyof typeof COMMAND_OPTIONS;
@@ -250,6 +254,8 @@ const dispatch = async (invocation: KeysInvocation, target: KeysTarget, context:
       return setKeyPlan(context, keyId, plan ?? '');
     case 'revoke':
       return revokeKey(context, keyId);
+    case 'capacity':
+      return showCapacity(context);
     case 'audit':
       return runAuditCommand(invocation.keyId, {
         json: context.json,

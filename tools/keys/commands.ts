@@ -1,6 +1,6 @@
 /**
  * The key tool's commands, each once its input is checked: create, list, show, roll, set-plan,
- * revoke. Each prints through `print` and returns the exit status; a refusal the operator can fix
+ * revoke, capacity. Each prints through `print` and returns the exit status; a refusal the operator can fix
  * (an id no key has, a key that cannot be rolled) is a UsageError of one line.
  */
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
@@ -14,7 +14,8 @@ import { UsageError } from '../cli';
 import type { AuthorizerCache } from './authorizer-cache';
 import { attributeText, fullKeyJson, keyJson, LIST_HEADER, listLine, listUsageJson, showLines } from './output';
 import { usageDay } from '../local-server/usage-plans';
-import type { MeteredKey, UsageKeys } from './usage-keys';
+import { releaseUsageKey, type UsageKeyRelease } from '../../shared/usage-key-release';
+import { ApiKeysFull, type MeteredKey, type UsageKeys } from './usage-keys';
 
 export interface CommandContext {
   readonly keys: ApiKeysRepository;
@@ -86,15 +87,21 @@ export interface CreateInput {
   readonly plan?: string;
 }
 
-/** Revokes a key, and disables its API key unless another key still uses it (the other end of a roll). */
+/** A release whose delete API Gateway refused: the key stays in the release index, and the sweep deletes it. */
+type Release = UsageKeyRelease | { readonly outcome: 'failed'; readonly reason: string };
+
+/**
+ * Revokes a key, and deletes its API key unless another live key still uses it (the other end of
+ * a roll), so that the API key no longer counts against API Gateway's quota. A delete that fails
+ * is left to the expiry sweep: the revoke holds all the same.
+ */
 const revokeWithUsageKey = async ({ keys, usageKeys }: CommandContext, keyId: string, changedBy: Actor) => {
   const record = await keys.revoke(keyId, changedBy);
   if (!record) throw noSuchKey(keyId);
-  const { usageKeyId } = record;
-  const sharing = usageKeyId === undefined ? [] : await keys.othersSharingUsageKey(record);
-  const disabled = sharing.length === 0 ? usageKeyId : undefined;
-  if (disabled !== undefined) await usageKeys.disable(disabled);
-  return { record, sharing, disabled };
+  const release: Release = await releaseUsageKey(keys, record, (usageKeyId) => usageKeys.remove(usageKeyId), changedBy).catch(
+    (error: unknown) => ({ outcome: 'failed' as const, reason: messageOf(error) }),
+  );
+  return { record, release };
 };
 
 /**
@@ -113,13 +120,27 @@ const shownOrRevoked = async (context: CommandContext, keyId: string, key: strin
   }
 };
 
+/** The live keys of the table: revoked and expired ones hold no usage key for long. */
+const liveKeys = async (keys: ApiKeysRepository, now = new Date()): Promise<number> =>
+  (await keys.list()).filter((record) => keyState(record, now) === 'active').length;
+
+/** The one line for a create API Gateway has no room for: what is full, how many keys are live, and the way past. */
+const noRoomForKey = async ({ keys }: CommandContext, full: ApiKeysFull): Promise<Error> =>
+  new Error(
+    `No room for a new key: ${full.message} ${await liveKeys(keys)} keys of this table are live. ` +
+      'Revoke the keys no client uses (npm run keys -- list --unused 90d), or serve new clients from another cell ' +
+      '(docs/architecture.md, Scaling).',
+  );
+
 export const createKey = async (context: CommandContext, input: CreateInput): Promise<number> => {
   const { keys, usageKeys, json, caller } = context;
   const changedBy = await caller();
   const key = generateApiKey();
   const plan = input.plan ?? DEFAULT_PLAN;
   // The API key that meters it, made first so that the record names it; deleted if the record is not written.
-  const usage = await usageKeys.create(keyIdOf(hashApiKey(key)), plan);
+  const usage = await usageKeys.create(keyIdOf(hashApiKey(key)), plan).catch(async (error: unknown) => {
+    throw error instanceof ApiKeysFull ? await noRoomForKey(context, error) : error;
+  });
   const record = await undoneOnFailure(
     () => keys.register(key, input.name, { scopes: input.scopes, expiresAt: input.expiresAt, plan, usage, changedBy }),
     () => usageKeys.discard(usage.usageKeyId),
@@ -312,26 +333,54 @@ export const setKeyPlan = async (context: CommandContext, keyId: string, plan: s
   return 0;
 };
 
+/** What a revoke says of its usage key, if anything. */
+const releaseLine = (release: Release, onApiGateway: boolean): string | undefined => {
+  switch (release.outcome) {
+    case 'deleted':
+      return onApiGateway ? `Its API Gateway API key ${release.usageKeyId} is deleted.` : undefined;
+    case 'shared': {
+      const others = release.sharing.map((other) => other.keyId).join(', ');
+      // A roll made meanwhile (or before) left a key of the same name and scopes that still lets its callers in.
+      return onApiGateway
+        ? `Its API Gateway API key ${release.usageKeyId} stays: key ${others} shares it.`
+        : `Key ${others}, of a roll of the same key (same name and scopes), stays active.`;
+    }
+    case 'failed':
+      return `${release.reason.replace(/\.$/, '')}: the expiry sweep deletes it within a minute.`;
+    default:
+      return undefined;
+  }
+};
+
 export const revokeKey = async (context: CommandContext, keyId: string): Promise<number> => {
   const { usageKeys, print, json, caller } = context;
   const changedBy = await caller();
   // Its API key goes too, unless another active key still uses it (the other end of a roll). A
   // revoke run again (the key revoked already) disables it again, in case the first could not.
-  const { record, sharing, disabled } = await revokeWithUsageKey(context, keyId, changedBy);
-  const { usageKeyId } = record;
+  const { record, release } = await revokeWithUsageKey(context, keyId, changedBy);
   if (json) print(keyJson(record));
   else {
     // Revoking twice keeps the first time, and the first revoker.
     if (!record.revokedNow) print(`Key ${keyId} was already revoked at ${attributeText(record.revokedAt)}.`);
     else print(`Revoked key ${keyId}. Callers using it are refused.`);
-    const others = sharing.map((other) => other.keyId).join(', ');
-    if (usageKeys.onApiGateway && disabled !== undefined) print(`Its API Gateway API key ${disabled} is disabled.`);
-    else if (usageKeys.onApiGateway && sharing.length > 0)
-      print(`Its API Gateway API key ${usageKeyId} stays enabled: key ${others} shares it.`);
-    // A roll made meanwhile (or before) left a key of the same name and scopes that still lets its callers in.
-    else if (sharing.length > 0) print(`Key ${others}, of a roll of the same key (same name and scopes), stays active.`);
+    const line = releaseLine(release, usageKeys.onApiGateway);
+    if (line !== undefined) print(line);
   }
   // Flushed again by a revoke run again, in case the first flush could not be made.
   await takeEffect(context);
+  return 0;
+};
+
+/** The API keys held against API Gateway's quota, and the keys of this table that are live. */
+export const showCapacity = async ({ keys, usageKeys, print, json }: CommandContext): Promise<number> => {
+  const [held, live] = [await usageKeys.count(), await liveKeys(keys)];
+  const { limit } = usageKeys;
+  const where = usageKeys.onApiGateway ? 'in this account and region (every stage, and any made by hand)' : 'by the local gateway';
+  if (json) print(JSON.stringify({ apiKeys: held, limit, liveKeys: live }));
+  else {
+    print(
+      `API keys: ${held} of ${limit} held ${where}, ${Math.floor((held / limit) * 100)}% of the quota; ${live} keys of this table are live.`,
+    );
+  }
   return 0;
 };

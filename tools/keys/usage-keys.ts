@@ -1,8 +1,9 @@
 /**
  * The API Gateway side of a key: the API key of its own that meters it on its usage plan. Against a
  * deployed stage that is a real API Gateway API key (CreateApiKey, CreateUsagePlanKey,
- * DeleteUsagePlanKey, UpdateApiKey, and DeleteApiKey for one no key record holds); locally it is
- * a random value with a local id, which the local gateway meters on the plan the authorizer names.
+ * DeleteUsagePlanKey, and DeleteApiKey for one no key record holds or no live key uses any more);
+ * locally it is a random value with a local id, which the local gateway meters on the plan the
+ * authorizer names, and holds as many of as API Gateway would (LOCAL_API_KEY_LIMIT).
  * Which plans exist: locally those in force (PLANS_FILE honoured), on AWS the stack's UsagePlanIds.
  * What a usage key was let through each day: on AWS GetUsage (with GetUsagePlan for the quota);
  * locally the local server's usage table (tools/local-server/usage-log.ts).
@@ -15,18 +16,25 @@ import {
   DeleteUsagePlanKeyCommand,
   GetUsagePlanCommand,
   paginateGetUsage,
-  UpdateApiKeyCommand,
 } from '@aws-sdk/client-api-gateway';
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod/mini';
-import type { UsageKey } from '../../shared/api-keys-repository';
+import { apiKeysRepository, type UsageKey } from '../../shared/api-keys-repository';
+import { API_KEYS_FULL, API_KEYS_PER_REGION, countApiKeys, deleteApiKey } from '../../shared/usage-key-release';
 import { PLAN_NAME_PATTERN, plansInForce, QUOTA_PERIODS, type QuotaPeriod } from '../../shared/plans';
 import { PROJECT_NAME } from '../../shared/project';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { UsageError } from '../cli';
 import { awsErrorName } from '../stack-outputs';
 import { readLocalUsage } from '../local-server/usage-log';
-import { localUsageKey, quotaPeriodStart, usageDay } from '../local-server/usage-plans';
+import {
+  LOCAL_API_KEY_LIMIT_VARIABLE,
+  localApiKeyLimit,
+  localApiKeysHeld,
+  localUsageKey,
+  quotaPeriodStart,
+  usageDay,
+} from '../local-server/usage-plans';
 import { KEYS_HELP, type KeysTarget } from './target';
 import { apiGatewayClientFor } from './api-gateway-client';
 
@@ -66,6 +74,16 @@ export const daysFrom = (first: string, last: string): string[] => {
 /** The days whose use tells what remains of `period`'s quota on `today`: from its period's first day to today. */
 const periodDays = (period: QuotaPeriod, today: string): string[] => daysFrom(usageDay(quotaPeriodStart(period, Date.parse(today))), today);
 
+/** API Gateway refused a new API key: the account and region hold as many as its quota allows. */
+export class ApiKeysFull extends Error {
+  override readonly name = 'ApiKeysFull';
+
+  /** `full` says what holds how many, in a sentence. */
+  constructor(full: string) {
+    super(full);
+  }
+}
+
 export interface UsageKeys {
   /** Whether the API keys are API Gateway's (on AWS), rather than the local gateway's values. */
   readonly onApiGateway: boolean;
@@ -78,8 +96,12 @@ export interface UsageKeys {
   create(keyId: string, plan: string): Promise<UsageKey>;
   /** Moves an API key from the usage plan of `from` to that of `to`. */
   move(usageKeyId: string, from: string, to: string): Promise<void>;
-  /** Disables an API key, so that API Gateway admits no request on it any more (locally there is none to disable). */
-  disable(usageKeyId: string): Promise<void>;
+  /** Deletes an API key no live key uses any more; one already gone counts as deleted. Rejects in one line. */
+  remove(usageKeyId: string): Promise<void>;
+  /** How many API keys API Gateway may hold here: per account and region on AWS, LOCAL_API_KEY_LIMIT locally. */
+  readonly limit: number;
+  /** The API keys held now: on AWS every API key of the account in the region, locally those the keys table has not deleted. */
+  count(): Promise<number>;
   /** Deletes an API key `create` made that no key record holds (a write that failed after it). */
   discard(usageKeyId: string): Promise<void>;
   /**
@@ -115,16 +137,36 @@ const localUsageKeys = (target: KeysTarget, env: Readonly<Record<string, string 
   const planNames = (): string[] => Object.keys(plans());
   const read = (usageKeyIds: readonly string[], days: readonly string[]) =>
     readLocalUsage(target.client, target.tableName, usageKeyIds, days);
+  const limit = (): number => {
+    try {
+      return localApiKeyLimit(env);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  };
+  const count = async (): Promise<number> =>
+    localApiKeysHeld(await apiKeysRepository({ client: target.client, tableName: target.tableName }).list());
   return {
     onApiGateway: false,
     checkPlan(plan) {
       const known = planNames();
       if (!known.includes(plan)) throw unknownPlan(plan, known, 'the plans in force');
     },
-    create: async () => localUsageKey(),
+    async create() {
+      // As API Gateway refuses a CreateApiKey at its quota.
+      if ((await count()) >= limit()) {
+        throw new ApiKeysFull(`the local gateway holds ${limit()} API keys, its ${LOCAL_API_KEY_LIMIT_VARIABLE}.`);
+      }
+      return localUsageKey();
+    },
     move: async () => undefined,
-    disable: async () => undefined,
+    // A local usage key is only a value: the keys table's usageKeyDeletedAt is its deletion.
+    remove: async () => undefined,
     discard: async () => undefined,
+    get limit() {
+      return limit();
+    },
+    count,
     async usage({ usageKeyId, plan }, days) {
       const inForce = plans();
       // Own properties only: a plan named `constructor` is no plan.
@@ -260,7 +302,9 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
           }),
         )
         .catch((error: unknown) => {
-          throw failed('create an API key', error);
+          throw reasonOf(error) === API_KEYS_FULL
+            ? new ApiKeysFull(`this account and region hold ${API_KEYS_PER_REGION} API Gateway API keys, a quota that cannot be raised.`)
+            : failed('create an API key', error);
         });
       if (!created.id) throw new Error('API Gateway created an API key but did not say its id.');
       const usageKeyId = created.id;
@@ -302,12 +346,16 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
         throw failed(`put the API key ${usageKeyId} in plan ${to}${after}`, error);
       }
     },
-    async disable(usageKeyId) {
-      await calls()
-        .send(new UpdateApiKeyCommand({ apiKey: usageKeyId, patchOperations: [{ op: 'replace', path: '/enabled', value: 'false' }] }))
-        .catch((error: unknown) => {
-          throw failed(`disable the API key ${usageKeyId}: run the revoke again`, error);
-        });
+    async remove(usageKeyId) {
+      await deleteApiKey(calls(), usageKeyId).catch((error: unknown) => {
+        throw failed(`delete the API key ${usageKeyId}`, error);
+      });
+    },
+    limit: API_KEYS_PER_REGION,
+    async count() {
+      return countApiKeys(calls()).catch((error: unknown) => {
+        throw failed('list the API keys', error);
+      });
     },
     discard,
     async usage({ usageKeyId, plan }, days) {

@@ -10,14 +10,14 @@
 import type { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { logger } from '../../shared/logger';
-import { apiKeysExpiryIndex, apiKeysTable } from '../../shared/tables';
+import { apiKeysTable, SWEEP_INDEX_ATTRIBUTES } from '../../shared/tables';
 import { keysTableStream, streamReader, streamsClientOf, type StreamReader, type StreamRecord } from './keys-stream';
 
 /** Milliseconds between reads: a change reaches the gateway within about this. */
 export const KEY_CHANGES_POLL_INTERVAL_MS = 250;
 
 /** What a cached answer does not depend on: the authorizer's own stamp of a key's last use, and its place in the expiry index. */
-const NOT_IN_ANSWERS = new Set(['lastUsedAt', apiKeysExpiryIndex.partitionKey.name, apiKeysExpiryIndex.sortKey.name]);
+const NOT_IN_ANSWERS = new Set(['lastUsedAt', ...SWEEP_INDEX_ATTRIBUTES]);
 
 /**
  * The hash of the key a record changed, unless no cached answer can be of it: a new item (no answer

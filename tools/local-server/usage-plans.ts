@@ -4,7 +4,8 @@
  * API Gateway's do with no offset: a DAY at 00:00 UTC, a WEEK on Sunday, a MONTH on its first day.
  */
 import { randomBytes } from 'node:crypto';
-import type { UsageKey } from '../../shared/api-keys-repository';
+import type { ApiKeyRecord, UsageKey } from '../../shared/api-keys-repository';
+import { API_KEYS_PER_REGION } from '../../shared/usage-key-release';
 import type { PlanLimits } from '../../shared/plan-policy';
 import { plans, type Plans, type QuotaPeriod } from '../../shared/plans';
 
@@ -16,6 +17,25 @@ export const localUsageKey = (): UsageKey => ({
   usageKeyId: `local-${randomBytes(6).toString('hex')}`,
   usageKey: randomBytes(20).toString('hex'),
 });
+
+/** The variable that sets how many API keys the local gateway holds, as API Gateway holds API_KEYS_PER_REGION: a test sets a few. */
+export const LOCAL_API_KEY_LIMIT_VARIABLE = 'LOCAL_API_KEY_LIMIT';
+
+/** How many API keys the local gateway holds: LOCAL_API_KEY_LIMIT, by default API Gateway's quota. */
+export const localApiKeyLimit = (env: Readonly<Record<string, string | undefined>>): number => {
+  const value = env[LOCAL_API_KEY_LIMIT_VARIABLE];
+  if (value === undefined || value === '') return API_KEYS_PER_REGION;
+  if (!/^[1-9]\d{0,8}$/.test(value)) throw new Error(`${LOCAL_API_KEY_LIMIT_VARIABLE} must be a whole number of API keys, 1 or more.`);
+  return Number(value);
+};
+
+/** The local gateway's API keys: each usage key the keys table holds and has not deleted, once (the keys of a roll share one). */
+export const localApiKeysHeld = (records: readonly ApiKeyRecord[]): number =>
+  new Set(
+    records
+      .filter((record) => record.usageKeyDeletedAt === undefined && record.usageKeyId !== undefined)
+      .map((record) => record.usageKeyId),
+  ).size;
 
 /**
  * Every plan of shared/plans.ts at the most API Gateway allows a plan, without a quota: for the
