@@ -259,7 +259,7 @@ export interface ApiKeysRepository {
   othersSharingUsageKey(record: ApiKeyRecord, now?: Date): Promise<ApiKeyRecord[]>;
   /**
    * Marks each key whose expiry has passed by `now` with `expiredAt` (once per expiry, and never a
-   * revoked key), so that the audit trail records it. Reads the keys the expiry index has as due,
+   * key read as revoked), so that the audit trail records it. Reads the keys the expiry index has as due,
    * and no other. Returns the records marked. A key it cannot mark does not stop the others: once
    * all are tried, it throws KeysNotMarked naming those.
    */
@@ -292,6 +292,12 @@ interface ExpiryIndexAttributes {
   readonly expiryQueue?: unknown;
   readonly expiryDueAt?: unknown;
   readonly usageKeyRelease?: unknown;
+}
+
+/** A key the expiry index has as due: its record, and its place in the index as read. */
+interface DueKey {
+  readonly record: ApiKeyRecord;
+  readonly dueAsRead: unknown;
 }
 
 /** An item as stored: `scopes` a String Set, read back as a Set (or anything else a console edit left). */
@@ -658,9 +664,9 @@ export const apiKeysRepository = ({
     }
   };
 
-  /** The keys the expiry index has as due by `now`, as the index holds them (every attribute). */
-  const dueKeys = async (now: Date): Promise<ApiKeyRecord[]> => {
-    const records: ApiKeyRecord[] = [];
+  /** The keys the expiry index has as due by `now`, as the index holds them (every attribute), each with its due time as read. */
+  const dueKeys = async (now: Date): Promise<DueKey[]> => {
+    const due: DueKey[] = [];
     const { partitionKey, sortKey } = apiKeysExpiryIndex;
     await callDatabase(async () => {
       const pages = paginateQuery(
@@ -673,37 +679,42 @@ export const apiKeysRepository = ({
           ExpressionAttributeValues: { ':queue': EXPIRY_QUEUE, ':now': now.toISOString() },
         },
       );
-      for await (const page of pages) records.push(...((page.Items ?? []) as ApiKeyItem[]).map(recordOf));
+      for await (const page of pages) {
+        due.push(...((page.Items ?? []) as ApiKeyItem[]).map((item) => ({ record: recordOf(item), dueAsRead: item.expiryDueAt })));
+      }
     });
-    return records;
+    return due;
   };
 
   /**
-   * What the sweep writes of a key the index has as due, by what its item says (the console may
-   * have changed it since): its expiry marked, and the key out of the index; or, its expiry moved
-   * later, the index's time moved with it; or, revoked, marked already or without an expiry, the
-   * key out of the index only. Each on the condition that the item is still so.
+   * What the sweep writes of a key the index has as due, by what its item says as read (the
+   * console may have changed it since): its expiry marked, and the key out of the index; or, its
+   * expiry moved later, the index's time moved with it; or, revoked, marked already or without an
+   * expiry, the key out of the index only. Each on the condition that the key is still in the
+   * index at the time read (the key tool's revoke takes it out, a roll that changes its expiry
+   * moves it): a condition reads only what the sweep writes, so its role may name neither
+   * expiresAt nor revokedAt (docs/architecture.md, least privilege).
    */
-  const sweepWriteOf = (record: ApiKeyRecord, now: Date, change: ReturnType<typeof changeValues>) => {
+  const sweepWriteOf = ({ record, dueAsRead }: DueKey, now: Date, change: ReturnType<typeof changeValues>) => {
     const state = keyState(record, now);
-    const expiresAt = { ':expiresAt': record.expiresAt };
-    if (state === 'revoked') return { marks: false, update: LEAVE_EXPIRY_INDEX, condition: 'attribute_exists(revokedAt)', values: {} };
-    if (record.expiresAt === undefined) {
-      return { marks: false, update: LEAVE_EXPIRY_INDEX, condition: 'attribute_not_exists(expiresAt)', values: {} };
+    const inIndexAsRead = 'expiryDueAt = :dueAsRead';
+    const asRead = { ':dueAsRead': dueAsRead };
+    if (state === 'revoked' || record.expiresAt === undefined) {
+      return { marks: false, update: LEAVE_EXPIRY_INDEX, condition: inIndexAsRead, values: asRead };
     }
-    const asRead = 'expiresAt = :expiresAt AND attribute_not_exists(revokedAt)';
+    const expiryAsRead = { ...asRead, ':expiresAt': record.expiresAt };
     if (state === 'active') {
       const { expiryDueAt } = expiryIndexOf(record.expiresAt);
-      return { marks: false, update: 'SET expiryDueAt = :due', condition: asRead, values: { ...expiresAt, ':due': expiryDueAt } };
+      return { marks: false, update: 'SET expiryDueAt = :due', condition: inIndexAsRead, values: { ...asRead, ':due': expiryDueAt } };
     }
     if (record.expiredAt === record.expiresAt) {
-      return { marks: false, update: LEAVE_EXPIRY_INDEX, condition: `${asRead} AND expiredAt = :expiresAt`, values: expiresAt };
+      return { marks: false, update: LEAVE_EXPIRY_INDEX, condition: `${inIndexAsRead} AND expiredAt = :expiresAt`, values: expiryAsRead };
     }
     return {
       marks: true,
       update: `SET expiredAt = :expiresAt${change.set}${ENTER_RELEASE_INDEX.set} ${LEAVE_EXPIRY_INDEX}`,
-      condition: `${asRead} AND (attribute_not_exists(expiredAt) OR expiredAt <> :expiresAt)`,
-      values: { ...expiresAt, ...change.values, ...ENTER_RELEASE_INDEX.values },
+      condition: `${inIndexAsRead} AND (attribute_not_exists(expiredAt) OR expiredAt <> :expiresAt)`,
+      values: { ...expiryAsRead, ...change.values, ...ENTER_RELEASE_INDEX.values },
     };
   };
 
@@ -712,8 +723,9 @@ export const apiKeysRepository = ({
     const marked: ApiKeyRecord[] = [];
     const failures: Array<{ keyId: string; reason: string }> = [];
     const change = changeValues(changedBy, now.toISOString());
-    for (const record of await dueKeys(now)) {
-      const { marks, update, condition, values } = sweepWriteOf(record, now, change);
+    for (const due of await dueKeys(now)) {
+      const { record } = due;
+      const { marks, update, condition, values } = sweepWriteOf(due, now, change);
       try {
         await callDatabase(() =>
           db.send(
@@ -722,7 +734,7 @@ export const apiKeysRepository = ({
               Key: { keyHash: record.keyHash },
               UpdateExpression: update,
               ConditionExpression: condition,
-              ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+              ExpressionAttributeValues: values,
             }),
           ),
         );

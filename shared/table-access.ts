@@ -10,15 +10,10 @@ export interface TableAccess {
   readonly actions: readonly string[];
   /**
    * The only attributes these actions may read or write, the key attribute included (IAM's
-   * fine-grained access: `dynamodb:Attributes`); every attribute when absent.
+   * fine-grained access: `dynamodb:Attributes`); every attribute when absent. IAM names every
+   * attribute a request names, those its condition reads too, and cannot tell a read from a write.
    */
   readonly attributes?: readonly string[];
-  /**
-   * Those of `attributes` an update's condition reads and nothing writes. IAM names every attribute
-   * a request names, in its condition too, so the grant must allow them and cannot tell a read
-   * from a write: the code is held to reading them by test/integration/permissions.test.ts.
-   */
-  readonly readByConditionOnly?: readonly string[];
   /**
    * The only `ReturnValues` a write may ask for (`dynamodb:ReturnValues`); any when absent. With
    * `attributes`, NONE alone: ALL_OLD or ALL_NEW would return the attributes not named.

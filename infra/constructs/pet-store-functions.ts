@@ -54,14 +54,14 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
   // The keys table's stream reaches it through its event source mapping, which grants the stream read.
   keyAudit: [],
   // Reads the keys due in the expiry index, and no other, then marks each expired one: its
-  // expiredAt and who changed it, on the condition that its expiresAt and revokedAt are as read
-  // (an expiry extended or a key revoked meanwhile, in the console too, is not marked), and takes
-  // it out of the index (or moves it there, its expiry moved in the console), into the usage-key
-  // release index. Then reads the keys of that index, each and the keys of its rolls by their hash,
-  // and records each usage key it deleted (usageKeyDeletedAt), taking the key out. IAM's
+  // expiredAt and who changed it, on the condition that it is still in the index at the time read
+  // (a key the key tool revoked meanwhile has left it, one it rolled to another expiry moved), and
+  // takes it out of the index (or moves it there, its expiry moved in the console), into the
+  // usage-key release index. Then reads the keys of that index, each and the keys of its rolls by their hash, and
+  // records each usage key it deleted (usageKeyDeletedAt), taking the key out. IAM's
   // dynamodb:Attributes holds the attributes a condition evaluates as well as those written
   // (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html),
-  // so those two must be named, and the grant alone would let the role write them.
+  // so its conditions read only what it writes: its role cannot touch expiresAt or revokedAt.
   keyExpiry: [
     { table: 'apiKeys', index: apiKeysExpiryIndex.indexName, actions: ['dynamodb:Query'] },
     { table: 'apiKeys', index: apiKeysUsageKeyReleaseIndex.indexName, actions: ['dynamodb:Query'] },
@@ -71,8 +71,6 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
       actions: ['dynamodb:UpdateItem'],
       attributes: [
         'keyHash',
-        'expiresAt',
-        'revokedAt',
         'expiredAt',
         'changedBy',
         'changedAt',
@@ -82,7 +80,6 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
         apiKeysExpiryIndex.sortKey.name,
         apiKeysUsageKeyReleaseIndex.partitionKey.name,
       ],
-      readByConditionOnly: ['expiresAt', 'revokedAt'],
       returnValues: ['NONE'],
     },
   ],

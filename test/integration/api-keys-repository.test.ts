@@ -610,6 +610,36 @@ describe('markExpired', () => {
     expect(reads).toBe(0);
   });
 
+  it('leaves unmarked, and revoked, a key the key tool revokes between the sweep reading it and writing it', async () => {
+    const now = new Date();
+    const record = await keys.register(generateApiKey(), 'revoked meanwhile', {
+      usage: localUsageKey(),
+      expiresAt: at(-HOUR, now.getTime()).toISOString(),
+      changedBy: ACTOR,
+    });
+    // The sweep's own client: the revoke lands just before its first write is sent.
+    const client = createDocumentClient({ endpoint: tables.endpoint });
+    let pending = true;
+    client.middlewareStack.add(
+      (next, { commandName }) =>
+        async (args) => {
+          if (commandName === 'UpdateItemCommand' && pending) {
+            pending = false;
+            await keys.revoke(record.keyId, ACTOR);
+          }
+          return next(args);
+        },
+      { step: 'initialize' },
+    );
+
+    expect(await apiKeysRepository({ client, tableName: tables.apiKeys }).markExpired(now, 'system:key-expiry')).toEqual([]);
+    expect(pending).toBe(false);
+    const item = await itemOfId(record.keyId);
+    expect(item).toMatchObject({ revokedAt: expect.any(String), changedBy: ACTOR });
+    expect(item).not.toHaveProperty('expiredAt');
+    client.destroy();
+  });
+
   it('reads only the keys that are due: 3 of 500', async () => {
     const now = new Date();
     const register = (name: string, expiresAt?: Date) =>

@@ -11,8 +11,6 @@ export interface SentCommand {
   readonly limit?: number;
   /** An update's top-level attributes, as IAM's `dynamodb:Attributes` names them: its key's, and those its expressions name. */
   readonly attributes?: readonly string[];
-  /** The attributes an update's UpdateExpression writes (SET, REMOVE, ADD, DELETE): not its key's, not those its condition reads. */
-  readonly written?: readonly string[];
   /** An update's ReturnValues, NONE when it sets none. */
   readonly returnValues?: string;
   /** A read's ConsistentRead: true for a strongly consistent one. */
@@ -21,8 +19,6 @@ export interface SentCommand {
 
 interface UpdateInput {
   readonly ReturnValues?: string;
-  readonly UpdateExpression?: string;
-  readonly ExpressionAttributeNames?: Record<string, string>;
 }
 
 /** The action IAM checks for each kind of item in a transaction (there is no TransactWriteItems action). */
@@ -62,10 +58,6 @@ export const recordingClient = (endpoint: string) => {
           ...(command === 'UpdateItem'
             ? {
                 attributes: attributesOf(input),
-                written: attributesOf({
-                  UpdateExpression: (input as UpdateInput).UpdateExpression,
-                  ExpressionAttributeNames: (input as UpdateInput).ExpressionAttributeNames,
-                }),
                 returnValues: (input as UpdateInput).ReturnValues ?? 'NONE',
               }
             : {}),
