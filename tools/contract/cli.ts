@@ -1,4 +1,5 @@
 /**
+ * The contract commands, callable in-process (tools/contract/main.ts is their entry point).
  * `npm run contract`: compares the OpenAPI document the code generates now with the released
  * contract of /v1 and lists the changes; exit 1 when one is breaking or to review.
  * `npm run contract:accept`: writes the current document into the contract, deliberately, when
@@ -9,7 +10,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { format, resolveConfig } from 'prettier';
 import { projectRoot } from '../../shared/project-root';
-import { parseCommandLine, reportFailure, UsageError } from '../cli';
+import { parseCommandLine, UsageError } from '../cli';
 import { buildOpenApiDocument } from '../openapi/document';
 import { compareContracts, type ContractComparison } from './compare';
 import { CONTRACT_PATH } from './paths';
@@ -27,6 +28,14 @@ const USAGE = `Usage:
                     which npm run openapi writes)
   --reviewed        (accept) also take the changes to review: the diff tool cannot classify
                     them, and a person has checked that no client of /v1 can break`;
+
+/** Where a command writes: its standard output and its standard error, a line at a time. */
+export interface ContractOutput {
+  readonly print: (text: string) => void;
+  readonly printError: (text: string) => void;
+}
+
+const CONSOLE: ContractOutput = { print: (text) => console.log(text), printError: (text) => console.error(text) };
 
 interface Command {
   readonly accept: boolean;
@@ -98,16 +107,21 @@ const listing = ({ breaking, review, additive }: ContractComparison): string =>
 const changeCount = ({ breaking, review, additive }: ContractComparison) => breaking.length + review.length + additive.length;
 
 /** `npm run contract`: the changes, and exit 1 when one breaks /v1 or is to review. */
-const showChanges = (contractName: string, comparison: ContractComparison): number => {
+const showChanges = (contractName: string, comparison: ContractComparison, { print, printError }: ContractOutput): number => {
   const { breaking, review } = comparison;
-  console.log(changeCount(comparison) === 0 ? `${contractName}: the current document makes no change to it` : listing(comparison));
+  print(changeCount(comparison) === 0 ? `${contractName}: the current document makes no change to it` : listing(comparison));
   if (breaking.length + review.length === 0) return 0;
-  console.error(`npm run contract: ${breaking.length} breaking, ${review.length} to review: see the list above`);
+  printError(`npm run contract: ${breaking.length} breaking, ${review.length} to review: see the list above`);
   return 1;
 };
 
 /** `npm run contract:accept`: the current document becomes the contract, unless a change is refused. */
-const acceptChanges = async ({ reviewed, contractName, contractFile }: Command, current: unknown, comparison: ContractComparison) => {
+const acceptChanges = async (
+  { reviewed, contractName, contractFile }: Command,
+  current: unknown,
+  comparison: ContractComparison,
+  { print, printError }: ContractOutput,
+) => {
   const { breaking, review, additive } = comparison;
   const refused = [...breaking, ...(reviewed ? [] : review)];
   if (refused.length > 0) {
@@ -115,13 +129,13 @@ const acceptChanges = async ({ reviewed, contractName, contractFile }: Command, 
       ...(breaking.length > 0 ? [`${breaking.length} would break /v1`] : []),
       ...(!reviewed && review.length > 0 ? [`${review.length} to review (accept with --reviewed once checked)`] : []),
     ];
-    console.error(indented(`npm run contract:accept: refused, ${contractName} is unchanged: ${why.join(', ')}:`, refused));
+    printError(indented(`npm run contract:accept: refused, ${contractName} is unchanged: ${why.join(', ')}:`, refused));
     return 1;
   }
   const text = await contractText(current);
   if ((await readFile(contractFile, 'utf8')) !== text) await writeFile(contractFile, text);
   const count = changeCount(comparison);
-  console.log(
+  print(
     count === 0
       ? `${contractName}: the current document makes no change to it`
       : indented(`${contractName}: accepted ${count} change${count === 1 ? '' : 's'}:`, [...review, ...additive]),
@@ -129,10 +143,15 @@ const acceptChanges = async ({ reviewed, contractName, contractFile }: Command, 
   return 0;
 };
 
-const main = async (): Promise<number> => {
-  const command = parseCommand(process.argv.slice(2));
+/**
+ * Runs `npm run contract` (argv as after `--`) or, with `accept` first, `npm run contract:accept`,
+ * and returns its exit status. A usage error throws a UsageError, any other failure an Error:
+ * the caller reports it (tools/cli.ts reportFailure).
+ */
+export const runContractCommand = async (argv: readonly string[], output: ContractOutput = CONSOLE): Promise<number> => {
+  const command = parseCommand(argv);
   if (command === undefined) {
-    console.log(USAGE);
+    output.print(USAGE);
     return 0;
   }
   const released = await readJson(command.contractFile, command.contractName);
@@ -142,11 +161,9 @@ const main = async (): Promise<number> => {
       ? JSON.parse(JSON.stringify(buildOpenApiDocument()))
       : await readJson(command.documentFile, command.documentFile);
   const comparison = compareContracts(released, current);
-  return command.accept ? acceptChanges(command, current, comparison) : showChanges(command.contractName, comparison);
+  return command.accept ? acceptChanges(command, current, comparison, output) : showChanges(command.contractName, comparison, output);
 };
 
-try {
-  process.exitCode = await main();
-} catch (error) {
-  process.exitCode = reportFailure(process.argv[2] === 'accept' ? 'npm run contract:accept' : 'npm run contract', error);
-}
+/** The name a failure of `argv` is reported under. */
+export const contractToolName = (argv: readonly string[]): string =>
+  argv[0] === 'accept' ? 'npm run contract:accept' : 'npm run contract';
