@@ -2,6 +2,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 /** The checks of AWS's own rules that judge what the rest of the run recorded: they run after it. */
 const AFTER_THE_RUN = ['test/infra/iam-simulation.test.ts'];
+const UNIT = ['test/unit/**/*.test.ts'];
 
 const common = {
   env: {
@@ -16,6 +17,10 @@ const common = {
   },
   testTimeout: 30_000,
   hookTimeout: 90_000,
+  // Every answer of the local server is checked against generated/openapi.json, and every AWS
+  // call of a function is recorded for the IAM check.
+  setupFiles: ['test/support/contract-setup.ts', 'test/support/aws-calls-setup.ts'],
+  sequence: { groupOrder: 0 },
 };
 
 export default defineConfig({
@@ -27,19 +32,26 @@ export default defineConfig({
       {
         test: {
           ...common,
-          name: 'behaviour',
-          include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...AFTER_THE_RUN],
-          // One DynamoDB Local for the whole run; every test file makes its own tables in it.
-          globalSetup: ['test/support/global-setup.ts'],
-          // Every answer of the local server is checked against generated/openapi.json, and every
-          // AWS call of a function is recorded for the IAM check.
-          setupFiles: ['test/support/contract-setup.ts', 'test/support/aws-calls-setup.ts'],
-          sequence: { groupOrder: 0 },
+          name: 'unit',
+          include: UNIT,
+          globalSetup: ['test/support/recording-setup.ts'],
+          // No database, server or child process to tell files apart: a worker runs its files in one
+          // module graph, rather than load the AWS SDK, zod and ajv again for each of them.
+          isolate: false,
         },
       },
       {
-        test: { ...common, name: 'aws-rules', include: AFTER_THE_RUN, sequence: { groupOrder: 1 } },
+        test: {
+          ...common,
+          name: 'behaviour',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...UNIT, ...AFTER_THE_RUN],
+          // One DynamoDB Local for the whole run; every test file makes its own tables in it.
+          globalSetup: ['test/support/recording-setup.ts', 'test/support/global-setup.ts'],
+        },
+      },
+      {
+        test: { ...common, setupFiles: [], name: 'aws-rules', include: AFTER_THE_RUN, sequence: { groupOrder: 1 } },
       },
     ],
   },

@@ -41,10 +41,13 @@ export const parseCommandLine = <T extends ParseArgsConfig>(config: T, help: str
   }
 };
 
-/** Writes the failure as one line, prefixed by the tool's name, through the key mask, and returns the exit status. */
-export const reportFailure = (tool: string, error: unknown): number => {
+/**
+ * Writes the failure as one line, prefixed by the tool's name, through the key mask, and returns the
+ * exit status. The line goes to standard error unless `printError` takes it.
+ */
+export const reportFailure = (tool: string, error: unknown, printError: (line: string) => void = (line) => console.error(line)): number => {
   const message = error instanceof Error ? error.message : String(error);
-  console.error(maskKeys(`${tool}: ${message.trim().replace(/\s*\n\s*/g, ' | ')}`));
+  printError(maskKeys(`${tool}: ${message.trim().replace(/\s*\n\s*/g, ' | ')}`));
   return error instanceof UsageError ? 2 : 1;
 };
 

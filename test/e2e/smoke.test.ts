@@ -37,9 +37,9 @@ afterAll(() => api?.close());
 const smoke = (args: string[], env: Record<string, string> = {}) => npmRun('smoke', args, { PETSTORE_API_KEY: '', ...env });
 
 /**
- * The same run in this process (tools/smoke/run.ts, which the command prints): the many broken
- * servers below each cost a check run rather than a Node start. The command itself runs against
- * a broken server once, in its own test.
+ * The same run in this process (tools/smoke/run.ts, which the command prints): each test costs a
+ * check run rather than a Node start. The command itself runs on a fresh stage, against a broken
+ * server, as documented with and without -s, without a key, and with its output closed.
  */
 const smokeInProcess = async (args: string[], env: Record<string, string> = {}): Promise<CommandResult> => {
   const { output, exitCode } = await runSmoke(args, { PETSTORE_API_KEY: '', ...env });
@@ -153,7 +153,7 @@ describe('npm run smoke against the local server', () => {
   });
 
   it('passes every check, one line each, and a summary', async () => {
-    const result = await smoke(['--url', `${api.url}/`, '--key', api.key]);
+    const result = await smokeInProcess(['--url', `${api.url}/`, '--key', api.key]);
     expect(result.status, result.stdout + result.stderr).toBe(0);
     expect(statusesOf(result)).toEqual(Object.fromEntries(CHECKS.map((name) => [name, 'ok'])));
     expect(result.stdout).toMatch(new RegExp(`^Passed: ${CHECKS.length} ok, 0 failed, 0 skipped in [\\d.]+ s$`, 'm'));
@@ -165,7 +165,7 @@ describe('npm run smoke against the local server', () => {
     await api.keys.register(readKey, 'smoke read-only', { usage: localUsageKey(), scopes: ['pets:read'], changedBy: 'local:test' });
     const before = await petCount();
 
-    const result = await smoke(['--url', api.url, '--read-only', '--json'], { PETSTORE_API_KEY: readKey });
+    const result = await smokeInProcess(['--url', api.url, '--read-only', '--json'], { PETSTORE_API_KEY: readKey });
 
     expect(result.status, result.stdout + result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { checks: Array<{ name: string; status: string; detail: string; ms: number }> };
@@ -215,7 +215,7 @@ describe('npm run smoke against the local server', () => {
     server.close();
     await once(server, 'close');
 
-    const result = await smoke(['--url', `http://127.0.0.1:${port}/v1`, '--key', api.key]);
+    const result = await smokeInProcess(['--url', `http://127.0.0.1:${port}/v1`, '--key', api.key]);
 
     expect(result.status).toBe(1);
     expect(result.stdout).toMatch(new RegExp(`^FAIL create +no answer from http://127.0.0.1:${port} \\(ECONNREFUSED\\)`, 'm'));
@@ -230,7 +230,7 @@ describe('npm run smoke against the local server', () => {
     await once(server, 'listening');
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      const result = await smoke(['--url', `${origin}/v1`, '--key', api.key], { PETSTORE_SMOKE_TIMEOUT_MS: '300' });
+      const result = await smokeInProcess(['--url', `${origin}/v1`, '--key', api.key], { PETSTORE_SMOKE_TIMEOUT_MS: '300' });
 
       expect(result.status).toBe(1);
       const lines = result.stdout.split('\n').filter((line) => /^(ok|FAIL|skip) /.test(line));
@@ -399,7 +399,7 @@ describe('npm run smoke never prints a key a broken server sends back', () => {
       await api.keys.register(key, 'smoke straddle', { usage: localUsageKey(), scopes: ['pets:read'], changedBy: 'local:test' });
     const proxy = await startApiProxy(api.url, echoingAuthorizationAt(285));
     try {
-      const result = await smoke(['--url', proxy.url, '--read-only'], { PETSTORE_API_KEY: key });
+      const result = await smokeInProcess(['--url', proxy.url, '--read-only'], { PETSTORE_API_KEY: key });
 
       expect(result.status, result.stdout).toBe(1);
       const unprefixed = key.startsWith(API_KEY_PREFIX) ? key.slice(API_KEY_PREFIX.length) : key;

@@ -3,7 +3,7 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { apiKeysTable, petsTable } from '../../shared/tables';
 import { ensureTables, freePort, isListening, startDynamoDBLocal } from '../../tools/dynamodb-local';
@@ -57,12 +57,9 @@ describe('startDynamoDBLocal', { timeout: 90_000 }, () => {
   });
 
   it('says clearly when its port is taken', async () => {
-    const first = await startDynamoDBLocal({ port: 0 });
-    try {
-      const port = Number(new URL(first.endpoint).port);
-      await expect(startDynamoDBLocal({ port })).rejects.toThrow(`could not listen on port ${port}: it is in use`);
-    } finally {
-      await first.stop();
-    }
+    // Taken by the run's own DynamoDB Local: a second start here is what is under test, not the first.
+    const port = Number(new URL(inject('dynamodbEndpoint')).port);
+    await expect(startDynamoDBLocal({ port })).rejects.toThrow(`could not listen on port ${port}: it is in use`);
+    expect(await isListening(port)).toBe(true);
   });
 });

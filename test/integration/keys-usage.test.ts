@@ -12,7 +12,7 @@ import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { UsageError } from '../../tools/cli';
 import { runKeysCommand } from '../../tools/keys/cli';
-import { expectOneLineFailure, npmRun } from '../support/command';
+import { expectOneLineFailure, runInProcess } from '../support/command';
 import { createTestTables, type TestTables } from '../support/tables';
 
 const DAY_MS = 86_400_000;
@@ -264,6 +264,8 @@ describe('list --usage on a stage (GetUsage, mocked)', () => {
 
 describe('usage refusals, as npm run keys gives them', () => {
   const local = () => ({ DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys });
+  /** The command as npm run keys shows it, run in this process (the script's wiring has its tests in keys-cli). */
+  const keysCommand = (...argv: string[]) => runInProcess('npm run keys', ({ print }) => runKeysCommand(argv, { env: local(), print }));
   const run = (...argv: string[]) =>
     runKeysCommand(argv, { env: local(), print: (line) => lines.push(line) }).then(
       () => undefined,
@@ -285,14 +287,14 @@ describe('usage refusals, as npm run keys gives them', () => {
   });
 
   it('refuses an id no key has in one line, and exits 2', async () => {
-    const result = await npmRun('keys', ['usage', 'ffffffffffff'], local());
+    const result = await keysCommand('usage', 'ffffffffffff');
     expect(expectOneLineFailure(result, { status: 2 })).toBe(
       'npm run keys: No key has the id ffffffffffff (npm run keys -- list shows them).',
     );
   });
 
   it('refuses a bad --days in one line, and exits 2', async () => {
-    const result = await npmRun('keys', ['usage', 'ffffffffffff', '--days', '365'], local());
+    const result = await keysCommand('usage', 'ffffffffffff', '--days', '365');
     expect(expectOneLineFailure(result, { status: 2 })).toBe('npm run keys: --days takes a whole number of days from 1 to 90.');
   });
 });

@@ -61,13 +61,16 @@ const isRunning = (pid: number): boolean => {
 };
 
 export const startRecordingRun = (wholeSuite: boolean): void => {
+  const folder = resolve(AWS_CALLS_ROOT, String(process.pid));
+  // Started already by another project's setup of this run.
+  if (process.env[RUN_FOLDER_VARIABLE] === folder) return;
   // The folders of runs that are over (their process is gone) go; a run still going keeps its own.
   mkdirSync(AWS_CALLS_ROOT, { recursive: true });
   for (const folder of readdirSync(AWS_CALLS_ROOT)) {
     const pid = Number(folder);
     if (!Number.isInteger(pid) || pid <= 0 || !isRunning(pid)) rmSync(resolve(AWS_CALLS_ROOT, folder), { recursive: true, force: true });
   }
-  process.env[RUN_FOLDER_VARIABLE] = resolve(AWS_CALLS_ROOT, String(process.pid));
+  process.env[RUN_FOLDER_VARIABLE] = folder;
   rmSync(runFolder(), { recursive: true, force: true });
   mkdirSync(runFolder(), { recursive: true });
   writeFileSync(runFile(), JSON.stringify({ wholeSuite }));

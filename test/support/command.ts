@@ -2,6 +2,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { expect } from 'vitest';
 import { projectRoot } from '../../shared/project-root';
+import { reportFailure } from '../../tools/cli';
 
 export interface CommandResult {
   readonly status: number | null;
@@ -56,6 +57,26 @@ export const runCommandClosingOutput = (
 /** `npm run <script> -- args…`, quiet as to npm's own lines, as a user's terminal shows the tool's. */
 export const npmRun = (script: string, args: readonly string[], env: Record<string, string> = {}) =>
   runCommand('npm', ['run', '--silent', script, '--', ...args], env);
+
+/** Where a tool run in this process writes its lines. */
+export interface ToolOutput {
+  readonly print: (line: string) => void;
+  readonly printError: (line: string) => void;
+}
+
+/**
+ * A tool's command run in this process rather than in a Node of its own (whose start costs a second
+ * or two of CPU): what it printed, and its exit status; a failure it throws is reported as its entry
+ * point reports it (tools/cli.ts reportFailure, under the tool's name). Each command keeps at least
+ * one test through `npm run`, for the wiring of its script and entry point.
+ */
+export const runInProcess = async (tool: string, command: (output: ToolOutput) => Promise<number>): Promise<CommandResult> => {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const output = { print: (line: string) => stdout.push(`${line}\n`), printError: (line: string) => stderr.push(`${line}\n`) };
+  const status = await command(output).catch((error: unknown) => reportFailure(tool, error, output.printError));
+  return { status, stdout: stdout.join(''), stderr: stderr.join('') };
+};
 
 /** What the command wrote on stderr, line by line, without npm's warnings about this machine's npm configuration. */
 const stderrLines = (result: CommandResult): string[] =>

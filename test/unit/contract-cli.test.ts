@@ -11,7 +11,8 @@ import { projectRoot } from '../../shared/project-root';
 import { routes, type Route } from '../../shared/routes';
 import { CONTRACT_PATH } from '../../tools/contract/paths';
 import { buildOpenApiDocument } from '../../tools/openapi/document';
-import { expectOneLineFailure, npmRun, type CommandResult } from '../support/command';
+import { contractToolName, runContractCommand } from '../../tools/contract/cli';
+import { expectOneLineFailure, npmRun, runInProcess, type CommandResult } from '../support/command';
 
 interface Document {
   paths: Record<string, Record<string, unknown>>;
@@ -49,6 +50,15 @@ const broken = (): Document => {
   return document;
 };
 
+/**
+ * The command in this process (tools/contract/cli.ts), as npm run shows it: each script has a test
+ * through npm run as well.
+ */
+const contract = (script: 'contract' | 'contract:accept', argv: readonly string[]): Promise<CommandResult> => {
+  const args = script === 'contract:accept' ? ['accept', ...argv] : argv;
+  return runInProcess(contractToolName(args), (output) => runContractCommand(args, output));
+};
+
 /** What the command wrote on stderr, without npm's warnings about this machine's npm configuration. */
 const errorLines = (result: CommandResult) =>
   result.stderr.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('npm warn'));
@@ -82,7 +92,7 @@ describe('npm run contract', () => {
   });
 
   it('refuses an unknown option in one line, exit status 2', async () => {
-    const line = expectOneLineFailure(await npmRun('contract', ['--contracts', contractFile]), { status: 2 });
+    const line = expectOneLineFailure(await contract('contract', ['--contracts', contractFile]), { status: 2 });
     expect(line).toBe("npm run contract: unknown option '--contracts': see npm run contract -- --help");
   });
 });
@@ -105,7 +115,7 @@ describe('npm run contract:accept', () => {
     write(contractFile, generated());
     const before = readFileSync(contractFile, 'utf8');
     write(documentFile, broken());
-    const result = await npmRun('contract:accept', ['--contract', contractFile, '--document', documentFile]);
+    const result = await contract('contract:accept', ['--contract', contractFile, '--document', documentFile]);
     expect(result.status).toBe(1);
     const [summary, ...changes] = errorLines(result);
     expect(summary).toBe(`npm run contract:accept: refused, ${contractFile} is unchanged: ${BROKEN_LINES.length} would break /v1:`);
@@ -123,7 +133,7 @@ describe('npm run contract:accept', () => {
     location.schema.maxLength = 64;
     write(documentFile, document);
 
-    const held = await npmRun('contract:accept', ['--contract', contractFile, '--document', documentFile]);
+    const held = await contract('contract:accept', ['--contract', contractFile, '--document', documentFile]);
     expect(held.status).toBe(1);
     expect(errorLines(held)).toEqual([
       `npm run contract:accept: refused, ${contractFile} is unchanged: 1 to review (accept with --reviewed once checked):`,
@@ -131,7 +141,7 @@ describe('npm run contract:accept', () => {
     ]);
     expect(readFileSync(contractFile, 'utf8')).toBe(before);
 
-    const reviewed = await npmRun('contract:accept', ['--contract', contractFile, '--document', documentFile, '--reviewed']);
+    const reviewed = await contract('contract:accept', ['--contract', contractFile, '--document', documentFile, '--reviewed']);
     expect(reviewed.status, reviewed.stderr).toBe(0);
     expect(JSON.parse(readFileSync(contractFile, 'utf8'))).toEqual(document);
   });
