@@ -17,6 +17,7 @@ import {
   type ResponseNotice,
   type RetryNotice,
 } from '../../client/src/index';
+import { statusShardCount } from '../../shared/config';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { Plans } from '../../shared/plans';
 import { startApiProxy } from '../support/api-proxy';
@@ -201,8 +202,8 @@ describe('the client over a failing database', () => {
 
   it('retries the 503s of a throttled database, then succeeds: a listing, and a create stored once', async () => {
     const { store, retries } = clientOf(api);
-    // The server's SDK tries each call twice: 2 throttles make one 503.
-    proxy.inject({ operation: 'Query', table: api.tables.pets, fault: 'throttle', times: 2 });
+    // The server's SDK tries each call twice: 2 throttles of each shard's query make one 503.
+    proxy.inject({ operation: 'Query', table: api.tables.pets, fault: 'throttle', times: 2 * statusShardCount() });
     await expect(store.pets.list({ status: 'available' })).resolves.toMatchObject({ pets: [] });
 
     proxy.inject({ operation: 'TransactWriteItems', fault: 'throttle', times: 2 });

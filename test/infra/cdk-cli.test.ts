@@ -199,7 +199,8 @@ describe('npx cdk synth -c stage=staging', () => {
     expect(listed).toMatchObject({ statusCode: 200, body: JSON.stringify([pet]) });
     expect(got).toMatchObject({ statusCode: 200, body: JSON.stringify(pet) });
 
-    // The key audit trail's two: the sweep marks a key past its expiry; the writer takes a stream batch.
+    // The key audit trail's two: the sweep marks a key past its expiry, and deletes the usage key no
+    // live key uses any more; the writer takes a stream batch.
     const expired = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(generateApiKey(), 'expired', {
       usage: localUsageKey(),
       expiresAt: new Date(Date.now() - 1_000).toISOString(),
@@ -220,7 +221,7 @@ describe('npx cdk synth -c stage=staging', () => {
       ],
     };
     const [swept, written] = await Promise.all([invokeBundle('ExpirySweep', {}, env), invokeBundle('Writer', streamEvent, env)]);
-    expect(swept).toEqual({ marked: [expired.keyId] });
+    expect(swept).toEqual({ marked: [expired.keyId], usageKeysDeleted: [expired.usageKeyId] });
     expect(written).toEqual({ batchItemFailures: [] });
   });
 });
