@@ -505,7 +505,7 @@ describe('npm start', { timeout: 90_000 }, () => {
   it('refuses an API_KEY that was revoked in the database it is pointed at', async () => {
     const tables = await createTestTables();
     const key = generateApiKey();
-    const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    const keys = apiKeysRepository({ client: tables.client, tables });
     const record = await keys.register(key, 'old', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.revoke(record.keyId, ACTOR);
     const started = npmStart({

@@ -163,7 +163,7 @@ describe('npx cdk synth -c stage=staging', () => {
   it('runs each bundle on DynamoDB Local, signing with the credentials of the environment', async () => {
     const tables = await createTestTables();
     const key = generateApiKey();
-    const { keyId } = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'cdk-cli-test', {
+    const { keyId } = await apiKeysRepository({ client: tables.client, tables }).register(key, 'cdk-cli-test', {
       usage: localUsageKey(),
       changedBy: ACTOR,
     });
@@ -200,7 +200,7 @@ describe('npx cdk synth -c stage=staging', () => {
     expect(got).toMatchObject({ statusCode: 200, body: JSON.stringify(pet) });
 
     // The key audit trail's two: the sweep marks a key past its expiry; the writer takes a stream batch.
-    const expired = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(generateApiKey(), 'expired', {
+    const expired = await apiKeysRepository({ client: tables.client, tables }).register(generateApiKey(), 'expired', {
       usage: localUsageKey(),
       expiresAt: new Date(Date.now() - 1_000).toISOString(),
       changedBy: ACTOR,

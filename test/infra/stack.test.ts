@@ -21,12 +21,14 @@ import { stackOutputs } from '../../shared/stack';
 import {
   apiKeysExpiryIndex,
   apiKeysIdIndex,
+  apiKeyLastUseTable,
   apiKeysTable,
   idempotencyTable,
   petsStatusIndex,
   petsTable,
   tableDefinitions,
   type TableDefinition,
+  type TableNames,
 } from '../../shared/tables';
 import { CORS_ALLOWED_METHODS } from '../../shared/http/cors';
 import { methodsOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
@@ -137,6 +139,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     });
     expect(outputs[stackOutputs.petsTableName]?.Value).toEqual({ Ref: expect.stringMatching(/^TablesPetsTable/) });
     expect(outputs[stackOutputs.apiKeysTableName]?.Value).toEqual({ Ref: expect.stringMatching(/^TablesApiKeysTable/) });
+    expect(outputs[stackOutputs.apiKeyLastUseTableName]?.Value).toEqual({ Ref: expect.stringMatching(/^TablesApiKeyLastUseTable/) });
     expect(JSON.stringify(outputs[stackOutputs.dashboardUrl]?.Value)).toContain(
       'https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#dashboards:name=',
     );
@@ -406,7 +409,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     });
 
     it('tells each function the name of exactly the tables it is granted', () => {
-      const definitions = { pets: petsTable, apiKeys: apiKeysTable, idempotency: idempotencyTable };
+      const definitions = tableDefinitions;
       const nameVariables: string[] = Object.values(definitions).map((table) => table.nameVariable);
       for (const name of functionNames) {
         const variables = (
@@ -422,7 +425,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
   });
 
   describe('least privilege', () => {
-    const tableArn = (table: 'pets' | 'apiKeys' | 'idempotency') => ({
+    const tableArn = (table: keyof TableNames) => ({
       'Fn::GetAtt': [stack.getLogicalId(stack.tables[table].node.defaultChild as CfnFunction), 'Arn'],
     });
 
@@ -502,8 +505,9 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
             expect(grant.attributes, name).not.toContain(widening);
         }
       }
-      // The authorizer (a key's lastUsedAt) and the expiry sweep (its expiredAt) each update a key.
-      expect(updateGrants.filter(({ grant }) => grant.table === 'apiKeys').map(({ name }) => name)).toEqual(['authorizer', 'keyExpiry']);
+      // The expiry sweep (its expiredAt) alone updates a key; the authorizer updates a key's last use only.
+      expect(updateGrants.filter(({ grant }) => grant.table === 'apiKeys').map(({ name }) => name)).toEqual(['keyExpiry']);
+      expect(updateGrants.filter(({ grant }) => grant.table === 'apiKeyLastUse').map(({ name }) => name)).toEqual(['authorizer']);
       expect(tableAccess.listPets).toContainEqual({ table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] });
     });
   });
@@ -564,6 +568,17 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
     });
 
+    it("keys the keys' last-use table by key hash, with no index and no stream: a use is no change of a key", () => {
+      const { properties } = tableProperties(apiKeyLastUseTable.id);
+      expect(properties).toMatchObject({
+        KeySchema: [{ AttributeName: 'keyHash', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'keyHash', AttributeType: 'S' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      });
+      expect(properties).not.toHaveProperty('GlobalSecondaryIndexes');
+      expect(properties).not.toHaveProperty('StreamSpecification');
+    });
+
     it('keys the idempotency table by id (S), with TTL on its expiration attribute', () => {
       expect(tableProperties(idempotencyTable.id).properties).toMatchObject({
         KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
@@ -573,15 +588,18 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
     });
 
-    it.each([petsTable.id, apiKeysTable.id, idempotencyTable.id])('%s: point-in-time recovery and AWS-managed (KMS) encryption', (id) => {
-      expect(tableProperties(id).properties).toMatchObject({
-        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-        SSESpecification: { SSEEnabled: true },
-      });
-      expect(tableProperties(id).properties.SSESpecification).not.toHaveProperty('KMSMasterKeyId');
-    });
+    it.each(Object.values(tableDefinitions).map((table) => table.id))(
+      '%s: point-in-time recovery and AWS-managed (KMS) encryption',
+      (id) => {
+        expect(tableProperties(id).properties).toMatchObject({
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          SSESpecification: { SSEEnabled: true },
+        });
+        expect(tableProperties(id).properties.SSESpecification).not.toHaveProperty('KMSMasterKeyId');
+      },
+    );
 
-    it.each([petsTable.id, apiKeysTable.id, idempotencyTable.id])(
+    it.each(Object.values(tableDefinitions).map((table) => table.id))(
       `%s: ${isProd ? 'retained and deletion-protected' : 'destroyed with the stack'}`,
       (id) => {
         expect(tableProperties(id).deletionPolicy).toBe(isProd ? 'RetainExceptOnCreate' : 'Delete');

@@ -432,7 +432,7 @@ describe('a change whose audit line is long, or cannot be written', () => {
     { timeout: 60_000 },
     async () => {
       const tables = await createTestTables();
-      const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+      const keys = apiKeysRepository({ client: tables.client, tables });
       // The audit's own client, on which DynamoDB refuses one key's audit lines, as it refused a line over 400 KB.
       const refused: { keyId?: string; attempts: number } = { attempts: 0 };
       const client = createDocumentClient({ endpoint: tables.endpoint });

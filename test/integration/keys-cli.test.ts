@@ -42,7 +42,7 @@ let lines: string[];
 
 beforeEach(async () => {
   tables = await createTestTables();
-  keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+  keys = apiKeysRepository({ client: tables.client, tables });
   lines = [];
 });
 

@@ -30,7 +30,7 @@ let cloudFormationMock: ReturnType<typeof mockClient>;
 
 beforeEach(async () => {
   tables = await createTestTables();
-  keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+  keys = apiKeysRepository({ client: tables.client, tables });
   lines = [];
   // "AWS" is the run's DynamoDB Local, through the SDK's own endpoint setting.
   vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', tables.endpoint);
