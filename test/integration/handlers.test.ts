@@ -597,10 +597,10 @@ describe('authorizer', () => {
     const at = new Date();
     const minutesAgo = (count: number) => new Date(at.getTime() - count * 60_000).toISOString();
     /** The authorizer on a clock standing at `at` (until a test moves it), on a client that notes what it sends. */
-    const watchedAuthorizer = () => {
+    const watchedAuthorizer = ({ lastUseDeadlineMs = LAST_USE_DEADLINE_MS } = {}) => {
       const { client, sent } = recordingClient(tables.endpoint);
       const clock = { now: at };
-      const authorizer = createAuthorizer({ keys: apiKeysRepository({ client, tables }), now: () => clock.now });
+      const authorizer = createAuthorizer({ keys: apiKeysRepository({ client, tables, lastUseDeadlineMs }), now: () => clock.now });
       const updates = () => sent.filter((command) => command.command === 'UpdateItem');
       return { client, clock, authorizer, updates };
     };
@@ -627,7 +627,8 @@ describe('authorizer', () => {
 
     it('leaves a key revoked between its read and its last-use write revoked, its item as the revoke left it', async () => {
       const raw = await putRawKey({});
-      const { client, authorizer, updates } = watchedAuthorizer();
+      // A deadline the revoke cannot outlast: the write is made, after it.
+      const { client, authorizer, updates } = watchedAuthorizer({ lastUseDeadlineMs: 10_000 });
       let asRevoked: Record<string, unknown> | undefined;
       // The revoke lands after the authorizer read the key and before it writes its last use, as
       // one made in another region at that moment would.
@@ -644,6 +645,7 @@ describe('authorizer', () => {
       );
       await authorizer(tokenEvent(`Bearer ${raw}`), context);
       expect(updates()).toHaveLength(1);
+      expect(await lastUsedAtOf(raw)).toBe(at.toISOString());
       expect(asRevoked?.revokedAt).toEqual(expect.any(String));
       expect(await keyItemOf(raw)).toEqual(asRevoked);
     });
