@@ -514,6 +514,7 @@ describe('npm start', { timeout: 90_000 }, () => {
       DYNAMODB_ENDPOINT: tables.endpoint,
       PETS_TABLE_NAME: tables.pets,
       API_KEYS_TABLE_NAME: tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
     });
     expect(await started.exit).toBe(1);
     expect(started.output()).toContain('API_KEY names a key that has been revoked');

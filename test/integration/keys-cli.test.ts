@@ -59,7 +59,7 @@ const TAKES_EFFECT_LOCALLY =
 /** Runs the tool against this file's DynamoDB Local table, collecting what it prints. */
 const run = (...argv: string[]) =>
   runKeysCommand(argv, {
-    env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+    env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse },
     print: (line) => lines.push(line),
   });
 
@@ -256,7 +256,11 @@ describe('keys create', () => {
 
   it('uses --endpoint over $DYNAMODB_ENDPOINT', async () => {
     const code = await runKeysCommand(['create', '--name', 'flag', '--endpoint', tables.endpoint], {
-      env: { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', API_KEYS_TABLE_NAME: tables.apiKeys },
+      env: {
+        DYNAMODB_ENDPOINT: 'http://127.0.0.1:9',
+        API_KEYS_TABLE_NAME: tables.apiKeys,
+        API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+      },
       print: (line) => lines.push(line),
     });
     expect(code).toBe(0);
@@ -790,7 +794,12 @@ describe('keys and plans, locally', () => {
   });
   const withPlansFile = (...argv: string[]) =>
     runKeysCommand(argv, {
-      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, PLANS_FILE: plansFile },
+      env: {
+        DYNAMODB_ENDPOINT: tables.endpoint,
+        API_KEYS_TABLE_NAME: tables.apiKeys,
+        API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+        PLANS_FILE: plansFile,
+      },
       print: (line) => lines.push(line),
     });
 
@@ -868,7 +877,12 @@ describe('keys and plans, locally', () => {
   it('refuses a PLANS_FILE it cannot read in one line naming it, exit status 2, writing nothing', async () => {
     const missing = `${plansFile}.missing`;
     const error = await runKeysCommand(['create', '--name', 'x', '--plan', 'small'], {
-      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, PLANS_FILE: missing },
+      env: {
+        DYNAMODB_ENDPOINT: tables.endpoint,
+        API_KEYS_TABLE_NAME: tables.apiKeys,
+        API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+        PLANS_FILE: missing,
+      },
       print: () => undefined,
     }).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(UsageError);
@@ -1037,6 +1051,7 @@ describe('keys set-plan, locally', () => {
     const result = await npmRun('keys', ['set-plan', record.keyId, 'gold'], {
       DYNAMODB_ENDPOINT: tables.endpoint,
       API_KEYS_TABLE_NAME: tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
     });
     expect(expectOneLineFailure(result, { status: 2 })).toBe("npm run keys: unknown plan 'gold': the plans in force are default, partner.");
     expect(await recordOf(record.keyId)).toEqual(record);
@@ -1600,7 +1615,11 @@ describe('usage', () => {
   it("goes to the DynamoDB Local on $DYNAMODB_LOCAL_PORT, as npm start's does", async () => {
     const { record } = await createKey('ci');
     const code = await runKeysCommand(['list'], {
-      env: { DYNAMODB_LOCAL_PORT: new URL(tables.endpoint).port, API_KEYS_TABLE_NAME: tables.apiKeys },
+      env: {
+        DYNAMODB_LOCAL_PORT: new URL(tables.endpoint).port,
+        API_KEYS_TABLE_NAME: tables.apiKeys,
+        API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+      },
       print: (line) => lines.push(line),
     });
     expect(code).toBe(0);
@@ -1615,7 +1634,11 @@ describe('usage', () => {
 });
 
 describe('npm run keys, as an operator meets its errors', () => {
-  const local = () => ({ DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys });
+  const local = () => ({
+    DYNAMODB_ENDPOINT: tables.endpoint,
+    API_KEYS_TABLE_NAME: tables.apiKeys,
+    API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+  });
 
   it('names an unknown scope and the valid ones in one line, and exits 2', async () => {
     const result = await npmRun('keys', ['create', '--name', 'x', '--scopes', 'pets:delete'], local());
@@ -1673,7 +1696,7 @@ describe('a key pasted in the wrong place, never echoed', () => {
   const outputOf = async (argv: string[]): Promise<string> => {
     const printed: string[] = [];
     const failure = await runKeysCommand(argv, {
-      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse },
       print: (line) => printed.push(line),
       cloudFormation: noStack,
     }).then(
@@ -1738,7 +1761,11 @@ describe('a key pasted in the wrong place, never echoed', () => {
     ['--KEY', (key: string) => ['list', `--${key}`]],
   ])('refuses %s in one line without the key, exit status 2', async (_, argv) => {
     const key = generateApiKey();
-    const result = await npmRun('keys', argv(key), { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys });
+    const result = await npmRun('keys', argv(key), {
+      DYNAMODB_ENDPOINT: tables.endpoint,
+      API_KEYS_TABLE_NAME: tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+    });
     const line = expectOneLineFailure(result, { status: 2 });
     for (const part of partsOf(key)) expect(line).not.toContain(part);
     expect(line).toContain('…');
@@ -1751,6 +1778,7 @@ describe('npm run keys with its output closed by the reader', () => {
     runCommandClosingOutput('npm', ['run', '--silent', 'keys', '--', ...argv], {
       DYNAMODB_ENDPOINT: tables.endpoint,
       API_KEYS_TABLE_NAME: tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
     });
 
   it.each([[[]], [['--json']]])('revokes the key create %j could not show, says so in one line, and exits 1', async (options) => {

@@ -263,7 +263,11 @@ describe('list --usage on a stage (GetUsage, mocked)', () => {
 });
 
 describe('usage refusals, as npm run keys gives them', () => {
-  const local = () => ({ DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys });
+  const local = () => ({
+    DYNAMODB_ENDPOINT: tables.endpoint,
+    API_KEYS_TABLE_NAME: tables.apiKeys,
+    API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+  });
   const run = (...argv: string[]) =>
     runKeysCommand(argv, { env: local(), print: (line) => lines.push(line) }).then(
       () => undefined,
