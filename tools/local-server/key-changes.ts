@@ -17,7 +17,7 @@ import { keysTableStream, streamReader, streamsClientOf, type StreamReader, type
 export const KEY_CHANGES_POLL_INTERVAL_MS = 250;
 
 /** What a cached answer does not depend on: a key's place in the expiry index. */
-const NOT_IN_ANSWERS = new Set([apiKeysExpiryIndex.partitionKey.name, apiKeysExpiryIndex.sortKey.name]);
+const NOT_IN_ANSWERS = new Set<string>([apiKeysExpiryIndex.partitionKey.name, apiKeysExpiryIndex.sortKey.name]);
 
 /**
  * The hash of the key a record changed, unless no cached answer can be of it: a new item (no answer
