@@ -1820,9 +1820,15 @@ describe('npm run keys with its output closed by the reader', () => {
 describe('console items of other types than documented, through the tool', () => {
   const putOdd = async () => ({
     number: await putConsoleKey(tables.client, tables.apiKeys, { name: 'n', extra: { createdAt: { N: '1700000000' } } }),
-    huge: await putConsoleKey(tables.client, tables.apiKeys, {
-      name: 'huge',
-      extra: { lastUsedAt: { N: '123456789012345678901234567890' } },
+    huge: await putConsoleKey(tables.client, tables.apiKeys, { name: 'huge' }).then(async (key) => {
+      // Its last use, in the last-use table, edited there in the console.
+      await tables.client.send(
+        new PutItemCommand({
+          TableName: tables.apiKeyLastUse,
+          Item: { keyHash: { S: hashApiKey(key) }, lastUsedAt: { N: '123456789012345678901234567890' } },
+        }),
+      );
+      return key;
     }),
     nullExpiry: await putConsoleKey(tables.client, tables.apiKeys, { name: 'null expiry', extra: { expiresAt: { NULL: true } } }),
   });
