@@ -694,7 +694,9 @@ describe('keys revoke', () => {
       TAKES_EFFECT_LOCALLY,
     ]);
     expect(sent.map(({ command }) => command)).not.toContain('Scan');
+    // The revoked key, with its last use (shown by the revoke), and its successor by its hash.
     expect(sent.filter(({ command }) => command === 'GetItem')).toEqual([
+      { command: 'GetItem', consistent: true },
       { command: 'GetItem', consistent: true },
       { command: 'GetItem', consistent: true },
     ]);
@@ -1080,7 +1082,11 @@ describe('the caller on AWS, from AWS STS (mocked with aws-sdk-client-mock)', ()
   });
 
   const onAws = (...argv: string[]) =>
-    runKeysCommand([...argv, '--table', tables.apiKeys], { env: {}, print: (line) => lines.push(line), sts });
+    runKeysCommand([...argv, '--table', tables.apiKeys], {
+      env: { API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse },
+      print: (line) => lines.push(line),
+      sts,
+    });
 
   it('records the ARN of the caller on roll and revoke (and on create, on a stage: below)', async () => {
     stsMock.on(GetCallerIdentityCommand).resolves({ Arn: ARN, Account: '123456789012', UserId: 'AROAEXAMPLE:alice' });
@@ -1100,6 +1106,7 @@ describe('the caller on AWS, from AWS STS (mocked with aws-sdk-client-mock)', ()
     stsMock.on(GetCallerIdentityCommand).resolves({ Arn: ARN });
     const outputs = [
       { OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys },
+      { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
       { OutputKey: 'UsagePlanIds', OutputValue: '{"default":"up-default"}' },
     ];
     const cloudFormation = { send: async () => ({ Stacks: [{ Outputs: outputs }] }) } as unknown as Parameters<typeof stageKeysTable>[1];
@@ -1190,6 +1197,7 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     aws.stsMock.on(GetCallerIdentityCommand).resolves({ Arn: ARN });
     outputs = () => [
       { OutputKey: 'ApiKeysTableName', OutputValue: stackTable },
+      { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
       { OutputKey: 'UsagePlanIds', OutputValue: JSON.stringify(USAGE_PLAN_IDS) },
       { OutputKey: 'RestApiId', OutputValue: REST_API_ID },
     ];
@@ -1221,7 +1229,7 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     });
   const onTable = (...argv: string[]) =>
     runKeysCommand([...argv, '--table', tables.apiKeys], {
-      env: {},
+      env: { API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse },
       print: (line) => lines.push(line),
       sts: aws.sts,
       apiGateway: aws.apiGateway,
@@ -1406,7 +1414,10 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
           StackName: 'PetStore-staging',
           CreationTime: new Date(),
           StackStatus: 'UPDATE_COMPLETE',
-          Outputs: [{ OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys }],
+          Outputs: [
+            { OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys },
+            { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
+          ],
         },
       ],
     });
