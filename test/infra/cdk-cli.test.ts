@@ -172,7 +172,8 @@ describe('npx cdk synth -c stage=staging', () => {
       AWS_REGION: 'eu-west-1',
       DYNAMODB_ENDPOINT: tables.endpoint,
       PETS_TABLE_NAME: tables.pets,
-      API_KEYS_TABLE_NAME: tables.apiKeys, API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+      API_KEYS_TABLE_NAME: tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
