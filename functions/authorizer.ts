@@ -2,8 +2,10 @@
  * The TOKEN authorizer: allows a request whose bearer key is registered, not revoked and not past
  * its expiry, on the routes its scopes cover (a valid key without the scope is answered 403, not
  * 401), names the API key its usage plan meters (`usageIdentifierKey`), and records the key's last
- * use at most once an hour. A key whose item names no usage key of its own, one not written for
- * it, or no plan is refused: nothing is assumed for an attribute that was removed by hand.
+ * use at most once an hour, in the last-use table: it never writes the key's item, so that no
+ * write of its can undo a revoke (docs/architecture.md, "Keys across regions"). A key whose item
+ * names no usage key of its own, one not written for it, or no plan is refused: nothing is assumed
+ * for an attribute that was removed by hand.
  * It refuses by throwing exactly "Unauthorized", which API Gateway answers with 401; anything
  * else it throws (its database is down) is to API Gateway an AUTHORIZER_CONFIGURATION_ERROR, whose
  * gateway response is a 503 with Retry-After.
@@ -36,8 +38,9 @@ export const createHandler = ({ keys = apiKeysRepository(), now = () => new Date
       const key = bearerKey(event.authorizationToken);
       const at = now();
 
-      const record = key === undefined ? undefined : await keys.find(key);
-      if (!record) throw new AuthorizerRefusal('unknown');
+      // The key and its last use, read at once: one round trip on a cache miss.
+      const [record, lastUse] = key === undefined ? [] : await Promise.all([keys.find(key), readLastUse(keys, key)]);
+      if (!record || !lastUse) throw new AuthorizerRefusal('unknown');
       const state = keyState(record, at);
       if (state !== 'active') throw new AuthorizerRefusal(state, record.keyId);
 
@@ -45,7 +48,7 @@ export const createHandler = ({ keys = apiKeysRepository(), now = () => new Date
       const metering = meteringOf(record);
       if ('refused' in metering) throw new AuthorizerRefusal(metering.refused, record.keyId);
 
-      await recordUse(keys, record, at);
+      await recordUse(keys, record, lastUse, at);
       const { usageKeyId, usageIdentifierKey, plan } = metering;
       const rateLimitPolicy = policies.get(plan);
       const allowed = allowScopedMethods(
@@ -63,18 +66,31 @@ export const createHandler = ({ keys = apiKeysRepository(), now = () => new Date
     });
 };
 
+/** A key's last use as read, or why it could not be read. */
+type LastUse = { readonly lastUsedAt: ApiKeyRecord['lastUsedAt'] } | { readonly unread: string };
+
+/** The kind of a failure only: an SDK message may quote the item's key or the table. */
+const reasonOf = (error: unknown): string =>
+  error instanceof DatabaseUnavailable ? error.reason : error instanceof Error ? error.name : typeof error;
+
+/** Last use is bookkeeping: a failed read of it is no refusal of the key, only no write. */
+const readLastUse = (keys: ApiKeysRepository, key: string): Promise<LastUse> =>
+  keys.lastUseOf(key).then(
+    (lastUsedAt) => ({ lastUsedAt }),
+    (error: unknown) => ({ unread: reasonOf(error) }),
+  );
+
 /**
- * Last use is bookkeeping, so a failed write is one warning and never a refusal. Awaited all the
- * same (Lambda may freeze the process as soon as the handler returns), within a short deadline.
+ * Last use is bookkeeping, so a failed read or write is one warning (the key's id and the kind of
+ * failure only) and never a refusal. Awaited all the same (Lambda may freeze the process as soon
+ * as the handler returns), within a short deadline.
  */
-const recordUse = async (keys: ApiKeysRepository, record: ApiKeyRecord, at: Date) => {
-  try {
-    await keys.recordUse(record, at);
-  } catch (error) {
-    // The key's id and the kind of failure only: an SDK message may quote the item's key or the table.
-    const reason = error instanceof DatabaseUnavailable ? error.reason : error instanceof Error ? error.name : typeof error;
-    logger.warn('last use not recorded', { keyId: record.keyId, reason });
-  }
+const recordUse = async (keys: ApiKeysRepository, record: ApiKeyRecord, lastUse: LastUse, at: Date) => {
+  const reason =
+    'unread' in lastUse
+      ? lastUse.unread
+      : await keys.recordUse({ ...record, lastUsedAt: lastUse.lastUsedAt }, at).then(() => undefined, reasonOf);
+  if (reason !== undefined) logger.warn('last use not recorded', { keyId: record.keyId, reason });
 };
 
 export const handler = createHandler();

@@ -63,6 +63,7 @@ export class PetStoreStack extends Stack {
       serviceName,
       pets: this.tables.pets,
       apiKeys: this.tables.apiKeys,
+      apiKeyLastUse: this.tables.apiKeyLastUse,
       idempotency: this.tables.idempotency,
       corsAllowedOrigins: settings.corsAllowedOrigins,
       regionIndex: stageRegionIndex(stage, settings, this.region),
@@ -121,6 +122,7 @@ export class PetStoreStack extends Stack {
       tables: [
         { table: this.tables.pets, indexNames: [petsStatusIndex.indexName] },
         { table: this.tables.apiKeys, indexNames: [] },
+        { table: this.tables.apiKeyLastUse, indexNames: [] },
         { table: this.tables.idempotency, indexNames: [] },
       ],
       keyAudit: {
@@ -157,6 +159,10 @@ export class PetStoreStack extends Stack {
     new CfnOutput(this, stackOutputs.apiKeysTableName, {
       value: this.tables.apiKeys.tableName,
       description: 'Where `npm run keys -- create --stage <stage>` registers keys',
+    });
+    new CfnOutput(this, stackOutputs.apiKeyLastUseTableName, {
+      value: this.tables.apiKeyLastUse.tableName,
+      description: "Where the authorizer records each key's last use, and `npm run keys -- list --stage <stage>` reads it",
     });
     new CfnOutput(this, stackOutputs.dashboardUrl, { value: this.monitoring.dashboardUrl });
     new CfnOutput(this, stackOutputs.usagePlanIds, {

@@ -5,8 +5,8 @@
  * - `keyHash` (S, the partition key), `keyId` (S, the hash's first 12 digits), `name` (S, a
  *   KeyName: shared/key-names.ts);
  * - `scopes` (SS): what the key may do; an item without it (deleted by hand) grants nothing;
- * - `createdAt`, `expiresAt`, `revokedAt`, `lastUsedAt` (S, ISO 8601 UTC): a key is refused from
- *   its `expiresAt` on, and once it has any `revokedAt`;
+ * - `createdAt`, `expiresAt`, `revokedAt` (S, ISO 8601 UTC): a key is refused from its `expiresAt`
+ *   on, and once it has any `revokedAt`;
  * - `replaces` / `replacedBy` (S, key ids): the two ends of a roll; `replacesKeyHash` /
  *   `replacedByKeyHash` (S): the same two ends by their hashes, so that the keys of a roll, which
  *   share a usage key, are read by their item's key, strongly consistent, never found by a scan;
@@ -30,8 +30,14 @@
  * Every key is created with its scopes, a plan and a usage key of its own; the authorizer refuses
  * an item without its plan or usage key, or whose usage key was not written for it (meteringOf).
  *
- * The authorizer reads it and writes `lastUsedAt`; the key tool, the local server and the expiry
- * sweep write the rest. An item edited in the console may hold other types (a Number, NULL, a
+ * A key's last use, `lastUsedAt` (S, ISO 8601 UTC), is no attribute of its item: it is the item of
+ * the key's hash in the last-use table (shared/tables.ts apiKeyLastUseTable), the one table the
+ * authorizer writes, so that no write of the authorizer's can touch a key's item (in a global
+ * table, undo a revoke made in another region). The key tool reads the two together (findById,
+ * list); a `lastUsedAt` edited onto a key's item in the console is not its last use, and is not read.
+ *
+ * The authorizer reads the keys table; the key tool, the local server and the expiry sweep write
+ * it. An item edited in the console may hold other types (a Number, NULL, a
  * Boolean) where a text is documented: reading one must not break the tools for every other key,
  * and a key with one fails closed (keyState).
  */
@@ -45,7 +51,7 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
-import { apiKeysTableName, dynamoDBOptions } from './config';
+import { dynamoDBOptions, tableNames } from './config';
 import {
   callDatabase,
   cancellationReasons,
@@ -55,7 +61,14 @@ import {
   isConditionFailure,
 } from './dynamodb';
 import { hashApiKey, isKeyId, keyIdOf } from './api-keys';
-import { apiKeysExpiryIndex, apiKeysIdIndex, apiKeysUsageKeyReleaseIndex, EXPIRY_QUEUE, USAGE_KEY_RELEASE_QUEUE } from './tables';
+import {
+  apiKeysExpiryIndex,
+  apiKeysIdIndex,
+  apiKeysUsageKeyReleaseIndex,
+  EXPIRY_QUEUE,
+  USAGE_KEY_RELEASE_QUEUE,
+  type TableNames,
+} from './tables';
 import { parseInstant } from './instants';
 import { checkKeyName } from './key-names';
 import { keyState, LAST_USE_RESOLUTION_MS, type KeyState } from './key-state';
@@ -71,6 +84,7 @@ export interface ApiKeyRecord {
   readonly createdAt: string;
   readonly expiresAt?: string;
   readonly revokedAt?: string;
+  /** When the key was last used, as the last-use table holds it (read by findById and list, not by find). */
   readonly lastUsedAt?: string;
   /** The id of the key this one was rolled from. */
   readonly replaces?: string;
@@ -220,18 +234,24 @@ export interface ApiKeysRepository {
    * InvalidKeyName, writing nothing, for a name KeyName refuses.
    */
   register(key: string, name: string, options: RegisterOptions): Promise<ApiKeyRecord>;
-  /** The key's record, whatever its state (keyState tells it). */
+  /** The key's record, whatever its state (keyState tells it): its item alone, without its last use (lastUseOf). */
   find(key: string): Promise<ApiKeyRecord | undefined>;
-  /** The key's record when it exists and is active at `now` (neither revoked nor expired). */
+  /** The key's record (as find's) when it exists and is active at `now` (neither revoked nor expired). */
   findActive(key: string, now?: Date): Promise<ApiKeyRecord | undefined>;
-  /** The record with this id, whatever its state. */
+  /** The record with this id, whatever its state, with its last use; both read strongly consistent. */
   findById(keyId: string): Promise<ApiKeyRecord | undefined>;
+  /** Every key, with its last use. */
   list(): Promise<ApiKeyRecord[]>;
   /**
-   * Records that the key was used at `now`, unless the `lastUsedAt` just read is less than an
-   * hour old (one in the future, a typo or a skewed clock, is stale). The update is conditional on
-   * that value, so of concurrent callers one writes. One attempt, within LAST_USE_DEADLINE_MS.
-   * Returns whether it wrote.
+   * The key's last use as the last-use table holds it: undefined when none is recorded. The
+   * authorizer's read: eventually consistent, one attempt within LAST_USE_DEADLINE_MS, as the write.
+   */
+  lastUseOf(key: string): Promise<ApiKeyRecord['lastUsedAt']>;
+  /**
+   * Records that the key was used at `now`, unless its `lastUsedAt` as just read (findById,
+   * lastUseOf) is less than an hour old (one in the future, a typo or a skewed clock, is stale).
+   * Writes the last-use table only, never the key's item. The update is conditional on that value,
+   * so of concurrent callers one writes. One attempt, within LAST_USE_DEADLINE_MS. Returns whether it wrote.
    */
   recordUse(record: ApiKeyRecord, now?: Date): Promise<boolean>;
   /**
@@ -275,15 +295,20 @@ export interface ApiKeysRepository {
   keepUsageKey(record: ApiKeyRecord): Promise<void>;
 }
 
+/** The two tables of keys: the keys, and their last use. */
+export type KeyTableNames = Pick<TableNames, 'apiKeys' | 'apiKeyLastUse'>;
+
 export interface ApiKeysRepositoryOptions {
   readonly client?: DynamoDBDocumentClient;
-  readonly tableName?: string;
+  /** @default the configured names (shared/config.ts) */
+  readonly tables?: KeyTableNames;
   /**
-   * The client of the `lastUsedAt` write. By default `client`, or, when the repository makes its
-   * own, one that makes a single attempt (the SDK's retries would outlast LAST_USE_DEADLINE_MS).
+   * The client of the authorizer's `lastUsedAt` read and write. By default `client`, or, when the
+   * repository makes its own, one that makes a single attempt (the SDK's retries would outlast
+   * LAST_USE_DEADLINE_MS).
    */
   readonly lastUseClient?: DynamoDBDocumentClient;
-  /** How long the `lastUsedAt` write may take. @default LAST_USE_DEADLINE_MS */
+  /** How long the authorizer's `lastUsedAt` read, and its write, may each take. @default LAST_USE_DEADLINE_MS */
   readonly lastUseDeadlineMs?: number;
 }
 
@@ -303,8 +328,17 @@ interface DueKey {
 /** An item as stored: `scopes` a String Set, read back as a Set (or anything else a console edit left). */
 type ApiKeyItem = Omit<ApiKeyRecord, 'scopes'> & { readonly scopes?: unknown } & ExpiryIndexAttributes;
 
-/** The record of an item. Its id is derived from its hash, as the key's is: a `keyId` edited in the console is not trusted. */
-const recordOf = ({ expiryQueue: _queue, expiryDueAt: _due, usageKeyRelease: _release, ...item }: ApiKeyItem): ApiKeyRecord => ({
+/**
+ * The record of an item. Its id is derived from its hash, as the key's is: a `keyId` edited in the
+ * console is not trusted. Its last use is read from the last-use table, never from the item.
+ */
+const recordOf = ({
+  expiryQueue: _queue,
+  expiryDueAt: _due,
+  usageKeyRelease: _release,
+  lastUsedAt: _notItsLastUse,
+  ...item
+}: ApiKeyItem): ApiKeyRecord => ({
   ...item,
   keyId: keyIdOf(item.keyHash),
   scopes: grantedScopes(item.scopes),
@@ -318,6 +352,10 @@ const expiryIndexOf = (expiresAt: unknown) => {
 
 /** The record as an item: scopes as a String Set, and in the expiry index when it has an expiry. */
 const itemOf = (record: ApiKeyRecord) => ({ ...record, scopes: new Set(record.scopes), ...expiryIndexOf(record.expiresAt) });
+
+/** A record with the last use read for it (none recorded: without one). */
+const withLastUse = ({ lastUsedAt: _asItWas, ...record }: ApiKeyRecord, lastUsedAt: ApiKeyRecord['lastUsedAt']): ApiKeyRecord =>
+  lastUsedAt === undefined ? record : { ...record, lastUsedAt };
 
 /** The update that takes a key out of the expiry index. */
 const LEAVE_EXPIRY_INDEX = 'REMOVE expiryQueue, expiryDueAt';
@@ -342,15 +380,16 @@ const byCreation = (a: ApiKeyRecord, b: ApiKeyRecord): number => String(a.create
 
 export const apiKeysRepository = ({
   client,
-  tableName = apiKeysTableName(),
+  tables = tableNames(),
   lastUseClient,
   lastUseDeadlineMs = LAST_USE_DEADLINE_MS,
 }: ApiKeysRepositoryOptions = {}): ApiKeysRepository => {
+  const { apiKeys: tableName, apiKeyLastUse: lastUseTableName } = tables;
   const ownClient = client === undefined;
   const db = client ?? createDocumentClient(dynamoDBOptions());
-  // Made on the first write only: most cache misses of a busy key write nothing.
+  // Made on first use only: the key tool never needs it.
   let lastUseDb = lastUseClient;
-  const lastUseWriter = () => (lastUseDb ??= ownClient ? createDocumentClient({ ...dynamoDBOptions(), maxAttempts: 1 }) : db);
+  const lastUseCaller = () => (lastUseDb ??= ownClient ? createDocumentClient({ ...dynamoDBOptions(), maxAttempts: 1 }) : db);
 
   /** The item of a hash; strongly consistent for the key tool's reads, which must see the writes just made. */
   const get = async (keyHash: string, { consistent = false } = {}): Promise<ApiKeyRecord | undefined> => {
@@ -359,7 +398,22 @@ export const apiKeysRepository = ({
     );
     return Item && recordOf(Item as ApiKeyItem);
   };
+
+  /** The last use of a hash as the key tool reads it, strongly consistent. */
+  const latestLastUseOf = async (keyHash: string): Promise<ApiKeyRecord['lastUsedAt']> => {
+    const { Item } = await callDatabase(() =>
+      db.send(new GetCommand({ TableName: lastUseTableName, Key: { keyHash }, ConsistentRead: true })),
+    );
+    return Item?.lastUsedAt as ApiKeyRecord['lastUsedAt'];
+  };
+
   const getLatest = (keyHash: string) => get(keyHash, { consistent: true });
+
+  /** The key tool's read of a key to show: its item and its last use, at once, strongly consistent. */
+  const getLatestWithLastUse = async (keyHash: string): Promise<ApiKeyRecord | undefined> => {
+    const [record, lastUsedAt] = await Promise.all([getLatest(keyHash), latestLastUseOf(keyHash)]);
+    return record && withLastUse(record, lastUsedAt);
+  };
 
   const newRecord = (key: string, name: string, options: RegisterOptions, now: Date, extra: Partial<ApiKeyRecord> = {}): ApiKeyRecord => {
     checkKeyName(name);
@@ -422,19 +476,36 @@ export const apiKeysRepository = ({
 
   const find = (key: string): Promise<ApiKeyRecord | undefined> => get(hashApiKey(key));
 
+  const lastUseOf = async (key: string): Promise<ApiKeyRecord['lastUsedAt']> => {
+    const { Item } = await callDatabase(() =>
+      lastUseCaller().send(new GetCommand({ TableName: lastUseTableName, Key: { keyHash: hashApiKey(key) } }), {
+        abortSignal: AbortSignal.timeout(lastUseDeadlineMs),
+      }),
+    );
+    return Item?.lastUsedAt as ApiKeyRecord['lastUsedAt'];
+  };
+
   const findActive = async (key: string, now = new Date()): Promise<ApiKeyRecord | undefined> => {
     const record = await find(key);
     return record && keyState(record, now) === 'active' ? record : undefined;
   };
 
-  const scan = async ({ consistent = false } = {}): Promise<ApiKeyRecord[]> => {
-    const records: ApiKeyRecord[] = [];
+  /** Every item of a table, read whole. */
+  const scanTable = async (TableName: string, consistent: boolean): Promise<Array<Record<string, unknown>>> => {
+    const items: Array<Record<string, unknown>> = [];
     await callDatabase(async () => {
-      for await (const page of paginateScan({ client: db }, { TableName: tableName, ...(consistent ? { ConsistentRead: true } : {}) })) {
-        records.push(...((page.Items ?? []) as ApiKeyItem[]).map(recordOf));
+      for await (const page of paginateScan({ client: db }, { TableName, ...(consistent ? { ConsistentRead: true } : {}) })) {
+        items.push(...(page.Items ?? []));
       }
     });
-    return records.sort(byCreation);
+    return items;
+  };
+
+  /** Every key with its last use: the two tables read whole, at once. */
+  const scan = async ({ consistent = false } = {}): Promise<ApiKeyRecord[]> => {
+    const [keyItems, lastUseItems] = await Promise.all([scanTable(tableName, consistent), scanTable(lastUseTableName, consistent)]);
+    const lastUses = new Map(lastUseItems.map((item) => [item.keyHash, item.lastUsedAt as ApiKeyRecord['lastUsedAt']]));
+    return (keyItems as unknown as ApiKeyItem[]).map((item) => withLastUse(recordOf(item), lastUses.get(item.keyHash))).sort(byCreation);
   };
 
   // An operator's listing shows every key: it reads the table whole.
@@ -468,7 +539,7 @@ export const apiKeysRepository = ({
     // What is not an id is no key's (keyIdOf), and the index would refuse an empty one.
     if (!isKeyId(keyId)) return undefined;
     for (const keyHash of await hashesOfId(keyId)) {
-      const record = await getLatest(keyHash);
+      const record = await getLatestWithLastUse(keyHash);
       if (record) return record;
     }
     return (await scan({ consistent: true })).find((record) => record.keyId === keyId);
@@ -483,12 +554,12 @@ export const apiKeysRepository = ({
         : { condition: 'lastUsedAt = :seen', values: { ':seen': record.lastUsedAt } };
     try {
       await callDatabase(() =>
-        lastUseWriter().send(
+        lastUseCaller().send(
           new UpdateCommand({
-            TableName: tableName,
+            TableName: lastUseTableName,
             Key: { keyHash: record.keyHash },
             UpdateExpression: 'SET lastUsedAt = :now',
-            ConditionExpression: `attribute_exists(keyHash) AND ${seenAsRead.condition}`,
+            ConditionExpression: seenAsRead.condition,
             ExpressionAttributeValues: { ':now': now.toISOString(), ...seenAsRead.values },
           }),
           { abortSignal: AbortSignal.timeout(lastUseDeadlineMs) },
@@ -496,7 +567,7 @@ export const apiKeysRepository = ({
       );
       return true;
     } catch (error) {
-      if (isConditionFailure(error)) return false; // another caller wrote it first, or the key is gone
+      if (isConditionFailure(error)) return false; // another caller wrote it first
       throw error;
     }
   };
@@ -524,7 +595,7 @@ export const apiKeysRepository = ({
       revokedNow = false;
       return { Attributes: await getLatest(record.keyHash) };
     });
-    return { ...(Attributes ? recordOf(Attributes as ApiKeyItem) : record), revokedNow };
+    return { ...(Attributes ? withLastUse(recordOf(Attributes as ApiKeyItem), record.lastUsedAt) : record), revokedNow };
   };
 
   const revoke = async (keyId: string, changedBy: Actor): Promise<RevokedKey | undefined> => {
@@ -769,7 +840,7 @@ export const apiKeysRepository = ({
           }),
         ),
       );
-      return recordOf(Attributes as ApiKeyItem);
+      return withLastUse(recordOf(Attributes as ApiKeyItem), record.lastUsedAt);
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       const current = await getLatest(record.keyHash);
@@ -867,6 +938,7 @@ export const apiKeysRepository = ({
     findActive,
     findById,
     list,
+    lastUseOf,
     recordUse,
     revoke,
     revokeOthersNamed,

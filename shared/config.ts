@@ -1,6 +1,7 @@
 /** Where the functions find their tables and database, from the environment the stack sets. */
 import type { DynamoDBOptions } from './dynamodb';
 import {
+  apiKeyLastUseTable,
   apiKeysTable,
   idempotencyTable,
   MAX_STATUS_SHARDS,
@@ -16,12 +17,14 @@ export const tableName = (table: TableDefinition, env: Environment = process.env
 
 export const petsTableName = (env: Environment = process.env): string => tableName(petsTable, env);
 export const apiKeysTableName = (env: Environment = process.env): string => tableName(apiKeysTable, env);
+export const apiKeyLastUseTableName = (env: Environment = process.env): string => tableName(apiKeyLastUseTable, env);
 export const idempotencyTableName = (env: Environment = process.env): string => tableName(idempotencyTable, env);
 
-/** The three tables' names, as configured. */
+/** The tables' names, as configured. */
 export const tableNames = (env: Environment = process.env): TableNames => ({
   pets: petsTableName(env),
   apiKeys: apiKeysTableName(env),
+  apiKeyLastUse: apiKeyLastUseTableName(env),
   idempotency: idempotencyTableName(env),
 });
 

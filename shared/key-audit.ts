@@ -11,7 +11,7 @@ import type { AttributeValue as StreamAttributeValue, DynamoDBRecord } from 'aws
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { keyIdOf, replaceApiKeys } from './api-keys';
-import { keyState, LAST_USE_RESOLUTION_MS } from './key-state';
+import { keyState } from './key-state';
 import { PROJECT_NAME } from './project';
 import { grantedScopes, type Scope } from './scopes';
 import { SWEEP_INDEX_ATTRIBUTES } from './tables';
@@ -225,33 +225,6 @@ const changesBetween = (
   return Object.fromEntries(Object.entries(changes).sort(([a], [b]) => a.localeCompare(b)));
 };
 
-/** An instant as Date.toISOString writes it: the only form the authorizer writes `lastUsedAt` in. */
-const WRITTEN_INSTANT = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-const writtenInstant = (attribute: StreamAttributeValue | undefined): number | undefined =>
-  attribute?.S !== undefined && WRITTEN_INSTANT.test(attribute.S) ? Date.parse(attribute.S) : undefined;
-
-/**
- * Whether a write is the authorizer's record of a use (the repository's recordUse), the one write
- * the trail leaves out: it changed `lastUsedAt` alone, to the time of the write (within
- * DECLARED_TIME_TOLERANCE_MS of the stream's), forward by LAST_USE_RESOLUTION_MS at least from
- * none or from an earlier use. Any other change of `lastUsedAt` (set back, set ahead, made
- * unreadable, removed: an edit in the console) is recorded.
- */
-const isRecordedUse = (
-  names: readonly string[],
-  rawBefore: RawImage | undefined,
-  rawAfter: RawImage | undefined,
-  streamAt: Date | undefined,
-): boolean => {
-  if (names.length !== 1 || names[0] !== 'lastUsedAt' || rawBefore === undefined || streamAt === undefined) return false;
-  const usedAt = writtenInstant(rawAfter?.lastUsedAt);
-  if (usedAt === undefined || Math.abs(usedAt - streamAt.getTime()) > DECLARED_TIME_TOLERANCE_MS) return false;
-  if (rawBefore.lastUsedAt === undefined) return true;
-  const previous = writtenInstant(rawBefore.lastUsedAt);
-  return previous !== undefined && usedAt - previous >= LAST_USE_RESOLUTION_MS;
-};
-
 /** Revoked as the authorizer sees it: any `revokedAt`, of any type (keyState). */
 const isRevoked = (item: Item, now: Date): boolean =>
   keyState({ revokedAt: item.revokedAt as string | undefined, expiresAt: undefined }, now) === 'revoked';
@@ -299,8 +272,9 @@ const declaredBy = (before: Item, after: Item, streamAt: Date | undefined): { by
 
 /**
  * The audit entry of one stream record of the keys table (StreamViewType NEW_AND_OLD_IMAGES), or
- * undefined when the write changed no attribute, or was the authorizer's record of a use
- * (`isRecordedUse`). Every other change is in `changes`, secret-like values by fingerprint.
+ * undefined when the write changed no attribute. Every other change is in `changes`, secret-like
+ * values by fingerprint. (The authorizer's record of a key's use is no write of the keys table: it
+ * is in the last-use table, which has no stream.)
  *
  * `by` is the new image's `changedBy` when this write changed `changedAt` to within
  * DECLARED_TIME_TOLERANCE_MS of the stream's time: the key tool and the expiry sweep set both on
@@ -319,7 +293,7 @@ export const auditEntryOf = (record: DynamoDBRecord, now = new Date()): KeyAudit
   const recorded = streamTime(record);
   const declared = record.eventName === 'REMOVE' ? undefined : declaredBy(before, after, recorded);
   let names = changedNames(rawBefore, rawAfter);
-  if (record.eventName === 'MODIFY' && (names.length === 0 || isRecordedUse(names, rawBefore, rawAfter, recorded))) return undefined;
+  if (record.eventName === 'MODIFY' && names.length === 0) return undefined;
   // A declaration believed is the entry's `by` and `at`, unless it is all the write changed.
   const undeclared = names.filter((name) => !(DECLARATION as readonly string[]).includes(name));
   if (declared !== undefined && undeclared.length > 0) names = undeclared;

@@ -5,10 +5,7 @@
  */
 import { parseInstant } from './instants';
 
-/**
- * `lastUsedAt` is written at most once per key per this many milliseconds (by the authorizer,
- * through the repository's recordUse); the audit trail leaves out only such a write.
- */
+/** `lastUsedAt` is written at most once per key per this many milliseconds (by the authorizer, through the repository's recordUse). */
 export const LAST_USE_RESOLUTION_MS = 60 * 60 * 1000;
 
 /** What a key is at a moment: usable, past its expiry, or revoked. */

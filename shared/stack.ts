@@ -8,6 +8,7 @@ export const stackOutputs = {
   restApiId: 'RestApiId',
   petsTableName: 'PetsTableName',
   apiKeysTableName: 'ApiKeysTableName',
+  apiKeyLastUseTableName: 'ApiKeyLastUseTableName',
   dashboardUrl: 'DashboardUrl',
   usagePlanIds: 'UsagePlanIds',
   keyAuditLogGroupName: 'KeyAuditLogGroupName',

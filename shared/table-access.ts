@@ -1,10 +1,11 @@
 /** What a function may do on one DynamoDB table or index: the stack turns each grant into one IAM statement. */
+import type { TableNames } from './tables';
 
 /** The values of `ReturnValues` a write may ask for (DynamoDB's own). */
 export type ReturnValues = 'NONE' | 'ALL_OLD' | 'UPDATED_OLD' | 'ALL_NEW' | 'UPDATED_NEW';
 
 export interface TableAccess {
-  readonly table: 'pets' | 'apiKeys' | 'idempotency';
+  readonly table: keyof TableNames;
   /** An index of that table; absent for the table itself. */
   readonly index?: string;
   readonly actions: readonly string[];

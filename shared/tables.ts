@@ -123,6 +123,21 @@ export const apiKeysTable = {
 } as const satisfies TableDefinition;
 
 /**
+ * Each key's last use, by the key's hash: `lastUsedAt` (S, ISO 8601 UTC), written by the authorizer
+ * at most once an hour. Apart from the keys table so that no write of the authorizer's can touch a
+ * key's item: under a global table's last writer wins, such a write made in one region could undo
+ * a revoke made in another (docs/architecture.md, "Keys across regions"). No stream: a use is no
+ * change of the key, for the audit trail or for the local server's cache.
+ */
+export const apiKeyLastUseTable = {
+  id: 'ApiKeyLastUseTable',
+  defaultName: 'api-key-last-use',
+  nameVariable: 'API_KEY_LAST_USE_TABLE_NAME',
+  partitionKey: { name: 'keyHash', type: 'S' },
+  globalSecondaryIndexes: [],
+} as const satisfies TableDefinition;
+
+/**
  * Idempotent creates: one record per (caller, Idempotency-Key), written in the same transaction
  * as its pet: the request's hash, the pet's id and an expiry (`expiration`, epoch seconds, TTL).
  */
@@ -135,10 +150,11 @@ export const idempotencyTable = {
   timeToLiveAttribute: 'expiration',
 } as const satisfies TableDefinition;
 
-/** The names the three tables have in one place: deployed, configured, or made up for a test. */
+/** The names the tables have in one place: deployed, configured, or made up for a test. */
 export interface TableNames {
   readonly pets: string;
   readonly apiKeys: string;
+  readonly apiKeyLastUse: string;
   readonly idempotency: string;
 }
 
@@ -146,6 +162,7 @@ export interface TableNames {
 export const tableDefinitions = {
   pets: petsTable,
   apiKeys: apiKeysTable,
+  apiKeyLastUse: apiKeyLastUseTable,
   idempotency: idempotencyTable,
 } as const satisfies Record<keyof TableNames, TableDefinition>;
 

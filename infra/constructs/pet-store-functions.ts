@@ -13,11 +13,10 @@ import { routes, type HandledOperationId, type Route } from '../../shared/routes
 import type { TableAccess } from '../../shared/table-access';
 import {
   apiKeysExpiryIndex,
-  apiKeysTable,
   apiKeysUsageKeyReleaseIndex,
-  idempotencyTable,
-  petsTable,
   STATUS_SHARDS_VARIABLE,
+  tableDefinitions,
+  type TableNames,
 } from '../../shared/tables';
 import type { ReservedConcurrency } from '../stages';
 import { ApiFunction } from './api-function';
@@ -46,10 +45,13 @@ const operationAccess = Object.fromEntries(
  */
 export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>> = {
   ...operationAccess,
-  // The authorizer reads a key, and writes its lastUsedAt (a conditional update, at most once an hour).
+  // The authorizer reads a key and, alongside, its last use, which it writes at most once an hour
+  // (a conditional update) in a table of its own: it writes nothing of the key's item, so that no
+  // write of its can undo a revoke made in another region (docs/architecture.md, "Keys across regions").
   authorizer: [
     { table: 'apiKeys', actions: ['dynamodb:GetItem'] },
-    { table: 'apiKeys', actions: ['dynamodb:UpdateItem'], attributes: ['keyHash', 'lastUsedAt'], returnValues: ['NONE'] },
+    { table: 'apiKeyLastUse', actions: ['dynamodb:GetItem'] },
+    { table: 'apiKeyLastUse', actions: ['dynamodb:UpdateItem'], attributes: ['keyHash', 'lastUsedAt'], returnValues: ['NONE'] },
   ],
   // The keys table's stream reaches it through its event source mapping, which grants the stream read.
   keyAudit: [],
@@ -87,9 +89,6 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';
 
-/** The shared definition of each table a function may be granted: it names the table's variable. */
-const tableDefinitions = { pets: petsTable, apiKeys: apiKeysTable, idempotency: idempotencyTable } as const;
-
 export interface PetStoreFunctionsProps {
   /** Names the functions `<namePrefix>-<operationId>` (and their log groups). */
   readonly namePrefix: string;
@@ -97,6 +96,7 @@ export interface PetStoreFunctionsProps {
   readonly serviceName: string;
   readonly pets: Table;
   readonly apiKeys: Table;
+  readonly apiKeyLastUse: Table;
   readonly idempotency: Table;
   /** Origins the API's functions answer CORS for; none turns CORS off. */
   readonly corsAllowedOrigins: readonly string[];
@@ -117,7 +117,12 @@ export class PetStoreFunctions extends Construct {
 
   constructor(scope: Construct, id: string, props: PetStoreFunctionsProps) {
     super(scope, id);
-    const tables = { pets: props.pets, apiKeys: props.apiKeys, idempotency: props.idempotency };
+    const tables: Record<keyof TableNames, Table> = {
+      pets: props.pets,
+      apiKeys: props.apiKeys,
+      apiKeyLastUse: props.apiKeyLastUse,
+      idempotency: props.idempotency,
+    };
 
     // A function is told the name of each table it is granted, and of no other: its grants say
     // which tables its code uses, so the two cannot drift apart.

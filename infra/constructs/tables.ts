@@ -1,5 +1,5 @@
 /**
- * PetStoreTables: the pets, API-keys and idempotency tables, built from the shared definitions the
+ * PetStoreTables: the pets, API-keys, keys' last use and idempotency tables, built from the shared definitions the
  * local server and the tests also use, so the deployed key schema and indexes cannot drift.
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
@@ -13,7 +13,14 @@ import {
   type Attribute,
 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { apiKeysTable, idempotencyTable, petsTable, type KeyAttribute, type TableDefinition } from '../../shared/tables';
+import {
+  apiKeyLastUseTable,
+  apiKeysTable,
+  idempotencyTable,
+  petsTable,
+  type KeyAttribute,
+  type TableDefinition,
+} from '../../shared/tables';
 
 export interface PetStoreTablesProps {
   /** RETAIN_ON_UPDATE_OR_DELETE keeps the tables when the stack is deleted and turns on deletion protection. */
@@ -23,12 +30,14 @@ export interface PetStoreTablesProps {
 export class PetStoreTables extends Construct {
   readonly pets: Table;
   readonly apiKeys: Table;
+  readonly apiKeyLastUse: Table;
   readonly idempotency: Table;
 
   constructor(scope: Construct, id: string, { removalPolicy }: PetStoreTablesProps) {
     super(scope, id);
     this.pets = tableFrom(this, petsTable, removalPolicy);
     this.apiKeys = tableFrom(this, apiKeysTable, removalPolicy);
+    this.apiKeyLastUse = tableFrom(this, apiKeyLastUseTable, removalPolicy);
     this.idempotency = tableFrom(this, idempotencyTable, removalPolicy);
   }
 }

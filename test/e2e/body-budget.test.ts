@@ -91,7 +91,12 @@ const linesOf = (sourceIp: string) => accessLines.filter((line) => line.sourceIp
 const keysTool = async (...argv: string[]): Promise<string> => {
   const lines: string[] = [];
   const code = await runKeysCommand(argv, {
-    env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys, PLANS_FILE: plansFile.path },
+    env: {
+      DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+      API_KEYS_TABLE_NAME: api.tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: api.tables.apiKeyLastUse,
+      PLANS_FILE: plansFile.path,
+    },
     print: (line) => lines.push(line),
   });
   expect(code).toBe(0);

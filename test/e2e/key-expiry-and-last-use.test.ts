@@ -73,14 +73,14 @@ describe('last use', () => {
     const { client, sent } = recordingClient(inject('dynamodbEndpoint'));
     const clock = { now: Date.UTC(2027, 0, 1) };
     const watched = await startLocalApi({ authCacheTtlSeconds: 0, client, now: () => new Date(clock.now) });
-    const onKeys = (command: string) =>
-      sent.filter((sentCommand) => sentCommand.command === command && sentCommand.tableName === watched.tables.apiKeys);
+    const on = (table: 'apiKeys' | 'apiKeyLastUse', command: string) =>
+      sent.filter((sentCommand) => sentCommand.command === command && sentCommand.tableName === watched.tables[table]);
     const lastUsedAt = async () => (await watched.keys.findById(keyIdOf(hashApiKey(watched.key))))?.lastUsedAt;
     const close = async () => {
       await watched.close();
       client.destroy();
     };
-    return { api: watched, clock, onKeys, lastUsedAt, close };
+    return { api: watched, clock, on, lastUsedAt, close };
   };
 
   it('is written on the first request, then not again for the many that follow within the hour', async () => {
@@ -91,9 +91,11 @@ describe('last use', () => {
       expect(await watched.lastUsedAt()).toBe(new Date(watched.clock.now).toISOString());
       const pages = await inParallel(40, 8, () => watched.api.petStore.pets.list());
       expect(pages.every((page) => page.pets.length === 0)).toBe(true);
-      // The authorizer ran for every request (no cache), and wrote once.
-      expect(watched.onKeys('GetItem')).toHaveLength(41);
-      expect(watched.onKeys('UpdateItem')).toHaveLength(1);
+      // The authorizer ran for every request (no cache), and wrote once: its last use, never the key.
+      expect(watched.on('apiKeys', 'GetItem')).toHaveLength(41);
+      expect(watched.on('apiKeyLastUse', 'GetItem')).toHaveLength(41);
+      expect(watched.on('apiKeyLastUse', 'UpdateItem')).toHaveLength(1);
+      expect(watched.on('apiKeys', 'UpdateItem')).toEqual([]);
     } finally {
       await watched.close();
     }
@@ -110,7 +112,8 @@ describe('last use', () => {
       watched.clock.now = start + 61 * MINUTE;
       expect((await watched.api.petStore.pets.list()).pets).toEqual([]);
       expect(await watched.lastUsedAt()).toBe(new Date(start + 61 * MINUTE).toISOString());
-      expect(watched.onKeys('UpdateItem')).toHaveLength(2);
+      expect(watched.on('apiKeyLastUse', 'UpdateItem')).toHaveLength(2);
+      expect(watched.on('apiKeys', 'UpdateItem')).toEqual([]);
     } finally {
       await watched.close();
     }

@@ -36,7 +36,11 @@ afterAll(() => api.close());
 const keysTool = async (...argv: string[]) => {
   const lines: string[] = [];
   const code = await runKeysCommand([...argv, '--json'], {
-    env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys },
+    env: {
+      DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+      API_KEYS_TABLE_NAME: api.tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: api.tables.apiKeyLastUse,
+    },
     print: (line) => lines.push(line),
   });
   expect(code).toBe(0);
@@ -144,7 +148,11 @@ describe('keys made with the key tool, over HTTP', () => {
     expect((await keysTool('list')).find((listed) => listed.id === id)).toMatchObject({ scopes: [] });
     const lines: string[] = [];
     await runKeysCommand(['list'], {
-      env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys },
+      env: {
+        DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+        API_KEYS_TABLE_NAME: api.tables.apiKeys,
+        API_KEY_LAST_USE_TABLE_NAME: api.tables.apiKeyLastUse,
+      },
       print: (line) => lines.push(line),
     });
     expect(lines.find((line) => line.startsWith(`${id}\t`))?.split('\t')[2]).toBe('(none)');
@@ -170,7 +178,12 @@ describe('a key put on a plan with the key tool, over HTTP', () => {
   const plannedTool = async (...argv: string[]) => {
     const lines: string[] = [];
     const code = await runKeysCommand([...argv, '--json'], {
-      env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: planned.tables.apiKeys, PLANS_FILE: plansFile.path },
+      env: {
+        DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+        API_KEYS_TABLE_NAME: planned.tables.apiKeys,
+        API_KEY_LAST_USE_TABLE_NAME: planned.tables.apiKeyLastUse,
+        PLANS_FILE: plansFile.path,
+      },
       print: (line) => lines.push(line),
     });
     expect(code).toBe(0);

@@ -535,7 +535,7 @@ describe('npm start', { timeout: 90_000 }, () => {
   it('refuses an API_KEY that was revoked in the database it is pointed at', async () => {
     const tables = await createTestTables();
     const key = generateApiKey();
-    const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    const keys = apiKeysRepository({ client: tables.client, tables });
     const record = await keys.register(key, 'old', { usage: localUsageKey(), changedBy: ACTOR });
     await keys.revoke(record.keyId, ACTOR);
     const started = npmStart({
@@ -544,6 +544,7 @@ describe('npm start', { timeout: 90_000 }, () => {
       DYNAMODB_ENDPOINT: tables.endpoint,
       PETS_TABLE_NAME: tables.pets,
       API_KEYS_TABLE_NAME: tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
     });
     expect(await started.exit).toBe(1);
     expect(started.output()).toContain('API_KEY names a key that has been revoked');

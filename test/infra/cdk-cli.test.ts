@@ -163,7 +163,7 @@ describe('npx cdk synth -c stage=staging', () => {
   it('runs each bundle on DynamoDB Local, signing with the credentials of the environment', async () => {
     const tables = await createTestTables();
     const key = generateApiKey();
-    const { keyId } = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'cdk-cli-test', {
+    const { keyId } = await apiKeysRepository({ client: tables.client, tables }).register(key, 'cdk-cli-test', {
       usage: localUsageKey(),
       changedBy: ACTOR,
     });
@@ -173,6 +173,7 @@ describe('npx cdk synth -c stage=staging', () => {
       DYNAMODB_ENDPOINT: tables.endpoint,
       PETS_TABLE_NAME: tables.pets,
       API_KEYS_TABLE_NAME: tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
@@ -201,7 +202,7 @@ describe('npx cdk synth -c stage=staging', () => {
 
     // The key audit trail's two: the sweep marks a key past its expiry, and deletes the usage key no
     // live key uses any more; the writer takes a stream batch.
-    const expired = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(generateApiKey(), 'expired', {
+    const expired = await apiKeysRepository({ client: tables.client, tables }).register(generateApiKey(), 'expired', {
       usage: localUsageKey(),
       expiresAt: new Date(Date.now() - 1_000).toISOString(),
       changedBy: ACTOR,

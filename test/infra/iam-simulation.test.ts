@@ -165,23 +165,30 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
       expect(decision, describeRequest({ ...request, by: 'code' })).not.toBe('Allowed');
     };
 
-    it('the authorizer writes nothing of a key but its lastUsedAt', async () => {
-      const update = { function: 'authorizer', action: 'dynamodb:UpdateItem', resource: keysTable };
-      for (const attribute of ['revokedAt', 'scopes', 'plan', 'usageKey', 'usageKeyId', 'expiresAt', 'name']) {
-        await refused({ ...update, context: { 'dynamodb:Attributes': ['keyHash', attribute] } });
-        await refused({ ...update, context: { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt', attribute] } });
-      }
-      // Naming no attribute at all (ForAllValues alone would allow it), or asking for the item back.
-      await refused({ ...update, context: {} });
-      await refused({ ...update, context: { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt'], 'dynamodb:ReturnValues': 'ALL_OLD' } });
-      for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem']) {
+    it("the authorizer writes nothing of a key's item, and nothing of its last use but lastUsedAt", async () => {
+      const lastUseTable = resolver.arn('dynamodb', `table/${stageResources.tableName('apiKeyLastUse')}`);
+      const lastUse = { function: 'authorizer', action: 'dynamodb:UpdateItem', resource: lastUseTable };
+      const { roleArn, policies } = roleOf('authorizer');
+      const granted = { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt'], 'dynamodb:ReturnValues': 'NONE' };
+      expect((await simulate({ ...lastUse, context: granted, by: 'code' }, roleArn, policies)).decision).toBe('Allowed');
+      // The key's item: no write of any kind, its lastUsedAt included.
+      for (const action of ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem']) {
+        await refused({ function: 'authorizer', action, resource: keysTable, context: granted });
         await refused({
           function: 'authorizer',
           action,
           resource: keysTable,
-          context: { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt'] },
+          context: { 'dynamodb:Attributes': ['keyHash', 'revokedAt'] },
         });
       }
+      for (const attribute of ['revokedAt', 'scopes', 'plan', 'name']) {
+        await refused({ ...lastUse, context: { 'dynamodb:Attributes': ['keyHash', 'lastUsedAt', attribute] } });
+      }
+      // Naming no attribute at all (ForAllValues alone would allow it), or asking for the item back.
+      await refused({ ...lastUse, context: {} });
+      await refused({ ...lastUse, context: { ...granted, 'dynamodb:ReturnValues': 'ALL_OLD' } });
+      for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem'])
+        await refused({ function: 'authorizer', action, resource: lastUseTable, context: granted });
     });
 
     it("the expiry sweep's role is refused an update naming a key's revokedAt or expiresAt, or any other attribute its code does not name", async () => {

@@ -22,6 +22,7 @@ import {
   apiKeysExpiryIndex,
   apiKeysUsageKeyReleaseIndex,
   apiKeysIdIndex,
+  apiKeyLastUseTable,
   apiKeysTable,
   idempotencyTable,
   petsStatusIndex,
@@ -29,6 +30,7 @@ import {
   STATUS_SHARDS_VARIABLE,
   tableDefinitions,
   type TableDefinition,
+  type TableNames,
 } from '../../shared/tables';
 import { CORS_ALLOWED_METHODS } from '../../shared/http/cors';
 import { methodsOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
@@ -148,6 +150,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     });
     expect(outputs[stackOutputs.petsTableName]?.Value).toEqual({ Ref: expect.stringMatching(/^TablesPetsTable/) });
     expect(outputs[stackOutputs.apiKeysTableName]?.Value).toEqual({ Ref: expect.stringMatching(/^TablesApiKeysTable/) });
+    expect(outputs[stackOutputs.apiKeyLastUseTableName]?.Value).toEqual({ Ref: expect.stringMatching(/^TablesApiKeyLastUseTable/) });
     expect(JSON.stringify(outputs[stackOutputs.dashboardUrl]?.Value)).toContain(
       'https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#dashboards:name=',
     );
@@ -417,7 +420,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     });
 
     it('tells each function the name of exactly the tables it is granted', () => {
-      const definitions = { pets: petsTable, apiKeys: apiKeysTable, idempotency: idempotencyTable };
+      const definitions = tableDefinitions;
       const nameVariables: string[] = Object.values(definitions).map((table) => table.nameVariable);
       for (const name of functionNames) {
         const variables = (
@@ -433,7 +436,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
   });
 
   describe('least privilege', () => {
-    const tableArn = (table: 'pets' | 'apiKeys' | 'idempotency') => ({
+    const tableArn = (table: keyof TableNames) => ({
       'Fn::GetAtt': [stack.getLogicalId(stack.tables[table].node.defaultChild as CfnFunction), 'Arn'],
     });
 
@@ -473,11 +476,12 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         expect(actions.every((action) => !action.includes('*'))).toBe(true);
         // Listing a table's stream ARNs (the audit's stream mapping) has no resource-level permission; it reads no data.
         if (statement.Resource === '*') expect(actions).toEqual(['dynamodb:ListStreams']);
-        // Nothing is ever deleted, and idempotency records are only put: an update is of a pet or a key.
+        // Nothing is ever deleted, and idempotency records are only put: an update is of a pet, a key or its last use.
         expect(actions).not.toEqual(
           expect.arrayContaining([expect.stringMatching(/^dynamodb:(DeleteItem|BatchWriteItem|DeleteTable|PartiQL)/)]),
         );
-        if (actions.includes('dynamodb:UpdateItem')) expect([tableArn('pets'), tableArn('apiKeys')]).toContainEqual(statement.Resource);
+        if (actions.includes('dynamodb:UpdateItem'))
+          expect([tableArn('pets'), tableArn('apiKeys'), tableArn('apiKeyLastUse')]).toContainEqual(statement.Resource);
       }
       // Each UpdateItem is alone in its statement, on a table (never an index), restricted to the
       // attributes its grant names and asking nothing back (ALL_OLD or ALL_NEW would return the
@@ -507,8 +511,9 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
             expect(grant.attributes, name).not.toContain(widening);
         }
       }
-      // The authorizer (a key's lastUsedAt) and the expiry sweep (its expiredAt) each update a key.
-      expect(updateGrants.filter(({ grant }) => grant.table === 'apiKeys').map(({ name }) => name)).toEqual(['authorizer', 'keyExpiry']);
+      // The expiry sweep (its expiredAt) alone updates a key; the authorizer updates a key's last use only.
+      expect(updateGrants.filter(({ grant }) => grant.table === 'apiKeys').map(({ name }) => name)).toEqual(['keyExpiry']);
+      expect(updateGrants.filter(({ grant }) => grant.table === 'apiKeyLastUse').map(({ name }) => name)).toEqual(['authorizer']);
       expect(tableAccess.listPets).toContainEqual({ table: 'pets', index: petsStatusIndex.indexName, actions: ['dynamodb:Query'] });
     });
     it('lets a grant with attributes name exactly those, its key among them, and ask back only its return values (IAM simulation)', async () => {
@@ -609,6 +614,17 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
     });
 
+    it("keys the keys' last-use table by key hash, with no index and no stream: a use is no change of a key", () => {
+      const { properties } = tableProperties(apiKeyLastUseTable.id);
+      expect(properties).toMatchObject({
+        KeySchema: [{ AttributeName: 'keyHash', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'keyHash', AttributeType: 'S' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      });
+      expect(properties).not.toHaveProperty('GlobalSecondaryIndexes');
+      expect(properties).not.toHaveProperty('StreamSpecification');
+    });
+
     it('keys the idempotency table by id (S), with TTL on its expiration attribute', () => {
       expect(tableProperties(idempotencyTable.id).properties).toMatchObject({
         KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
@@ -618,15 +634,18 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       });
     });
 
-    it.each([petsTable.id, apiKeysTable.id, idempotencyTable.id])('%s: point-in-time recovery and AWS-managed (KMS) encryption', (id) => {
-      expect(tableProperties(id).properties).toMatchObject({
-        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-        SSESpecification: { SSEEnabled: true },
-      });
-      expect(tableProperties(id).properties.SSESpecification).not.toHaveProperty('KMSMasterKeyId');
-    });
+    it.each(Object.values(tableDefinitions).map((table) => table.id))(
+      '%s: point-in-time recovery and AWS-managed (KMS) encryption',
+      (id) => {
+        expect(tableProperties(id).properties).toMatchObject({
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          SSESpecification: { SSEEnabled: true },
+        });
+        expect(tableProperties(id).properties.SSESpecification).not.toHaveProperty('KMSMasterKeyId');
+      },
+    );
 
-    it.each([petsTable.id, apiKeysTable.id, idempotencyTable.id])(
+    it.each(Object.values(tableDefinitions).map((table) => table.id))(
       `%s: ${isProd ? 'retained and deletion-protected' : 'destroyed with the stack'}`,
       (id) => {
         expect(tableProperties(id).deletionPolicy).toBe(isProd ? 'RetainExceptOnCreate' : 'Delete');
@@ -909,7 +928,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         expect(alarmedFunctions).toContainEqual(expect.stringContaining(logicalIdOf(synthesized, name).function));
       }
       const throttleAlarms = alarms.filter((alarm) => JSON.stringify(alarm.Metrics ?? '').includes('ThrottleEvents'));
-      expect(throttleAlarms).toHaveLength(3); // one per table
+      expect(throttleAlarms).toHaveLength(Object.keys(tableDefinitions).length); // one per table
       expect(JSON.stringify(throttleAlarms)).toContain(petsStatusIndex.indexName);
     });
 

@@ -1,6 +1,6 @@
 /** The API-keys repository against the real DynamoDB Local: only hashes are stored; keys can be revoked. */
 import { PutItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, inject, it } from 'vitest';
 import {
   apiKeysRepository,
@@ -34,7 +34,7 @@ let keys: ApiKeysRepository;
 beforeEach(async () => {
   tables = await createTestTables();
   // A deadline a busy machine cannot outrun: these tests are about what is written, not how fast.
-  keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys, lastUseDeadlineMs: 10_000 });
+  keys = apiKeysRepository({ client: tables.client, tables, lastUseDeadlineMs: 10_000 });
 });
 
 const rawItems = async () => (await tables.client.send(new ScanCommand({ TableName: tables.apiKeys }))).Items ?? [];
@@ -248,21 +248,28 @@ describe('expiry', () => {
 });
 
 describe('recordUse', () => {
-  it('writes lastUsedAt on first use, then not again within the hour, then again after it', async () => {
+  const keyItem = async (keyHash: string) =>
+    (await tables.client.send(new GetCommand({ TableName: tables.apiKeys, Key: { keyHash }, ConsistentRead: true }))).Item;
+
+  it("writes lastUsedAt on first use, then not again within the hour, then again after it: in the last-use table, never the key's item", async () => {
     const key = generateApiKey();
-    await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
+    const { keyId, keyHash } = await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
+    const asRegistered = await keyItem(keyHash);
     const first = new Date();
 
-    expect(await keys.recordUse((await keys.findActive(key))!, first)).toBe(true);
-    const used = (await keys.findActive(key))!;
+    expect(await keys.recordUse((await keys.findById(keyId))!, first)).toBe(true);
+    const used = (await keys.findById(keyId))!;
     expect(used.lastUsedAt).toBe(first.toISOString());
+    expect(await keys.lastUseOf(key)).toBe(first.toISOString());
 
     expect(await keys.recordUse(used, at(LAST_USE_RESOLUTION_MS - 1, first.getTime()))).toBe(false);
-    expect((await keys.findActive(key))?.lastUsedAt).toBe(first.toISOString());
+    expect((await keys.findById(keyId))?.lastUsedAt).toBe(first.toISOString());
 
     const later = at(LAST_USE_RESOLUTION_MS, first.getTime());
     expect(await keys.recordUse(used, later)).toBe(true);
-    expect((await keys.findActive(key, later))?.lastUsedAt).toBe(later.toISOString());
+    expect((await keys.findById(keyId))?.lastUsedAt).toBe(later.toISOString());
+    expect((await keys.list()).find((record) => record.keyId === keyId)?.lastUsedAt).toBe(later.toISOString());
+    expect(await keyItem(keyHash)).toEqual(asRegistered);
   });
 
   it('takes a lastUsedAt in the future (a console typo, a skewed clock) as stale, and writes over it', async () => {
@@ -270,34 +277,44 @@ describe('recordUse', () => {
     const record = await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     const future = { ...record, lastUsedAt: at(10 * 60_000).toISOString() };
     await tables.client.send(
-      new UpdateCommand({
-        TableName: tables.apiKeys,
-        Key: { keyHash: record.keyHash },
-        UpdateExpression: 'SET lastUsedAt = :future',
-        ExpressionAttributeValues: { ':future': future.lastUsedAt },
-      }),
+      new PutCommand({ TableName: tables.apiKeyLastUse, Item: { keyHash: record.keyHash, lastUsedAt: future.lastUsedAt } }),
     );
     const now = new Date();
     expect(await keys.recordUse(future, now)).toBe(true);
-    expect((await keys.findActive(key))?.lastUsedAt).toBe(now.toISOString());
+    expect(await keys.lastUseOf(key)).toBe(now.toISOString());
   });
 
   it('lets one of two callers that read the same lastUsedAt write it', async () => {
     const key = generateApiKey();
-    await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
-    const read = (await keys.findActive(key))!;
+    const { keyId } = await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
+    const read = (await keys.findById(keyId))!;
 
     const results = await Promise.all([keys.recordUse(read, at(0)), keys.recordUse(read, at(1))]);
 
     expect(results.filter(Boolean)).toHaveLength(1);
   });
 
-  it('never brings a deleted key back as an item holding only lastUsedAt', async () => {
+  it("leaves a key revoked after it was read (a revoke in another region, meanwhile): the key's item is as the revoke left it", async () => {
+    const key = generateApiKey();
+    const { keyId, keyHash } = await keys.register(key, 'ci', { usage: localUsageKey(), changedBy: ACTOR });
+    const readBeforeTheRevoke = { ...(await keys.find(key))!, lastUsedAt: await keys.lastUseOf(key) };
+    await keys.revoke(keyId, ACTOR);
+    const asRevoked = await keyItem(keyHash);
+
+    expect(await keys.recordUse(readBeforeTheRevoke)).toBe(true);
+
+    expect(asRevoked?.revokedAt).toEqual(expect.any(String));
+    expect(await keyItem(keyHash)).toEqual(asRevoked);
+  });
+
+  it('never brings a deleted key back: a use recorded as it is deleted leaves the keys table without it', async () => {
     const record = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     await tables.client.send(new DeleteCommand({ TableName: tables.apiKeys, Key: { keyHash: record.keyHash } }));
 
-    expect(await keys.recordUse(record)).toBe(false);
+    await keys.recordUse(record);
     expect(await rawItems()).toEqual([]);
+    expect(await keys.list()).toEqual([]);
+    expect(await keys.findById(record.keyId)).toBeUndefined();
   });
 });
 
@@ -378,7 +395,7 @@ describe('roll', () => {
         },
       { step: 'initialize' },
     );
-    const conflicted = apiKeysRepository({ client, tableName: tables.apiKeys });
+    const conflicted = apiKeysRepository({ client, tables });
     const old = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
 
     const { next } = await conflicted.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
@@ -479,7 +496,7 @@ describe('plans', () => {
         },
       { step: 'initialize' },
     );
-    return { keys: apiKeysRepository({ client, tableName: tables.apiKeys }), client };
+    return { keys: apiKeysRepository({ client, tables }), client };
   };
 
   it('roll racing setPlan: the roll reads the key again, so both keys end on the plan set', async () => {
@@ -519,7 +536,7 @@ describe('plans', () => {
     // Rolled with no grace: ended, yet the first key, in its day of grace, still shares the usage key with the third.
     const { previous: ended, next: third } = await keys.roll(second.keyId, generateApiKey(), { graceMs: 0, now, changedBy: ACTOR });
     const { client, sent } = recordingClient(tables.endpoint);
-    const reading = apiKeysRepository({ client, tableName: tables.apiKeys });
+    const reading = apiKeysRepository({ client, tables });
     const later = at(1, now.getTime());
 
     expect((await reading.othersSharingUsageKey(third, later)).map((record) => record.keyId)).toEqual([first.keyId]);
@@ -632,7 +649,7 @@ describe('markExpired', () => {
       { step: 'initialize' },
     );
 
-    expect(await apiKeysRepository({ client, tableName: tables.apiKeys }).markExpired(now, 'system:key-expiry')).toEqual([]);
+    expect(await apiKeysRepository({ client, tables }).markExpired(now, 'system:key-expiry')).toEqual([]);
     expect(pending).toBe(false);
     const item = await itemOfId(record.keyId);
     expect(item).toMatchObject({ revokedAt: expect.any(String), changedBy: ACTOR });
@@ -700,9 +717,7 @@ const sweepReads = async (now: Date) => {
       },
     { step: 'initialize', name: 'countReads' },
   );
-  const marked = (await apiKeysRepository({ client, tableName: tables.apiKeys }).markExpired(now, 'system:key-expiry')).map(
-    (record) => record.keyId,
-  );
+  const marked = (await apiKeysRepository({ client, tables }).markExpired(now, 'system:key-expiry')).map((record) => record.keyId);
   return { reads, commands, marked };
 };
 
@@ -817,7 +832,7 @@ describe('markExpired, when a key cannot be marked', () => {
     });
     failingUpdatesOf(client, [first.keyHash], { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } });
 
-    const error = await apiKeysRepository({ client, tableName: tables.apiKeys })
+    const error = await apiKeysRepository({ client, tables })
       .markExpired(new Date(), 'system:key-expiry')
       .then(
         () => undefined,
@@ -919,7 +934,7 @@ describe('roll refusals the key tool tells apart', () => {
         },
       { step: 'initialize' },
     );
-    const busy = apiKeysRepository({ client, tableName: tables.apiKeys });
+    const busy = apiKeysRepository({ client, tables });
     await expect(busy.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).rejects.toMatchObject({
       name: 'KeyStateError',
       state: 'changing',
@@ -943,7 +958,7 @@ describe('roll refusals the key tool tells apart', () => {
         },
       { step: 'initialize' },
     );
-    const throttled = apiKeysRepository({ client, tableName: tables.apiKeys });
+    const throttled = apiKeysRepository({ client, tables });
     await expect(throttled.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR })).rejects.toEqual(
       new DatabaseUnavailable('transaction throttled'),
     );
@@ -954,7 +969,7 @@ describe('roll refusals the key tool tells apart', () => {
 describe('an unreachable database', () => {
   it('makes findActive reject with DatabaseUnavailable', async () => {
     const client = createDocumentClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 2 });
-    const unreachable = apiKeysRepository({ client, tableName: 'api-keys' });
+    const unreachable = apiKeysRepository({ client, tables: { apiKeys: 'api-keys', apiKeyLastUse: 'api-key-last-use' } });
     await expect(unreachable.findActive(generateApiKey())).rejects.toBeInstanceOf(DatabaseUnavailable);
     await expect(unreachable.list()).rejects.toBeInstanceOf(DatabaseUnavailable);
   });

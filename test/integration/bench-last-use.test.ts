@@ -31,7 +31,7 @@ describe('the lastUsedAt measurement under load', () => {
     // The pet the measurement reads, as the benchmark seeds it.
     const seeded = await seededTable(tables.endpoint, 1);
     seeded.client.destroy();
-    const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    const keys = apiKeysRepository({ client: tables.client, tables });
     result = await measureLastUse({
       endpoint: tables.endpoint,
       tables: { ...tables, pets: seeded.tableName },

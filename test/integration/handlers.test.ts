@@ -5,7 +5,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
 import { createHandler as createCreatePet } from '../../functions/create-pet';
@@ -317,7 +317,7 @@ describe('authorizer', () => {
   const usage = localUsageKey();
 
   beforeAll(async () => {
-    keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    keys = apiKeysRepository({ client: tables.client, tables });
     key = generateApiKey();
     keyId = (await keys.register(key, 'handlers-test', { usage, changedBy: ACTOR })).keyId;
   });
@@ -599,25 +599,61 @@ describe('authorizer', () => {
     const at = new Date();
     const minutesAgo = (count: number) => new Date(at.getTime() - count * 60_000).toISOString();
     /** The authorizer on a clock standing at `at` (until a test moves it), on a client that notes what it sends. */
-    const watchedAuthorizer = () => {
+    const watchedAuthorizer = ({ lastUseDeadlineMs = LAST_USE_DEADLINE_MS } = {}) => {
       const { client, sent } = recordingClient(tables.endpoint);
       const clock = { now: at };
-      const authorizer = createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }), now: () => clock.now });
+      const authorizer = createAuthorizer({ keys: apiKeysRepository({ client, tables, lastUseDeadlineMs }), now: () => clock.now });
       const updates = () => sent.filter((command) => command.command === 'UpdateItem');
       return { client, clock, authorizer, updates };
     };
     const lastUsedAtOf = async (raw: string) => (await keys.findById(keyIdOf(hashApiKey(raw))))?.lastUsedAt;
-
-    it('records the first use as an ISO timestamp', async () => {
+    /** A key last used at `lastUsedAt`, as the last-use table holds it. */
+    const usedKey = async (lastUsedAt: string) => {
       const raw = await putRawKey({});
+      await tables.client.send(new PutCommand({ TableName: tables.apiKeyLastUse, Item: { keyHash: hashApiKey(raw), lastUsedAt } }));
+      return raw;
+    };
+    const keyItemOf = async (raw: string) =>
+      (await tables.client.send(new GetCommand({ TableName: tables.apiKeys, Key: { keyHash: hashApiKey(raw) }, ConsistentRead: true })))
+        .Item;
+
+    it("records the first use as an ISO timestamp, in the last-use table: the key's item is left as it was", async () => {
+      const raw = await putRawKey({});
+      const asPut = await keyItemOf(raw);
       const { authorizer, updates } = watchedAuthorizer();
       await authorizer(tokenEvent(`Bearer ${raw}`), context);
-      expect(updates()).toEqual([expect.objectContaining({ tableName: tables.apiKeys })]);
+      expect(updates()).toEqual([expect.objectContaining({ tableName: tables.apiKeyLastUse })]);
       expect(await lastUsedAtOf(raw)).toBe(at.toISOString());
+      expect(await keyItemOf(raw)).toEqual(asPut);
+    });
+
+    it('leaves a key revoked between its read and its last-use write revoked, its item as the revoke left it', async () => {
+      const raw = await putRawKey({});
+      // A deadline the revoke cannot outlast: the write is made, after it.
+      const { client, authorizer, updates } = watchedAuthorizer({ lastUseDeadlineMs: 10_000 });
+      let asRevoked: Record<string, unknown> | undefined;
+      // The revoke lands after the authorizer read the key and before it writes its last use, as
+      // one made in another region at that moment would.
+      client.middlewareStack.add(
+        (next, { commandName }) =>
+          async (args) => {
+            if (commandName === 'UpdateItemCommand') {
+              await keys.revoke(keyIdOf(hashApiKey(raw)), 'local:test');
+              asRevoked = await keyItemOf(raw);
+            }
+            return next(args);
+          },
+        { step: 'initialize', name: 'revokeMeanwhile' },
+      );
+      await authorizer(tokenEvent(`Bearer ${raw}`), context);
+      expect(updates()).toHaveLength(1);
+      expect(await lastUsedAtOf(raw)).toBe(at.toISOString());
+      expect(asRevoked?.revokedAt).toEqual(expect.any(String));
+      expect(await keyItemOf(raw)).toEqual(asRevoked);
     });
 
     it('sends no write for a key last used 10 minutes ago, until an hour has passed since', async () => {
-      const raw = await putRawKey({ lastUsedAt: { S: minutesAgo(10) } });
+      const raw = await usedKey(minutesAgo(10));
       const { clock, authorizer, updates } = watchedAuthorizer();
       await authorizer(tokenEvent(`Bearer ${raw}`), context);
       clock.now = new Date(at.getTime() + 49 * 60_000);
@@ -631,7 +667,7 @@ describe('authorizer', () => {
     });
 
     it('records it again for a key last used 2 hours ago, once', async () => {
-      const raw = await putRawKey({ lastUsedAt: { S: minutesAgo(120) } });
+      const raw = await usedKey(minutesAgo(120));
       const { authorizer, updates } = watchedAuthorizer();
       await authorizer(tokenEvent(`Bearer ${raw}`), context);
       expect(await lastUsedAtOf(raw)).toBe(at.toISOString());
@@ -656,7 +692,7 @@ describe('authorizer', () => {
         (next, { commandName }) =>
           async (args) => {
             if (commandName === 'UpdateItemCommand') {
-              throw Object.assign(new Error(`Write refused on ${tables.apiKeys} for key ${keyHash}`), fault);
+              throw Object.assign(new Error(`Write refused on ${tables.apiKeyLastUse} for key ${keyHash}`), fault);
             }
             return next(args);
           },
@@ -669,11 +705,42 @@ describe('authorizer', () => {
         expect(updates()).toHaveLength(1);
         expect(warn.mock.calls).toEqual([['last use not recorded', { keyId: keyIdOf(keyHash), reason }]]);
         const logged = JSON.stringify(warn.mock.calls);
-        for (const secret of [raw, keyHash, tables.apiKeys]) expect(logged).not.toContain(secret);
+        for (const secret of [raw, keyHash, tables.apiKeyLastUse]) expect(logged).not.toContain(secret);
       } finally {
         warn.mockRestore();
       }
       expect(await lastUsedAtOf(raw)).toBeUndefined();
+    });
+
+    it('still allows the key when its last use cannot be read, writing none, with one warning naming only its id', async () => {
+      const raw = await putRawKey({});
+      const keyHash = hashApiKey(raw);
+      const { client, authorizer, updates } = watchedAuthorizer();
+      client.middlewareStack.add(
+        (next, { commandName }) =>
+          async (args) => {
+            const { TableName } = args.input as { TableName?: string };
+            if (commandName === 'GetItemCommand' && TableName === tables.apiKeyLastUse) {
+              throw Object.assign(new Error(`Read refused on ${TableName} for key ${keyHash}`), {
+                name: 'ProvisionedThroughputExceededException',
+                $metadata: { httpStatusCode: 400 },
+              });
+            }
+            return next(args);
+          },
+        { step: 'initialize', name: 'failLastUseReads' },
+      );
+      const warn = vi.spyOn(logger, 'warn');
+      try {
+        const result = await authorizer(tokenEvent(`Bearer ${raw}`), context);
+        expect(result.principalId).toBe(keyIdOf(keyHash));
+        expect(updates()).toEqual([]);
+        expect(warn.mock.calls).toEqual([
+          ['last use not recorded', { keyId: keyIdOf(keyHash), reason: 'ProvisionedThroughputExceededException' }],
+        ]);
+      } finally {
+        warn.mockRestore();
+      }
     });
   });
 
@@ -689,7 +756,7 @@ describe('authorizer', () => {
       const raw = await putRawKey({});
       vi.stubEnv('DYNAMODB_ENDPOINT', proxy.endpoint);
       try {
-        const authorizer = createAuthorizer({ keys: apiKeysRepository({ tableName: tables.apiKeys }) });
+        const authorizer = createAuthorizer({ keys: apiKeysRepository({ tables }) });
         proxy.resetCalls();
         proxy.inject({ operation: 'UpdateItem', fault });
         const started = performance.now();
@@ -719,7 +786,7 @@ describe('authorizer', () => {
 
   it('fails with another error when its database is unreachable, so that the client gets a 503 rather than a 401', async () => {
     const client = createDocumentClient({ endpoint: `http://127.0.0.1:${await freePort()}`, maxAttempts: 2 });
-    const unreachable = apiKeysRepository({ client, tableName: tables.apiKeys });
+    const unreachable = apiKeysRepository({ client, tables });
     const error = await createAuthorizer({ keys: unreachable })(tokenEvent(`Bearer ${key}`), context).then(
       () => undefined,
       (thrown: unknown) => thrown,

@@ -7,6 +7,7 @@
 import {
   CreateTableCommand,
   DescribeTableCommand,
+  GetItemCommand,
   ListTablesCommand,
   UpdateItemCommand,
   waitUntilTableExists,
@@ -56,7 +57,11 @@ afterAll(async () => {
 const audit = async (...argv: string[]) => {
   const lines: string[] = [];
   const status = await runKeysCommand(['audit', ...argv], {
-    env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys },
+    env: {
+      DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+      API_KEYS_TABLE_NAME: api.tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: api.tables.apiKeyLastUse,
+    },
     print: (line) => lines.push(line),
   });
   return { status, lines };
@@ -110,6 +115,11 @@ const useOnce = async (record: ApiKeyRecord) => {
   }
   expect((await api.keys.findById(record.keyId))?.lastUsedAt).toMatch(/^\d{4}-/);
 };
+
+/** A key's item as stored, read strongly consistent. */
+const keyItemOf = async (keyHash: string) =>
+  (await testClient.send(new GetItemCommand({ TableName: api.tables.apiKeys, Key: { keyHash: { S: keyHash } }, ConsistentRead: true })))
+    .Item;
 
 const register = (name: string, options: { expiresAt?: string } = {}) =>
   api.keys.register(generateApiKey(), name, { usage: localUsageKey(), scopes: [READ_PETS, WRITE_PETS], changedBy: ACTOR, ...options });
@@ -256,7 +266,11 @@ describe('the local audit trail', () => {
     const tool = async (...argv: string[]) => {
       const lines: string[] = [];
       const status = await runKeysCommand([...argv, '--json'], {
-        env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: api.tables.apiKeys },
+        env: {
+          DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+          API_KEYS_TABLE_NAME: api.tables.apiKeys,
+          API_KEY_LAST_USE_TABLE_NAME: api.tables.apiKeyLastUse,
+        },
         print: (line) => lines.push(line),
       });
       expect(status).toBe(0);
@@ -311,14 +325,16 @@ describe('the local audit trail', () => {
     expect(everything).not.toContain(ownUsage.usageKey);
   });
 
-  it("records lastUsedAt edited in the console, while the authorizer's record of a use is left out", async () => {
+  it("writes no line for the authorizer's record of a use, which leaves the key's item as it was; records a lastUsedAt the console puts there", async () => {
     const record = await register('last-used');
+    const asRegistered = await keyItemOf(record.keyHash);
     await useOnce(record);
+    expect(await keyItemOf(record.keyHash)).toEqual(asRegistered);
     await consoleEdit(record, 'lastUsedAt = :lastUsedAt', { ':lastUsedAt': { S: '2020-01-01T00:00:00.000Z' } });
 
     const entries = await entriesOf(record.keyId);
     expect(entries.map(({ action, by }) => `${action} ${by}`)).toEqual([`created ${ACTOR}`, 'changed unknown']);
-    expect(entries[1]?.changes).toEqual({ lastUsedAt: { from: expect.stringMatching(/^\d{4}-/), to: '2020-01-01T00:00:00.000Z' } });
+    expect(entries[1]?.changes).toEqual({ lastUsedAt: { from: null, to: '2020-01-01T00:00:00.000Z' } });
   });
 
   it('prints a name with line breaks, tabs and terminal escapes escaped, so that it forges no line; --json keeps it exact', async () => {
@@ -370,7 +386,11 @@ describe('the local audit trail', () => {
           async () => {
             const lines: string[] = [];
             await runKeysCommand(['audit', record.keyId], {
-              env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: polled.tables.apiKeys },
+              env: {
+                DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+                API_KEYS_TABLE_NAME: polled.tables.apiKeys,
+                API_KEY_LAST_USE_TABLE_NAME: polled.tables.apiKeyLastUse,
+              },
               print: (line) => lines.push(line),
             });
             return lines.length;
@@ -404,7 +424,11 @@ describe('a change whose audit line is long, or cannot be written', () => {
 
       const lines: string[] = [];
       await runKeysCommand(['audit', record.keyId, '--json'], {
-        env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: own.tables.apiKeys },
+        env: {
+          DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+          API_KEYS_TABLE_NAME: own.tables.apiKeys,
+          API_KEY_LAST_USE_TABLE_NAME: own.tables.apiKeyLastUse,
+        },
         print: (line) => lines.push(line),
       });
       const entries = lines.map((line) => JSON.parse(line) as KeyAuditEntry);
@@ -419,7 +443,11 @@ describe('a change whose audit line is long, or cannot be written', () => {
       for (const line of lines) expect(Buffer.byteLength(line, 'utf8')).toBeLessThanOrEqual(MAX_AUDIT_ENTRY_BYTES);
       const text: string[] = [];
       await runKeysCommand(['audit', record.keyId], {
-        env: { DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'), API_KEYS_TABLE_NAME: own.tables.apiKeys },
+        env: {
+          DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
+          API_KEYS_TABLE_NAME: own.tables.apiKeys,
+          API_KEY_LAST_USE_TABLE_NAME: own.tables.apiKeyLastUse,
+        },
         print: (line) => text.push(line),
       });
       expect(text[2]?.endsWith(`\trenamed\tunknown\tname ci -> ${cut}; line truncated`)).toBe(true);
@@ -433,7 +461,7 @@ describe('a change whose audit line is long, or cannot be written', () => {
     { timeout: 60_000 },
     async () => {
       const tables = await createTestTables();
-      const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+      const keys = apiKeysRepository({ client: tables.client, tables });
       // The audit's own client, on which DynamoDB refuses one key's audit lines, as it refused a line over 400 KB.
       const refused: { keyId?: string; attempts: number } = { attempts: 0 };
       const client = createDocumentClient({ endpoint: tables.endpoint });
@@ -459,7 +487,11 @@ describe('a change whose audit line is long, or cannot be written', () => {
       const auditHere = async (...argv: string[]) => {
         const lines: string[] = [];
         const outcome = await runKeysCommand(['audit', ...argv], {
-          env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+          env: {
+            DYNAMODB_ENDPOINT: tables.endpoint,
+            API_KEYS_TABLE_NAME: tables.apiKeys,
+            API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+          },
           print: (line) => lines.push(line),
         }).then(
           (status) => ({ status, error: undefined }),
@@ -542,7 +574,11 @@ describe('a keys table made before the audit trail', () => {
       await stack.keyAudit?.poll();
       const lines: string[] = [];
       await runKeysCommand(['audit', stack.keyId, '--json'], {
-        env: { DYNAMODB_ENDPOINT: stack.dynamodbEndpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+        env: {
+          DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
+          API_KEYS_TABLE_NAME: tables.apiKeys,
+          API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+        },
         print: (line) => lines.push(line),
       });
       expect(lines.map((line) => (JSON.parse(line) as KeyAuditEntry).action)).toEqual(['created']);
@@ -575,7 +611,11 @@ describe('a DynamoDB Local without -sharedDb (one database per access key and re
         await stack.keyAudit?.poll();
         const lines: string[] = [];
         await runKeysCommand(['audit', '--json'], {
-          env: { DYNAMODB_ENDPOINT: database.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+          env: {
+            DYNAMODB_ENDPOINT: database.endpoint,
+            API_KEYS_TABLE_NAME: tables.apiKeys,
+            API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+          },
           print: (line) => lines.push(line),
         });
         expect(lines.map((line) => JSON.parse(line) as KeyAuditEntry).map(({ name, action }) => `${name} ${action}`)).toEqual([

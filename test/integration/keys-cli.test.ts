@@ -46,7 +46,7 @@ let lines: string[];
 
 beforeEach(async () => {
   tables = await createTestTables();
-  keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+  keys = apiKeysRepository({ client: tables.client, tables });
   lines = [];
 });
 
@@ -63,7 +63,7 @@ const TAKES_EFFECT_LOCALLY =
 /** Runs the tool against this file's DynamoDB Local table, collecting what it prints. */
 const run = (...argv: string[]) =>
   runKeysCommand(argv, {
-    env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+    env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse },
     print: (line) => lines.push(line),
   });
 
@@ -264,7 +264,11 @@ describe('keys create', () => {
 
   it('uses --endpoint over $DYNAMODB_ENDPOINT', async () => {
     const code = await runKeysCommand(['create', '--name', 'flag', '--endpoint', tables.endpoint], {
-      env: { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', API_KEYS_TABLE_NAME: tables.apiKeys },
+      env: {
+        DYNAMODB_ENDPOINT: 'http://127.0.0.1:9',
+        API_KEYS_TABLE_NAME: tables.apiKeys,
+        API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+      },
       print: (line) => lines.push(line),
     });
     expect(code).toBe(0);
@@ -698,7 +702,9 @@ describe('keys revoke', () => {
       TAKES_EFFECT_LOCALLY,
     ]);
     expect(sent.map(({ command }) => command)).not.toContain('Scan');
+    // The revoked key, with its last use (shown by the revoke), and its successor by its hash.
     expect(sent.filter(({ command }) => command === 'GetItem')).toEqual([
+      { command: 'GetItem', consistent: true },
       { command: 'GetItem', consistent: true },
       { command: 'GetItem', consistent: true },
     ]);
@@ -798,7 +804,12 @@ describe('keys and plans, locally', () => {
   });
   const withPlansFile = (...argv: string[]) =>
     runKeysCommand(argv, {
-      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, PLANS_FILE: plansFile },
+      env: {
+        DYNAMODB_ENDPOINT: tables.endpoint,
+        API_KEYS_TABLE_NAME: tables.apiKeys,
+        API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+        PLANS_FILE: plansFile,
+      },
       print: (line) => lines.push(line),
     });
 
@@ -876,7 +887,12 @@ describe('keys and plans, locally', () => {
   it('refuses a PLANS_FILE it cannot read in one line naming it, exit status 2, writing nothing', async () => {
     const missing = `${plansFile}.missing`;
     const error = await runKeysCommand(['create', '--name', 'x', '--plan', 'small'], {
-      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, PLANS_FILE: missing },
+      env: {
+        DYNAMODB_ENDPOINT: tables.endpoint,
+        API_KEYS_TABLE_NAME: tables.apiKeys,
+        API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+        PLANS_FILE: missing,
+      },
       print: () => undefined,
     }).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(UsageError);
@@ -1048,6 +1064,7 @@ describe('keys set-plan, locally', () => {
     const result = await npmRun('keys', ['set-plan', record.keyId, 'gold'], {
       DYNAMODB_ENDPOINT: tables.endpoint,
       API_KEYS_TABLE_NAME: tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
     });
     expect(expectOneLineFailure(result, { status: 2 })).toBe("npm run keys: unknown plan 'gold': the plans in force are default, partner.");
     expect(await recordOf(record.keyId)).toEqual(record);
@@ -1076,7 +1093,11 @@ describe('the caller on AWS, from AWS STS (mocked with aws-sdk-client-mock)', ()
   });
 
   const onAws = (...argv: string[]) =>
-    runKeysCommand([...argv, '--table', tables.apiKeys], { env: {}, print: (line) => lines.push(line), sts });
+    runKeysCommand([...argv, '--table', tables.apiKeys], {
+      env: { API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse },
+      print: (line) => lines.push(line),
+      sts,
+    });
 
   it('records the ARN of the caller on roll and revoke (and on create, on a stage: below)', async () => {
     stsMock.on(GetCallerIdentityCommand).resolves({ Arn: ARN, Account: '123456789012', UserId: 'AROAEXAMPLE:alice' });
@@ -1096,6 +1117,7 @@ describe('the caller on AWS, from AWS STS (mocked with aws-sdk-client-mock)', ()
     stsMock.on(GetCallerIdentityCommand).resolves({ Arn: ARN });
     const outputs = [
       { OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys },
+      { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
       { OutputKey: 'UsagePlanIds', OutputValue: '{"default":"up-default"}' },
     ];
     const cloudFormation = { send: async () => ({ Stacks: [{ Outputs: outputs }] }) } as unknown as Parameters<typeof stageKeysTable>[1];
@@ -1186,6 +1208,7 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     aws.stsMock.on(GetCallerIdentityCommand).resolves({ Arn: ARN });
     outputs = () => [
       { OutputKey: 'ApiKeysTableName', OutputValue: stackTable },
+      { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
       { OutputKey: 'UsagePlanIds', OutputValue: JSON.stringify(USAGE_PLAN_IDS) },
       { OutputKey: 'RestApiId', OutputValue: REST_API_ID },
     ];
@@ -1217,7 +1240,7 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     });
   const onTable = (...argv: string[]) =>
     runKeysCommand([...argv, '--table', tables.apiKeys], {
-      env: {},
+      env: { API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse },
       print: (line) => lines.push(line),
       sts: aws.sts,
       apiGateway: aws.apiGateway,
@@ -1414,7 +1437,10 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
           StackName: 'PetStore-staging',
           CreationTime: new Date(),
           StackStatus: 'UPDATE_COMPLETE',
-          Outputs: [{ OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys }],
+          Outputs: [
+            { OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys },
+            { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
+          ],
         },
       ],
     });
@@ -1623,7 +1649,11 @@ describe('usage', () => {
   it("goes to the DynamoDB Local on $DYNAMODB_LOCAL_PORT, as npm start's does", async () => {
     const { record } = await createKey('ci');
     const code = await runKeysCommand(['list'], {
-      env: { DYNAMODB_LOCAL_PORT: new URL(tables.endpoint).port, API_KEYS_TABLE_NAME: tables.apiKeys },
+      env: {
+        DYNAMODB_LOCAL_PORT: new URL(tables.endpoint).port,
+        API_KEYS_TABLE_NAME: tables.apiKeys,
+        API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+      },
       print: (line) => lines.push(line),
     });
     expect(code).toBe(0);
@@ -1638,7 +1668,11 @@ describe('usage', () => {
 });
 
 describe('npm run keys, as an operator meets its errors', () => {
-  const local = () => ({ DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys });
+  const local = () => ({
+    DYNAMODB_ENDPOINT: tables.endpoint,
+    API_KEYS_TABLE_NAME: tables.apiKeys,
+    API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+  });
 
   it('names an unknown scope and the valid ones in one line, and exits 2', async () => {
     const result = await npmRun('keys', ['create', '--name', 'x', '--scopes', fixtureScope('delete')], local());
@@ -1696,7 +1730,7 @@ describe('a key pasted in the wrong place, never echoed', () => {
   const outputOf = async (argv: string[]): Promise<string> => {
     const printed: string[] = [];
     const failure = await runKeysCommand(argv, {
-      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse },
       print: (line) => printed.push(line),
       cloudFormation: noStack,
     }).then(
@@ -1761,7 +1795,11 @@ describe('a key pasted in the wrong place, never echoed', () => {
     ['--KEY', (key: string) => ['list', `--${key}`]],
   ])('refuses %s in one line without the key, exit status 2', async (_, argv) => {
     const key = generateApiKey();
-    const result = await npmRun('keys', argv(key), { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys });
+    const result = await npmRun('keys', argv(key), {
+      DYNAMODB_ENDPOINT: tables.endpoint,
+      API_KEYS_TABLE_NAME: tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+    });
     const line = expectOneLineFailure(result, { status: 2 });
     for (const part of partsOf(key)) expect(line).not.toContain(part);
     expect(line).toContain('…');
@@ -1774,6 +1812,7 @@ describe('npm run keys with its output closed by the reader', () => {
     runCommandClosingOutput('npm', ['run', '--silent', 'keys', '--', ...argv], {
       DYNAMODB_ENDPOINT: tables.endpoint,
       API_KEYS_TABLE_NAME: tables.apiKeys,
+      API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
     });
 
   it.each([[[]], [['--json']]])('revokes the key create %j could not show, says so in one line, and exits 1', async (options) => {
@@ -1815,9 +1854,15 @@ describe('npm run keys with its output closed by the reader', () => {
 describe('console items of other types than documented, through the tool', () => {
   const putOdd = async () => ({
     number: await putConsoleKey(tables.client, tables.apiKeys, { name: 'n', extra: { createdAt: { N: '1700000000' } } }),
-    huge: await putConsoleKey(tables.client, tables.apiKeys, {
-      name: 'huge',
-      extra: { lastUsedAt: { N: '123456789012345678901234567890' } },
+    huge: await putConsoleKey(tables.client, tables.apiKeys, { name: 'huge' }).then(async (key) => {
+      // Its last use, in the last-use table, edited there in the console.
+      await tables.client.send(
+        new PutItemCommand({
+          TableName: tables.apiKeyLastUse,
+          Item: { keyHash: { S: hashApiKey(key) }, lastUsedAt: { N: '123456789012345678901234567890' } },
+        }),
+      );
+      return key;
     }),
     nullExpiry: await putConsoleKey(tables.client, tables.apiKeys, { name: 'null expiry', extra: { expiresAt: { NULL: true } } }),
   });

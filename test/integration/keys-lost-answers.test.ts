@@ -17,7 +17,7 @@ let lines: string[];
 
 beforeEach(async () => {
   tables = await createTestTables();
-  keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+  keys = apiKeysRepository({ client: tables.client, tables });
   proxy = await startFaultProxy(tables.endpoint);
   lines = [];
 });
@@ -28,7 +28,7 @@ afterEach(async () => {
 /** The tool against the table, through the proxy. */
 const run = (...argv: string[]) =>
   runKeysCommand(argv, {
-    env: { DYNAMODB_ENDPOINT: proxy.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys },
+    env: { DYNAMODB_ENDPOINT: proxy.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse },
     print: (line) => lines.push(line),
   });
 

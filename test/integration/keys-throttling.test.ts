@@ -70,6 +70,7 @@ beforeEach(async () => {
           StackStatus: 'UPDATE_COMPLETE',
           Outputs: [
             { OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys },
+            { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
             { OutputKey: 'UsagePlanIds', OutputValue: '{"default":"up-default"}' },
             { OutputKey: 'RestApiId', OutputValue: 'a1b2c3d4e5' },
           ],
@@ -128,7 +129,7 @@ describe('a key command under API Gateway throttling', () => {
     ]);
     // Each retry waited at least the Retry-After of 1 s.
     expect(elapsedMs).toBeGreaterThanOrEqual((API_GATEWAY_MAX_ATTEMPTS - 1) * 1_000);
-    const keys = await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).list();
+    const keys = await apiKeysRepository({ client: tables.client, tables }).list();
     expect(keys.map((record) => [record.name, record.usageKeyId])).toEqual([['throttled', 'ak-throttled']]);
   });
 
@@ -142,6 +143,6 @@ describe('a key command under API Gateway throttling', () => {
     expect(apiGateway.requests).toEqual(Array.from({ length: API_GATEWAY_MAX_ATTEMPTS }, () => 'POST /apikeys'));
     expect(elapsedMs).toBeGreaterThanOrEqual((API_GATEWAY_MAX_ATTEMPTS - 1) * 1_000);
     expect(elapsedMs).toBeLessThanOrEqual(API_GATEWAY_MAX_WAIT_MS);
-    expect(await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).list()).toEqual([]);
+    expect(await apiKeysRepository({ client: tables.client, tables }).list()).toEqual([]);
   });
 });

@@ -30,7 +30,7 @@ let cloudFormationMock: ReturnType<typeof mockClient>;
 
 beforeEach(async () => {
   tables = await createTestTables();
-  keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+  keys = apiKeysRepository({ client: tables.client, tables });
   lines = [];
   // "AWS" is the run's DynamoDB Local, through the SDK's own endpoint setting.
   vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', tables.endpoint);
@@ -49,6 +49,7 @@ beforeEach(async () => {
         StackStatus: 'UPDATE_COMPLETE',
         Outputs: [
           { OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys },
+          { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
           { OutputKey: 'UsagePlanIds', OutputValue: JSON.stringify(USAGE_PLAN_IDS) },
         ],
       },
@@ -263,7 +264,11 @@ describe('list --usage on a stage (GetUsage, mocked)', () => {
 });
 
 describe('usage refusals, as npm run keys gives them', () => {
-  const local = () => ({ DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys });
+  const local = () => ({
+    DYNAMODB_ENDPOINT: tables.endpoint,
+    API_KEYS_TABLE_NAME: tables.apiKeys,
+    API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+  });
   /** The command as npm run keys shows it, run in this process (the script's wiring has its tests in keys-cli). */
   const keysCommand = (...argv: string[]) => runInProcess('npm run keys', ({ print }) => runKeysCommand(argv, { env: local(), print }));
   const run = (...argv: string[]) =>

@@ -183,26 +183,30 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     },
   );
 
-  it("authorizer: GetItem on the keys table, for a known and an unknown key; UpdateItem for a key's first use", async () => {
+  it("authorizer: GetItem on the keys and last-use tables, for a known and an unknown key; UpdateItem of the last use for a key's first use", async () => {
     const { client, sent } = recordingClient(tables.endpoint);
     const key = generateApiKey();
-    await apiKeysRepository({ client: tables.client, tableName: tables.apiKeys }).register(key, 'permissions-test', {
+    await apiKeysRepository({ client: tables.client, tables }).register(key, 'permissions-test', {
       usage: localUsageKey(),
       changedBy: ACTOR,
     });
-    const authorizer = as('authorizer', createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) }));
+    const authorizer = as('authorizer', createAuthorizer({ keys: apiKeysRepository({ client, tables }) }));
     await expect(authorizer(tokenEvent(`Bearer ${key}`), context)).resolves.toMatchObject({ principalId: expect.any(String) });
     await expect(authorizer(tokenEvent(`Bearer ${generateApiKey()}`), context)).rejects.toThrow('Unauthorized');
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('authorizer')));
+    // Nothing it sends writes the keys table: a write there could undo a revoke made in another region.
+    expect(sent.filter((command) => command.tableName === tables.apiKeys).map((command) => command.command)).toEqual([
+      'GetItem',
+      'GetItem',
+    ]);
   });
 
   it('authorizer: UpdateItem names only the key and lastUsedAt, first use and later use, and asks nothing back', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
-    const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    const keys = apiKeysRepository({ client: tables.client, tables });
     const key = generateApiKey();
     await keys.register(key, 'permissions-test', { usage: localUsageKey(), changedBy: ACTOR });
-    const authorizer = (now: Date) =>
-      as('authorizer', createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }), now: () => now }));
+    const authorizer = (now: Date) => as('authorizer', createAuthorizer({ keys: apiKeysRepository({ client, tables }), now: () => now }));
     await authorizer(new Date())(tokenEvent(`Bearer ${key}`), context);
     await authorizer(new Date(Date.now() + 2 * 3_600_000))(tokenEvent(`Bearer ${key}`), context);
     expect(sent.filter((command) => command.command === 'UpdateItem')).toHaveLength(2);
@@ -211,25 +215,25 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
 
   it('keyExpiry: UpdateItem names only the key and the attributes it writes (its condition reads no other), and asks nothing back', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
-    const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    const keys = apiKeysRepository({ client: tables.client, tables });
     await keys.register(generateApiKey(), 'expiring', {
       usage: localUsageKey(),
       expiresAt: new Date(Date.now() - 1_000).toISOString(),
       changedBy: ACTOR,
     });
-    await as('keyExpiry', createKeyExpiry({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) }))({}, context);
+    await as('keyExpiry', createKeyExpiry({ keys: apiKeysRepository({ client, tables }) }))({}, context);
     expectUpdatesWithin(sent, 'keyExpiry');
   });
 
   it('keyExpiry: Scan and UpdateItem on the keys table, with a key to mark and without', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
-    const keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+    const keys = apiKeysRepository({ client: tables.client, tables });
     await keys.register(generateApiKey(), 'expiring', {
       usage: localUsageKey(),
       expiresAt: new Date(Date.now() - 1_000).toISOString(),
       changedBy: ACTOR,
     });
-    const sweep = as('keyExpiry', createKeyExpiry({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }) }));
+    const sweep = as('keyExpiry', createKeyExpiry({ keys: apiKeysRepository({ client, tables }) }));
     expect((await sweep({}, context)).marked).toHaveLength(1);
     expect((await sweep({}, context)).marked).toEqual([]);
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('keyExpiry')));

@@ -52,7 +52,7 @@ beforeAll(async () => {
   tables = await createTestTables();
   pets = petsRepository({ client: tables.client, tableName: tables.pets });
   const recording = recordingClient(tables.endpoint);
-  keys = apiKeysRepository({ client: recording.client, tableName: tables.apiKeys });
+  keys = apiKeysRepository({ client: recording.client, tables });
   keysCommands = recording.sent;
   await pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
   await pets.create({ name: 'Tom', categoryId: 2, status: 'sold' });

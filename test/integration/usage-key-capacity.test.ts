@@ -40,7 +40,7 @@ let lines: string[];
 
 beforeEach(async () => {
   tables = await createTestTables();
-  keys = apiKeysRepository({ client: tables.client, tableName: tables.apiKeys });
+  keys = apiKeysRepository({ client: tables.client, tables });
   lines = [];
 });
 
@@ -50,7 +50,12 @@ const printedId = (): string => String((JSON.parse(lines[0] ?? '{}') as { id?: u
 describe('locally, the local gateway holds at most LOCAL_API_KEY_LIMIT usage keys', () => {
   const run = (...argv: string[]) =>
     runKeysCommand(argv, {
-      env: { DYNAMODB_ENDPOINT: tables.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, [LOCAL_API_KEY_LIMIT_VARIABLE]: String(LIMIT) },
+      env: {
+        DYNAMODB_ENDPOINT: tables.endpoint,
+        API_KEYS_TABLE_NAME: tables.apiKeys,
+        API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+        [LOCAL_API_KEY_LIMIT_VARIABLE]: String(LIMIT),
+      },
       print: (line) => lines.push(line),
     });
 
@@ -142,6 +147,7 @@ describe('on a stage, API keys are deleted when no live key uses them (API Gatew
             StackStatus: 'UPDATE_COMPLETE',
             Outputs: [
               { OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys },
+              { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
               { OutputKey: 'UsagePlanIds', OutputValue: '{"default":"up-default"}' },
               { OutputKey: 'RestApiId', OutputValue: 'a1b2c3d4e5' },
             ],

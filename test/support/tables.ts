@@ -15,7 +15,12 @@ export interface TestTables extends TableNames {
 /** Names no other test file uses. */
 export const freshTableNames = (): TableNames => {
   const suffix = randomUUID().slice(0, 8);
-  return { pets: `pets-${suffix}`, apiKeys: `api-keys-${suffix}`, idempotency: `idempotency-${suffix}` };
+  return {
+    pets: `pets-${suffix}`,
+    apiKeys: `api-keys-${suffix}`,
+    apiKeyLastUse: `api-key-last-use-${suffix}`,
+    idempotency: `idempotency-${suffix}`,
+  };
 };
 
 /** The tables are created by a client that waits for a busy DynamoDB Local; the one returned has the API's settings. */

@@ -345,37 +345,22 @@ describe('auditEntryOf', () => {
     expect(modify(stored(), stored({ priority: { N: '3' } }))?.changes).toEqual({ priority: { from: null, to: { N: '3' } } });
   });
 
-  it("writes no entry for the authorizer's record of a use: lastUsedAt alone, to the time of the write, an hour or more on", () => {
-    // The authorizer writes its own time, which the stream records within a second or so.
-    const usedAt = '2030-01-02T03:04:04.871Z';
-    expect(modify(stored(), stored({ lastUsedAt: { S: usedAt } }))).toBeUndefined();
-    const usedBefore = stored({ lastUsedAt: { S: '2030-01-02T02:04:04.871Z' } });
-    expect(modify(usedBefore, stored({ lastUsedAt: { S: usedAt } }))).toBeUndefined();
-    expect(modify(stored(), stored())).toBeUndefined();
-  });
-
-  it('records every other change of lastUsedAt, as the console makes them', () => {
+  it("records every change of a lastUsedAt on a key's item: only the console makes one, the authorizer writing its own table", () => {
     const usedAt = stored({ lastUsedAt: { S: '2030-01-02T03:00:00.000Z' } });
-    const edits: Array<[string, Image]> = [
-      ['set back', stored({ lastUsedAt: { S: '2029-06-01T00:00:00.000Z' } })],
-      ['set ahead of the write', stored({ lastUsedAt: { S: '2099-01-01T00:00:00.000Z' } })],
-      ['moved on by less than the authorizer ever does', stored({ lastUsedAt: { S: '2030-01-02T03:04:05.000Z' } })],
-      ['made unreadable', stored({ lastUsedAt: { S: 'yesterday' } })],
-      ['of another type', stored({ lastUsedAt: { N: '1893553445' } })],
-      ['removed', stored()],
+    const edits: Array<[string, Image, Image]> = [
+      ['set, to the time of the write', stored(), stored({ lastUsedAt: { S: '2030-01-02T03:04:04.871Z' } })],
+      ['moved on by an hour', usedAt, stored({ lastUsedAt: { S: '2030-01-02T04:00:00.000Z' } })],
+      ['set back', usedAt, stored({ lastUsedAt: { S: '2029-06-01T00:00:00.000Z' } })],
+      ['made unreadable', usedAt, stored({ lastUsedAt: { S: 'yesterday' } })],
+      ['of another type', usedAt, stored({ lastUsedAt: { N: '1893553445' } })],
+      ['removed', usedAt, stored()],
     ];
-    for (const [edit, after] of edits) {
-      const entry = modify(usedAt, after);
+    for (const [edit, before, after] of edits) {
+      const entry = modify(before, after);
       expect(entry, edit).toMatchObject({ action: 'changed', by: 'unknown', at: STREAM_TIME });
       expect(Object.keys(entry?.changes ?? {}), edit).toEqual(['lastUsedAt']);
     }
-    // A use set on a key never used, in the past, is no use the authorizer records.
-    expect(modify(stored(), stored({ lastUsedAt: { S: '2029-01-01T00:00:00.000Z' } }))?.changes).toEqual({
-      lastUsedAt: { from: null, to: '2029-01-01T00:00:00.000Z' },
-    });
-    // A use with anything else changed is no use either.
-    const renamed = modify(stored(), stored({ lastUsedAt: { S: '2030-01-02T03:04:04.871Z' }, name: { S: 'x' } }));
-    expect(Object.keys(renamed?.changes ?? {})).toEqual(['lastUsedAt', 'name']);
+    expect(modify(stored(), stored())).toBeUndefined();
   });
 
   it('names the console for a change that keeps the last tool change', () => {

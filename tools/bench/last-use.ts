@@ -1,7 +1,7 @@
 /**
  * lastUsedAt writes under load: several keys, each with a history of its own, sent in turn by
  * every connection to a local server whose authorizer cache TTL is short, so that the authorizer
- * runs again and again for each key. Every UpdateItem on the keys table is counted, and every one
+ * runs again and again for each key. Every UpdateItem on the last-use table is counted, and every one
  * that wrote, per key: a key is written at most once an hour, and the run lasts seconds.
  * Each connection awaits its answer before the next request (not autocannon, which stops with
  * requests in flight), so that nothing is still running, and logging, once the run is over.
@@ -77,7 +77,7 @@ export const measureLastUse = async ({
 
   const client = createDocumentClient({ endpoint });
   const reads = countGets(client, tables.apiKeys);
-  const updates = countUpdates(client, tables.apiKeys, 'keyHash');
+  const updates = countUpdates(client, tables.apiKeyLastUse, 'keyHash');
   // Roomy plans: the keys are sent as fast as the server answers, and no plan refuses one.
   const server = await startLocalServer({ client, port: 0, tables, authCacheTtlSeconds: LAST_USE_CACHE_TTL_SECONDS, plans: ROOMY_PLANS });
   try {

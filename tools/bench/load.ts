@@ -33,7 +33,12 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
   seedClient.destroy();
   const serverClient = createDocumentClient({ endpoint });
   const suffix = Date.now();
-  const tables = { pets: petsTableName, apiKeys: `bench-api-keys-${suffix}`, idempotency: `bench-idempotency-${suffix}` };
+  const tables = {
+    pets: petsTableName,
+    apiKeys: `bench-api-keys-${suffix}`,
+    apiKeyLastUse: `bench-api-key-last-use-${suffix}`,
+    idempotency: `bench-idempotency-${suffix}`,
+  };
   const keyReads = countGets(serverClient, tables.apiKeys);
   const api = await startLocalStack({
     dynamodbEndpoint: endpoint,

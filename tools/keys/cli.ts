@@ -294,7 +294,7 @@ const runPrinting = async (argv: string[], options: KeysCommandOptions, { print,
   const target = await resolveKeysTarget(invocation.target, env, options.cloudFormation);
   const usageKeys = usageKeysFor(target, env, options.apiGateway);
   const context: CommandContext = {
-    keys: apiKeysRepository({ client: target.client, tableName: target.tableName }),
+    keys: apiKeysRepository({ client: target.client, tables: { apiKeys: target.tableName, apiKeyLastUse: target.lastUseTableName } }),
     usageKeys,
     authorizerCache: authorizerCacheFor(target, options.apiGateway),
     print,

@@ -5,7 +5,7 @@
  */
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { apiKeysTableName } from '../../shared/config';
+import { apiKeyLastUseTableName, apiKeysTableName } from '../../shared/config';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { UsageError } from '../cli';
@@ -26,8 +26,9 @@ export const TARGET_USAGE = `TARGET (default: the local server's DynamoDB: $DYNA
 $DYNAMODB_LOCAL_PORT, else on port ${DEFAULT_DYNAMODB_LOCAL_PORT}, as npm start uses them):
   --endpoint URL    a DynamoDB endpoint, such as DynamoDB Local on another port
   --table NAME      the keys table's name: on AWS, or at --endpoint when given
-                    (default: $API_KEYS_TABLE_NAME or api-keys)
-  --stage STAGE     a deployed stage: the keys table and usage plans named by stack
+                    (default: $API_KEYS_TABLE_NAME or api-keys); the keys' last use is read
+                    from $API_KEY_LAST_USE_TABLE_NAME (default: api-key-last-use)
+  --stage STAGE     a deployed stage: the keys and last-use tables and usage plans named by stack
                     ${stackName('STAGE')}'s outputs (plans on AWS need it)
   --region REGION   the AWS region of --stage or --table (default: from the AWS environment)`;
 
@@ -42,6 +43,8 @@ export interface KeysTarget {
   /** A client on the target's DynamoDB; the caller destroys it when done. */
   readonly client: DynamoDBDocumentClient;
   readonly tableName: string;
+  /** The keys' last-use table there (shared/tables.ts apiKeyLastUseTable). */
+  readonly lastUseTableName: string;
   /** On AWS (--stage, or --table without --endpoint), with the AWS credentials of the environment. */
   readonly onAws: boolean;
   /** The DynamoDB endpoint when not on AWS. */
@@ -54,11 +57,13 @@ export interface KeysTarget {
   readonly stackOutputs?: Readonly<Record<string, string>>;
 }
 
-const keysTableOf = (stage: string, outputs: Readonly<Record<string, string>>): string => {
-  const table = outputs[stackOutputs.apiKeysTableName];
-  if (table === undefined) throw new Error(`Stack ${stackName(stage)} has no ${stackOutputs.apiKeysTableName} output.`);
+const tableOutputOf = (stage: string, outputs: Readonly<Record<string, string>>, output: string): string => {
+  const table = outputs[output];
+  if (table === undefined) throw new Error(`Stack ${stackName(stage)} has no ${output} output.`);
   return table;
 };
+const keysTableOf = (stage: string, outputs: Readonly<Record<string, string>>): string =>
+  tableOutputOf(stage, outputs, stackOutputs.apiKeysTableName);
 
 /** The keys table of a deployed stage, from its stack's outputs. */
 export const stageKeysTable = async (stage: string, cloudFormation: CloudFormationLookup): Promise<string> =>
@@ -89,9 +94,11 @@ export const resolveKeysTarget = async (
   const onAws = stage !== undefined || (table !== undefined && endpointOption === undefined);
   const endpoint = onAws ? undefined : (endpointOption ?? env.DYNAMODB_ENDPOINT ?? dynamoDBLocalEndpoint(localPort(env)));
   const outputs = stage === undefined ? undefined : await stageOutputs(stage, cloudFormation ?? new CloudFormationClient({ region }));
-  const tableName = table ?? (stage !== undefined && outputs !== undefined ? keysTableOf(stage, outputs) : apiKeysTableName(env));
+  const ofStage = stage !== undefined && outputs !== undefined;
+  const tableName = table ?? (ofStage ? keysTableOf(stage, outputs) : apiKeysTableName(env));
+  const lastUseTableName = ofStage ? tableOutputOf(stage, outputs, stackOutputs.apiKeyLastUseTableName) : apiKeyLastUseTableName(env);
   const client = createDocumentClient({ endpoint, region });
-  return { client, tableName, onAws, endpoint, region, stage, stackOutputs: outputs };
+  return { client, tableName, lastUseTableName, onAws, endpoint, region, stage, stackOutputs: outputs };
 };
 
 /** The one line for a target whose DynamoDB did not answer. */

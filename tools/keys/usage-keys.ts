@@ -145,7 +145,12 @@ const localUsageKeys = (target: KeysTarget, env: Readonly<Record<string, string 
     }
   };
   const count = async (): Promise<number> =>
-    localApiKeysHeld(await apiKeysRepository({ client: target.client, tableName: target.tableName }).list());
+    localApiKeysHeld(
+      await apiKeysRepository({
+        client: target.client,
+        tables: { apiKeys: target.tableName, apiKeyLastUse: target.lastUseTableName },
+      }).list(),
+    );
   return {
     onApiGateway: false,
     checkPlan(plan) {

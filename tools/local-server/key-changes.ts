@@ -1,8 +1,8 @@
 /**
  * What tells the local gateway that a key changed: it reads the keys table's stream, as the audit
  * trail does, and names each key whose item changed, so that the gateway drops that key's cached
- * answers (deployed, the key tool and the expiry sweep flush API Gateway's cache instead). A write
- * of the authorizer's `lastUsedAt` alone changes nothing an answer says, and is passed over.
+ * answers (deployed, the key tool and the expiry sweep flush API Gateway's cache instead). The
+ * authorizer's record of a key's use is in the last-use table, whose writes reach no stream.
  *
  * It never stops the server: a stream it cannot read (at the start, or later) is said once in the
  * log, and the gateway caches nothing until it reads again, so no answer outlives its key's change.
@@ -16,8 +16,8 @@ import { keysTableStream, streamReader, streamsClientOf, type StreamReader, type
 /** Milliseconds between reads: a change reaches the gateway within about this. */
 export const KEY_CHANGES_POLL_INTERVAL_MS = 250;
 
-/** What a cached answer does not depend on: the authorizer's own stamp of a key's last use, and its place in the expiry index. */
-const NOT_IN_ANSWERS = new Set(['lastUsedAt', ...SWEEP_INDEX_ATTRIBUTES]);
+/** What a cached answer does not depend on: a key's place in the sweep's indexes. */
+const NOT_IN_ANSWERS = new Set<string>(SWEEP_INDEX_ATTRIBUTES);
 
 /**
  * The hash of the key a record changed, unless no cached answer can be of it: a new item (no answer

@@ -105,7 +105,7 @@ export const startLocalStack = async ({
   };
   try {
     await ensureApiTables(client, tables);
-    const keys = apiKeysRepository({ client, tableName: tables.apiKeys });
+    const keys = apiKeysRepository({ client, tables });
     if (keyAuditOptions !== false) {
       keyAudit = await startLocalKeyAudit({ client, keysTableName: tables.apiKeys, keys }, keyAuditOptions === true ? {} : keyAuditOptions);
     }

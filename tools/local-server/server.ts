@@ -128,7 +128,7 @@ export const startLocalServer = async ({
     // The authorizer as the stack configures it: with the plans, for RateLimit-Policy.
     authorizer: asInvocation(
       { functionName: 'authorizer', tables },
-      createAuthorizer({ keys: apiKeysRepository({ client, tableName: tables.apiKeys }), now, plans }),
+      createAuthorizer({ keys: apiKeysRepository({ client, tables }), now, plans }),
     ),
     authCacheTtlSeconds,
     throttle,

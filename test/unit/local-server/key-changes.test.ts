@@ -1,7 +1,7 @@
 /**
  * Which stream records of the keys table drop a key's cached answers at the local gateway: any
- * change of a key's item but the authorizer's own `lastUsedAt` stamp, and no new item (no answer
- * could have let its key in before).
+ * change of a key's item but its place in the expiry index, and no new item (no answer could have
+ * let its key in before).
  */
 import type { _Record as StreamRecord } from '@aws-sdk/client-dynamodb-streams';
 import { describe, expect, it } from 'vitest';
@@ -13,7 +13,6 @@ const item = {
   keyHash: { S: KEY_HASH },
   name: { S: 'app' },
   scopes: { SS: [READ_PETS, WRITE_PETS] },
-  lastUsedAt: { S: '2027-01-01T00:00:00.000Z' },
 };
 
 const record = (eventName: StreamRecord['eventName'], before?: Record<string, unknown>, after?: Record<string, unknown>): StreamRecord =>
@@ -29,6 +28,7 @@ describe('changedKeyHash', () => {
     ['another plan', { ...item, plan: { S: 'partner' } }],
     ['an expiry set', { ...item, expiresAt: { S: '2027-01-01T00:00:00.000Z' } }],
     ['an expiry marked by the sweep', { ...item, expiredAt: { S: '2027-01-01T00:00:00.000Z' } }],
+    ['a lastUsedAt put on the item in the console', { ...item, lastUsedAt: { S: '2027-01-01T02:00:00.000Z' } }],
   ])('names the key for %s', (_, after) => {
     expect(changedKeyHash(record('MODIFY', item, after))).toBe(KEY_HASH);
   });
@@ -37,8 +37,9 @@ describe('changedKeyHash', () => {
     expect(changedKeyHash(record('REMOVE', item))).toBe(KEY_HASH);
   });
 
-  it("passes over the authorizer's lastUsedAt stamp, and a new item", () => {
-    expect(changedKeyHash(record('MODIFY', item, { ...item, lastUsedAt: { S: '2027-01-01T02:00:00.000Z' } }))).toBeUndefined();
+  it('passes over a move in the expiry index, and a new item', () => {
+    const queued = { ...item, expiryQueue: { S: 'pending' }, expiryDueAt: { S: '2027-01-01T00:00:00.000Z' } };
+    expect(changedKeyHash(record('MODIFY', queued, { ...queued, expiryDueAt: { S: '2027-01-02T00:00:00.000Z' } }))).toBeUndefined();
     expect(changedKeyHash(record('INSERT', undefined, item))).toBeUndefined();
   });
 });
