@@ -238,10 +238,15 @@ export interface ApiKeysRepository {
   find(key: string): Promise<ApiKeyRecord | undefined>;
   /** The key's record (as find's) when it exists and is active at `now` (neither revoked nor expired). */
   findActive(key: string, now?: Date): Promise<ApiKeyRecord | undefined>;
-  /** The record with this id, whatever its state, with its last use; both read strongly consistent. */
-  findById(keyId: string): Promise<ApiKeyRecord | undefined>;
+  /**
+   * The record with this id, whatever its state, read strongly consistent; with its last use when
+   * asked (to show it): the commands that change a key need the key's item alone.
+   */
+  findById(keyId: string, options?: { readonly withLastUse?: boolean }): Promise<ApiKeyRecord | undefined>;
   /** Every key, with its last use. */
   list(): Promise<ApiKeyRecord[]>;
+  /** Every key's item, without its last use: what counting keys needs (the keys table alone). */
+  listItems(): Promise<ApiKeyRecord[]>;
   /**
    * The key's last use as the last-use table holds it: undefined when none is recorded. The
    * authorizer's read: eventually consistent, one attempt within LAST_USE_DEADLINE_MS, as the write.
@@ -510,6 +515,8 @@ export const apiKeysRepository = ({
 
   // An operator's listing shows every key: it reads the table whole.
   const list = (): Promise<ApiKeyRecord[]> => scan();
+  const listItems = async (): Promise<ApiKeyRecord[]> =>
+    (await scanTable(tableName, false)).map((item) => recordOf(item as unknown as ApiKeyItem)).sort(byCreation);
 
   /** The hashes the id index has for an id (one, but for a hash-prefix collision), those whose id it is only. */
   const hashesOfId = async (keyId: string): Promise<string[]> => {
@@ -535,14 +542,18 @@ export const apiKeysRepository = ({
    * one whose `keyId` the console edited or removed) is looked for in the whole table, strongly
    * consistent: a key that exists is always found, and only an id no key has costs a scan.
    */
-  const findById = async (keyId: string): Promise<ApiKeyRecord | undefined> => {
+  const findById = async (keyId: string, { withLastUse: shown = false } = {}): Promise<ApiKeyRecord | undefined> => {
     // What is not an id is no key's (keyIdOf), and the index would refuse an empty one.
     if (!isKeyId(keyId)) return undefined;
+    const read = shown ? getLatestWithLastUse : getLatest;
     for (const keyHash of await hashesOfId(keyId)) {
-      const record = await getLatestWithLastUse(keyHash);
+      const record = await read(keyHash);
       if (record) return record;
     }
-    return (await scan({ consistent: true })).find((record) => record.keyId === keyId);
+    const found = (await scanTable(tableName, true))
+      .map((item) => recordOf(item as unknown as ApiKeyItem))
+      .find((record) => record.keyId === keyId);
+    return found && shown ? getLatestWithLastUse(found.keyHash) : found;
   };
 
   const recordUse = async (record: ApiKeyRecord, now = new Date()): Promise<boolean> => {
@@ -937,6 +948,7 @@ export const apiKeysRepository = ({
     find,
     findActive,
     findById,
+    listItems,
     list,
     lastUseOf,
     recordUse,

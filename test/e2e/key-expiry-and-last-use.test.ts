@@ -75,7 +75,7 @@ describe('last use', () => {
     const watched = await startLocalApi({ authCacheTtlSeconds: 0, client, now: () => new Date(clock.now) });
     const on = (table: 'apiKeys' | 'apiKeyLastUse', command: string) =>
       sent.filter((sentCommand) => sentCommand.command === command && sentCommand.tableName === watched.tables[table]);
-    const lastUsedAt = async () => (await watched.keys.findById(keyIdOf(hashApiKey(watched.key))))?.lastUsedAt;
+    const lastUsedAt = async () => (await watched.keys.findById(keyIdOf(hashApiKey(watched.key)), { withLastUse: true }))?.lastUsedAt;
     const close = async () => {
       await watched.close();
       client.destroy();

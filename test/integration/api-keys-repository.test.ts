@@ -257,17 +257,17 @@ describe('recordUse', () => {
     const asRegistered = await keyItem(keyHash);
     const first = new Date();
 
-    expect(await keys.recordUse((await keys.findById(keyId))!, first)).toBe(true);
-    const used = (await keys.findById(keyId))!;
+    expect(await keys.recordUse((await keys.findById(keyId, { withLastUse: true }))!, first)).toBe(true);
+    const used = (await keys.findById(keyId, { withLastUse: true }))!;
     expect(used.lastUsedAt).toBe(first.toISOString());
     expect(await keys.lastUseOf(key)).toBe(first.toISOString());
 
     expect(await keys.recordUse(used, at(LAST_USE_RESOLUTION_MS - 1, first.getTime()))).toBe(false);
-    expect((await keys.findById(keyId))?.lastUsedAt).toBe(first.toISOString());
+    expect((await keys.findById(keyId, { withLastUse: true }))?.lastUsedAt).toBe(first.toISOString());
 
     const later = at(LAST_USE_RESOLUTION_MS, first.getTime());
     expect(await keys.recordUse(used, later)).toBe(true);
-    expect((await keys.findById(keyId))?.lastUsedAt).toBe(later.toISOString());
+    expect((await keys.findById(keyId, { withLastUse: true }))?.lastUsedAt).toBe(later.toISOString());
     expect((await keys.list()).find((record) => record.keyId === keyId)?.lastUsedAt).toBe(later.toISOString());
     expect(await keyItem(keyHash)).toEqual(asRegistered);
   });

@@ -606,7 +606,7 @@ describe('authorizer', () => {
       const updates = () => sent.filter((command) => command.command === 'UpdateItem');
       return { client, clock, authorizer, updates };
     };
-    const lastUsedAtOf = async (raw: string) => (await keys.findById(keyIdOf(hashApiKey(raw))))?.lastUsedAt;
+    const lastUsedAtOf = async (raw: string) => (await keys.findById(keyIdOf(hashApiKey(raw)), { withLastUse: true }))?.lastUsedAt;
     /** A key last used at `lastUsedAt`, as the last-use table holds it. */
     const usedKey = async (lastUsedAt: string) => {
       const raw = await putRawKey({});

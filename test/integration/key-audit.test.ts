@@ -113,7 +113,7 @@ const useOnce = async (record: ApiKeyRecord) => {
       if (attempt >= 5 || (error as Error).name !== 'AbortError') throw error;
     }
   }
-  expect((await api.keys.findById(record.keyId))?.lastUsedAt).toMatch(/^\d{4}-/);
+  expect((await api.keys.findById(record.keyId, { withLastUse: true }))?.lastUsedAt).toMatch(/^\d{4}-/);
 };
 
 /** A key's item as stored, read strongly consistent. */

@@ -151,12 +151,15 @@ describe('the pre-traffic hook on the real handlers, one deployment per released
     expect(passed).toContain('getPet GET /pets/9007199254740991 answers 404 not_found');
   });
 
-  it('writes nothing: the create it sends is refused before any write, and the authorizer only reads one key', async () => {
+  it('writes nothing: the create it sends is refused before any write, and the authorizer only reads one key and its last use', async () => {
     const before = await pets.list({ limit: 100 });
     keysCommands.length = 0;
     await runRelease(realHandlers());
     expect(await pets.list({ limit: 100 })).toEqual(before);
-    expect(keysCommands).toEqual([expect.objectContaining({ command: 'GetItem', tableName: tables.apiKeys })]);
+    expect(keysCommands).toEqual([
+      expect.objectContaining({ command: 'GetItem', tableName: tables.apiKeys }),
+      expect.objectContaining({ command: 'GetItem', tableName: tables.apiKeyLastUse }),
+    ]);
   });
 
   it('sends the authorizer a key of the form generated keys have, so that it reads the keys table', async () => {

@@ -57,7 +57,8 @@ const linesOf = async (
   authorizer.logger.setLogLevel(level);
   try {
     await authorizer
-      .createHandler({ keys: keys as ApiKeysRepository })(tokenEvent(token), context)
+      // No last use recorded: the key's own item decides.
+      .createHandler({ keys: { lastUseOf: () => Promise.resolve(undefined), ...keys } as ApiKeysRepository })(tokenEvent(token), context)
       .catch(() => undefined);
   } finally {
     authorizer.logger.setLogLevel('SILENT');

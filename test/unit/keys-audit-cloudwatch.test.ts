@@ -105,7 +105,16 @@ describe('keys audit on AWS (CloudWatch Logs mocked with aws-sdk-client-mock)', 
   it("finds a stage's log group from its keys table, named by the stack's outputs", async () => {
     logs.on(FilterLogEventsCommand).resolves({ events: [] });
     const cloudFormation = {
-      send: async () => ({ Stacks: [{ Outputs: [{ OutputKey: 'ApiKeysTableName', OutputValue: 'PetStore-staging-Keys' }] }] }),
+      send: async () => ({
+        Stacks: [
+          {
+            Outputs: [
+              { OutputKey: 'ApiKeysTableName', OutputValue: 'PetStore-staging-Keys' },
+              { OutputKey: 'ApiKeyLastUseTableName', OutputValue: 'PetStore-staging-LastUse' },
+            ],
+          },
+        ],
+      }),
     } as unknown as Parameters<typeof stageKeysTable>[1];
 
     const lines: string[] = [];

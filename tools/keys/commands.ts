@@ -122,7 +122,7 @@ const shownOrRevoked = async (context: CommandContext, keyId: string, key: strin
 
 /** The live keys of the table: revoked and expired ones hold no usage key for long. */
 const liveKeys = async (keys: ApiKeysRepository, now = new Date()): Promise<number> =>
-  (await keys.list()).filter((record) => keyState(record, now) === 'active').length;
+  (await keys.listItems()).filter((record) => keyState(record, now) === 'active').length;
 
 /** The one line for a create API Gateway has no room for: what is full, how many keys are live, and the way past. */
 const noRoomForKey = async ({ keys }: CommandContext, full: ApiKeysFull): Promise<Error> =>
@@ -193,7 +193,7 @@ export const listKeys = async (
 };
 
 export const showKey = async ({ keys, print, json }: CommandContext, keyId: string): Promise<number> => {
-  const record = await keys.findById(keyId);
+  const record = await keys.findById(keyId, { withLastUse: true });
   if (!record) throw noSuchKey(keyId);
   const now = new Date();
   if (json) print(fullKeyJson(record, now));

@@ -149,7 +149,7 @@ const localUsageKeys = (target: KeysTarget, env: Readonly<Record<string, string 
       await apiKeysRepository({
         client: target.client,
         tables: { apiKeys: target.tableName, apiKeyLastUse: target.lastUseTableName },
-      }).list(),
+      }).listItems(),
     );
   return {
     onApiGateway: false,
