@@ -117,8 +117,15 @@ const stageDeleteApiKey = (): ((usageKeyId: string) => Promise<void>) =>
 const stageCountApiKeys = (): (() => Promise<number>) | undefined =>
   apiStageOf() === undefined ? undefined : () => countApiKeys(apiGateway());
 
-/** Whether this run counts the API keys: the run in the first minute of each hour. */
-const countsThisRun = (at: Date): boolean => at.getUTCMinutes() === 0;
+/**
+ * Whether this run counts the API keys: the run scheduled for the first minute of each hour. By the
+ * schedule's own time (EventBridge's `time`), so that a run that starts late, or is retried, still
+ * counts; by the clock for an event without one.
+ */
+const countsThisRun = (event: ScheduledEvent | Record<string, never>, at: Date): boolean => {
+  const scheduled = typeof event.time === 'string' ? new Date(event.time) : at;
+  return (Number.isNaN(scheduled.getTime()) ? at : scheduled).getUTCMinutes() === 0;
+};
 
 export const createHandler = ({
   keys = apiKeysRepository(),
@@ -129,7 +136,7 @@ export const createHandler = ({
 }: KeyExpiryDependencies = {}) =>
   middy<ScheduledEvent | Record<string, never>, KeyExpiryResult>()
     .use(sweepFailureLog())
-    .handler(async () => {
+    .handler(async (event) => {
       const at = now();
       // Keys it could not mark fail the run, after the cache is flushed for those it did mark.
       const { marked, notMarked } = await keys.markExpired(at, EXPIRY_SWEEP_ACTOR).then(
@@ -149,7 +156,15 @@ export const createHandler = ({
       // After the marks, so that a key expired in this run has its usage key deleted in it too.
       const { deleted, failures } = await releaseUsageKeys(keys, deleteUsageKey, EXPIRY_SWEEP_ACTOR, at);
       if (deleted.length > 0) logger.info('usage keys deleted', { usageKeyIds: deleted });
-      const usageKeys = count !== undefined && countsThisRun(at) ? await count() : undefined;
+      // A count refused (the control plane's shared rate) is missing from the graph for an hour; it
+      // neither hides the failures above nor fails the run, which EventBridge would retry whole.
+      const usageKeys =
+        count !== undefined && countsThisRun(event, at)
+          ? await count().catch((error: unknown) => {
+              logger.warn('usage keys not counted', safeErrorFields(error));
+              return undefined;
+            })
+          : undefined;
       if (usageKeys !== undefined) publishLevel('UsageKeys', usageKeys);
       // Keys not marked, or usage keys not deleted, fail the run once the rest is done.
       if (notMarked !== undefined) throw notMarked;

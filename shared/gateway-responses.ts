@@ -54,7 +54,7 @@ export const gatewayResponses = {
   // IAM authorization, which this API does not use; and the web ACL's blocks.
   INVALID_SIGNATURE: { code: 'forbidden', beforeThrottles: true },
   EXPIRED_TOKEN: { code: 'forbidden', beforeThrottles: true },
-  // The usage key the authorizer named is on no usage plan of the stage, or disabled (a revoked key's).
+  // The usage key the authorizer named is on no usage plan of the stage, disabled, or deleted (a revoked key's).
   INVALID_API_KEY: {
     code: 'forbidden',
     message: 'This API key is not on a usage plan of this stage: ask the operators of the API.',

@@ -100,11 +100,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type CancellationReason = SharedCancellationReason<StoredItem>;
 
-/**
- * The status index's partition key of a pet: its status and a shard, `id mod shards`. Ids end in
- * random bits, so the creates of one status spread evenly over the shards. The shard is stored
- * with the pet, so a stage that raises its shard count still finds each pet where it was written.
- */
 /** Every promise's value, once all have settled; the first failure, once all have settled, if any failed. */
 const allOrFirstFailure = async <T>(promises: ReadonlyArray<Promise<T>>): Promise<T[]> => {
   const settled = await Promise.allSettled(promises);
@@ -113,6 +108,11 @@ const allOrFirstFailure = async <T>(promises: ReadonlyArray<Promise<T>>): Promis
   return settled.map((result) => (result as PromiseFulfilledResult<T>).value);
 };
 
+/**
+ * The status index's partition key of a pet: its status and a shard, `id mod shards`. Ids end in
+ * random bits, so the creates of one status spread evenly over the shards. The shard is stored
+ * with the pet, so a stage that raises its shard count still finds each pet where it was written.
+ */
 export const statusShardOf = (status: PetStatus, id: number, shards: number): string => `${status}#${id % shards}`;
 
 /** Every partition key of one status in the index, for a stage of `shards` shards. */

@@ -168,14 +168,14 @@ describe("the expiry sweep counts the account's API keys once an hour (API Gatew
   afterEach(() => {
     process.env.POWERTOOLS_METRICS_DISABLED = saved;
   });
-  const sweepAt = (at: string) => {
+  const sweepAt = (at: string, event: { time?: string } = {}) => {
     vi.stubEnv(REST_API_ID_VARIABLE, 'a1b2c3d4e5');
     vi.stubEnv(API_STAGE_NAME_VARIABLE, 'v1');
     vi.stubEnv('AWS_REGION', 'eu-west-1');
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
     const keys = { markExpired: async () => [], usageKeysToRelease: async () => [] } as unknown as ApiKeysRepository;
-    return createHandler({ keys, now: () => new Date(at) })({}, context);
+    return createHandler({ keys, now: () => new Date(at) })(event as Record<string, never>, context);
   };
 
   it('at the top of the hour: GetApiKeys in pages of 500, every page, and the count published as the UsageKeys metric', async () => {
@@ -198,6 +198,17 @@ describe("the expiry sweep counts the account's API keys once an hour (API Gatew
   it('in any other minute: no GetApiKeys call, no metric', async () => {
     expect(await sweepAt('2030-01-01T13:01:07.000Z')).toEqual({ marked: [], usageKeysDeleted: [] });
     expect(apiGateway.commandCalls(GetApiKeysCommand)).toEqual([]);
+  });
+
+  it("counts in the run scheduled for the top of the hour, by the schedule's time, even when it starts a minute late", async () => {
+    apiGateway.on(GetApiKeysCommand).resolves({ items: [{ id: 'ak-0' }] });
+    expect(await sweepAt('2030-01-01T13:01:02.000Z', { time: '2030-01-01T13:00:00Z' })).toMatchObject({ usageKeys: 1 });
+    expect(await sweepAt('2030-01-01T13:00:02.000Z', { time: '2030-01-01T12:59:00Z' })).not.toHaveProperty('usageKeys');
+  });
+
+  it('finishes its run when API Gateway refuses the count: the count is missing, the run does not fail', async () => {
+    apiGateway.on(GetApiKeysCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'TooManyRequestsException' }));
+    expect(await sweepAt('2030-01-01T13:00:07.000Z')).toEqual({ marked: [], usageKeysDeleted: [] });
   });
 });
 

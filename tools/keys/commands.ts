@@ -356,7 +356,7 @@ export const revokeKey = async (context: CommandContext, keyId: string): Promise
   const { usageKeys, print, json, caller } = context;
   const changedBy = await caller();
   // Its API key goes too, unless another active key still uses it (the other end of a roll). A
-  // revoke run again (the key revoked already) disables it again, in case the first could not.
+  // revoke run again (the key revoked already) deletes it again, in case the first could not.
   const { record, release } = await revokeWithUsageKey(context, keyId, changedBy);
   if (json) print(keyJson(record));
   else {
