@@ -12,7 +12,6 @@ import {
   APIGatewayClient,
   CreateApiKeyCommand,
   CreateUsagePlanKeyCommand,
-  DeleteApiKeyCommand,
   DeleteUsagePlanKeyCommand,
   GetUsagePlanCommand,
   paginateGetUsage,
@@ -282,11 +281,9 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     await calls().send(new CreateUsagePlanKeyCommand({ usagePlanId: usagePlanId(plan), keyId: usageKeyId, keyType: 'API_KEY' }));
   };
   const discard = async (usageKeyId: string): Promise<void> => {
-    await calls()
-      .send(new DeleteApiKeyCommand({ apiKey: usageKeyId }))
-      .catch((error: unknown) => {
-        throw failed(`delete the API key ${usageKeyId}, which no key uses now: delete it in the console`, error);
-      });
+    await deleteApiKey(calls(), usageKeyId).catch((error: unknown) => {
+      throw failed(`delete the API key ${usageKeyId}, which no key uses now: delete it in the console`, error);
+    });
   };
 
   return {
