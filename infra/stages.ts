@@ -10,7 +10,7 @@ import { plans, Plans, type Plan } from '../shared/plans';
 import { routes, type Route } from '../shared/routes';
 import { isStatusShardCount } from '../shared/config';
 import { MAX_STATUS_SHARDS } from '../shared/tables';
-import { statusCreatesCeiling } from './capacity';
+import { AWS_LIMITS, statusCreatesCeiling } from './capacity';
 
 export interface CustomDomain {
   /** The API's host name, e.g. `api.example.com`. Point a DNS alias at the stack's `CustomDomainTarget`. */
@@ -43,7 +43,7 @@ export interface ReservedConcurrency {
 }
 
 /** Lambda's default quota of concurrent executions, per account and region (new accounts may have less). */
-export const DEFAULT_ACCOUNT_CONCURRENCY = 1_000;
+export const DEFAULT_ACCOUNT_CONCURRENCY = AWS_LIMITS.lambdaAccountConcurrency;
 /** Lambda refuses a reservation that leaves fewer than this many executions unreserved in the account. */
 export const MIN_UNRESERVED_CONCURRENCY = 100;
 

@@ -3,24 +3,28 @@
  * on 2026-11-23, and this stack's settings), plus a small simulation of the status index's hot
  * partition. Nothing here is measured: it is arithmetic anyone can rerun and change.
  */
-import { AWS_LIMITS } from '../../infra/capacity';
+import { AWS_LIMITS, RCU_PER_SHARD_QUERY, STATUS_INDEX_WCU_PER_CREATE } from '../../infra/capacity';
+import { ID_RANDOM_BITS, ID_REGION_BITS } from '../../shared/ids';
 import { stages, stageSettings } from '../../infra/stages';
 import type { PartResult } from './results';
 import { round } from '../stats';
 
 /** Workload assumptions, stated so they can be changed. */
 const ASSUMPTIONS = {
-  /** A stored pet (id, name, categoryId, status, createdAt, writeId) is well under 1 KB: 1 WCU per write. */
-  wcuPerPetWrite: 1,
+  /** A stored pet (id, name, categoryId, status, createdAt, writeId) of a typical name is under 1 KB. */
+  wcuPerPetWrite: STATUS_INDEX_WCU_PER_CREATE.typical,
   /** Share of new pets that are `available` (the default status). */
   hotStatusShare: 1,
-  /** One listing page: 21 items of ~100 bytes projected, eventually consistent: 0.5 RCU. */
-  rcuPerPage: 0.5,
+  /** One listing page of one shard: 21 items of ~100 bytes projected, eventually consistent. */
+  rcuPerPage: RCU_PER_SHARD_QUERY,
   /** Warm handler duration in ms (Lambda billed duration, DynamoDB round trip included). */
   warmDurationMs: [10, 20, 50],
   /** Distinct API keys in use at once. */
   distinctKeys: [10, 1_000, 10_000],
 } as const;
+
+/** The values an id's bits below its time take: its region's and its random bits. */
+const LOW_BITS = 2 ** (ID_REGION_BITS + ID_RANDOM_BITS);
 
 /**
  * Simulates one second of creates against the status index, sharded `n` ways by `status#(id % n)`:
@@ -31,7 +35,7 @@ export const simulateHotStatus = (createsPerSecond: number, shards: number) => {
   const perShard = new Array<number>(shards).fill(0);
   const hot = Math.round(createsPerSecond * ASSUMPTIONS.hotStatusShare);
   for (let write = 0; write < hot; write += 1) {
-    const id = 1_000_000 + write * 4_096 + ((write * 2_654_435_761) % 4_096); // ids like newPetId: time then random bits
+    const id = 1_000_000 + write * LOW_BITS + ((write * 2_654_435_761) % LOW_BITS); // ids like newPetId: time, then region and random bits
     perShard[id % shards] = (perShard[id % shards] ?? 0) + ASSUMPTIONS.wcuPerPetWrite;
   }
   const throttled = perShard.reduce((sum, units) => sum + Math.max(0, units - AWS_LIMITS.partitionWcuPerSecond), 0);
