@@ -15,6 +15,7 @@ import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { API_GATEWAY_MAX_ATTEMPTS, API_GATEWAY_MAX_WAIT_MS, apiGatewayClientFor } from '../../tools/keys/api-gateway-client';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { createTestTables, type TestTables } from '../support/tables';
+import { describedStage } from '../support/stage-stack';
 
 const ARN = 'arn:aws:sts::123456789012:assumed-role/KeyAdmin/alice';
 const THROTTLED = {
@@ -62,21 +63,7 @@ beforeEach(async () => {
   mockClient(aws.sts).on(GetCallerIdentityCommand).resolves({ Arn: ARN });
   mockClient(aws.cloudFormation)
     .on(DescribeStacksCommand)
-    .resolves({
-      Stacks: [
-        {
-          StackName: 'PetStore-staging',
-          CreationTime: new Date(),
-          StackStatus: 'UPDATE_COMPLETE',
-          Outputs: [
-            { OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys },
-            { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
-            { OutputKey: 'UsagePlanIds', OutputValue: '{"default":"up-default"}' },
-            { OutputKey: 'RestApiId', OutputValue: 'a1b2c3d4e5' },
-          ],
-        },
-      ],
-    });
+    .resolves(describedStage(tables, { usagePlanIds: '{"default":"up-default"}', restApiId: 'a1b2c3d4e5' }));
 });
 afterEach(() => {
   vi.useRealTimers();

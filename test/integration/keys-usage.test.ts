@@ -14,6 +14,7 @@ import { UsageError } from '../../tools/cli';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { expectOneLineFailure, runInProcess } from '../support/command';
 import { createTestTables, type TestTables } from '../support/tables';
+import { describedStage } from '../support/stage-stack';
 
 const DAY_MS = 86_400_000;
 const USAGE_PLAN_IDS = { default: 'up-default', partner: 'up-partner' };
@@ -41,20 +42,7 @@ beforeEach(async () => {
   cloudFormation = new CloudFormationClient({ region: 'eu-west-1' });
   apiGatewayMock = mockClient(apiGateway);
   cloudFormationMock = mockClient(cloudFormation);
-  cloudFormationMock.on(DescribeStacksCommand).resolves({
-    Stacks: [
-      {
-        StackName: 'PetStore-staging',
-        CreationTime: new Date(),
-        StackStatus: 'UPDATE_COMPLETE',
-        Outputs: [
-          { OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys },
-          { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
-          { OutputKey: 'UsagePlanIds', OutputValue: JSON.stringify(USAGE_PLAN_IDS) },
-        ],
-      },
-    ],
-  });
+  cloudFormationMock.on(DescribeStacksCommand).resolves(describedStage(tables, { usagePlanIds: JSON.stringify(USAGE_PLAN_IDS) }));
   apiGatewayMock.on(GetUsagePlanCommand, { usagePlanId: 'up-default' }).resolves({
     id: 'up-default',
     name: 'pet-store-staging-default',

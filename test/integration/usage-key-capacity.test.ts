@@ -29,6 +29,7 @@ import { runKeysCommand } from '../../tools/keys/cli';
 import { LOCAL_API_KEY_LIMIT_VARIABLE } from '../../tools/local-server/usage-plans';
 import { context } from '../support/events';
 import { createTestTables, type TestTables } from '../support/tables';
+import { describedStage } from '../support/stage-stack';
 
 /** The quota the tests give the local gateway and the mocked account: small, so that 3 times it is quick. */
 const LIMIT = 5;
@@ -139,21 +140,7 @@ describe('on a stage, API keys are deleted when no live key uses them (API Gatew
     mockClient(sts).on(GetCallerIdentityCommand).resolves({ Arn: ARN });
     mockClient(cloudFormation)
       .on(DescribeStacksCommand)
-      .resolves({
-        Stacks: [
-          {
-            StackName: 'PetStore-staging',
-            CreationTime: new Date(),
-            StackStatus: 'UPDATE_COMPLETE',
-            Outputs: [
-              { OutputKey: 'ApiKeysTableName', OutputValue: tables.apiKeys },
-              { OutputKey: 'ApiKeyLastUseTableName', OutputValue: tables.apiKeyLastUse },
-              { OutputKey: 'UsagePlanIds', OutputValue: '{"default":"up-default"}' },
-              { OutputKey: 'RestApiId', OutputValue: 'a1b2c3d4e5' },
-            ],
-          },
-        ],
-      });
+      .resolves(describedStage(tables, { usagePlanIds: '{"default":"up-default"}', restApiId: 'a1b2c3d4e5' }));
   });
   afterEach(() => {
     vi.unstubAllEnvs();
