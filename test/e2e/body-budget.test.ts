@@ -16,6 +16,7 @@ import { GATEWAY_MAX_BODY_BYTES } from '../../tools/local-server/gateway';
 import { BODIES_IN_FLIGHT_MAX_BYTES } from '../../tools/local-server/server';
 import { writePlansFile } from '../support/plans-file';
 import { expectError, ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
+import { keyTablesEnv } from '../support/tables';
 
 /** Short, so that the tests wait for it; long enough for a few requests on a busy machine. */
 const BODY_TIMEOUT_SECONDS = 3;
@@ -91,12 +92,7 @@ const linesOf = (sourceIp: string) => accessLines.filter((line) => line.sourceIp
 const keysTool = async (...argv: string[]): Promise<string> => {
   const lines: string[] = [];
   const code = await runKeysCommand(argv, {
-    env: {
-      DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
-      API_KEYS_TABLE_NAME: api.tables.apiKeys,
-      API_KEY_LAST_USE_TABLE_NAME: api.tables.apiKeyLastUse,
-      PLANS_FILE: plansFile.path,
-    },
+    env: { ...keyTablesEnv(inject('dynamodbEndpoint'), api.tables), PLANS_FILE: plansFile.path },
     print: (line) => lines.push(line),
   });
   expect(code).toBe(0);

@@ -10,6 +10,7 @@ import type { Plans } from '../../shared/plans';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { startLocalStack } from '../../tools/local-server/local-stack';
 import { expectError, inParallel, ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
+import { keyTablesEnv } from '../support/tables';
 
 const QUOTA = 5;
 const PLANS: Plans = { ...ROOMY_PLANS, metered: { rateLimit: 1_000, burstLimit: 1_000, quota: { limit: QUOTA, period: 'DAY' } } };
@@ -29,12 +30,7 @@ afterAll(async () => {
 const keysTool = async (...argv: string[]): Promise<string[]> => {
   const lines: string[] = [];
   const code = await runKeysCommand(argv, {
-    env: {
-      DYNAMODB_ENDPOINT: inject('dynamodbEndpoint'),
-      API_KEYS_TABLE_NAME: api.tables.apiKeys,
-      API_KEY_LAST_USE_TABLE_NAME: api.tables.apiKeyLastUse,
-      PLANS_FILE: plansFile.path,
-    },
+    env: { ...keyTablesEnv(inject('dynamodbEndpoint'), api.tables), PLANS_FILE: plansFile.path },
     print: (line) => lines.push(line),
   });
   expect(code).toBe(0);

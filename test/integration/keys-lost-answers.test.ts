@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
-import { createTestTables, type TestTables } from '../support/tables';
+import { createTestTables, keyTablesEnv, type TestTables } from '../support/tables';
 
 let tables: TestTables;
 let keys: ApiKeysRepository;
@@ -28,7 +28,7 @@ afterEach(async () => {
 /** The tool against the table, through the proxy. */
 const run = (...argv: string[]) =>
   runKeysCommand(argv, {
-    env: { DYNAMODB_ENDPOINT: proxy.endpoint, API_KEYS_TABLE_NAME: tables.apiKeys, API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse },
+    env: keyTablesEnv(proxy.endpoint, tables),
     print: (line) => lines.push(line),
   });
 

@@ -28,8 +28,8 @@ import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys
 import { runKeysCommand } from '../../tools/keys/cli';
 import { LOCAL_API_KEY_LIMIT_VARIABLE } from '../../tools/local-server/usage-plans';
 import { context } from '../support/events';
-import { createTestTables, type TestTables } from '../support/tables';
 import { describedStage } from '../support/stage-stack';
+import { createTestTables, keyTablesEnv, type TestTables } from '../support/tables';
 
 /** The quota the tests give the local gateway and the mocked account: small, so that 3 times it is quick. */
 const LIMIT = 5;
@@ -51,12 +51,7 @@ const printedId = (): string => String((JSON.parse(lines[0] ?? '{}') as { id?: u
 describe('locally, the local gateway holds at most LOCAL_API_KEY_LIMIT usage keys', () => {
   const run = (...argv: string[]) =>
     runKeysCommand(argv, {
-      env: {
-        DYNAMODB_ENDPOINT: tables.endpoint,
-        API_KEYS_TABLE_NAME: tables.apiKeys,
-        API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
-        [LOCAL_API_KEY_LIMIT_VARIABLE]: String(LIMIT),
-      },
+      env: { ...keyTablesEnv(tables.endpoint, tables), [LOCAL_API_KEY_LIMIT_VARIABLE]: String(LIMIT) },
       print: (line) => lines.push(line),
     });
 

@@ -3,7 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
-import type { TableNames } from '../../shared/tables';
+import { apiKeyLastUseTable, apiKeysTable, type TableNames } from '../../shared/tables';
 import { ensureApiTables, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
 
 /** The fresh tables' names, with the run's DynamoDB Local and a client on it. */
@@ -35,3 +35,10 @@ export const createTestTables = async (): Promise<TestTables> => {
   }
   return { endpoint, client: createDocumentClient({ endpoint }), ...names };
 };
+
+/** The environment that points the key tool at these keys and last-use tables, in the DynamoDB at `endpoint`. */
+export const keyTablesEnv = (endpoint: string, tables: Pick<TableNames, 'apiKeys' | 'apiKeyLastUse'>): Record<string, string> => ({
+  DYNAMODB_ENDPOINT: endpoint,
+  [apiKeysTable.nameVariable]: tables.apiKeys,
+  [apiKeyLastUseTable.nameVariable]: tables.apiKeyLastUse,
+});
