@@ -158,6 +158,18 @@ export const stages: Readonly<Record<string, StageOverrides>> = {
     // A burst of 2,000 creates of one status, at 2 write units for the largest pet: 4,000 a second.
     statusIndexShards: 4,
   },
+  // Prod's settings, served from three regions at once: one region set of DynamoDB's strongly
+  // consistent global tables (docs/architecture.md, Regions). Its first region is its home.
+  global: {
+    throttle: { rateLimit: 1_000, burstLimit: 2_000 },
+    authorizerCacheTtlSeconds: 300,
+    logRetention: RetentionDays.ONE_YEAR,
+    removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+    terminationProtection: true,
+    release: 'Canary10Percent5Minutes',
+    statusIndexShards: 4,
+    regions: ['us-east-1', 'us-east-2', 'us-west-2'],
+  },
 };
 
 /**
