@@ -94,8 +94,10 @@ export class PetStoreStack extends Stack {
       namePrefix: resourceName,
       serviceName,
       apiKeys: this.tables.apiKeys,
-      // The sweep flushes the stage's authorizer cache; the API depends on nothing of the sweep.
+      // The sweep and the audit flush the stage's authorizer cache; the API depends on nothing of them.
       apiStage: { restApiId: this.api.api.restApiId, stageName: STAGE_NAME },
+      // The first of a stage's regions is its home (infra/stages.ts).
+      homeRegion: settings.regions?.[0],
       ...kept,
     });
     this.throttling = new Throttling(this, 'Throttling', {

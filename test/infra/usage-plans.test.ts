@@ -5,11 +5,10 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { stageSettings } from '../../infra/stages';
-import { policiesOf, policiesOfJson } from '../../shared/plan-policy';
 import { plans, USAGE_PLANS_VARIABLE } from '../../shared/plans';
 import { STAGE_NAME } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
-import { methodsOf, resourcesOf, synthStage, synthStageIn } from './synth';
+import { methodsOf, resourcesOf, synthStage } from './synth';
 
 const { template, stack } = synthStage('staging');
 const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as never);
@@ -107,49 +106,4 @@ describe('stage overrides of the plans', () => {
       /Stage 'bad': plans\.partner\.rateLimit/,
     );
   });
-});
-
-describe('the usage plans of a stage in several regions', () => {
-  const settings = stageSettings('global');
-  const regions = settings.regions ?? [];
-  /** A plan as each region must meter it: the plan's rate and burst, its quota's even share (rounded down). */
-  const share = (limit: number) => Math.floor(limit / regions.length);
-
-  it.each(regions)(
-    "carry in %s each plan's rate and burst as they are, and its quota's share: the quota over the regions, rounded down",
-    (region) => {
-      expect(regions.length).toBeGreaterThan(1);
-      const { template: regional } = synthStageIn('global', region);
-      const usagePlans = resourcesOf(regional, 'AWS::ApiGateway::UsagePlan').map(({ properties }) => properties);
-      expect(usagePlans.map((plan) => plan.UsagePlanName)).toEqual(Object.keys(settings.plans).map((name) => `pet-store-global-${name}`));
-      for (const [name, plan] of Object.entries(settings.plans)) {
-        expect(usagePlans.find((usagePlan) => usagePlan.UsagePlanName === `pet-store-global-${name}`)).toMatchObject({
-          Throttle: { RateLimit: plan.rateLimit, BurstLimit: plan.burstLimit },
-          ...(plan.quota ? { Quota: { Limit: share(plan.quota.limit), Period: plan.quota.period } } : {}),
-        });
-      }
-    },
-  );
-
-  it.each(regions)(
-    "give the authorizer in %s the region's plans, so that RateLimit-Policy states the region's share of each quota",
-    (region) => {
-      const { template: regional } = synthStageIn('global', region);
-      const [given] = resourcesOf(regional, 'AWS::Lambda::Function')
-        .map(({ properties }) => (properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {})
-        .filter((variables) => USAGE_PLANS_VARIABLE in variables)
-        .map((variables) => String(variables[USAGE_PLANS_VARIABLE]));
-      const policies = policiesOfJson(given);
-      // As a one-region stage states it, but for the quota: the region's share.
-      const whole = policiesOf(settings.plans);
-      expect(Object.values(settings.plans).some((plan) => plan.quota !== undefined)).toBe(true);
-      for (const [name, plan] of Object.entries(settings.plans)) {
-        const quotaOf = (limit: number) => `"${name}-quota";q=${limit};`;
-        const expected = plan.quota
-          ? whole.get(name)?.replace(quotaOf(plan.quota.limit), quotaOf(share(plan.quota.limit)))
-          : whole.get(name);
-        expect(policies.get(name)).toBe(expected);
-      }
-    },
-  );
 });
