@@ -19,7 +19,7 @@ import { Release } from './constructs/release';
 import { SavedQueries } from './constructs/saved-queries';
 import { Throttling } from './constructs/throttling';
 import { PetStoreTables } from './constructs/tables';
-import { stageRegionIndex, type StageSettings } from './stages';
+import { stageRegionalPlans, stageRegionIndex, type StageSettings } from './stages';
 
 export interface PetStoreStackProps extends StackProps {
   readonly stage: string;
@@ -56,6 +56,8 @@ export class PetStoreStack extends Stack {
     // stages sharing an account (and CloudWatch's PetStore namespace) never mix their metrics or alarms.
     const serviceName = resourceName;
     const kept = { logRetention: settings.logRetention, removalPolicy: settings.removalPolicy };
+    // The plans as this region meters them: a stage in several regions splits each quota over them.
+    const plans = stageRegionalPlans(settings);
 
     this.tables = new PetStoreTables(this, 'Tables', { removalPolicy: settings.removalPolicy });
     this.functions = new PetStoreFunctions(this, 'Functions', {
@@ -79,27 +81,29 @@ export class PetStoreStack extends Stack {
       operations: operationAliases,
       authorizer: this.functions.authorizer.alias,
       throttle: settings.throttle,
-      plans: settings.plans,
+      plans,
       authorizerCacheTtlSeconds: settings.authorizerCacheTtlSeconds,
       corsAllowedOrigins: settings.corsAllowedOrigins,
       customDomain: settings.customDomain,
       webAclArn: settings.webAclArn,
       ...kept,
     });
-    // The stage's plans, from which the authorizer states each key's RateLimit-Policy.
-    this.functions.authorizer.function.addEnvironment(USAGE_PLANS_VARIABLE, JSON.stringify(settings.plans));
+    // The region's plans, from which the authorizer states each key's RateLimit-Policy (its share of a quota).
+    this.functions.authorizer.function.addEnvironment(USAGE_PLANS_VARIABLE, JSON.stringify(plans));
     this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', {
       namePrefix: resourceName,
       serviceName,
       apiKeys: this.tables.apiKeys,
-      // The sweep flushes the stage's authorizer cache; the API depends on nothing of the sweep.
+      // The sweep and the audit flush the stage's authorizer cache; the API depends on nothing of them.
       apiStage: { restApiId: this.api.api.restApiId, stageName: STAGE_NAME },
+      // The first of a stage's regions is its home (infra/stages.ts).
+      homeRegion: settings.regions?.[0],
       ...kept,
     });
     this.throttling = new Throttling(this, 'Throttling', {
       accessLogs: this.api.accessLogs,
       restApiId: this.api.api.restApiId,
-      plans: settings.plans,
+      plans,
       throttle: settings.throttle,
     });
     this.savedQueries = new SavedQueries(this, 'SavedQueries', {

@@ -532,6 +532,25 @@ describe('npm start', { timeout: 90_000 }, () => {
     }
   });
 
+  it('refuses, in one line, a STAGE_REGION_COUNT that is no count of regions, or over which a quota would split below one request', async () => {
+    const zero = expectOneLineFailure(await startRefusing({ STAGE_REGION_COUNT: '0' }), { status: 2 });
+    expect(zero).toMatch(/^npm start: STAGE_REGION_COUNT must be a whole number of regions from 1 to \d+: see npm start -- --help$/);
+    const folder = mkdtempSync(join(tmpdir(), 'plans-'));
+    try {
+      const plansFile = join(folder, 'plans.json');
+      writeFileSync(
+        plansFile,
+        JSON.stringify({ plans: { [DEFAULT_PLAN]: { rateLimit: 5, burstLimit: 5, quota: { limit: 2, period: 'DAY' } } } }),
+      );
+      const line = expectOneLineFailure(await startRefusing({ PLANS_FILE: plansFile, STAGE_REGION_COUNT: '3' }), { status: 2 });
+      expect(line).toBe(
+        `npm start: plan '${DEFAULT_PLAN}': its quota of 2 a day splits to less than 1 request in each of 3 regions: raise the quota to 3 or more: see npm start -- --help`,
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('refuses an API_KEY that was revoked in the database it is pointed at', async () => {
     const tables = await createTestTables();
     const key = generateApiKey();

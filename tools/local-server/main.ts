@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { API_KEY_PATTERN } from '../../shared/api-keys';
 import type { PlanLimits } from '../../shared/plan-policy';
-import { PLANS_FILE_VARIABLE, plansInForce, type Plans } from '../../shared/plans';
+import { REGION_COUNT } from '../../shared/ids';
+import { PLANS_FILE_VARIABLE, plansInForce, regionalPlans, type Plans } from '../../shared/plans';
 import { apiKeysTable, idempotencyTable, MAX_STATUS_SHARDS, petsTable, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
 import { parseCommandLine, reportFailure, UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-local';
@@ -40,6 +41,8 @@ Environment:
                         ${BODY_TIMEOUT_SECONDS}); past it, 400 and the connection closed
   PLANS_FILE            JSON file of usage plans replacing those of shared/plans.ts:
                         {"plans": {"NAME": {"rateLimit": 5, "burstLimit": 5, "quota": {"limit": 100, "period": "DAY"}}}}
+  STAGE_REGION_COUNT    regions the stage this server stands for runs in (default 1): each plan's quota is
+                        split evenly over them, as each region of such a stage meters it (docs/api.md)
   PETS_TABLE_NAME, API_KEYS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME
                                         table names (default ${TABLE_DEFAULTS})
   ${STATUS_SHARDS_VARIABLE}    shards of the pets' status index (default 1); with --persist, keep the count the
@@ -65,6 +68,7 @@ const Settings = z.object({
   THROTTLE_BURST: z.coerce.number().int().positive().default(DEFAULT_THROTTLE.burst),
   // Below Node's own limit on receiving a whole request (300 s), which answers with no access line.
   BODY_TIMEOUT: z.coerce.number().positive().max(BODY_TIMEOUT_MAX_SECONDS).default(BODY_TIMEOUT_SECONDS),
+  STAGE_REGION_COUNT: z.coerce.number().int().min(1).max(REGION_COUNT).default(1),
   // The functions read it themselves (shared/config.ts); checked here to be refused in one line.
   [STATUS_SHARDS_VARIABLE]: z.coerce.number().int().min(1).max(MAX_STATUS_SHARDS).default(1),
 });
@@ -80,6 +84,7 @@ const EXPECTED: Record<keyof Settings, string> = {
   THROTTLE_RATE: 'must be a number of requests per second above 0',
   THROTTLE_BURST: 'must be a whole number of requests above 0',
   BODY_TIMEOUT: `must be a number of seconds above 0, at most ${BODY_TIMEOUT_MAX_SECONDS}`,
+  STAGE_REGION_COUNT: `must be a whole number of regions from 1 to ${REGION_COUNT}`,
   [STATUS_SHARDS_VARIABLE]: `must be a whole number from 1 to ${MAX_STATUS_SHARDS}`,
 };
 
@@ -90,10 +95,14 @@ const readSettings = (env: NodeJS.ProcessEnv): Settings => {
   throw new UsageError(`${name} ${EXPECTED[name]}: see ${HELP}`);
 };
 
-/** The usage plans in force; a PLANS_FILE that cannot be used is a setting refused in one line. */
-const planSettings = (env: NodeJS.ProcessEnv): Plans => {
+/**
+ * The usage plans in force, as one region of the stage meters them (STAGE_REGION_COUNT); a
+ * PLANS_FILE that cannot be used, or a quota that would split below one request, is a setting
+ * refused in one line.
+ */
+const planSettings = (env: NodeJS.ProcessEnv, regionCount: number): Plans => {
   try {
-    return plansInForce(env);
+    return regionalPlans(plansInForce(env), regionCount);
   } catch (error) {
     throw new UsageError(`${(error as Error).message.replace(/\.$/, '')}: see ${HELP}`);
   }
@@ -161,7 +170,8 @@ const main = async () => {
     return;
   }
   const settings = readSettings(process.env);
-  const plans = planSettings(process.env);
+  // The server meters each key on these as they are (its regionCount is 1: they are split already).
+  const plans = planSettings(process.env, settings.STAGE_REGION_COUNT);
   if (settings.DYNAMODB_ENDPOINT && values.persist) {
     throw new UsageError('--persist applies to the DynamoDB Local it starts, not to DYNAMODB_ENDPOINT.');
   }
