@@ -55,13 +55,16 @@ const DEFAULT_POLL_INTERVAL_MS = 100;
 /**
  * Reads a stream from its start, each call from where the last left off, handing each record to
  * `handle` in order. A shard that has given no record yet is read with a new TRIM_HORIZON
- * iterator each time: DynamoDB Local refuses the NextShardIterator of an empty shard's read
- * (TrimmedDataAccessException) once another table has been written.
+ * iterator each time: DynamoDB Local refuses an iterator it gave while the shard was empty
+ * (TrimmedDataAccessException) once the shard's first record is in, when other tables' records
+ * came between; such a read is made again from the start.
  */
 const streamFromStart = (streams: DynamoDBStreamsClient, streamArn: string, handle: (record: StreamRecord) => Promise<void>) => {
   /** Each shard's next iterator, once the shard has given a record; undefined once a closed shard is read to its end. */
   const iterators = new Map<string, string | undefined>();
   let shards: string[] = [];
+  /** Whether a shard has been read to its end (closed) since the shards were last listed: its successor is to be found. */
+  let closed = true;
   const describe = async () => {
     const found: string[] = [];
     let exclusiveStartShardId: string | undefined;
@@ -73,28 +76,42 @@ const streamFromStart = (streams: DynamoDBStreamsClient, streamArn: string, hand
       exclusiveStartShardId = StreamDescription?.LastEvaluatedShardId;
     } while (exclusiveStartShardId !== undefined);
     shards = found;
+    closed = false;
   };
+  const fromStart = async (shardId: string) =>
+    (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' })))
+      .ShardIterator;
+  /** A read of an empty shard's iterator that a first record has reached meanwhile: DynamoDB Local refuses it. */
+  const staleStart = (shardId: string, error: unknown) =>
+    !iterators.has(shardId) && error instanceof Error && error.name === 'TrimmedDataAccessException';
   const readShard = async (shardId: string) => {
-    let position =
-      iterators.get(shardId) ??
-      (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' })))
-        .ShardIterator;
+    let position = iterators.has(shardId) ? iterators.get(shardId) : await fromStart(shardId);
     while (position !== undefined) {
-      const { Records = [], NextShardIterator } = await streams.send(new GetRecordsCommand({ ShardIterator: position, Limit: 100 }));
+      const read = await streams
+        .send(new GetRecordsCommand({ ShardIterator: position, Limit: 100 }))
+        .catch((error: unknown) => (staleStart(shardId, error) ? undefined : Promise.reject(error)));
+      if (read === undefined) {
+        position = await fromStart(shardId);
+        continue;
+      }
+      const { Records = [], NextShardIterator } = read;
       for (const record of Records) await handle(record);
       if (Records.length === 0 && !iterators.has(shardId)) {
         // Read to its end: a closed shard with no record; else an open one, still empty.
-        if (NextShardIterator === undefined) iterators.set(shardId, undefined);
+        if (NextShardIterator === undefined) {
+          iterators.set(shardId, undefined);
+          closed = true;
+        }
         return;
       }
       iterators.set(shardId, NextShardIterator);
+      if (NextShardIterator === undefined) closed = true;
       if (Records.length === 0) return; // read up to now
       position = NextShardIterator;
     }
   };
   return async () => {
-    // A shard read to its end (closed) has a successor: look for it.
-    if (shards.length === 0 || shards.every((shardId) => iterators.has(shardId) && iterators.get(shardId) === undefined)) await describe();
+    if (closed) await describe();
     for (const shardId of shards) if (!(iterators.has(shardId) && iterators.get(shardId) === undefined)) await readShard(shardId);
   };
 };
