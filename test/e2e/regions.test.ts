@@ -122,7 +122,7 @@ describe('a stage in several regions', () => {
     const { id, key } = await newKey('raced');
     const [home, other] = stage.regions as [LocalRegion, LocalRegion];
     // Long enough that the use below is made before the revoke reaches the other region.
-    stage.replication.setDelay(2_000);
+    stage.replication.setDelay(1_000);
     try {
       await keysTool('revoke', id);
       expect(await statusOf(home, key)).toBe(401);

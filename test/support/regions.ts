@@ -159,7 +159,7 @@ export const startLocalRegions = async ({ replicationDelayMs }: LocalRegionsOpti
   };
   try {
     await ensureTables(client, [{ definition: tableDefinitions.idempotency, name: idempotency }]);
-    for (const tables of tablesOf.values()) await createRegionalCopies(client, tables);
+    await Promise.all([...tablesOf.values()].map((tables) => createRegionalCopies(client, tables)));
     replication = await startReplication({
       client,
       tables: REGIONAL_TABLES.map((table) => Object.fromEntries([...tablesOf].map(([name, tables]) => [name, tables[table]]))),
