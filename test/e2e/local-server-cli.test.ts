@@ -20,6 +20,7 @@ import packageJson from '../../package.json';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { DEFAULT_PLAN, plans } from '../../shared/plans';
 import { MAX_STATUS_SHARDS, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
+import { REGION_COUNT, REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { ALL_SCOPES_FIELD, literally, OTHER_PLAN } from '../support/vocabulary';
 
@@ -578,6 +579,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT must be a URL'],
     [{ BODY_TIMEOUT: 'soon' }, 'BODY_TIMEOUT must be a number of seconds above 0'],
     [{ [STATUS_SHARDS_VARIABLE]: '0' }, `${STATUS_SHARDS_VARIABLE} must be a whole number from 1 to ${MAX_STATUS_SHARDS}`],
+    [{ [REGION_INDEX_VARIABLE]: String(REGION_COUNT) }, `${REGION_INDEX_VARIABLE} must be a whole number from 0 to ${REGION_COUNT - 1}`],
   ])('refuses %j in one line saying "%s", without echoing the value, exit status 2', async (env, message) => {
     const result = await startRefusing(env);
     const line = expectOneLineFailure(result, { status: 2, secret: Object.values(env)[0] });

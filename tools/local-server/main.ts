@@ -5,10 +5,10 @@
  */
 import { z } from 'zod';
 import { API_KEY_PATTERN } from '../../shared/api-keys';
+import { REGION_COUNT, REGION_INDEX_VARIABLE } from '../../shared/ids';
 import type { PlanLimits } from '../../shared/plan-policy';
-import { REGION_COUNT } from '../../shared/ids';
 import { PLANS_FILE_VARIABLE, plansInForce, regionalPlans, type Plans } from '../../shared/plans';
-import { apiKeysTable, idempotencyTable, MAX_STATUS_SHARDS, petsTable, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
+import { apiKeysTable, MAX_STATUS_SHARDS, STATUS_SHARDS_VARIABLE, tableDefinitions } from '../../shared/tables';
 import { parseCommandLine, reportFailure, UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-local';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
@@ -16,7 +16,9 @@ import { AuditStreamUnreadable } from './key-audit-stream';
 import { RevokedKeyError, startLocalStack, type LocalStack } from './local-stack';
 import { BODY_TIMEOUT_SECONDS } from './server';
 
-const TABLE_DEFAULTS = `${petsTable.defaultName}, ${apiKeysTable.defaultName}, ${idempotencyTable.defaultName}`;
+const TABLES = Object.values(tableDefinitions);
+const TABLE_VARIABLES = TABLES.map((table) => table.nameVariable).join(', ');
+const TABLE_DEFAULTS = TABLES.map((table) => table.defaultName).join(', ');
 
 const USAGE = `Usage: npm start [-- --persist DIR]
 
@@ -41,10 +43,17 @@ Environment:
                         ${BODY_TIMEOUT_SECONDS}); past it, 400 and the connection closed
   PLANS_FILE            JSON file of usage plans replacing those of shared/plans.ts:
                         {"plans": {"NAME": {"rateLimit": 5, "burstLimit": 5, "quota": {"limit": 100, "period": "DAY"}}}}
+  ${TABLE_VARIABLES}
+                        table names (default ${TABLE_DEFAULTS})
+  AWS_REGION            the AWS region this server stands for, as Lambda tells a function where it runs
+                        (default: none; DynamoDB Local ignores it): key changes made here are stamped
+                        with it, and its audit trail records those
+  HOME_REGION           the stage's home region, when several servers stand for a stage's regions (default:
+                        unset, one region): a key change with no region stamp is recorded there only
+  ${REGION_INDEX_VARIABLE}          this region's position in the stage's regions, 0 to ${REGION_COUNT - 1} (default 0): the new pets'
+                        ids carry it, so that two regions never mint the same id
   STAGE_REGION_COUNT    regions the stage this server stands for runs in (default 1): each plan's quota is
                         split evenly over them, as each region of such a stage meters it (docs/api.md)
-  PETS_TABLE_NAME, API_KEYS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME
-                                        table names (default ${TABLE_DEFAULTS})
   ${STATUS_SHARDS_VARIABLE}    shards of the pets' status index (default 1); with --persist, keep the count the
                         data was written with, or raise it: see docs/operations.md, Status index shards
 `;
@@ -71,6 +80,13 @@ const Settings = z.object({
   STAGE_REGION_COUNT: z.coerce.number().int().min(1).max(REGION_COUNT).default(1),
   // The functions read it themselves (shared/config.ts); checked here to be refused in one line.
   [STATUS_SHARDS_VARIABLE]: z.coerce.number().int().min(1).max(MAX_STATUS_SHARDS).default(1),
+  // The create function reads it itself (shared/ids.ts); checked here to be refused in one line.
+  [REGION_INDEX_VARIABLE]: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(REGION_COUNT - 1)
+    .default(0),
 });
 type Settings = z.infer<typeof Settings>;
 
@@ -86,6 +102,7 @@ const EXPECTED: Record<keyof Settings, string> = {
   BODY_TIMEOUT: `must be a number of seconds above 0, at most ${BODY_TIMEOUT_MAX_SECONDS}`,
   STAGE_REGION_COUNT: `must be a whole number of regions from 1 to ${REGION_COUNT}`,
   [STATUS_SHARDS_VARIABLE]: `must be a whole number from 1 to ${MAX_STATUS_SHARDS}`,
+  [REGION_INDEX_VARIABLE]: `must be a whole number from 0 to ${REGION_COUNT - 1}`,
 };
 
 const readSettings = (env: NodeJS.ProcessEnv): Settings => {
