@@ -24,6 +24,7 @@ import {
   apiKeysIdIndex,
   apiKeyLastUseTable,
   apiKeysTable,
+  idempotencyExpiryIndex,
   idempotencyTable,
   petsStatusIndex,
   petsTable,
@@ -625,13 +626,30 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(properties).not.toHaveProperty('StreamSpecification');
     });
 
-    it('keys the idempotency table by id (S), with TTL on its expiration attribute', () => {
-      expect(tableProperties(idempotencyTable.id).properties).toMatchObject({
+    it('keys the idempotency table by id (S), with the expiry index the sweep reads and no TTL (a strongly consistent global table has none)', () => {
+      const { properties } = tableProperties(idempotencyTable.id);
+      expect(properties).toMatchObject({
         KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
         BillingMode: 'PAY_PER_REQUEST',
-        TimeToLiveSpecification: { AttributeName: 'expiration', Enabled: true },
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: idempotencyExpiryIndex.indexName,
+            KeySchema: [
+              { AttributeName: 'expiryBucket', KeyType: 'HASH' },
+              { AttributeName: 'expiresAt', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
+          },
+        ],
       });
+      expect(properties.AttributeDefinitions).toEqual(
+        expect.arrayContaining([
+          { AttributeName: 'id', AttributeType: 'S' },
+          { AttributeName: 'expiryBucket', AttributeType: 'S' },
+          { AttributeName: 'expiresAt', AttributeType: 'N' },
+        ]),
+      );
+      expect(properties).not.toHaveProperty('TimeToLiveSpecification');
     });
 
     it.each(Object.values(tableDefinitions).map((table) => table.id))(

@@ -97,7 +97,7 @@ const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
     },
   },
   createPet: {
-    paths: 'PutItem on the table; with Idempotency-Key, one transaction that puts the pet and its record',
+    paths: 'PutItem on the table; with Idempotency-Key, PutItem of the record, then of the pet',
     run: async ({ handler, storedPet }) => {
       const post = (key?: string, name = 'Rex') =>
         apiEvent({
@@ -111,7 +111,7 @@ const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
       expect((await create(post(key), context)).statusCode).toBe(201); // pet and record
       expect((await create(post(key), context)).statusCode).toBe(201); // the replay
       expect((await create(post(key, 'Max'), context)).statusCode).toBe(422); // the key reused
-      // An id collision: the transaction is cancelled and tried again under a new id.
+      // An id collision: the record moves to a new id (another PutItem), then the pet is put under it.
       const ids = [storedPet.id];
       const colliding = handler({ newId: () => ids.shift() ?? newPetId() });
       expect((await colliding(post(`"${randomUUID()}"`), context)).statusCode).toBe(201);
