@@ -6,7 +6,7 @@
  */
 import { DeleteCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamoDBOptions, idempotencyTableName } from './config';
-import { callDatabase, callReplicated, createDocumentClient, isConditionFailure } from './dynamodb';
+import { callReplicated, classifyDatabaseError, createDocumentClient, isConditionFailure } from './dynamodb';
 import { expiryBucket, expiryHourOf } from './idempotency';
 import { IDEMPOTENCY_EXPIRY_SHARDS, idempotencyExpiryIndex } from './tables';
 
@@ -79,27 +79,27 @@ export const idempotencyRecords = ({
     );
 
   const deleteExpired = async ({ now, maxDeletes, lookbackHours }: SweepLimits): Promise<SweepResult> => {
+    let sent = 0;
     let deleted = 0;
-    let kept = 0;
-    const lastHour = expiryHourOf(now);
-    // Oldest hours first: a run cut short leaves the records that expired last.
-    for (let hour = lastHour - lookbackHours; hour <= lastHour; hour += 1) {
-      for (let shard = 0; shard < IDEMPOTENCY_EXPIRY_SHARDS; shard += 1) {
-        const pages = expiredIn(expiryBucket(hour, shard), now);
-        const done = await callDatabase(async () => {
-          for await (const page of pages) {
-            const ids = (page.Items ?? []).map((item) => String(item.id)).slice(0, maxDeletes - deleted - kept);
-            const results = await Promise.all(ids.map((id) => deleteIfExpired(id, now)));
-            deleted += results.filter(Boolean).length;
-            kept += results.filter((result) => !result).length;
-            if (deleted + kept >= maxDeletes) return true;
-          }
-          return false;
-        });
-        if (done) return { deleted, kept, cutShort: true };
+    /** One partition's expired records, until the run's deletes reach the bound (counted as they are sent). */
+    const sweepBucket = async (bucket: string) => {
+      for await (const page of expiredIn(bucket, now)) {
+        const ids = (page.Items ?? []).map((item) => String(item.id)).slice(0, maxDeletes - sent);
+        sent += ids.length;
+        const results = await Promise.all(ids.map((id) => deleteIfExpired(id, now)));
+        deleted += results.filter(Boolean).length;
+        if (sent >= maxDeletes) return;
       }
+    };
+    const lastHour = expiryHourOf(now);
+    // Oldest hours first, so that a run cut short leaves the records that expired last; an hour's
+    // shards together. Each waits for all: none goes on after the run has answered.
+    for (let hour = lastHour - lookbackHours; hour <= lastHour && sent < maxDeletes; hour += 1) {
+      const shards = Array.from({ length: IDEMPOTENCY_EXPIRY_SHARDS }, (_, shard) => sweepBucket(expiryBucket(hour, shard)));
+      const failed = (await Promise.allSettled(shards)).find((result): result is PromiseRejectedResult => result.status === 'rejected');
+      if (failed) throw classifyDatabaseError(failed.reason);
     }
-    return { deleted, kept, cutShort: false };
+    return { deleted, kept: sent - deleted, cutShort: sent >= maxDeletes };
   };
 
   return { deleteExpired };
