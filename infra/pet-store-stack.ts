@@ -10,6 +10,7 @@ import { PROJECT_NAME } from '../shared/project';
 import { STAGE_NAME } from '../shared/routes';
 import { stackOutputs } from '../shared/stack';
 import { petsStatusIndex } from '../shared/tables';
+import { IdempotencySweep } from './constructs/idempotency-sweep';
 import { KeyAuditTrail } from './constructs/key-audit';
 import { Monitoring } from './constructs/monitoring';
 import { PetStoreApi } from './constructs/pet-store-api';
@@ -19,7 +20,7 @@ import { Release } from './constructs/release';
 import { SavedQueries } from './constructs/saved-queries';
 import { Throttling } from './constructs/throttling';
 import { PetStoreTables } from './constructs/tables';
-import { stageRegionalPlans, stageRegionIndex, type StageSettings } from './stages';
+import { isHomeRegion, stageRegionalPlans, stageRegionIndex, type StageSettings } from './stages';
 
 export interface PetStoreStackProps extends StackProps {
   readonly stage: string;
@@ -41,6 +42,8 @@ export class PetStoreStack extends Stack {
   readonly savedQueries: SavedQueries;
   /** The CodeDeploy release of the functions; none when the stage releases all at once. */
   readonly release?: Release;
+  /** The idempotency sweep: in the stage's home region only, as one sweep deletes every replica's records. */
+  readonly idempotencySweep?: IdempotencySweep;
 
   constructor(scope: Construct, id: string, { stage, settings, ignoreReleaseAlarms = false, ...stackProps }: PetStoreStackProps) {
     super(scope, id, {
@@ -100,6 +103,14 @@ export class PetStoreStack extends Stack {
       homeRegion: settings.regions?.[0],
       ...kept,
     });
+    if (isHomeRegion(settings, this.region)) {
+      this.idempotencySweep = new IdempotencySweep(this, 'IdempotencySweep', {
+        namePrefix: resourceName,
+        serviceName,
+        idempotency: this.tables.idempotency,
+        ...kept,
+      });
+    }
     this.throttling = new Throttling(this, 'Throttling', {
       accessLogs: this.api.accessLogs,
       restApiId: this.api.api.restApiId,

@@ -300,6 +300,15 @@ export const stageRegionIndex = (stage: string, settings: Pick<StageSettings, 'r
   return index;
 };
 
+/** A stage's home region: the first of its regions, where keys are written and once-only jobs run; none for a one-region stage. */
+export const homeRegionOf = (settings: Pick<StageSettings, 'regions'>): string | undefined => settings.regions?.[0];
+
+/** Whether a stack in `region` is its stage's home: always for a stage in one region. */
+export const isHomeRegion = (settings: Pick<StageSettings, 'regions'>, region: string | undefined): boolean => {
+  const home = homeRegionOf(settings);
+  return home === undefined || region === home;
+};
+
 /** The functions that get `eachOperation`: one per route with a handler. */
 const operationFunctionCount = (): number => (routes as readonly Route[]).filter((route) => route.handler !== undefined).length;
 

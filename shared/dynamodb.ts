@@ -75,11 +75,27 @@ export class DatabaseUnavailable extends Error {
 export const classifyDatabaseError = (error: unknown): unknown => {
   if (!(error instanceof Error)) return error;
   const sdkError = error as SdkError & { code?: string };
-  if (isThrottlingError(sdkError) || isTransientError(sdkError) || isServerError(sdkError)) {
+  if (isThrottlingError(sdkError) || isTransientError(sdkError) || isServerError(sdkError) || isReplicatedWriteConflict(sdkError)) {
     return new DatabaseUnavailable(sdkError.code ?? sdkError.name);
   }
   return error;
 };
+
+/**
+ * A write to a strongly consistent global table (MRSC) refused because another region wrote the
+ * same item at the same time: retryable, and the retry sees the other write
+ * (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/V2globaltables_HowItWorks.html).
+ * The SDK retries it once in each call, as its model marks it retryable.
+ */
+export const REPLICATED_WRITE_CONFLICT = 'ReplicatedWriteConflictException';
+
+const isReplicatedWriteConflict = (error: Error): boolean => error.name === REPLICATED_WRITE_CONFLICT;
+
+/** Calls of a write that met replicated write conflicts, each call's own SDK retry included, before it is DatabaseUnavailable. */
+export const REPLICATED_WRITE_ATTEMPTS = 3;
+/** Milliseconds, times the attempt, that a write waits at most before it is tried again after a conflict (full jitter). */
+const CONFLICT_BACKOFF_MS = 25;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * A write refused by its condition expression. `Item` is the item that stood in the way, when the
@@ -115,5 +131,22 @@ export const callDatabase = async <T>(call: () => Promise<T>): Promise<T> => {
     return await call();
   } catch (error) {
     throw classifyDatabaseError(error);
+  }
+};
+
+/**
+ * Runs one write to a strongly consistent global table: a replicated write conflict (once the
+ * SDK's own retry has met it too) is tried again after a short random wait, a few times, then is
+ * the database being unavailable (503 with Retry-After). Every other failure is callDatabase's.
+ */
+export const callReplicated = async <T>(call: () => Promise<T>): Promise<T> => {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await callDatabase(call);
+    } catch (error) {
+      const conflict = error instanceof DatabaseUnavailable && error.reason === REPLICATED_WRITE_CONFLICT;
+      if (!conflict || attempt >= REPLICATED_WRITE_ATTEMPTS) throw error;
+      await sleep(CONFLICT_BACKOFF_MS * attempt * Math.random());
+    }
   }
 };

@@ -1,11 +1,14 @@
 /**
- * Idempotent creates: what identifies a keyed create and its request. A keyed create stores its
- * pet and an idempotency record in one DynamoDB transaction (pets repository, `createOnce`), so a
- * record exists exactly when its pet does: a retry finds either both or neither, and no "in
- * progress" state is ever visible.
+ * Idempotent creates: what identifies a keyed create and its request, and where its record sits
+ * in the sweep's index. A keyed create writes its record first, then its pet, with no transaction
+ * (pets repository, `createOnce`; docs/architecture.md, "Idempotent creates, record first"): the
+ * record's conditional put fixes the pet's id and fields, so that every retry, in any region,
+ * finds the record and puts that same pet. A record may stand without its pet for a while (the
+ * first try failed between the two writes); no pet ever stands without its record.
  */
 import { hash } from 'node:crypto';
 import type { NewPet } from './models';
+import { IDEMPOTENCY_EXPIRY_SHARDS } from './tables';
 
 /** How long a key is remembered (the IETF draft suggests at least 24 hours). */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
@@ -25,3 +28,15 @@ export const idempotentRequest = (caller: string, idempotencyKey: string, newPet
   // Fields in a fixed order: the validated pet, not the bytes the client sent.
   requestHash: sha256(JSON.stringify([newPet.name, newPet.categoryId, newPet.status])),
 });
+
+const SECONDS_PER_HOUR = 3600;
+
+/** The hour (hours since the epoch) in which a record expiring at `expiresAt` (epoch seconds) expires. */
+export const expiryHourOf = (expiresAt: number): number => Math.floor(expiresAt / SECONDS_PER_HOUR);
+
+/** The expiry index's partition of one hour's shard. */
+export const expiryBucket = (hour: number, shard: number): string => `${hour}#${shard}`;
+
+/** The expiry index's partition of a record: its expiry's hour, and a shard from its key (a hex hash). */
+export const expiryBucketOf = (recordKey: string, expiresAt: number): string =>
+  expiryBucket(expiryHourOf(expiresAt), Number.parseInt(recordKey.slice(0, 8), 16) % IDEMPOTENCY_EXPIRY_SHARDS || 0);

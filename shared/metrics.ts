@@ -21,11 +21,12 @@ export const SERVICE_DIMENSION = 'service';
 export type CountName = 'Requests' | 'PetsCreated' | 'IdempotentReplays';
 
 /**
- * A level measured now, rather than a count of events: `UsageKeys`, the API keys the account
- * holds in the region against API Gateway's quota (shared/usage-key-release.ts), by the stage's
- * `service` only.
+ * A level measured now, rather than a count of events, by the stage's `service` only: `UsageKeys`,
+ * the API keys the account holds in the region against API Gateway's quota
+ * (shared/usage-key-release.ts); the idempotency sweep's records deleted in a run, and whether the
+ * run stopped at its bound (1) or not (0) (functions/idempotency-sweep.ts).
  */
-export type LevelName = 'UsageKeys';
+export type LevelName = 'UsageKeys' | 'IdempotencyRecordsDeleted' | 'IdempotencySweepCutShort';
 
 /** One operation's counts. Each call writes its EMF line at once. */
 export interface OperationMetrics {

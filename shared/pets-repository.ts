@@ -5,28 +5,13 @@
  * listing a Scan with a Limit. Neither ever reads the whole table.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  GetCommand,
-  paginateQuery,
-  paginateScan,
-  PutCommand,
-  TransactWriteCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, paginateQuery, paginateScan, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamoDBOptions, idempotencyTableName as defaultIdempotencyTableName, petsTableName, statusShardCount } from './config';
-import {
-  callDatabase,
-  cancellationReasons,
-  classifyCancellation,
-  createDocumentClient,
-  DatabaseUnavailable,
-  isConditionFailure,
-  type CancellationReason as SharedCancellationReason,
-} from './dynamodb';
-import { IDEMPOTENCY_WINDOW_SECONDS, type IdempotentRequest } from './idempotency';
+import { callDatabase, callReplicated, createDocumentClient, isConditionFailure } from './dynamodb';
+import { expiryBucketOf, IDEMPOTENCY_WINDOW_SECONDS, type IdempotentRequest } from './idempotency';
 import { petIdGenerator, type IdGenerator } from './ids';
 import type { NewPet, Pet, PetStatus } from './models';
-import { petsStatusIndex } from './tables';
+import { idempotencyExpiryIndex, petsStatusIndex } from './tables';
 
 export interface ListPetsInput {
   readonly limit: number;
@@ -47,8 +32,9 @@ export type KeyedCreateOutcome = { readonly kind: 'created' | 'replayed'; readon
 export interface PetsRepository {
   create(newPet: NewPet): Promise<Pet>;
   /**
-   * Creates the pet and its idempotency record in one transaction, unless a live record for the
-   * same key exists: then the same request gets that record's pet, another request `reused`.
+   * Puts the idempotency record, which fixes the pet's id and fields, then the pet, unless a live
+   * record for the same key exists: then the same request gets (and stores, if it is not yet) that
+   * record's pet, another request `reused`. No transaction: shared/idempotency.ts says why.
    */
   createOnce(newPet: NewPet, request: IdempotentRequest): Promise<KeyedCreateOutcome>;
   get(id: number): Promise<Pet | undefined>;
@@ -62,7 +48,7 @@ export interface PetsRepositoryOptions {
   readonly idempotencyTableName?: string;
   /** Mints a pet's id. @default ids of the region the environment's REGION_INDEX names */
   readonly newId?: IdGenerator;
-  /** Conditional writes tried before giving up on finding a free id. */
+  /** Conditional writes tried before giving up on finding a free id (and, keyed, claims of a record that went). */
   readonly maxIdAttempts?: number;
   /** Marks each write, so that a write the SDK retried can recognise itself. */
   readonly newWriteId?: () => string;
@@ -72,8 +58,6 @@ export interface PetsRepositoryOptions {
 
 /** Gives up on a create after this many id collisions in a row (practically never more than one). */
 export const MAX_ID_ATTEMPTS = 5;
-/** Keyed creates retry a transaction that met a concurrent one on the same record this often. */
-const MAX_CONFLICT_ATTEMPTS = 5;
 
 // Only the Pet fields are read back; other stored attributes (createdAt, writeId) stay in the table.
 const PET_PROJECTION = {
@@ -94,11 +78,34 @@ const petOf = (id: number, newPet: NewPet): Pet => ({
   status: newPet.status,
 });
 
-/** Milliseconds, times the attempt, that a keyed create waits at most after a conflict. */
-const CONFLICT_BACKOFF_MS = 25;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The pet an idempotency record fixed, and the record's own attributes. */
+interface RecordedPet {
+  readonly pet: Pet;
+  /** The pet's `createdAt`, stored with it: a replay puts the very item the first try put. */
+  readonly createdAt: string;
+  /** Epoch seconds after which the record counts as none. */
+  readonly expiresAt: number;
+  /** This write's own id: the SDK's retry of a put whose answer was lost recognises its record. */
+  readonly writeId: string;
+}
 
-type CancellationReason = SharedCancellationReason<StoredItem>;
+/** What step 1 of a keyed create found: its record put, the same request's record, or the key used by another request. */
+type RecordClaim = { readonly kind: 'created' | 'replayed'; readonly record: RecordedPet } | { readonly kind: 'reused' };
+
+/** A record, as DynamoDB returns it on a failed condition. */
+const recordedPetOf = (item: StoredItem): RecordedPet => ({
+  pet: {
+    id: Number(item.petId?.N),
+    name: String(item.name?.S),
+    categoryId: Number(item.categoryId?.N),
+    status: item.status?.S as PetStatus,
+  },
+  createdAt: String(item.createdAt?.S),
+  expiresAt: Number(item.expiresAt?.N),
+  writeId: String(item.writeId?.S),
+});
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /** Every promise's value, once all have settled; the first failure, once all have settled, if any failed. */
 const allOrFirstFailure = async <T>(promises: ReadonlyArray<Promise<T>>): Promise<T[]> => {
@@ -144,10 +151,10 @@ export const petsRepository = ({
   statusShards = statusShardCount(),
 }: PetsRepositoryOptions = {}): PetsRepository => {
   // What the table holds beside the pet: its status index key, and when it was created.
-  const storedItem = (pet: Pet) => ({
+  const storedItem = (pet: Pet, createdAt = new Date().toISOString()) => ({
     ...pet,
     [petsStatusIndex.partitionKey.name]: statusShardOf(pet.status, pet.id, statusShards),
-    createdAt: new Date().toISOString(),
+    createdAt,
   });
 
   const create = async (newPet: NewPet): Promise<Pet> => {
@@ -177,64 +184,141 @@ export const petsRepository = ({
     }
   };
 
-  const createOnce = async (newPet: NewPet, { recordKey, requestHash }: IdempotentRequest): Promise<KeyedCreateOutcome> => {
-    const recordsTable = idempotencyTableName ?? defaultIdempotencyTableName();
-    let collisions = 0;
-    let conflicts = 0;
-    for (;;) {
-      const pet = petOf(newId(), newPet);
-      const now = Math.floor(Date.now() / 1000);
+  /** Whether the pet a record fixed is stored now: put where its id is free or already holds it (a try before, or its replica). */
+  const putRecordedPet = async (record: RecordedPet): Promise<boolean> => {
+    try {
+      await callDatabase(() =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: storedItem(record.pet, record.createdAt),
+            ConditionExpression:
+              'attribute_not_exists(#id) OR (#name = :name AND #categoryId = :categoryId AND #status = :status AND #createdAt = :createdAt)',
+            ExpressionAttributeNames: {
+              '#id': 'id',
+              '#name': 'name',
+              '#categoryId': 'categoryId',
+              '#status': 'status',
+              '#createdAt': 'createdAt',
+            },
+            ExpressionAttributeValues: {
+              ':name': record.pet.name,
+              ':categoryId': record.pet.categoryId,
+              ':status': record.pet.status,
+              ':createdAt': record.createdAt,
+            },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false; // another pet holds the id
+      throw error;
+    }
+  };
+
+  const createOnce = async (newPet: NewPet, request: IdempotentRequest): Promise<KeyedCreateOutcome> => {
+    const records = recordsOf(idempotencyTableName ?? defaultIdempotencyTableName(), request);
+    for (let claims = 1; ; claims += 1) {
+      // Step 1: the record, which fixes the pet (or finds the record that did).
+      const claim = await records.claim(newPet);
+      if (claim.kind === 'reused') return claim;
+      // Step 2: the pet it fixed; under a new id, recorded first, while another pet holds it.
+      let record: RecordedPet | undefined = claim.record;
+      for (let collisions = 0; record !== undefined;) {
+        if (await putRecordedPet(record)) return { kind: claim.kind, pet: record.pet };
+        if (++collisions >= maxIdAttempts) throw new Error(`No free pet id in ${maxIdAttempts} attempts.`);
+        record = await records.redraw(record);
+      }
+      // The record went (swept once expired) while its id was redrawn: claim the key again.
+      if (claims >= maxIdAttempts) throw new Error(`The idempotency record was not kept in ${maxIdAttempts} claims.`);
+    }
+  };
+
+  /**
+   * The record of one keyed create, in the idempotency table (a strongly consistent global table
+   * where the stage has regions: every write is callReplicated). Its attributes: the request's
+   * hash, the pet it fixed (`petId` and its stored fields, so that a replay in any region puts
+   * the same item), its expiry and the expiry index's partition, and the write's own id.
+   */
+  const recordsOf = (recordsTable: string, { recordKey, requestHash }: IdempotentRequest) => {
+    const item = (record: RecordedPet) => ({
+      id: recordKey,
+      requestHash,
+      petId: record.pet.id,
+      name: record.pet.name,
+      categoryId: record.pet.categoryId,
+      status: record.pet.status,
+      createdAt: record.createdAt,
+      expiresAt: record.expiresAt,
+      [idempotencyExpiryIndex.partitionKey.name]: expiryBucketOf(recordKey, record.expiresAt),
+      writeId: record.writeId,
+    });
+
+    /** Puts a new record unless a live one holds the key: then the same request's record, or `reused`. */
+    const claim = async (newPet: NewPet): Promise<RecordClaim> => {
+      const now = nowSeconds();
+      const record: RecordedPet = {
+        pet: petOf(newId(), newPet),
+        createdAt: new Date().toISOString(),
+        expiresAt: now + IDEMPOTENCY_WINDOW_SECONDS,
+        writeId: newWriteId(),
+      };
       try {
-        // The SDK sends one ClientRequestToken for all its retries of this call, so DynamoDB
-        // answers a retried transaction that had committed with success rather than a conflict.
-        await callDatabase(() =>
+        await callReplicated(() =>
           client.send(
-            new TransactWriteCommand({
-              TransactItems: [
-                {
-                  Put: {
-                    TableName: tableName,
-                    Item: storedItem(pet),
-                    ConditionExpression: 'attribute_not_exists(#id)',
-                    ExpressionAttributeNames: { '#id': 'id' },
-                  },
-                },
-                {
-                  Put: {
-                    TableName: recordsTable,
-                    Item: { id: recordKey, requestHash, petId: pet.id, expiration: now + IDEMPOTENCY_WINDOW_SECONDS },
-                    // TTL deletes lazily: an expired record counts as none.
-                    ConditionExpression: 'attribute_not_exists(#id) OR #expiration < :now',
-                    ExpressionAttributeNames: { '#id': 'id', '#expiration': 'expiration' },
-                    ExpressionAttributeValues: { ':now': now },
-                    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-                  },
-                },
-              ],
+            new PutCommand({
+              TableName: recordsTable,
+              Item: item(record),
+              // An expired record counts as none, whether or not the sweep has deleted it yet.
+              ConditionExpression: 'attribute_not_exists(#id) OR #expiresAt < :now',
+              ExpressionAttributeNames: { '#id': 'id', '#expiresAt': 'expiresAt' },
+              ExpressionAttributeValues: { ':now': now },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             }),
           ),
         );
-        return { kind: 'created', pet };
+        return { kind: 'created', record };
       } catch (error) {
-        const [petWrite, recordWrite] = cancellationReasons<StoredItem>(error);
-        if (recordWrite?.Code === 'ConditionalCheckFailed') {
-          // Pets never change, so the same request's pet is this one under the recorded id.
-          const record = recordWrite.Item ?? {};
-          if (record.requestHash?.S !== requestHash) return { kind: 'reused' };
-          return { kind: 'replayed', pet: petOf(Number(record.petId?.N), newPet) };
-        }
-        if (petWrite?.Code === 'ConditionalCheckFailed' && ++collisions < maxIdAttempts) continue;
-        // A concurrent create with the same key: its record (or its absence) decides the next try.
-        if ([petWrite, recordWrite].some((reason) => reason?.Code === 'TransactionConflict')) {
-          if (++conflicts < MAX_CONFLICT_ATTEMPTS) {
-            await sleep(CONFLICT_BACKOFF_MS * conflicts * Math.random());
-            continue;
-          }
-          throw new DatabaseUnavailable('transaction conflict');
-        }
-        throw classifyCancellation(error, [petWrite, recordWrite]);
+        if (!isConditionFailure<StoredItem>(error)) throw error;
+        const found = error.Item ?? {};
+        if (found.requestHash?.S !== requestHash) return { kind: 'reused' };
+        // The SDK's retry of this very put, whose first answer was lost, finds this put's record.
+        return { kind: found.writeId?.S === record.writeId ? 'created' : 'replayed', record: recordedPetOf(found) };
       }
-    }
+    };
+
+    /**
+     * Moves the record to a new pet id, on the condition that it still fixes the one another pet
+     * holds. When it does not, the record another try of the same request moved it to, or none
+     * (the record went, or is another request's: the caller claims again).
+     */
+    const redraw = async (taken: RecordedPet): Promise<RecordedPet | undefined> => {
+      const record: RecordedPet = { ...taken, pet: { ...taken.pet, id: newId() }, writeId: newWriteId() };
+      try {
+        await callReplicated(() =>
+          client.send(
+            new PutCommand({
+              TableName: recordsTable,
+              Item: item(record),
+              ConditionExpression: '#requestHash = :requestHash AND #petId = :taken',
+              ExpressionAttributeNames: { '#requestHash': 'requestHash', '#petId': 'petId' },
+              ExpressionAttributeValues: { ':requestHash': requestHash, ':taken': taken.pet.id },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
+        );
+        return record;
+      } catch (error) {
+        if (!isConditionFailure<StoredItem>(error)) throw error;
+        const found = error.Item;
+        if (found?.requestHash?.S !== requestHash) return undefined;
+        // Our own retried write, or another try's: the record fixes that pet now.
+        return Number(found.expiresAt?.N) >= nowSeconds() ? recordedPetOf(found) : undefined;
+      }
+    };
+
+    return { claim, redraw };
   };
 
   const get = async (id: number): Promise<Pet | undefined> => {

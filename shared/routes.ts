@@ -174,8 +174,8 @@ export const routes = [
     errors: [...JSON_BODY_ERRORS, 'idempotency_key_reused'],
     tableAccess: [
       { table: 'pets', actions: ['dynamodb:PutItem'] },
-      // A keyed create puts its record in the same transaction as its pet (IAM checks each item's
-      // action; there is no TransactWriteItems action). A failed condition returns the old record.
+      // A keyed create puts its record first, then its pet (shared/idempotency.ts); a failed
+      // condition returns the record that holds the key.
       { table: 'idempotency', actions: ['dynamodb:PutItem'] },
     ],
   },

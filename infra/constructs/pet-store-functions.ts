@@ -14,6 +14,7 @@ import type { TableAccess } from '../../shared/table-access';
 import {
   apiKeysExpiryIndex,
   apiKeysUsageKeyReleaseIndex,
+  idempotencyExpiryIndex,
   STATUS_SHARDS_VARIABLE,
   tableDefinitions,
   type TableNames,
@@ -24,8 +25,11 @@ import { functionNameOf, pascalCase } from './names';
 
 export { pascalCase } from './names';
 
-/** The operations that run a function, the authorizer, and the key audit trail's two (infra/constructs/key-audit.ts). */
-export type FunctionName = HandledOperationId | 'authorizer' | 'keyAudit' | 'keyExpiry';
+/**
+ * The operations that run a function, the authorizer, the key audit trail's two
+ * (infra/constructs/key-audit.ts), and the idempotency sweep (infra/constructs/idempotency-sweep.ts).
+ */
+export type FunctionName = HandledOperationId | 'authorizer' | 'keyAudit' | 'keyExpiry' | 'idempotencySweep';
 
 export type { TableAccess } from '../../shared/table-access';
 
@@ -36,8 +40,9 @@ const operationAccess = Object.fromEntries(
 
 /**
  * What each function may do, and nothing more: each operation's function what its route grants,
- * and here the others'. No function may delete an item. An UpdateItem grant names the only
- * attributes it may touch, and asks nothing back (ALL_OLD or ALL_NEW would return the others).
+ * and here the others'. No function may delete an item, but the idempotency sweep an expired
+ * record. An UpdateItem grant names the only attributes it may touch, and asks nothing back
+ * (ALL_OLD or ALL_NEW would return the others).
  * Only the authorizer and the expiry sweep read the keys, and only they change one: an
  * unrestricted UpdateItem could remove a `revokedAt`, widen `scopes` or give a key another plan.
  * A test runs every handler against DynamoDB Local and checks that the commands it sends, and the
@@ -84,6 +89,13 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
       ],
       returnValues: ['NONE'],
     },
+  ],
+  // Reads the expired records' keys in the expiry index, and deletes each on the condition that it
+  // is still expired: the delete names the key and expiresAt alone, and asks nothing back. The one
+  // delete any function may send; it cannot put or change a record.
+  idempotencySweep: [
+    { table: 'idempotency', index: idempotencyExpiryIndex.indexName, actions: ['dynamodb:Query'] },
+    { table: 'idempotency', actions: ['dynamodb:DeleteItem'], attributes: ['id', 'expiresAt'], returnValues: ['NONE'] },
   ],
 };
 

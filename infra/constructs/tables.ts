@@ -55,7 +55,6 @@ const tableFrom = (scope: Construct, definition: TableDefinition, removalPolicy:
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     deletionProtection: removalPolicy !== RemovalPolicy.DESTROY,
     removalPolicy,
-    ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
     ...(definition.stream ? { stream: StreamViewType[definition.stream] } : {}),
   });
   for (const index of definition.globalSecondaryIndexes) {

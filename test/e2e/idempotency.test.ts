@@ -1,7 +1,7 @@
 /**
  * Idempotent creates over HTTP (Idempotency-Key, IETF httpapi-idempotency-key draft): replays,
  * a reused key, concurrent duplicates, malformed keys, keys scoped to the client (across a roll
- * of its API key), a lost answer, and database faults inside the idempotency layer.
+ * of its API key), a lost answer, and database faults on each of a keyed create's two writes.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -67,11 +67,16 @@ describe('Idempotency-Key on POST /pets', () => {
   });
   afterAll(() => api.close());
 
-  /** POST whose keyed write (pet and record) DynamoDB applies once while its answer is lost, as if every retry's were. */
+  /** Whether a call is the put of a pet (the second write of a keyed create, after its record). */
+  const isPetPut = (command: string, table: string) => command === 'PutItemCommand' && table === api.tables.pets;
+  /** Whether a call is the put of an idempotency record (the first write of a keyed create). */
+  const isRecordPut = (command: string, table: string) => command === 'PutItemCommand' && table === api.tables.idempotency;
+
+  /** POST whose pet DynamoDB stores once while the answer is lost, as if every retry's were. */
   const postLosingThePetWrite = async (body: unknown, key: string) => {
     let lose = true;
-    control.rules.push((command, _table, send) =>
-      lose && command === 'TransactWriteItemsCommand'
+    control.rules.push((command, table, send) =>
+      lose && isPetPut(command, table)
         ? send().then(() => {
             lose = false;
             throw lostAnswer();
@@ -274,14 +279,32 @@ describe('Idempotency-Key on POST /pets', () => {
     expect(await countPets(api)).toBe(before + 1);
   });
 
-  it('a database fault on the keyed write answers 503 service_unavailable with Retry-After, and stores nothing', async () => {
+  it('a database fault on the record, the first write, answers 503 service_unavailable with Retry-After, and stores nothing', async () => {
     const key = newKey();
     const before = await countPets(api);
-    control.rules.push((command) => (command === 'TransactWriteItemsCommand' ? Promise.reject(lostAnswer()) : undefined));
+    control.rules.push((command, table) => (isRecordPut(command, table) ? Promise.reject(lostAnswer()) : undefined));
     const response = await post(api, rex, key).finally(() => control.rules.pop());
     await expectError(response, 503, 'service_unavailable');
     expect(response.headers.get('retry-after')).toBe('1');
     expect(await countPets(api)).toBe(before);
     expect((await createPetAnswer(api.petStore, rex, key)).response.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('a fault on the pet after its record: 503, and the retry answers 201 with one pet, stored once', async () => {
+    const key = newKey();
+    const before = await countPets(api);
+    control.rules.push((command, table) => (isPetPut(command, table) ? Promise.reject(lostAnswer()) : undefined));
+    const failed = await post(api, rex, key).finally(() => control.rules.pop());
+    await expectError(failed, 503, 'service_unavailable');
+    expect(await countPets(api)).toBe(before);
+
+    const retry = await createPetAnswer(api.petStore, rex, key);
+    expect(retry.response.status).toBe(201);
+    const pet = retry.body as Pet;
+    expect(await api.petStore.pets.get(pet.id)).toEqual({ ...rex, id: pet.id, status: 'available' });
+    expect(await countPets(api)).toBe(before + 1);
+    const again = await createPetAnswer(api.petStore, rex, key);
+    expect(again.body).toEqual(pet);
+    expect(await countPets(api)).toBe(before + 1);
   });
 });

@@ -54,8 +54,11 @@ interface AssetManifest {
 }
 
 /** Every byte of a bundle is read and compiled on each cold start (issue 5's budget). */
-/** Staging's functions: each operation's, the authorizer, the key audit's writer and expiry sweep, and the pre-traffic hook of its canary release. */
-const STAGING_FUNCTION_COUNT = handledOperationIds.length + 1 + 2 + 1;
+/**
+ * Staging's functions: each operation's, the authorizer, the key audit's writer and expiry sweep,
+ * the idempotency sweep (a one-region stage is its own home), and the pre-traffic hook of its canary release.
+ */
+const STAGING_FUNCTION_COUNT = handledOperationIds.length + 1 + 2 + 1 + 1;
 
 const MAX_BUNDLE_BYTES = 350 * 1024;
 /**
@@ -85,7 +88,9 @@ const ROLE_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'ASIAROLEKEY', AWS_SECRET_ACCESS_K
 
 /** Runs a bundle's handler once in a fresh Node process, as Lambda would, and returns its answer. */
 const invokeBundle = async (fn: string, event: unknown, env: NodeJS.ProcessEnv): Promise<unknown> => {
-  const bundle = functionBundles().find(({ name }) => name === `Functions/${fn}/Function/Code` || name === `KeyAudit/${fn}/Function/Code`);
+  const bundle = functionBundles().find(({ name }) =>
+    ['Functions', 'KeyAudit', 'IdempotencySweep'].some((construct) => name === `${construct}/${fn}/Function/Code`),
+  );
   if (!bundle) throw new Error(`no bundle for ${fn}`);
   const script = `
     const { handler } = await import(${JSON.stringify(join(bundle.path, 'index.mjs'))});
@@ -137,6 +142,7 @@ describe('npx cdk synth -c stage=staging', () => {
       [
         ...['authorizer', ...handledOperationIds].map((fn) => `Functions/${pascalCase(fn)}/Function/Code`),
         ...['ExpirySweep', 'Writer'].map((fn) => `KeyAudit/${fn}/Function/Code`),
+        'IdempotencySweep/Sweep/Function/Code',
         'Release/PreTrafficHook/Function/Code',
       ].sort(),
     );
@@ -174,6 +180,7 @@ describe('npx cdk synth -c stage=staging', () => {
       PETS_TABLE_NAME: tables.pets,
       API_KEYS_TABLE_NAME: tables.apiKeys,
       API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
+      IDEMPOTENCY_TABLE_NAME: tables.idempotency,
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
@@ -224,6 +231,9 @@ describe('npx cdk synth -c stage=staging', () => {
     const [swept, written] = await Promise.all([invokeBundle('ExpirySweep', {}, env), invokeBundle('Writer', streamEvent, env)]);
     expect(swept).toEqual({ marked: [expired.keyId], usageKeysDeleted: [expired.usageKeyId] });
     expect(written).toEqual({ batchItemFailures: [] });
+
+    // The idempotency sweep: the tables hold no expired record.
+    expect(await invokeBundle('Sweep', {}, env)).toEqual({ deleted: 0, kept: 0, cutShort: false });
   });
 });
 

@@ -11,6 +11,7 @@ import type { CfnResource } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tableAccess } from '../../infra/constructs/pet-store-functions';
 import { PROJECT_NAME } from '../../shared/project';
+import { idempotencyExpiryIndex } from '../../shared/tables';
 import { readRecordedRun, type AwsCall, type RecordedRun } from '../support/aws-calls';
 import {
   codeDeployRequests,
@@ -83,7 +84,8 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
 
   it('has calls recorded for the functions the tests run', () => {
     const callers = new Set(recorded().map((call) => call.function));
-    for (const name of ['authorizer', 'keyExpiry', ...(stack.functions.operations.keys() ?? [])]) expect(callers, name).toContain(name);
+    for (const name of ['authorizer', 'keyExpiry', 'idempotencySweep', ...(stack.functions.operations.keys() ?? [])])
+      expect(callers, name).toContain(name);
   });
 
   it('allows every call, the functions’ own and those AWS makes with their roles', async () => {
@@ -225,6 +227,38 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
         await refused({ ...update, context: { 'dynamodb:Attributes': granted, 'dynamodb:ReturnValues': returnValues } });
       for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem'])
         await refused({ function: 'keyExpiry', action, resource: keysTable, context: { 'dynamodb:Attributes': granted } });
+    });
+
+    it('the idempotency sweep deletes a record by its key and expiry, and can neither put nor change one, nor touch a pet', async () => {
+      const recordsTable = resolver.arn('dynamodb', `table/${stageResources.tableName('idempotency')}`);
+      const expiryIndex = `${recordsTable}/index/${idempotencyExpiryIndex.indexName}`;
+      const { roleArn, policies } = roleOf('idempotencySweep');
+      const decision = async (request: Omit<IamRequest, 'by' | 'function'>) =>
+        (await simulate({ ...request, function: 'idempotencySweep', by: 'code' }, roleArn, policies)).decision;
+      const deleteContext = { 'dynamodb:Attributes': ['expiresAt', 'id'], 'dynamodb:ReturnValues': 'NONE' };
+      expect(await decision({ action: 'dynamodb:DeleteItem', resource: recordsTable, context: deleteContext })).toBe('Allowed');
+      expect(await decision({ action: 'dynamodb:Query', resource: expiryIndex, context: {} })).toBe('Allowed');
+      // A delete conditioned on another attribute (its condition names it), naming none, or asking for the record back.
+      const other = { function: 'idempotencySweep', action: 'dynamodb:DeleteItem', resource: recordsTable };
+      for (const attribute of ['requestHash', 'petId', 'createdAt']) {
+        await refused({ ...other, context: { 'dynamodb:Attributes': ['expiresAt', 'id', attribute] } });
+      }
+      await refused({ ...other, context: {} });
+      await refused({ ...other, context: { ...deleteContext, 'dynamodb:ReturnValues': 'ALL_OLD' } });
+      for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:BatchWriteItem']) {
+        await refused({ function: 'idempotencySweep', action, resource: recordsTable, context: deleteContext });
+      }
+      await refused({ function: 'idempotencySweep', action: 'dynamodb:Query', resource: recordsTable, context: {} });
+      for (const action of ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem'])
+        await refused({
+          function: 'idempotencySweep',
+          action,
+          resource: petsTable,
+          context: { 'dynamodb:Attributes': ['id', 'expiresAt'] },
+        });
+      // No other function deletes a record.
+      for (const name of [...stack.functions.operations.keys(), 'authorizer', 'keyAudit', 'keyExpiry'])
+        await refused({ function: name, action: 'dynamodb:DeleteItem', resource: recordsTable, context: deleteContext });
     });
 
     it('no function that serves a request deletes or changes a pet', async () => {

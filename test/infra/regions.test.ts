@@ -50,9 +50,13 @@ const expectOnlyCreatorsToHave = (synthesized: SynthesizedStage, value: string) 
 // synthStage deploys to eu-west-1.
 const REGIONS = ['us-east-1', 'eu-west-1', 'ap-southeast-2'];
 
+/** prod in REGIONS, its stack in eu-west-1: a region of the stage other than its home. */
+let awayFromHome: SynthesizedStage | undefined;
+const synthAwayFromHome = () => (awayFromHome ??= synthStage('prod', { regions: REGIONS }));
+
 describe('the region index of a stage in several regions', () => {
   it("tells each function that creates pets its region's position in the stage's regions, and no other function", () => {
-    expectOnlyCreatorsToHave(synthStage('prod', { regions: REGIONS }), '1');
+    expectOnlyCreatorsToHave(synthAwayFromHome(), '1');
   });
 
   it('is 0 on a stage in one region', () => {
@@ -150,4 +154,19 @@ describe('the usage plans of a stage in several regions', () => {
       }
     },
   );
+});
+describe('jobs that run once per stage', () => {
+  const functionNames = ({ template }: SynthesizedStage) =>
+    resourcesOf(template, 'AWS::Lambda::Function').map(({ properties }) => String(properties.FunctionName));
+  const sweepName = 'pet-store-prod-idempotencySweep';
+
+  it("builds the idempotency sweep and its schedule in the stage's home region (its first) only", () => {
+    const away = synthAwayFromHome();
+    expect(away.stack.idempotencySweep).toBeUndefined();
+    expect(functionNames(away)).not.toContain(sweepName);
+    const home = synthStage('prod', { regions: ['eu-west-1', 'us-east-1'] });
+    expect(functionNames(home)).toContain(sweepName);
+    expect(home.stack.idempotencySweep).toBeDefined();
+    expect(resourcesOf(away.template, 'AWS::Events::Rule').length).toBe(resourcesOf(home.template, 'AWS::Events::Rule').length - 1);
+  });
 });

@@ -84,13 +84,14 @@ const resourcesById = (synthesized: SynthesizedStage) =>
 const logicalId = (synthesized: SynthesizedStage, construct: { node: { defaultChild?: unknown } }): string =>
   Stack.of(synthesized.stack).resolve((construct.node.defaultChild as CfnResource).logicalId) as string;
 
-/** Every function of the stage by name: the operations', the authorizer, and the key audit's two. */
+/** Every function of the stage by name: the operations', the authorizer, the key audit's two, and the idempotency sweep. */
 const functionsOf = ({ stack }: SynthesizedStage): Map<string, ApiFunction> =>
   new Map([
     ...stack.functions.operations,
     ['authorizer', stack.functions.authorizer],
     ['keyAudit', stack.keyAudit.writer],
     ['keyExpiry', stack.keyAudit.expirySweep],
+    ...(stack.idempotencySweep ? [['idempotencySweep', stack.idempotencySweep.sweep] as const] : []),
   ]);
 
 const aliasArnRef = (synthesized: SynthesizedStage, fn: ApiFunction) => ({ Ref: logicalId(synthesized, fn.alias) });
@@ -161,7 +162,8 @@ describe.each([
     const targets = resourcesOf(synthesized.template, 'AWS::Events::Rule').flatMap(
       ({ properties }) => properties.Targets as Array<{ Arn: unknown }>,
     );
-    expect(targets.map(({ Arn }) => Arn)).toEqual([aliasArnRef(synthesized, synthesized.stack.keyAudit.expirySweep)]);
+    const scheduled = [synthesized.stack.keyAudit.expirySweep, synthesized.stack.idempotencySweep?.sweep];
+    expect(targets.map(({ Arn }) => Arn)).toEqual(scheduled.flatMap((fn) => (fn ? [aliasArnRef(synthesized, fn)] : [])));
     // Nothing invokes a function but through its alias.
     for (const fn of functions.values()) {
       const arn = JSON.stringify(functionArnRef(synthesized, fn));

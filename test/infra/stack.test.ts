@@ -24,6 +24,7 @@ import {
   apiKeysIdIndex,
   apiKeyLastUseTable,
   apiKeysTable,
+  idempotencyExpiryIndex,
   idempotencyTable,
   petsStatusIndex,
   petsTable,
@@ -466,7 +467,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       grants.map((grant) => ({ name, grant })),
     );
 
-    it('grants no wildcard DynamoDB action, no data access on "*", nothing that deletes an item, and updates of named attributes only', () => {
+    it('grants no wildcard DynamoDB action, no data access on "*", no delete but of an idempotency record by its key and expiry, and updates of named attributes only', () => {
       const statements = resourcesOf(template, 'AWS::IAM::Policy').flatMap(
         ({ properties }) => (properties.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: unknown }> }).Statement,
       );
@@ -476,10 +477,19 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         expect(actions.every((action) => !action.includes('*'))).toBe(true);
         // Listing a table's stream ARNs (the audit's stream mapping) has no resource-level permission; it reads no data.
         if (statement.Resource === '*') expect(actions).toEqual(['dynamodb:ListStreams']);
-        // Nothing is ever deleted, and idempotency records are only put: an update is of a pet, a key or its last use.
-        expect(actions).not.toEqual(
-          expect.arrayContaining([expect.stringMatching(/^dynamodb:(DeleteItem|BatchWriteItem|DeleteTable|PartiQL)/)]),
-        );
+        // Nothing is ever deleted but an idempotency record, by a DeleteItem alone in its statement that
+        // names the record's key and expiry only; records are otherwise only put: an update is of a
+        // pet, a key or its last use.
+        expect(actions).not.toEqual(expect.arrayContaining([expect.stringMatching(/^dynamodb:(BatchWriteItem|DeleteTable|PartiQL)/)]));
+        if (actions.includes('dynamodb:DeleteItem')) {
+          expect(actions).toEqual(['dynamodb:DeleteItem']);
+          expect(statement.Resource).toEqual(tableArn('idempotency'));
+          expect((statement as { Condition?: unknown }).Condition).toEqual({
+            'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['id', 'expiresAt'] },
+            Null: { 'dynamodb:Attributes': 'false' },
+            StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE'] },
+          });
+        }
         if (actions.includes('dynamodb:UpdateItem'))
           expect([tableArn('pets'), tableArn('apiKeys'), tableArn('apiKeyLastUse')]).toContainEqual(statement.Resource);
       }
@@ -625,13 +635,30 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(properties).not.toHaveProperty('StreamSpecification');
     });
 
-    it('keys the idempotency table by id (S), with TTL on its expiration attribute', () => {
-      expect(tableProperties(idempotencyTable.id).properties).toMatchObject({
+    it('keys the idempotency table by id (S), with the expiry index the sweep reads and no TTL (a strongly consistent global table has none)', () => {
+      const { properties } = tableProperties(idempotencyTable.id);
+      expect(properties).toMatchObject({
         KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
-        AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
         BillingMode: 'PAY_PER_REQUEST',
-        TimeToLiveSpecification: { AttributeName: 'expiration', Enabled: true },
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: idempotencyExpiryIndex.indexName,
+            KeySchema: [
+              { AttributeName: 'expiryBucket', KeyType: 'HASH' },
+              { AttributeName: 'expiresAt', KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'KEYS_ONLY' },
+          },
+        ],
       });
+      expect(properties.AttributeDefinitions).toEqual(
+        expect.arrayContaining([
+          { AttributeName: 'id', AttributeType: 'S' },
+          { AttributeName: 'expiryBucket', AttributeType: 'S' },
+          { AttributeName: 'expiresAt', AttributeType: 'N' },
+        ]),
+      );
+      expect(properties).not.toHaveProperty('TimeToLiveSpecification');
     });
 
     it.each(Object.values(tableDefinitions).map((table) => table.id))(

@@ -7,10 +7,13 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
+import { createHandler as createIdempotencySweep } from '../../functions/idempotency-sweep';
 import { createHandler as createKeyExpiry } from '../../functions/key-expiry';
 import { tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { idempotentRequest, IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
+import { idempotencyRecords } from '../../shared/idempotency-records';
 import { newPetId } from '../../shared/ids';
 import type { Pet } from '../../shared/models';
 import { petsRepository, type PetsRepositoryOptions } from '../../shared/pets-repository';
@@ -97,7 +100,7 @@ const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
     },
   },
   createPet: {
-    paths: 'PutItem on the table; with Idempotency-Key, one transaction that puts the pet and its record',
+    paths: 'PutItem on the table; with Idempotency-Key, PutItem of the record, then of the pet',
     run: async ({ handler, storedPet }) => {
       const post = (key?: string, name = 'Rex') =>
         apiEvent({
@@ -111,7 +114,7 @@ const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
       expect((await create(post(key), context)).statusCode).toBe(201); // pet and record
       expect((await create(post(key), context)).statusCode).toBe(201); // the replay
       expect((await create(post(key, 'Max'), context)).statusCode).toBe(422); // the key reused
-      // An id collision: the transaction is cancelled and tried again under a new id.
+      // An id collision: the record moves to a new id (another PutItem), then the pet is put under it.
       const ids = [storedPet.id];
       const colliding = handler({ newId: () => ids.shift() ?? newPetId() });
       expect((await colliding(post(`"${randomUUID()}"`), context)).statusCode).toBe(201);
@@ -237,5 +240,21 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     expect((await sweep({}, context)).marked).toHaveLength(1);
     expect((await sweep({}, context)).marked).toEqual([]);
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('keyExpiry')));
+  });
+
+  it('idempotencySweep: Query on the expiry index and DeleteItem of an expired record, naming only its key and expiry', async () => {
+    const { client, sent } = recordingClient(tables.endpoint);
+    const keyed = idempotentRequest('permissions-caller', randomUUID(), { name: 'Rex', categoryId: 2, status: 'available' });
+    await petsRepository({ client: tables.client, tableName: tables.pets, idempotencyTableName: tables.idempotency }).createOnce(
+      { name: 'Rex', categoryId: 2, status: 'available' },
+      keyed,
+    );
+    const afterWindow = new Date(Date.now() + (IDEMPOTENCY_WINDOW_SECONDS + 3600) * 1000);
+    const sweep = as(
+      'idempotencySweep',
+      createIdempotencySweep({ records: idempotencyRecords({ client, tableName: tables.idempotency }), now: () => afterWindow }),
+    );
+    expect((await sweep({}, context)).deleted).toBeGreaterThan(0);
+    expect(sorted(asGrants(sent))).toEqual(sorted(granted('idempotencySweep')));
   });
 });

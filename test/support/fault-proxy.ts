@@ -80,6 +80,8 @@ const REFUSALS = {
   ResourceNotFoundException: 'Requested resource not found',
   UnknownOperationException: 'An unknown operation was requested.',
   AccessDeniedException: 'User is not authorized to perform this operation.',
+  // A strongly consistent global table's answer to a write that met another region's write of the item.
+  ReplicatedWriteConflictException: 'Replicated write conflict',
 } as const;
 
 const matches = (selector: Selector, call: ProxiedCall) =>

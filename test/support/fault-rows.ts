@@ -30,8 +30,8 @@ export interface FaultRow {
 export const namesAResource = (route: Route): boolean => /\{\w+\}/.test(route.path);
 
 /**
- * The idempotency table is written only for a request with an Idempotency-Key, in one transaction
- * with the pet: test/e2e/idempotency.test.ts faults that write.
+ * The idempotency table is written only for a request with an Idempotency-Key, whose create makes
+ * two calls, the record's PutItem and then the pet's: test/e2e/idempotency.test.ts faults each.
  */
 const reachedByPlainRequests = (grant: TableAccess) => grant.table !== 'idempotency';
 

@@ -31,6 +31,14 @@ describe('classifyDatabaseError', () => {
     expect(classifyDatabaseError(named('Whatever', { $metadata: { httpStatusCode: 429 } }))).toBeInstanceOf(DatabaseUnavailable);
   });
 
+  it("makes a strongly consistent global table's ReplicatedWriteConflictException DatabaseUnavailable (503), not a bug", () => {
+    const classified = classifyDatabaseError(
+      named('ReplicatedWriteConflictException', { $fault: 'client', $retryable: {}, $metadata: { httpStatusCode: 400 } }),
+    );
+    expect(classified).toBeInstanceOf(DatabaseUnavailable);
+    expect(classified).toMatchObject({ reason: 'ReplicatedWriteConflictException' });
+  });
+
   it('makes an SDK request timeout DatabaseUnavailable', () => {
     expect(classifyDatabaseError(named('TimeoutError'))).toBeInstanceOf(DatabaseUnavailable);
   });
