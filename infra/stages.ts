@@ -283,6 +283,18 @@ export const stageRegionIndex = (stage: string, settings: Pick<StageSettings, 'r
   return index;
 };
 
+/**
+ * The home region of a stage in several regions: its first. Keys are written there, and the jobs
+ * that must run once (the expiry sweep) run there. Undefined for a stage in one region.
+ */
+export const homeRegionOf = (settings: Pick<StageSettings, 'regions'>): string | undefined => settings.regions?.[0];
+
+/** Whether `region` is the stage's home region; every region is, for a stage in one region. */
+export const isHomeRegion = (settings: Pick<StageSettings, 'regions'>, region: string | undefined): boolean => {
+  const home = homeRegionOf(settings);
+  return home === undefined || home === region;
+};
+
 /** The functions that get `eachOperation`: one per route with a handler. */
 const operationFunctionCount = (): number => (routes as readonly Route[]).filter((route) => route.handler !== undefined).length;
 

@@ -23,7 +23,7 @@ export type CountName = 'Requests' | 'PetsCreated' | 'IdempotentReplays';
 /**
  * A level measured now, rather than a count of events: `UsageKeys`, the API keys the account
  * holds in the region against API Gateway's quota (shared/usage-key-release.ts), by the stage's
- * `service` only.
+ * `service`, and in a stage of several regions by its `Region` too.
  */
 export type LevelName = 'UsageKeys';
 
@@ -65,13 +65,14 @@ export const operationMetrics = (operation: string): OperationMetrics | undefine
   };
 };
 
-/** Publishes a level (one EMF line), unless metrics are switched off (locally). */
-export const publishLevel = (name: LevelName, value: number): void => {
+/** Publishes a level (one EMF line), by `dimensions` besides the service, unless metrics are switched off (locally). */
+export const publishLevel = (name: LevelName, value: number, dimensions: Readonly<Record<string, string>> = {}): void => {
   const metrics = new SwitchableMetrics({
     namespace: METRICS_NAMESPACE,
     serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? METRICS_SERVICE,
   });
   if (metrics.switchedOff) return;
+  if (Object.keys(dimensions).length > 0) metrics.addDimensions({ ...dimensions });
   metrics.addMetric(name, MetricUnit.Count, value);
   metrics.publishStoredMetrics();
 };
