@@ -94,6 +94,8 @@ export class PetStoreStack extends Stack {
       apiKeys: this.tables.apiKeys,
       // The sweep flushes the stage's authorizer cache; the API depends on nothing of the sweep.
       apiStage: { restApiId: this.api.api.restApiId, stageName: STAGE_NAME },
+      // A stage in several regions: its usage keys are API keys in each, deleted and counted by the sweep.
+      regions: settings.regions,
       ...kept,
     });
     this.throttling = new Throttling(this, 'Throttling', {
@@ -132,6 +134,7 @@ export class PetStoreStack extends Stack {
         ]),
         streamReader: this.keyAudit.writer.function,
         failedBatches: this.keyAudit.failedBatches,
+        usageKeyRegions: settings.regions,
       },
       throttling: this.throttling,
       alarmEmail: settings.alarmEmail,

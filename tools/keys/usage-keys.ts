@@ -485,8 +485,8 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
           const stuck = moved.filter((_, index) => back[index]?.status === 'rejected').map(({ region }) => region ?? target.region ?? '');
           const left =
             stuck.length === 0
-              ? ` It stays on plan ${from} in every region.`
-              : ` It is back on plan ${from} but in ${stuck.join(', ')}: move it back there in the console.`;
+              ? ` Its API keys in ${moved.map(({ region }) => region ?? target.region ?? '').join(', ')} are back on plan ${from}.`
+              : ` Its API keys in ${stuck.join(', ')} are not back on plan ${from}: move them back in the console.`;
           throw new Error(`${messageOf(error)}${left}`);
         }
       }
