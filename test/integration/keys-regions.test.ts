@@ -30,6 +30,7 @@ import { homeRegionOf, stageSettings } from '../../infra/stages';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { DEFAULT_PLAN, meteringOf } from '../../shared/plan-policy';
 import { STAGE_NAME } from '../../shared/routes';
+import { stackName } from '../../shared/stack';
 import { deleteApiKey } from '../../shared/usage-key-release';
 import { UsageError } from '../../tools/cli';
 import { runKeysCommand } from '../../tools/keys/cli';
@@ -263,6 +264,25 @@ describe(`revoke on stage ${STAGE}`, () => {
     expect(error?.message).not.toMatch(/arn:|\n/);
     expect(flushedRegions()).toEqual(REGIONS.filter((region) => region !== MIDDLE));
     expect((await keys.findById(record.keyId))?.revokedAt).toBeDefined();
+  });
+
+  it('revokes and deletes everywhere while a region’s CloudFormation does not answer, naming that region as not flushed', async () => {
+    const record = await created();
+    const timeout = Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ETIMEDOUT', $metadata: {} });
+    mockClient(cloudFormations.get(MIDDLE) ?? new CloudFormationClient({}))
+      .on(DescribeStacksCommand)
+      .rejects(timeout);
+
+    const error = await failureOf('revoke', record.keyId);
+
+    expect(error?.message).toMatch(
+      new RegExp(
+        `; not in ${MIDDLE} \\(CloudFormation could not describe stack ${stackName(STAGE)} \\(ETIMEDOUT\\)\\): there it takes effect`,
+      ),
+    );
+    expect(flushedRegions()).toEqual(REGIONS.filter((region) => region !== MIDDLE));
+    expect(apiKeysHeld()).toEqual(Object.fromEntries(REGIONS.map((region) => [region, []])));
+    expect((await keys.findById(record.keyId))?.usageKeyDeletedAt).toBeDefined();
   });
 
   it('keeps a key whose delete failed in one region in the release index, and the expiry sweep deletes it there', async () => {

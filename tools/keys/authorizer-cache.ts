@@ -35,7 +35,8 @@ const reasonOf = (error: unknown): string => (error instanceof Error ? error.nam
 /** Why a region was not reached, in words: API Gateway's refusal by its name, no answer, or its stack's own line. */
 const unreachedBecause = (error: unknown): string => {
   const kind = awsErrorName(error);
-  if (kind === undefined) return error instanceof Error ? error.message.replace(/\.$/, '') : 'no answer';
+  // A stack that could not be read says so in its own line, which names its region: the list names it already.
+  if (kind === undefined) return error instanceof Error ? error.message.replace(/^In [a-z0-9-]+: /, '').replace(/\.$/, '') : 'no answer';
   return /Timeout|Network|ECONN|EAI_AGAIN|ENOTFOUND/i.test(kind) || (error as { code?: unknown }).code !== undefined
     ? `API Gateway did not answer (${kind})`
     : `API Gateway refused the flush (${kind})`;
