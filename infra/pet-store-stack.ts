@@ -19,7 +19,7 @@ import { Release } from './constructs/release';
 import { SavedQueries } from './constructs/saved-queries';
 import { Throttling } from './constructs/throttling';
 import { PetStoreTables } from './constructs/tables';
-import { stageRegionIndex, type StageSettings } from './stages';
+import { homeRegionOf, stageRegionalPlans, stageRegionIndex, type StageSettings } from './stages';
 
 export interface PetStoreStackProps extends StackProps {
   readonly stage: string;
@@ -56,6 +56,8 @@ export class PetStoreStack extends Stack {
     // stages sharing an account (and CloudWatch's PetStore namespace) never mix their metrics or alarms.
     const serviceName = resourceName;
     const kept = { logRetention: settings.logRetention, removalPolicy: settings.removalPolicy };
+    // The plans as this region meters them: a stage in several regions splits each quota over them.
+    const plans = stageRegionalPlans(settings);
 
     this.tables = new PetStoreTables(this, 'Tables', { removalPolicy: settings.removalPolicy });
     this.functions = new PetStoreFunctions(this, 'Functions', {
@@ -79,21 +81,22 @@ export class PetStoreStack extends Stack {
       operations: operationAliases,
       authorizer: this.functions.authorizer.alias,
       throttle: settings.throttle,
-      plans: settings.plans,
+      plans,
       authorizerCacheTtlSeconds: settings.authorizerCacheTtlSeconds,
       corsAllowedOrigins: settings.corsAllowedOrigins,
       customDomain: settings.customDomain,
       webAclArn: settings.webAclArn,
       ...kept,
     });
-    // The stage's plans, from which the authorizer states each key's RateLimit-Policy.
-    this.functions.authorizer.function.addEnvironment(USAGE_PLANS_VARIABLE, JSON.stringify(settings.plans));
+    // The region's plans, from which the authorizer states each key's RateLimit-Policy (its share of a quota).
+    this.functions.authorizer.function.addEnvironment(USAGE_PLANS_VARIABLE, JSON.stringify(plans));
     this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', {
       namePrefix: resourceName,
       serviceName,
       apiKeys: this.tables.apiKeys,
-      // The sweep flushes the stage's authorizer cache; the API depends on nothing of the sweep.
+      // The sweep and the audit flush the stage's authorizer cache; the API depends on nothing of them.
       apiStage: { restApiId: this.api.api.restApiId, stageName: STAGE_NAME },
+      homeRegion: homeRegionOf(settings),
       // A stage in several regions: its usage keys are API keys in each, deleted and counted by the sweep.
       regions: settings.regions,
       ...kept,
@@ -101,7 +104,7 @@ export class PetStoreStack extends Stack {
     this.throttling = new Throttling(this, 'Throttling', {
       accessLogs: this.api.accessLogs,
       restApiId: this.api.api.restApiId,
-      plans: settings.plans,
+      plans,
       throttle: settings.throttle,
     });
     this.savedQueries = new SavedQueries(this, 'SavedQueries', {

@@ -6,7 +6,7 @@
 import { RemovalPolicy, Token } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { REGION_COUNT } from '../shared/ids';
-import { plans, Plans, type Plan } from '../shared/plans';
+import { plans, Plans, regionalPlans, type Plan } from '../shared/plans';
 import { routes, type Route } from '../shared/routes';
 import { isStatusShardCount } from '../shared/config';
 import { MAX_STATUS_SHARDS } from '../shared/tables';
@@ -245,6 +245,7 @@ export const stageSettings = (stage: string, overridesByStage: Readonly<Record<s
     }
   }
   checkRegions(stage, settings.regions ?? []);
+  checkRegionalQuotas(stage, settings);
   checkStatusIndexShards(stage, settings);
   if (settings.authorizerCacheTtlSeconds < 0 || settings.authorizerCacheTtlSeconds > 3600) {
     throw new Error(`Stage '${stage}': authorizerCacheTtlSeconds must be 0–3600 (API Gateway's limit).`);
@@ -261,6 +262,22 @@ const checkRegions = (stage: string, regions: readonly string[]) => {
     throw new Error(`Stage '${stage}': regions lists ${regions.length} regions; pet ids have room for ${REGION_COUNT} region indexes.`);
   }
 };
+
+/** Each region's share of every plan's quota must be a request at least (regionalPlans). */
+const checkRegionalQuotas = (stage: string, settings: Pick<StageSettings, 'plans' | 'regions'>) => {
+  try {
+    stageRegionalPlans(settings);
+  } catch (error) {
+    throw new Error(`Stage '${stage}': ${(error as Error).message}`);
+  }
+};
+
+/** A stage's number of regions: those it lists, or the one it is deployed to. */
+export const stageRegionCount = ({ regions }: Pick<StageSettings, 'regions'>): number => Math.max(1, regions?.length ?? 0);
+
+/** The stage's plans as each of its regions meters them: the rate and burst as they are, the quota split evenly (regionalPlans). */
+export const stageRegionalPlans = (settings: Pick<StageSettings, 'plans' | 'regions'>): Plans =>
+  regionalPlans(settings.plans, stageRegionCount(settings));
 
 /**
  * The index of the region a stage's stack is deployed to: its position in the stage's regions, 0

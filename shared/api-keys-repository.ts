@@ -12,6 +12,9 @@
  *   share a usage key, are read by their item's key, strongly consistent, never found by a scan;
  * - `changedBy`, `changedAt` (S): who made the latest change through the key tool, and when; a
  *   change that leaves `changedAt` as it was was made by someone else (the console);
+ * - `changedInRegion` (S): the region that change was written in (the repository's `region`): in a
+ *   global table every replica's stream sees every write, and the audit trail records a change in
+ *   the region that made it only (shared/key-audit.ts, logsChangeHere);
  * - `expiredAt` (S): the `expiresAt` the expiry sweep has recorded as reached;
  * - `plan` (S): the usage plan the key is metered on;
  * - `usageKeyId`, `usageKey` (S): the key's own API Gateway API key (its id, and its value, which
@@ -99,6 +102,8 @@ export interface ApiKeyRecord {
   readonly replacedByKeyHash?: string;
   readonly changedBy?: string;
   readonly changedAt?: string;
+  /** The region the latest declared change was written in. */
+  readonly changedInRegion?: string;
   readonly expiredAt?: string;
   /** The usage plan the key is on. Written at creation; absent only on an item changed by hand. */
   readonly plan?: string;
@@ -325,6 +330,12 @@ export interface ApiKeysRepositoryOptions {
   readonly lastUseClient?: DynamoDBDocumentClient;
   /** How long the authorizer's `lastUsedAt` read, and its write, may each take. @default LAST_USE_DEADLINE_MS */
   readonly lastUseDeadlineMs?: number;
+  /**
+   * The region the writes are made in, which each change stamps as `changedInRegion`: by default
+   * the client's (a function's AWS_REGION, the key tool's target region); locally, the region the
+   * local server stands for.
+   */
+  readonly region?: string;
 }
 
 /** The attributes that place a key in the expiry index: no part of its record. */
@@ -385,10 +396,18 @@ const ENTER_RELEASE_INDEX = {
 const KEY_HASH = /^[0-9a-f]{64}$/;
 const isKeyHash = (value: unknown): value is string => typeof value === 'string' && KEY_HASH.test(value);
 
-const changeValues = (changedBy: Actor, at: string) => ({
-  set: ', changedBy = :changedBy, changedAt = :changedAt',
-  values: { ':changedBy': changedBy, ':changedAt': at },
+/** What a declared change writes besides itself: who, when, and in which region (none known: no stamp). */
+const changeValues = (changedBy: Actor, at: string, region: string | undefined) => ({
+  set: `, changedBy = :changedBy, changedAt = :changedAt${region === undefined ? '' : ', changedInRegion = :changedInRegion'}`,
+  values: { ':changedBy': changedBy, ':changedAt': at, ...(region === undefined ? {} : { ':changedInRegion': region }) },
 });
+
+/** The region a client sends its requests to, or undefined when it cannot say (a stand-in client). */
+const regionOfClient = async (client: DynamoDBDocumentClient): Promise<string | undefined> => {
+  const region: unknown = (client as { config?: { region?: unknown } }).config?.region;
+  const resolved: unknown = typeof region === 'function' ? await (region as () => Promise<unknown>)() : region;
+  return typeof resolved === 'string' && resolved !== '' ? resolved : undefined;
+};
 
 /** Orders records by creation; a `createdAt` of another type (a console edit) sorts by its text, an absent one first. */
 const byCreation = (a: ApiKeyRecord, b: ApiKeyRecord): number => String(a.createdAt ?? '').localeCompare(String(b.createdAt ?? ''));
@@ -398,6 +417,7 @@ export const apiKeysRepository = ({
   tables = tableNames(),
   lastUseClient,
   lastUseDeadlineMs = LAST_USE_DEADLINE_MS,
+  region,
 }: ApiKeysRepositoryOptions = {}): ApiKeysRepository => {
   const { apiKeys: tableName, apiKeyLastUse: lastUseTableName } = tables;
   const ownClient = client === undefined;
@@ -405,6 +425,11 @@ export const apiKeysRepository = ({
   // Made on first use only: the key tool never needs it.
   let lastUseDb = lastUseClient;
   const lastUseCaller = () => (lastUseDb ??= ownClient ? createDocumentClient({ ...dynamoDBOptions(), maxAttempts: 1 }) : db);
+  /** The region each change stamps, resolved once. */
+  let writeRegion: Promise<string | undefined> | undefined;
+  const regionOfWrites = () => (writeRegion ??= region === undefined ? regionOfClient(db) : Promise.resolve(region));
+  /** A change by `changedBy` at `at`, in this repository's region. */
+  const changeBy = async (changedBy: Actor, at: string) => changeValues(changedBy, at, await regionOfWrites());
 
   /** The item of a hash; strongly consistent for the key tool's reads, which must see the writes just made. */
   const get = async (keyHash: string, { consistent = false } = {}): Promise<ApiKeyRecord | undefined> => {
@@ -430,7 +455,14 @@ export const apiKeysRepository = ({
     return record && withLastUse(record, lastUsedAt);
   };
 
-  const newRecord = (key: string, name: string, options: RegisterOptions, now: Date, extra: Partial<ApiKeyRecord> = {}): ApiKeyRecord => {
+  const newRecord = (
+    key: string,
+    name: string,
+    options: RegisterOptions,
+    now: Date,
+    changedInRegion: string | undefined,
+    extra: Partial<ApiKeyRecord> = {},
+  ): ApiKeyRecord => {
     checkKeyName(name);
     const scopes = options.scopes ?? SCOPES;
     if (scopes.length === 0) throw new Error('A key needs at least one scope.');
@@ -451,6 +483,7 @@ export const apiKeysRepository = ({
       usageKeyBinding: usageKeyBinding(keyHash, usageKeyId, usageKey, regionUsageKeyIds),
       changedBy: options.changedBy,
       changedAt: createdAt,
+      ...(changedInRegion === undefined ? {} : { changedInRegion }),
       ...extra,
     };
   };
@@ -469,7 +502,7 @@ export const apiKeysRepository = ({
   };
 
   const register = async (key: string, name: string, options: RegisterOptions): Promise<ApiKeyRecord> => {
-    const record = newRecord(key, name, options, new Date());
+    const record = newRecord(key, name, options, new Date(), await regionOfWrites());
     try {
       await callDatabase(() =>
         db.send(new PutCommand({ TableName: tableName, Item: itemOf(record), ConditionExpression: 'attribute_not_exists(keyHash)' })),
@@ -596,7 +629,7 @@ export const apiKeysRepository = ({
 
   const revokeRecord = async (record: ApiKeyRecord, changedBy: Actor): Promise<RevokedKey> => {
     const at = new Date().toISOString();
-    const change = changeValues(changedBy, at);
+    const change = await changeBy(changedBy, at);
     let revokedNow = true;
     const { Attributes } = await callDatabase(() =>
       db.send(
@@ -662,12 +695,17 @@ export const apiKeysRepository = ({
     const earlier = parseInstant(previous.expiresAt);
     const end = earlier !== undefined && earlier < graceEnd ? (previous.expiresAt as string) : graceEnd.toISOString();
     // Each end names the other by its hash too: a revoke reads the keys sharing the usage key by them.
-    const next = newRecord(newKey, previous.name, { scopes: previous.scopes, expiresAt, plan: metering.plan, usage, changedBy }, now, {
-      replaces: previous.keyId,
-      replacesKeyHash: previous.keyHash,
-    });
+    const changedInRegion = await regionOfWrites();
+    const next = newRecord(
+      newKey,
+      previous.name,
+      { scopes: previous.scopes, expiresAt, plan: metering.plan, usage, changedBy },
+      now,
+      changedInRegion,
+      { replaces: previous.keyId, replacesKeyHash: previous.keyHash },
+    );
     const endsInIndex = expiryIndexOf(end);
-    const change = changeValues(changedBy, now.toISOString());
+    const change = changeValues(changedBy, now.toISOString(), changedInRegion);
     // What the successor copies must be what the old key still has when the roll writes: a
     // set-plan in between would otherwise leave the two keys on different plans.
     const asRead = [
@@ -716,6 +754,7 @@ export const apiKeysRepository = ({
       replacedByKeyHash: next.keyHash,
       changedBy,
       changedAt: now.toISOString(),
+      ...(changedInRegion === undefined ? {} : { changedInRegion }),
     };
     return { previous: previousNow, next };
   };
@@ -821,7 +860,7 @@ export const apiKeysRepository = ({
     // An expiresAt of another type (NULL, a Boolean: a console edit) is marked too, by its value as stored.
     const marked: ApiKeyRecord[] = [];
     const failures: Array<{ keyId: string; reason: string }> = [];
-    const change = changeValues(changedBy, now.toISOString());
+    const change = await changeBy(changedBy, now.toISOString());
     for (const due of await dueKeys(now)) {
       const { record } = due;
       const { marks, update, condition, values } = sweepWriteOf(due, now, change);
@@ -853,7 +892,7 @@ export const apiKeysRepository = ({
     if (!record) throw new KeyStateError(keyId, 'missing');
     if (record.revokedAt !== undefined) throw new KeyStateError(keyId, 'revoked');
     const at = new Date().toISOString();
-    const change = changeValues(changedBy, at);
+    const change = await changeBy(changedBy, at);
     try {
       const { Attributes } = await callDatabase(() =>
         db.send(
@@ -926,7 +965,7 @@ export const apiKeysRepository = ({
   };
 
   const recordUsageKeyDeleted = async (record: ApiKeyRecord, changedBy: Actor, now = new Date()): Promise<void> => {
-    const change = changeValues(changedBy, now.toISOString());
+    const change = await changeBy(changedBy, now.toISOString());
     await callDatabase(() =>
       db.send(
         new UpdateCommand({

@@ -2,9 +2,11 @@
  * API Gateway's authorizer cache of a stage: it keeps the authorizer's answer per `Authorization`
  * value for the stage's TTL, so a key changed in the keys table keeps its old answer that long.
  * Whoever narrows a key's access flushes it (FlushStageAuthorizersCache), so that the change holds
- * from the next request: the key tool after its changes, the expiry sweep after it marks a key.
+ * from the next request: the key tool after its changes, the expiry sweep after it marks a key,
+ * and, in each region of a stage in several, the key-audit function once the change reaches the
+ * region's replica of the keys table.
  */
-import { FlushStageAuthorizersCacheCommand, type APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { APIGatewayClient, FlushStageAuthorizersCacheCommand } from '@aws-sdk/client-api-gateway';
 
 /** The variables that name the stage whose cache the expiry sweep flushes (set by the stack). */
 export const REST_API_ID_VARIABLE = 'REST_API_ID';
@@ -33,3 +35,18 @@ export const flushAuthorizerCache = async (apiGateway: ApiGatewayCalls, { restAp
 /** The command an operator runs to flush it by hand. */
 export const flushCommandLine = ({ restApiId, stageName }: ApiStage): string =>
   `aws apigateway flush-stage-authorizers-cache --rest-api-id ${restApiId} --stage-name ${stageName}`;
+
+/** One API Gateway client per container, made at its first flush. */
+let apiGatewayClient: APIGatewayClient | undefined;
+
+/**
+ * The flush of the stage the environment names (REST_API_ID, API_STAGE_NAME, set by the stack), in
+ * the function's own region; undefined where it names none (locally, where the local gateway drops
+ * a changed key's answers as it reads the keys table's stream).
+ */
+export const stageAuthorizerCacheFlush = (
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): (() => Promise<void>) | undefined => {
+  const stage = apiStageOf(env);
+  return stage === undefined ? undefined : () => flushAuthorizerCache((apiGatewayClient ??= new APIGatewayClient({})), stage);
+};

@@ -62,6 +62,11 @@ export interface KeyAuditEntry {
    * of the stream's time. A writer declares it; CloudTrail data events on the table prove it.
    */
   readonly by: string;
+  /**
+   * The region the change was made in, as the write declared it (`changedInRegion`, with `by`);
+   * absent for a change that did not declare one (the console).
+   */
+  readonly region?: string;
   /** Each attribute the change touched, but the ones below. */
   readonly changes: Readonly<Record<string, AttributeChange>>;
   /** When the table's stream recorded the write (ISO 8601; to the second, DynamoDB Local to the minute). */
@@ -126,8 +131,8 @@ const SWEEP_INDEX_KEYS: ReadonlySet<string> = new Set(SWEEP_INDEX_ATTRIBUTES);
  */
 const FINGERPRINTED = new Set(['usageKey']);
 
-/** Who-and-when a writer declares: listed in `changes` only when the entry's `by` and `at` do not say them. */
-const DECLARATION = ['changedBy', 'changedAt'] as const;
+/** Who, when and where a writer declares: listed in `changes` only when the entry's `by`, `at` and `region` do not say them. */
+const DECLARATION = ['changedBy', 'changedAt', 'changedInRegion'] as const;
 
 /** A secret-like value as the trail shows it: `sha256:` and the first 8 hex digits of its SHA-256. */
 export const fingerprintOf = (value: string): string => `sha256:${hash('sha256', value, 'hex').slice(0, 8)}`;
@@ -261,13 +266,19 @@ export const sequenceNumberOf = (record: DynamoDBRecord): string => record.dynam
  * Who a write declared it was made by, when that can be believed: the write changed `changedAt`
  * (the key tool and the expiry sweep set both on each change) to a time close to the stream's.
  */
-const declaredBy = (before: Item, after: Item, streamAt: Date | undefined): { by: string; at: string } | undefined => {
+const declaredBy = (
+  before: Item,
+  after: Item,
+  streamAt: Date | undefined,
+): { by: string; at: string; region: string | undefined } | undefined => {
   const changedAt = text(after.changedAt);
   const changedBy = text(after.changedBy);
   if (changedAt === undefined || changedBy === undefined || changedAt === text(before.changedAt) || streamAt === undefined)
     return undefined;
   const declared = Date.parse(changedAt);
-  return Math.abs(declared - streamAt.getTime()) <= DECLARED_TIME_TOLERANCE_MS ? { by: changedBy, at: changedAt } : undefined;
+  return Math.abs(declared - streamAt.getTime()) <= DECLARED_TIME_TOLERANCE_MS
+    ? { by: changedBy, at: changedAt, region: text(after.changedInRegion) }
+    : undefined;
 };
 
 /**
@@ -325,11 +336,61 @@ export const auditEntryOf = (record: DynamoDBRecord, now = new Date()): KeyAudit
     name: withoutSecrets(text(item.name) ?? text(before.name) ?? ''),
     action,
     by: withoutSecrets(declared?.by ?? UNKNOWN_ACTOR),
+    ...(declared?.region === undefined ? {} : { region: withoutSecrets(declared.region) }),
     changes,
     streamAt,
     eventId: record.eventID ?? sequenceNumber,
     sequenceNumber,
   };
+};
+
+/**
+ * The variable that names a stage's home region (infra/stages.ts, its first region) on the
+ * key-audit function; unset on a stage in one region.
+ */
+export const HOME_REGION_VARIABLE = 'HOME_REGION';
+
+/** Where a key-audit function runs: its own region (AWS_REGION), and the stage's home region (none: one region). */
+export interface AuditRegion {
+  readonly region: string | undefined;
+  readonly homeRegion: string | undefined;
+}
+
+/** The region a stream record's change was written in, as the write stamped it: the new image's `changedInRegion`, a REMOVE's old image's. */
+export const changedInRegionOf = (record: DynamoDBRecord): string | undefined => {
+  const image = record.eventName === 'REMOVE' ? record.dynamodb?.OldImage : record.dynamodb?.NewImage;
+  return text(image?.changedInRegion?.S);
+};
+
+/**
+ * Whether this region's audit records the change: each replica of a global table streams every
+ * write, wherever it was made, so each change is recorded once, by the region it was stamped with;
+ * an unstamped change (the console's) by the home region. A stage in one region (no home region)
+ * records every change. The images are the item as replicated, the same in every region's stream,
+ * so the regions agree on which of them records it.
+ */
+export const logsChangeHere = (record: DynamoDBRecord, { region, homeRegion }: AuditRegion): boolean =>
+  homeRegion === undefined || (changedInRegionOf(record) ?? homeRegion) === region;
+
+/**
+ * The attributes an authorizer's answer is made of: whether the key is revoked or expired
+ * (keyState), its scopes (grantedScopes), its plan and usage key (meteringOf); and `expiredAt`,
+ * the sweep's mark of an expiry reached, which an answer cached before it no longer holds to.
+ */
+const ANSWER_ATTRIBUTES = ['revokedAt', 'expiresAt', 'expiredAt', 'scopes', 'plan', 'usageKeyId', 'usageKey', 'usageKeyBinding'] as const;
+
+/**
+ * Whether a stream record's change may make a cached answer of the authorizer wrong, so that the
+ * stage's authorizer cache is flushed after it: a key deleted, or one of ANSWER_ATTRIBUTES changed
+ * (a revoke, an expiry set or marked, scopes, a plan, a usage key). A new key had no answer to
+ * cache; a rename, or a write of the sweep's indexes alone, changes none.
+ */
+export const changesAnswer = (record: DynamoDBRecord): boolean => {
+  if (record.eventName === 'REMOVE') return true;
+  if (record.eventName !== 'MODIFY') return false;
+  const before = record.dynamodb?.OldImage ?? {};
+  const after = record.dynamodb?.NewImage ?? {};
+  return ANSWER_ATTRIBUTES.some((name) => JSON.stringify(storedValue(before[name])) !== JSON.stringify(storedValue(after[name])));
 };
 
 /**

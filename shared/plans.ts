@@ -65,3 +65,29 @@ export const plansInForce = (env: Readonly<Record<string, string | undefined>> =
     `${PLANS_FILE_VARIABLE}: ${path}: ${where}: ${issue?.message ?? 'not a plans file'} (expected {"plans": {"NAME": {"rateLimit", "burstLimit", "quota"?}}}).`,
   );
 };
+
+/**
+ * The plans as each region of a stage in `regionCount` regions meters them. API Gateway's usage
+ * plans are per region, and a client may call any region: each region keeps the plan's rate and
+ * burst as they are (a rate limit applies per region) and an even share of its quota,
+ * `floor(quota / regionCount)`, so that a client's quota over every region together is at most the
+ * plan's. One region: the plans as they are. Throws, naming the plan, when a quota would split to
+ * less than one request a region.
+ */
+export const regionalPlans = (stagePlans: Plans, regionCount: number): Plans => {
+  if (!Number.isInteger(regionCount) || regionCount < 1) throw new Error(`A stage runs in 1 region or more, not ${regionCount}.`);
+  if (regionCount === 1) return stagePlans;
+  return Object.fromEntries(
+    Object.entries(stagePlans).map(([name, plan]) => {
+      if (plan.quota === undefined) return [name, plan];
+      const share = Math.floor(plan.quota.limit / regionCount);
+      if (share < 1) {
+        throw new Error(
+          `plan '${name}': its quota of ${plan.quota.limit} a ${plan.quota.period.toLowerCase()} splits to less than 1 request ` +
+            `in each of ${regionCount} regions: raise the quota to ${regionCount} or more.`,
+        );
+      }
+      return [name, { ...plan, quota: { ...plan.quota, limit: share } }];
+    }),
+  );
+};

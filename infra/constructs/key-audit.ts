@@ -4,6 +4,8 @@
  * cannot write after its retries go to an encrypted queue, which Monitoring alarms on. A scheduled
  * expiry sweep marks keys whose expiry has passed, so that an expiry reached is a change too, and
  * flushes the stage's authorizer cache when it marked one, so that the gateway honours it at once.
+ * The key-audit function flushes the same cache after a change that alters the authorizer's
+ * answers reaches its region's replica of the keys table (functions/key-audit.ts).
  */
 import { Aws, Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
@@ -23,7 +25,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE, type ApiStage } from '../../shared/authorizer-cache';
-import { AUDIT_LOG_LEVEL, AUDIT_STREAM_RETRY_ATTEMPTS, auditLogGroupName } from '../../shared/key-audit';
+import { AUDIT_LOG_LEVEL, AUDIT_STREAM_RETRY_ATTEMPTS, auditLogGroupName, HOME_REGION_VARIABLE } from '../../shared/key-audit';
 import { STAGE_REGIONS_VARIABLE } from '../../shared/usage-key-release';
 import { ApiFunction } from './api-function';
 import { grantTableAccess, tableAccess, tableNameVariables } from './pet-store-functions';
@@ -35,8 +37,13 @@ export interface KeyAuditTrailProps {
   readonly serviceName: string;
   /** The keys table, with its stream (new and old images). */
   readonly apiKeys: Table;
-  /** The stage whose authorizer cache the expiry sweep flushes after marking a key. */
+  /** The stage whose authorizer cache the expiry sweep flushes after marking a key, and the audit function after a key change. */
   readonly apiStage: ApiStage;
+  /**
+   * The stage's home region, when it runs in several: the audit function there records the
+   * changes no region stamped. None on a stage in one region, whose audit records every change.
+   */
+  readonly homeRegion?: string;
   /** How long the expiry sweep's own logs are kept (the stage's retention). */
   readonly logRetention: RetentionDays;
   /** RETAIN keeps the audit log when the stack is deleted, as the stage keeps its data. */
@@ -78,11 +85,17 @@ export class KeyAuditTrail extends Construct {
       withoutPlatformLines: true,
       // The trail's own level: lowering the other functions' to cut noise leaves it writing.
       fixedLogLevel: ApplicationLogLevel[AUDIT_LOG_LEVEL],
-      environment: tableNameVariables(tableAccess.keyAudit, tables),
+      environment: {
+        ...tableNameVariables(tableAccess.keyAudit, tables),
+        ...stageVariables(props.apiStage),
+        ...(props.homeRegion === undefined ? {} : { [HOME_REGION_VARIABLE]: props.homeRegion }),
+      },
       logRetention: AUDIT_LOG_RETENTION,
       removalPolicy: props.removalPolicy,
     });
     grantTableAccess(this.writer, tableAccess.keyAudit, tables);
+    // After a key change reaches this region's replica: its own stage's authorizer cache, and nothing more.
+    this.writer.function.addToRolePolicy(flushStatement(props.apiStage));
 
     this.failedBatches = new Queue(this, 'FailedBatches', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -121,21 +134,14 @@ export class KeyAuditTrail extends Construct {
       serviceName: props.serviceName,
       environment: {
         ...tableNameVariables(tableAccess.keyExpiry, tables),
-        [REST_API_ID_VARIABLE]: props.apiStage.restApiId,
-        [API_STAGE_NAME_VARIABLE]: props.apiStage.stageName,
+        ...stageVariables(props.apiStage),
         ...((props.regions ?? []).length === 0 ? {} : { [STAGE_REGIONS_VARIABLE]: (props.regions ?? []).join(',') }),
       },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
     grantTableAccess(this.expirySweep, tableAccess.keyExpiry, tables);
-    // FlushStageAuthorizersCache is DELETE on the stage's cache/authorizers path, and nothing more.
-    this.expirySweep.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['apigateway:DELETE'],
-        resources: [authorizerCacheArn(props.apiStage)],
-      }),
-    );
+    this.expirySweep.function.addToRolePolicy(flushStatement(props.apiStage));
     // DeleteApiKey is DELETE on /apikeys/{id}, GetApiKeys GET on /apikeys: the usage keys no live
     // key uses any more, and their count against the account's quota, in each of the stage's
     // regions (API keys are regional) and no other. API keys are not tagged by stage, so no
@@ -161,6 +167,15 @@ export class KeyAuditTrail extends Construct {
     });
   }
 }
+
+/** The variables that name the stage whose authorizer cache a function flushes (shared/authorizer-cache.ts). */
+const stageVariables = ({ restApiId, stageName }: ApiStage) => ({
+  [REST_API_ID_VARIABLE]: restApiId,
+  [API_STAGE_NAME_VARIABLE]: stageName,
+});
+
+/** FlushStageAuthorizersCache of the stage: DELETE on its cache/authorizers path, in the stack's region, and nothing more. */
+const flushStatement = (stage: ApiStage) => new PolicyStatement({ actions: ['apigateway:DELETE'], resources: [authorizerCacheArn(stage)] });
 
 /** The ARN IAM checks for GetApiKeys (no id), or for DeleteApiKey of the API key `id`, in `region` (the stack's by default). */
 export const apiKeysArn = (id?: string, region: string = Aws.REGION): string =>

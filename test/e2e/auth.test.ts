@@ -2,7 +2,9 @@
  * Bearer authentication over HTTP: every way a key can be missing, malformed, unknown or revoked;
  * a revoked key is refused within seconds even with the authorizer cache on.
  */
+import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createDocumentClient } from '../../shared/dynamodb';
 import { generateApiKey } from '../../shared/api-keys';
 import { keyIdOf, hashApiKey } from '../../shared/api-keys';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -114,6 +116,32 @@ describe('revoked keys', () => {
       await expectUnauthorized(await cached.call('/pets/1'));
     } finally {
       await cached.close();
+    }
+  });
+
+  it('stop working within 2 s with the cache on when the revoke arrives from another region: the whole item put by replication', async () => {
+    const cached = await startLocalApi({ authCacheTtlSeconds: 300 });
+    const replication = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    try {
+      expect((await cached.call('/pets')).status).toBe(200);
+      // Another region's revoke, as a global table replicates it: the item as that region wrote
+      // it, put whole into this replica by a writer that is neither the key tool nor this server.
+      const Key = { keyHash: { S: hashApiKey(cached.key) } };
+      const { Item } = await replication.send(new GetItemCommand({ TableName: cached.tables.apiKeys, Key, ConsistentRead: true }));
+      const revokedAt = new Date();
+      const elsewhere: Record<string, AttributeValue> = {
+        ...Item,
+        revokedAt: { S: revokedAt.toISOString() },
+        changedBy: { S: ACTOR },
+        changedAt: { S: revokedAt.toISOString() },
+        changedInRegion: { S: 'fixture-region-elsewhere' },
+      };
+      await replication.send(new PutItemCommand({ TableName: cached.tables.apiKeys, Item: elsewhere }));
+
+      await expectUnauthorized(await firstRefused(() => cached.call('/pets'), revokedAt.getTime() + REFUSED_WITHIN_MS));
+    } finally {
+      await cached.close();
+      replication.destroy();
     }
   });
 

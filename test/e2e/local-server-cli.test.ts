@@ -20,6 +20,7 @@ import packageJson from '../../package.json';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { DEFAULT_PLAN, plans } from '../../shared/plans';
 import { MAX_STATUS_SHARDS, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
+import { REGION_COUNT, REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { ALL_SCOPES_FIELD, literally, OTHER_PLAN } from '../support/vocabulary';
 
@@ -532,6 +533,25 @@ describe('npm start', { timeout: 90_000 }, () => {
     }
   });
 
+  it('refuses, in one line, a STAGE_REGION_COUNT that is no count of regions, or over which a quota would split below one request', async () => {
+    const zero = expectOneLineFailure(await startRefusing({ STAGE_REGION_COUNT: '0' }), { status: 2 });
+    expect(zero).toMatch(/^npm start: STAGE_REGION_COUNT must be a whole number of regions from 1 to \d+: see npm start -- --help$/);
+    const folder = mkdtempSync(join(tmpdir(), 'plans-'));
+    try {
+      const plansFile = join(folder, 'plans.json');
+      writeFileSync(
+        plansFile,
+        JSON.stringify({ plans: { [DEFAULT_PLAN]: { rateLimit: 5, burstLimit: 5, quota: { limit: 2, period: 'DAY' } } } }),
+      );
+      const line = expectOneLineFailure(await startRefusing({ PLANS_FILE: plansFile, STAGE_REGION_COUNT: '3' }), { status: 2 });
+      expect(line).toBe(
+        `npm start: plan '${DEFAULT_PLAN}': its quota of 2 a day splits to less than 1 request in each of 3 regions: raise the quota to 3 or more: see npm start -- --help`,
+      );
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('refuses an API_KEY that was revoked in the database it is pointed at', async () => {
     const tables = await createTestTables();
     const key = generateApiKey();
@@ -559,6 +579,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT must be a URL'],
     [{ BODY_TIMEOUT: 'soon' }, 'BODY_TIMEOUT must be a number of seconds above 0'],
     [{ [STATUS_SHARDS_VARIABLE]: '0' }, `${STATUS_SHARDS_VARIABLE} must be a whole number from 1 to ${MAX_STATUS_SHARDS}`],
+    [{ [REGION_INDEX_VARIABLE]: String(REGION_COUNT) }, `${REGION_INDEX_VARIABLE} must be a whole number from 0 to ${REGION_COUNT - 1}`],
   ])('refuses %j in one line saying "%s", without echoing the value, exit status 2', async (env, message) => {
     const result = await startRefusing(env);
     const line = expectOneLineFailure(result, { status: 2, secret: Object.values(env)[0] });

@@ -140,3 +140,22 @@ describe('a key on no usage plan of the stage', () => {
     expect(body.message).toMatch(/not on a usage plan/);
   });
 });
+
+describe('one region of a stage in several regions', () => {
+  it("meters each key on the region's even share of its plan's quota, at the plan's rate, and states that share in RateLimit-Policy", async () => {
+    const regionCount = 3;
+    const metered = PLANS.metered!;
+    const share = Math.floor(metered.quota!.limit / regionCount);
+    const region = await startLocalApi({ plans: PLANS, regionCount });
+    try {
+      const key = await registerKeyOnPlan(region, 'metered');
+      const answers = [];
+      for (let index = 0; index <= share; index += 1) answers.push(await getWith(region, key));
+      expect(answers.map(({ status }) => status)).toEqual([...Array.from({ length: share }, () => 200), 429]);
+      expect(answers[0]?.headers.get('ratelimit-policy')).toBe(`"metered";q=${metered.rateLimit};w=1, "metered-quota";q=${share};w=86400`);
+      await expectError(answers[share]!, 429, 'quota_exceeded');
+    } finally {
+      await region.close();
+    }
+  });
+});

@@ -234,18 +234,39 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
       }
     });
 
-    it("the expiry sweep flushes its own stage's authorizer cache and deletes nothing else of API Gateway", async () => {
+    it("the expiry sweep and the key audit flush their own stage's authorizer cache, in their own region, and delete nothing else of API Gateway", async () => {
       const restApi = `arn:aws:apigateway:eu-west-1::/restapis/${stageResources.restApiId}`;
+      const flushers = ['keyExpiry', 'keyAudit'];
       for (const resource of [
         `${restApi}/stages/other/cache/authorizers`,
         'arn:aws:apigateway:eu-west-1::/restapis/another/stages/v1/cache/authorizers',
+        // The same stage's id in another region is another region's API: each region's flushes its own.
+        `arn:aws:apigateway:us-east-2::/restapis/${stageResources.restApiId}/stages/v1/cache/authorizers`,
         `${restApi}/stages/v1/cache/data`,
         `${restApi}/stages/v1`,
         restApi,
       ]) {
-        await refused({ function: 'keyExpiry', action: 'apigateway:DELETE', resource, context: {} });
+        for (const name of flushers) await refused({ function: name, action: 'apigateway:DELETE', resource, context: {} });
       }
-      for (const name of [...stack.functions.operations.keys(), 'authorizer', 'keyAudit']) {
+      for (const name of flushers) {
+        const own = {
+          function: name,
+          action: 'apigateway:DELETE',
+          resource: `${restApi}/stages/v1/cache/authorizers`,
+          context: {},
+          by: 'code' as const,
+        };
+        const { roleArn, policies } = roleOf(name);
+        expect((await simulate(own, roleArn, policies)).decision, describeRequest(own)).toBe('Allowed');
+      }
+      // The usage keys are the expiry sweep's to delete, never the audit's.
+      await refused({
+        function: 'keyAudit',
+        action: 'apigateway:DELETE',
+        resource: 'arn:aws:apigateway:eu-west-1::/apikeys/a1b2c3',
+        context: {},
+      });
+      for (const name of [...stack.functions.operations.keys(), 'authorizer']) {
         await refused({ function: name, action: 'apigateway:DELETE', resource: `${restApi}/stages/v1/cache/authorizers`, context: {} });
       }
     });

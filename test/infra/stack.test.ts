@@ -744,7 +744,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       }
     });
 
-    it('lets the writer read the stream and park failures, and nothing of any table', () => {
+    it("lets the writer read the stream, park failures and flush its own stage's authorizer cache, and nothing of any table", () => {
       const statements = policyStatementsOf(template, idOf(writer().function.role as unknown as { node: { defaultChild?: unknown } }));
       const sortActions = (list: Array<Record<string, unknown>>) =>
         list.map((statement) => ({ ...statement, Action: [statement.Action].flat().sort() }));
@@ -756,6 +756,25 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
             Resource: { 'Fn::GetAtt': [idOf(writer().logGroup), 'Arn'] },
           },
           { Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' },
+          // FlushStageAuthorizersCache of this stage, once a key change reaches the region's replica.
+          {
+            Effect: 'Allow',
+            Action: 'apigateway:DELETE',
+            Resource: {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':apigateway:',
+                  { Ref: 'AWS::Region' },
+                  '::/restapis/',
+                  { Ref: idOf(stack.api.api) },
+                  `/stages/${STAGE_NAME}/cache/authorizers`,
+                ],
+              ],
+            },
+          },
           {
             Effect: 'Allow',
             Action: 'sqs:SendMessage',
@@ -771,6 +790,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       );
       const variables = (resource(idOf(writer().function)).Properties.Environment as { Variables: Record<string, unknown> }).Variables;
       expect(variables).not.toHaveProperty(apiKeysTable.nameVariable);
+      expect(variables).toMatchObject({ [REST_API_ID_VARIABLE]: { Ref: idOf(stack.api.api) }, [API_STAGE_NAME_VARIABLE]: STAGE_NAME });
     });
 
     it("runs the expiry sweep every minute, allowed to query the keys table's expiry and release indexes, read and update the keys table, flush its stage's authorizer cache, and list and delete API keys, only", () => {
@@ -841,12 +861,8 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
           Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':apigateway:', { Ref: 'AWS::Region' }, '::/apikeys']] },
         },
       ]);
-      // No other function may flush it.
-      for (const other of [
-        writer().function,
-        stack.functions.authorizer.function,
-        ...[...stack.functions.operations.values()].map((fn) => fn.function),
-      ]) {
+      // No other function may flush it but the audit's (above).
+      for (const other of [stack.functions.authorizer.function, ...[...stack.functions.operations.values()].map((fn) => fn.function)]) {
         const grants = policyStatementsOf(template, idOf(other.role as unknown as { node: { defaultChild?: unknown } }));
         expect(JSON.stringify(grants)).not.toContain('apigateway:');
       }

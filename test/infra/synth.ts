@@ -66,3 +66,19 @@ export const policyStatementsOf = (template: Template, roleLogicalId: string) =>
   resourcesOf(template, 'AWS::IAM::Policy')
     .filter(({ properties }) => JSON.stringify(properties.Roles) === JSON.stringify([{ Ref: roleLogicalId }]))
     .flatMap(({ properties }) => (properties.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement);
+
+/** Each stage's stack in each region, synthesized once per test file: a stage in several regions has one stack a region. */
+const stagesInRegions = new Map<string, SynthesizedStage>();
+
+/** The stage's stack in `region` (one of its regions), as `cdk synth -c stage=<stage>` makes it for that region. */
+export const synthStageIn = (stage: string, region: string): SynthesizedStage => {
+  const id = `${stage} ${region}`;
+  const cached = stagesInRegions.get(id);
+  if (cached) return cached;
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+  const settings = stageSettings(stage);
+  const stack = new PetStoreStack(app, `${stackName(stage)}-${region}`, { stage, settings, env: { account: '123456789012', region } });
+  const synthesized = { app, stack, template: Template.fromStack(stack), settings };
+  stagesInRegions.set(id, synthesized);
+  return synthesized;
+};

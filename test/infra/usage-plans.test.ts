@@ -90,6 +90,17 @@ describe('stage overrides of the plans', () => {
     for (const stage of ['dev', 'staging', 'prod']) expect(() => stageSettings(stage)).not.toThrow();
   });
 
+  it("are refused at synth when a quota would split below one request in each of the stage's regions", () => {
+    const regions = ['us-east-1', 'us-east-2', 'us-west-2'];
+    const tiny = { rateLimit: 1, burstLimit: 1, quota: { limit: regions.length - 1, period: 'DAY' as const } };
+    expect(() => stageSettings('wide', { wide: { regions, plans: { tiny } } })).toThrow(
+      `Stage 'wide': plan 'tiny': its quota of ${tiny.quota.limit} a day splits to less than 1 request in each of ${regions.length} regions: raise the quota to ${regions.length} or more.`,
+    );
+    expect(() =>
+      stageSettings('wide', { wide: { regions, plans: { tiny: { ...tiny, quota: { ...tiny.quota, limit: regions.length } } } } }),
+    ).not.toThrow();
+  });
+
   it('are refused at synth when a plan is not valid', () => {
     expect(() => stageSettings('bad', { bad: { plans: { partner: { rateLimit: -1, burstLimit: 1 } } } })).toThrow(
       /Stage 'bad': plans\.partner\.rateLimit/,

@@ -96,6 +96,8 @@ describe('register', () => {
         createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/),
         changedBy: ACTOR,
         changedAt: record.createdAt,
+        // The region it was written in: the client's.
+        changedInRegion: await tables.client.config.region(),
         // Every key has a plan (`default` unless given) and a usage key of its own, bound to it.
         plan: 'default',
         usageKeyId: usage.usageKeyId,
@@ -972,5 +974,40 @@ describe('an unreachable database', () => {
     const unreachable = apiKeysRepository({ client, tables: { apiKeys: 'api-keys', apiKeyLastUse: 'api-key-last-use' } });
     await expect(unreachable.findActive(generateApiKey())).rejects.toBeInstanceOf(DatabaseUnavailable);
     await expect(unreachable.list()).rejects.toBeInstanceOf(DatabaseUnavailable);
+  });
+});
+
+describe('the region of a change', () => {
+  /** The stamp of the item of this id, as stored. */
+  const regionOf = async (keyId: string) => (await itemOfId(keyId))?.changedInRegion as unknown;
+  /** A repository writing in `region`, as the functions of that region or the key tool aimed at it do. */
+  const writingIn = (region: string) => apiKeysRepository({ client: tables.client, tables, region });
+
+  it('is stamped by every write that changes a key, as the region that repository writes in', async () => {
+    const [first, second, third] = ['us-east-1', 'us-east-2', 'us-west-2'].map(writingIn);
+    const now = new Date();
+    const record = await first!.register(generateApiKey(), 'travelling', { usage: localUsageKey(), changedBy: ACTOR });
+    expect(record.changedInRegion).toBe('us-east-1');
+    expect(await regionOf(record.keyId)).toBe('us-east-1');
+
+    await second!.setPlan(record.keyId, 'partner', { changedBy: ACTOR });
+    expect(await regionOf(record.keyId)).toBe('us-east-2');
+
+    const { previous, next } = await third!.roll(record.keyId, generateApiKey(), { graceMs: 0, changedBy: ACTOR, now });
+    expect([await regionOf(previous.keyId), await regionOf(next.keyId)]).toEqual(['us-west-2', 'us-west-2']);
+
+    await first!.revoke(next.keyId, ACTOR);
+    expect(await regionOf(next.keyId)).toBe('us-east-1');
+    await third!.recordUsageKeyDeleted((await keys.findById(next.keyId))!, ACTOR);
+    expect(await itemOfId(next.keyId)).toMatchObject({ usageKeyDeletedAt: expect.any(String), changedInRegion: 'us-west-2' });
+
+    // The old key of the roll expired at once: the sweep's mark is a change of its own.
+    expect((await second!.markExpired(at(1, now.getTime()), 'system:key-expiry')).map(({ keyId }) => keyId)).toEqual([previous.keyId]);
+    expect(await regionOf(previous.keyId)).toBe('us-east-2');
+  });
+
+  it("is by default the region of the repository's client (a function's AWS_REGION, the key tool's target region)", async () => {
+    const record = await keys.register(generateApiKey(), 'here', { usage: localUsageKey(), changedBy: ACTOR });
+    expect(await regionOf(record.keyId)).toBe(await tables.client.config.region());
   });
 });

@@ -9,6 +9,7 @@ import {
   DescribeTableCommand,
   GetItemCommand,
   ListTablesCommand,
+  PutItemCommand,
   UpdateItemCommand,
   waitUntilTableExists,
   type AttributeValue,
@@ -16,7 +17,8 @@ import {
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { userInfo } from 'node:os';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { generateApiKey, hashApiKey } from '../../shared/api-keys';
+import { stageSettings } from '../../infra/stages';
+import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeyRecord } from '../../shared/api-keys-repository';
 import { createDocumentClient } from '../../shared/dynamodb';
 import {
@@ -34,7 +36,8 @@ import { startLocalKeyAudit } from '../../tools/local-server/key-audit-stream';
 import { startLocalStack } from '../../tools/local-server/local-stack';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { startLocalApi, type LocalApi } from '../support/local-api';
-import { createTestTables, freshTableNames } from '../support/tables';
+import { putConsoleKey } from '../support/console-keys';
+import { createTestTables, freshTableNames, keyTablesEnv } from '../support/tables';
 import { READ_ORDERS, READ_PETS, WRITE_PETS } from '../support/vocabulary';
 
 const ACTOR = 'local:auditor';
@@ -136,6 +139,8 @@ describe('the local audit trail', () => {
         name: 'ci',
         action: 'created',
         by: ACTOR,
+        // Where it was written: the region the local stack stands for, its client's.
+        region: await testClient.config.region(),
         changes: {
           createdAt: { from: null, to: record.createdAt },
           keyId: { from: null, to: record.keyId },
@@ -629,6 +634,81 @@ describe('a DynamoDB Local without -sharedDb (one database per access key and re
     } finally {
       vi.unstubAllEnvs();
       await database.stop();
+    }
+  });
+});
+
+describe('the local audit trails of a stage in several regions', () => {
+  const regions = stageSettings('global').regions ?? [];
+  const [home = '', second = ''] = regions;
+  const quiet = { pollIntervalMs: 60_000, expirySweepIntervalMs: 3_600_000 };
+
+  /** Each region: its replica of the keys table, a repository writing in it, and its trail. */
+  const startRegions = async () =>
+    Promise.all(
+      regions.map(async (region) => {
+        const tables = await createTestTables();
+        const keys = apiKeysRepository({ client: tables.client, tables, region });
+        const trail = await startLocalKeyAudit(
+          { client: tables.client, keysTableName: tables.apiKeys, keys, region, homeRegion: home },
+          quiet,
+        );
+        return { region, tables, keys, trail };
+      }),
+    );
+  type Region = Awaited<ReturnType<typeof startRegions>>[number];
+
+  /** The item of `keyHash` copied whole from `from`'s replica into every other one, as replication writes it. */
+  const replicate = async (all: readonly Region[], from: Region, keyHash: string) => {
+    const { Item } = await from.tables.client.send(
+      new GetItemCommand({ TableName: from.tables.apiKeys, Key: { keyHash: { S: keyHash } }, ConsistentRead: true }),
+    );
+    for (const to of all.filter((other) => other !== from)) {
+      await to.tables.client.send(new PutItemCommand({ TableName: to.tables.apiKeys, Item: Item! }));
+    }
+  };
+
+  /** Each line every region's trail recorded, as [region, key id, action]. */
+  const linesOf = async (all: readonly Region[]) => {
+    const lines: Array<[string, string, string]> = [];
+    for (const { region, tables, trail } of all) {
+      await trail.poll();
+      const printed: string[] = [];
+      await runKeysCommand(['audit', '--json'], {
+        env: keyTablesEnv(tables.endpoint, tables),
+        print: (line) => printed.push(line),
+      });
+      for (const line of printed) {
+        const { keyId, action } = JSON.parse(line) as KeyAuditEntry;
+        lines.push([region, keyId, action]);
+      }
+    }
+    return lines;
+  };
+
+  it('record each change once, in the region that made it; one no region stamped (the console) in the home region', async () => {
+    expect(regions.length).toBeGreaterThan(1);
+    const all = await startRegions();
+    try {
+      const homeRegion = all[0]!;
+      const secondRegion = all[1]!;
+      const created = await homeRegion.keys.register(generateApiKey(), 'travelling', { usage: localUsageKey(), changedBy: ACTOR });
+      await replicate(all, homeRegion, created.keyHash);
+      await secondRegion.keys.revoke(created.keyId, ACTOR);
+      await replicate(all, secondRegion, created.keyHash);
+      const consoleKey = hashApiKey(await putConsoleKey(secondRegion.tables.client, secondRegion.tables.apiKeys, { name: 'by-hand' }));
+      await replicate(all, secondRegion, consoleKey);
+
+      expect(await linesOf(all)).toEqual([
+        [home, created.keyId, 'created'],
+        [home, keyIdOf(consoleKey), 'created'],
+        [second, created.keyId, 'revoked'],
+      ]);
+    } finally {
+      for (const { trail, tables } of all) {
+        await trail.stop();
+        tables.client.destroy();
+      }
     }
   });
 });

@@ -1,10 +1,17 @@
 /** The key-audit function over a stream batch: one line per change, in order; a line not written is handed again. */
+import { APIGatewayClient, FlushStageAuthorizersCacheCommand } from '@aws-sdk/client-api-gateway';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, logAuditEntry } from '../../functions/key-audit';
 import { auditEntryOf, MAX_AUDIT_LINE_BYTES, TRUNCATED_TEXT_LENGTH, TRUNCATION_MARK, type KeyAuditEntry } from '../../shared/key-audit';
+import { stageSettings } from '../../infra/stages';
+import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
+import { HOME_REGION_VARIABLE } from '../../shared/key-audit';
+import { logger } from '../../shared/logger';
+import { authorizerCacheFlushCall, recordAwsCall } from '../support/aws-calls';
 import { context } from '../support/events';
-import { modifyRecord } from '../support/stream-records';
+import { inStreamOf, modifyRecord, removeRecord, stampedIn } from '../support/stream-records';
 
 const batch = (...records: DynamoDBRecord[]): DynamoDBStreamEvent => ({ Records: records });
 
@@ -48,6 +55,150 @@ describe('the key-audit function', () => {
 
     expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: '11' }] });
     expect(written).toEqual(['event-10']);
+  });
+});
+
+describe('the key-audit functions of a stage in several regions', () => {
+  const regions = stageSettings('global').regions ?? [];
+  const [home = '', elsewhere = ''] = regions;
+
+  /** Each region's function, as the stack configures it there (AWS_REGION, HOME_REGION): the lines it writes and the flushes it makes. */
+  const regionalFunctions = (homeRegion: string | undefined) =>
+    regions.map((region) => {
+      const lines: KeyAuditEntry[] = [];
+      const flushes: string[] = [];
+      const handler = createHandler({
+        region,
+        homeRegion,
+        write: (entry) => void lines.push(entry),
+        flushAuthorizerCache: async () => void flushes.push(region),
+      });
+      return { region, lines, flushes, handler };
+    });
+
+  /** Hands each region's function the same change, as its replica's stream hands it. */
+  const replicate = async (functions: ReturnType<typeof regionalFunctions>, ...records: DynamoDBRecord[]) => {
+    for (const { region, handler } of functions) {
+      expect(await handler(batch(...records.map((record) => inStreamOf(record, region))), context)).toEqual({ batchItemFailures: [] });
+    }
+  };
+
+  /** Each line written, as [the region that wrote it, its action]. */
+  const linesOf = (functions: ReturnType<typeof regionalFunctions>) =>
+    functions.flatMap(({ region, lines }) => lines.map(({ action }) => [region, action]));
+
+  it('records a change once across the regions, in the region that stamped it, whichever replica streams it', async () => {
+    expect(regions.length).toBeGreaterThan(1);
+    const functions = regionalFunctions(home);
+    await replicate(functions, stampedIn(modifyRecord('1', 'revokedAt', '2030-01-02T03:04:05.000Z'), elsewhere));
+
+    expect(linesOf(functions)).toEqual([[elsewhere, 'revoked']]);
+  });
+
+  it("records a deletion once, by the region its old image's stamp names", async () => {
+    const functions = regionalFunctions(home);
+    await replicate(functions, stampedIn(removeRecord('2'), elsewhere));
+
+    expect(linesOf(functions)).toEqual([[elsewhere, 'deleted']]);
+  });
+
+  it('records a change no region stamped (an edit in the console) once, in the home region', async () => {
+    const functions = regionalFunctions(home);
+    await replicate(functions, modifyRecord('3', 'scopes', 'nothing-real'));
+
+    expect(linesOf(functions)).toEqual([[home, 'scopes_changed']]);
+  });
+
+  it('records every change on a stage in one region (no home region), whatever region stamped it', async () => {
+    const [alone] = regionalFunctions(undefined);
+    await alone!.handler(batch(stampedIn(modifyRecord('4', 'name', 'a'), elsewhere), modifyRecord('5', 'name', 'b')), context);
+
+    expect(alone!.lines.map(({ sequenceNumber }) => sequenceNumber)).toEqual(['4', '5']);
+  });
+
+  it("flushes each region's authorizer cache once after a batch with a change of an answer, wherever it was made", async () => {
+    const functions = regionalFunctions(home);
+    await replicate(
+      functions,
+      stampedIn(modifyRecord('6', 'revokedAt', '2030-01-02T03:04:05.000Z'), home),
+      stampedIn(modifyRecord('7', 'plan', 'fixture-plan'), home),
+    );
+
+    expect(functions.map(({ flushes }) => flushes)).toEqual(regions.map((region) => [region]));
+  });
+
+  it.each([
+    ['an expiry set', 'expiresAt', '2030-01-01T00:00:00.000Z'],
+    ['an expiry marked', 'expiredAt', '2030-01-01T00:00:00.000Z'],
+    ['scopes changed', 'scopes', 'nothing-real'],
+    ['a plan changed', 'plan', 'fixture-plan'],
+    ['a usage key changed', 'usageKey', 'fixture-value'],
+  ])('flushes after %s', async (_change, attribute, value) => {
+    const functions = regionalFunctions(home);
+    await replicate(functions, stampedIn(modifyRecord('8', attribute, value), home));
+
+    expect(functions.map(({ flushes }) => flushes.length)).toEqual(regions.map(() => 1));
+  });
+
+  it('flushes after a key is deleted, and not after a change no answer is made of (a rename)', async () => {
+    const renamed = regionalFunctions(home);
+    await replicate(renamed, stampedIn(modifyRecord('9', 'name', 'renamed'), home));
+    expect(renamed.flatMap(({ flushes }) => flushes)).toEqual([]);
+
+    const deleted = regionalFunctions(home);
+    await replicate(deleted, stampedIn(removeRecord('10'), home));
+    expect(deleted.map(({ flushes }) => flushes.length)).toEqual(regions.map(() => 1));
+  });
+
+  it("writes its lines and ends the batch well when the flush fails: the cache's TTL still ends the answers", async () => {
+    const written: string[] = [];
+    const handler = createHandler({
+      region: home,
+      homeRegion: home,
+      write: ({ eventId }) => void written.push(eventId),
+      flushAuthorizerCache: () => Promise.reject(new Error('TooManyRequestsException')),
+    });
+
+    const said = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+
+    const result = await handler(batch(stampedIn(modifyRecord('11', 'revokedAt', '2030-01-02T03:04:05.000Z'), home)), context);
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(written).toEqual(['event-11']);
+    expect(said).toHaveBeenCalledWith(
+      expect.stringMatching(/^authorizer cache not flushed/),
+      expect.objectContaining({ errorName: 'Error' }),
+    );
+    said.mockRestore();
+  });
+});
+
+describe('the key-audit function as deployed in a region of a stage in several', () => {
+  const apiGateway = mockClient(APIGatewayClient);
+  afterEach(() => {
+    apiGateway.reset();
+    vi.unstubAllEnvs();
+  });
+
+  it('flushes the authorizer cache of the stage the stack names, in its own region, after a revoke made in another', async () => {
+    const [home = '', here = ''] = stageSettings('global').regions ?? [];
+    vi.stubEnv(REST_API_ID_VARIABLE, 'a1b2c3d4e5');
+    vi.stubEnv(API_STAGE_NAME_VARIABLE, 'v1');
+    vi.stubEnv(HOME_REGION_VARIABLE, home);
+    vi.stubEnv('AWS_REGION', here);
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
+    apiGateway.on(FlushStageAuthorizersCacheCommand).resolves({});
+    const written: KeyAuditEntry[] = [];
+
+    const revoke = inStreamOf(stampedIn(modifyRecord('20', 'revokedAt', '2030-01-02T03:04:05.000Z'), home), here);
+    expect(await createHandler({ write: (entry) => void written.push(entry) })(batch(revoke), context)).toEqual({ batchItemFailures: [] });
+
+    // Recorded where it was made, not here; flushed here all the same.
+    expect(written).toEqual([]);
+    const flushes = apiGateway.commandCalls(FlushStageAuthorizersCacheCommand).map((call) => call.args[0].input);
+    expect(flushes).toEqual([{ restApiId: 'a1b2c3d4e5', stageName: 'v1' }]);
+    for (const input of flushes) recordAwsCall(authorizerCacheFlushCall('keyAudit', input));
   });
 });
 

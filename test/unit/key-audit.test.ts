@@ -107,6 +107,28 @@ describe('auditEntryOf', () => {
     });
   });
 
+  it('names the region a declared change was written in, and lists its stamp only when the write did not declare it', () => {
+    const after = stored({
+      revokedAt: { S: '2030-01-02T03:04:04.000Z' },
+      ...byTool('2030-01-02T03:04:04.000Z'),
+      changedInRegion: { S: 'us-east-2' },
+    });
+    expect(modify(stored({ changedInRegion: { S: 'us-east-1' } }), after)).toEqual({
+      at: '2030-01-02T03:04:04.000Z',
+      keyId,
+      name: 'ci',
+      action: 'revoked',
+      by: 'local:bob',
+      region: 'us-east-2',
+      changes: { revokedAt: { from: null, to: '2030-01-02T03:04:04.000Z' } },
+      ...SOURCE,
+    });
+    // Undeclared (changedAt as it was): a change like any other, and no region named.
+    const edited = modify(stored(), stored({ changedInRegion: { S: 'us-east-2' } }));
+    expect(edited).toMatchObject({ by: 'unknown', changes: { changedInRegion: { from: null, to: 'us-east-2' } } });
+    expect(edited).not.toHaveProperty('region');
+  });
+
   it("records the deletion of a key's usage key as usage_key_deleted, its release index marker left out", () => {
     const before = stored({ revokedAt: { S: '2030-01-02T03:00:00.000Z' }, usageKeyRelease: { S: 'pending' } });
     const { usageKeyRelease: _released, ...rest } = before;

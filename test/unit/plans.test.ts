@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Plans, plans, plansInForce } from '../../shared/plans';
+import { Plans, plans, plansInForce, regionalPlans } from '../../shared/plans';
 
 const file = (content: string) => {
   const path = join(mkdtempSync(join(tmpdir(), 'plans-')), 'plans.json');
@@ -51,5 +51,49 @@ describe('plans', () => {
     } catch (error) {
       expect((error as Error).message).not.toContain('\n');
     }
+  });
+});
+
+describe('regionalPlans: the plans as each region of a stage in several regions meters them', () => {
+  const fixture: Plans = {
+    default: { rateLimit: 7, burstLimit: 9, quota: { limit: 100, period: 'DAY' } },
+    unmetered: { rateLimit: 3, burstLimit: 4 },
+    monthly: { rateLimit: 1, burstLimit: 1, quota: { limit: 5, period: 'MONTH' } },
+  };
+
+  it('are the plans as they are in one region', () => {
+    expect(regionalPlans(fixture, 1)).toEqual(fixture);
+  });
+
+  it.each([2, 3, 5])(
+    "keep each plan's rate, burst and period, and give %i regions an even share of each quota, rounded down",
+    (regionCount) => {
+      const regional = regionalPlans(fixture, regionCount);
+      expect(Object.keys(regional)).toEqual(Object.keys(fixture));
+      for (const [name, plan] of Object.entries(fixture)) {
+        const inRegion = regional[name]!;
+        expect({ rateLimit: inRegion.rateLimit, burstLimit: inRegion.burstLimit, period: inRegion.quota?.period }).toEqual({
+          rateLimit: plan.rateLimit,
+          burstLimit: plan.burstLimit,
+          period: plan.quota?.period,
+        });
+        if (plan.quota === undefined) continue;
+        const share = inRegion.quota!.limit;
+        // A client that uses every region gets at most the plan's quota, and loses less than a request a region.
+        expect(share * regionCount).toBeLessThanOrEqual(plan.quota.limit);
+        expect(plan.quota.limit - share * regionCount).toBeLessThan(regionCount);
+        expect(Plans.safeParse(regional).success).toBe(true);
+      }
+    },
+  );
+
+  it('refuses, naming the plan, a quota that would split below one request a region', () => {
+    expect(() => regionalPlans(fixture, 6)).toThrow(
+      "plan 'monthly': its quota of 5 a month splits to less than 1 request in each of 6 regions: raise the quota to 6 or more.",
+    );
+  });
+
+  it('refuses a count of regions that is not one or more', () => {
+    for (const count of [0, -1, 1.5, Number.NaN]) expect(() => regionalPlans(fixture, count)).toThrow(/A stage runs in 1 region or more/);
   });
 });

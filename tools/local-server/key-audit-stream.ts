@@ -42,6 +42,13 @@ export interface LocalKeyAuditDependencies {
   readonly client: DynamoDBDocumentClient;
   readonly keysTableName: string;
   readonly keys: ApiKeysRepository;
+  /**
+   * The region this trail stands for: it records the changes stamped with it (logsChangeHere). By
+   * default the region of the client's stream.
+   */
+  readonly region?: string;
+  /** The home region of the stage it stands for, which records the unstamped changes; none for a stage in one region. */
+  readonly homeRegion?: string;
 }
 
 export interface LocalKeyAudit {
@@ -100,7 +107,7 @@ const failedRecord = (record: DynamoDBRecord, attempts: number): FailedAuditReco
 };
 
 export const startLocalKeyAudit = async (
-  { client, keysTableName, keys }: LocalKeyAuditDependencies,
+  { client, keysTableName, keys, region: ownRegion, homeRegion }: LocalKeyAuditDependencies,
   { pollIntervalMs = DEFAULT_POLL_INTERVAL_MS, expirySweepIntervalMs = DEFAULT_EXPIRY_SWEEP_INTERVAL_MS }: LocalKeyAuditOptions = {},
 ): Promise<LocalKeyAudit> => {
   const streamArn = await keysTableStream(client, keysTableName);
@@ -120,7 +127,13 @@ export const startLocalKeyAudit = async (
   const keysTable = { tables: { apiKeys: keysTableName } };
   const writeAudit = asInvocation(
     { functionName: 'keyAudit', ...keysTable },
-    createKeyAuditHandler({ write: localAuditWriter(client, keysTableName) }),
+    createKeyAuditHandler({
+      write: localAuditWriter(client, keysTableName),
+      region: ownRegion ?? region,
+      homeRegion,
+      // The local gateway drops a changed key's answers itself, from the same stream (key-changes.ts).
+      flushAuthorizerCache: async () => undefined,
+    }),
   );
   const sweepExpired = asInvocation({ functionName: 'keyExpiry', ...keysTable }, createKeyExpiryHandler({ keys }));
 

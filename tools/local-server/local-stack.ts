@@ -43,6 +43,16 @@ export interface LocalStackOptions {
   readonly server?: Omit<LocalServerOptions, 'client' | 'tables' | 'usageLog'>;
   /** Run the audit trail of key changes (the keys table's stream, the expiry sweep); off by default. */
   readonly keyAudit?: boolean | LocalKeyAuditOptions;
+  /**
+   * The region this stack stands for: its writes of keys stamp it (`changedInRegion`), and its
+   * audit trail records the changes stamped with it. By default its client's (AWS_REGION, else us-east-1).
+   */
+  readonly region?: string;
+  /**
+   * The home region of the stage it stands for, when that stage runs in several (each one a local
+   * stack): the one whose trail records the changes no region stamped. None: a stage in one region.
+   */
+  readonly homeRegion?: string;
 }
 
 export interface LocalStack {
@@ -88,6 +98,8 @@ export const startLocalStack = async ({
   serverClient,
   server: serverOptions = {},
   keyAudit: keyAuditOptions = false,
+  region,
+  homeRegion,
 }: LocalStackOptions): Promise<LocalStack> => {
   const dynamodbLocal = dynamodbEndpoint === undefined ? await startDynamoDBLocal(localOptions) : undefined;
   const endpoint = dynamodbEndpoint ?? dynamodbLocal?.endpoint ?? '';
@@ -105,9 +117,12 @@ export const startLocalStack = async ({
   };
   try {
     await ensureApiTables(client, tables);
-    const keys = apiKeysRepository({ client, tables });
+    const keys = apiKeysRepository({ client, tables, ...(region === undefined ? {} : { region }) });
     if (keyAuditOptions !== false) {
-      keyAudit = await startLocalKeyAudit({ client, keysTableName: tables.apiKeys, keys }, keyAuditOptions === true ? {} : keyAuditOptions);
+      keyAudit = await startLocalKeyAudit(
+        { client, keysTableName: tables.apiKeys, keys, region, homeRegion },
+        keyAuditOptions === true ? {} : keyAuditOptions,
+      );
     }
     const changedBy = localActor();
     // A key registered before (a persistent database) finds its record again: reused, not registered twice.

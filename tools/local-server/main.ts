@@ -5,9 +5,10 @@
  */
 import { z } from 'zod';
 import { API_KEY_PATTERN } from '../../shared/api-keys';
+import { REGION_COUNT, REGION_INDEX_VARIABLE } from '../../shared/ids';
 import type { PlanLimits } from '../../shared/plan-policy';
-import { PLANS_FILE_VARIABLE, plansInForce, type Plans } from '../../shared/plans';
-import { apiKeysTable, idempotencyTable, MAX_STATUS_SHARDS, petsTable, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
+import { PLANS_FILE_VARIABLE, plansInForce, regionalPlans, type Plans } from '../../shared/plans';
+import { apiKeysTable, MAX_STATUS_SHARDS, STATUS_SHARDS_VARIABLE, tableDefinitions } from '../../shared/tables';
 import { parseCommandLine, reportFailure, UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-local';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
@@ -15,7 +16,9 @@ import { AuditStreamUnreadable } from './key-audit-stream';
 import { RevokedKeyError, startLocalStack, type LocalStack } from './local-stack';
 import { BODY_TIMEOUT_SECONDS } from './server';
 
-const TABLE_DEFAULTS = `${petsTable.defaultName}, ${apiKeysTable.defaultName}, ${idempotencyTable.defaultName}`;
+const TABLES = Object.values(tableDefinitions);
+const TABLE_VARIABLES = TABLES.map((table) => table.nameVariable).join(', ');
+const TABLE_DEFAULTS = TABLES.map((table) => table.defaultName).join(', ');
 
 const USAGE = `Usage: npm start [-- --persist DIR]
 
@@ -40,8 +43,17 @@ Environment:
                         ${BODY_TIMEOUT_SECONDS}); past it, 400 and the connection closed
   PLANS_FILE            JSON file of usage plans replacing those of shared/plans.ts:
                         {"plans": {"NAME": {"rateLimit": 5, "burstLimit": 5, "quota": {"limit": 100, "period": "DAY"}}}}
-  PETS_TABLE_NAME, API_KEYS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME
-                                        table names (default ${TABLE_DEFAULTS})
+  ${TABLE_VARIABLES}
+                        table names (default ${TABLE_DEFAULTS})
+  AWS_REGION            the AWS region this server stands for, as Lambda tells a function where it runs
+                        (default: none; DynamoDB Local ignores it): key changes made here are stamped
+                        with it, and its audit trail records those
+  HOME_REGION           the stage's home region, when several servers stand for a stage's regions (default:
+                        unset, one region): a key change with no region stamp is recorded there only
+  ${REGION_INDEX_VARIABLE}          this region's position in the stage's regions, 0 to ${REGION_COUNT - 1} (default 0): the new pets'
+                        ids carry it, so that two regions never mint the same id
+  STAGE_REGION_COUNT    regions the stage this server stands for runs in (default 1): each plan's quota is
+                        split evenly over them, as each region of such a stage meters it (docs/api.md)
   ${STATUS_SHARDS_VARIABLE}    shards of the pets' status index (default 1); with --persist, keep the count the
                         data was written with, or raise it: see docs/operations.md, Status index shards
 `;
@@ -65,8 +77,16 @@ const Settings = z.object({
   THROTTLE_BURST: z.coerce.number().int().positive().default(DEFAULT_THROTTLE.burst),
   // Below Node's own limit on receiving a whole request (300 s), which answers with no access line.
   BODY_TIMEOUT: z.coerce.number().positive().max(BODY_TIMEOUT_MAX_SECONDS).default(BODY_TIMEOUT_SECONDS),
+  STAGE_REGION_COUNT: z.coerce.number().int().min(1).max(REGION_COUNT).default(1),
   // The functions read it themselves (shared/config.ts); checked here to be refused in one line.
   [STATUS_SHARDS_VARIABLE]: z.coerce.number().int().min(1).max(MAX_STATUS_SHARDS).default(1),
+  // The create function reads it itself (shared/ids.ts); checked here to be refused in one line.
+  [REGION_INDEX_VARIABLE]: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(REGION_COUNT - 1)
+    .default(0),
 });
 type Settings = z.infer<typeof Settings>;
 
@@ -80,7 +100,9 @@ const EXPECTED: Record<keyof Settings, string> = {
   THROTTLE_RATE: 'must be a number of requests per second above 0',
   THROTTLE_BURST: 'must be a whole number of requests above 0',
   BODY_TIMEOUT: `must be a number of seconds above 0, at most ${BODY_TIMEOUT_MAX_SECONDS}`,
+  STAGE_REGION_COUNT: `must be a whole number of regions from 1 to ${REGION_COUNT}`,
   [STATUS_SHARDS_VARIABLE]: `must be a whole number from 1 to ${MAX_STATUS_SHARDS}`,
+  [REGION_INDEX_VARIABLE]: `must be a whole number from 0 to ${REGION_COUNT - 1}`,
 };
 
 const readSettings = (env: NodeJS.ProcessEnv): Settings => {
@@ -90,10 +112,14 @@ const readSettings = (env: NodeJS.ProcessEnv): Settings => {
   throw new UsageError(`${name} ${EXPECTED[name]}: see ${HELP}`);
 };
 
-/** The usage plans in force; a PLANS_FILE that cannot be used is a setting refused in one line. */
-const planSettings = (env: NodeJS.ProcessEnv): Plans => {
+/**
+ * The usage plans in force, as one region of the stage meters them (STAGE_REGION_COUNT); a
+ * PLANS_FILE that cannot be used, or a quota that would split below one request, is a setting
+ * refused in one line.
+ */
+const planSettings = (env: NodeJS.ProcessEnv, regionCount: number): Plans => {
   try {
-    return plansInForce(env);
+    return regionalPlans(plansInForce(env), regionCount);
   } catch (error) {
     throw new UsageError(`${(error as Error).message.replace(/\.$/, '')}: see ${HELP}`);
   }
@@ -161,7 +187,8 @@ const main = async () => {
     return;
   }
   const settings = readSettings(process.env);
-  const plans = planSettings(process.env);
+  // The server meters each key on these as they are (its regionCount is 1: they are split already).
+  const plans = planSettings(process.env, settings.STAGE_REGION_COUNT);
   if (settings.DYNAMODB_ENDPOINT && values.persist) {
     throw new UsageError('--persist applies to the DynamoDB Local it starts, not to DYNAMODB_ENDPOINT.');
   }

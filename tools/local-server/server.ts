@@ -29,7 +29,7 @@ import {
   type ProxyHandler,
 } from './gateway';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
-import { plansInForce, type Plans } from '../../shared/plans';
+import { plansInForce, regionalPlans, type Plans } from '../../shared/plans';
 import { asInvocation } from './invocation';
 import { loadHandlerFactories, type HandlerDependencies, type HandlerFactory } from './handler-modules';
 import { followKeyChanges, type KeyChanges } from './key-changes';
@@ -41,8 +41,13 @@ export interface LocalServerOptions {
   readonly tables: TableNames;
   readonly authCacheTtlSeconds?: number;
   readonly throttle?: GatewayOptions['throttle'];
-  /** The usage plans each key is metered on; by default those in force (PLANS_FILE, else shared/plans.ts). */
+  /** The stage's usage plans; by default those in force (PLANS_FILE, else shared/plans.ts). */
   readonly plans?: Plans;
+  /**
+   * How many regions the stage this server stands for runs in: each key is metered on the plans as
+   * one of them meters them (regionalPlans: each quota split evenly over them). @default 1
+   */
+  readonly regionCount?: number;
   /** Tests only: the one clock of the gateway (throttle, authorizer cache) and the functions (sunset, key expiry, last use). */
   readonly now?: Clock;
   /** Tests only: the pets repository's id generator, to force an id collision. */
@@ -107,7 +112,8 @@ export const startLocalServer = async ({
   tables,
   authCacheTtlSeconds = DEFAULT_AUTH_CACHE_TTL_SECONDS,
   throttle,
-  plans = plansInForce(),
+  plans: stagePlans = plansInForce(),
+  regionCount = 1,
   now,
   newPetId,
   maxBodyBytesInFlight = BODIES_IN_FLIGHT_MAX_BYTES,
@@ -121,6 +127,7 @@ export const startLocalServer = async ({
     idempotencyTableName: tables.idempotency,
     ...(newPetId ? { newId: newPetId } : {}),
   });
+  const plans = regionalPlans(stagePlans, regionCount);
   // The server's own address, known once it listens: the host of the URLs the API writes.
   let ownAddress = host;
   const gateway = createGateway({

@@ -21,7 +21,7 @@ import {
 } from '../../infra/constructs/names';
 import { AWS_LIMITS, RCU_PER_SHARD_QUERY, STATUS_INDEX_WCU_PER_CREATE, stageCapacity, WARM_DURATION_MS } from '../../infra/capacity';
 import { savedQueries, savedQueryName, type QueriedLogGroup } from '../../infra/log-queries';
-import { DEFAULT_STAGE, stages, stageSettings } from '../../infra/stages';
+import { DEFAULT_STAGE, stageRegionalPlans, stageRegionCount, stages, stageSettings } from '../../infra/stages';
 import { tableAccess, type FunctionName } from '../../infra/constructs/pet-store-functions';
 import { PROJECT_NAME } from '../../shared/project';
 import { projectRoot } from '../../shared/project-root';
@@ -221,6 +221,36 @@ const scalingTable = (): string => {
   );
 };
 
+/**
+ * docs/architecture.md: each plan's quota in each region of every stage that runs in several
+ * (infra/stages.ts), as regionalPlans splits it, and what the split leaves unused.
+ */
+const regionalQuotasTable = (): string =>
+  table(
+    ['Stage', 'Regions', 'Plan', 'Quota', 'Each region', 'Unused'],
+    Object.keys(stages).flatMap((stage) => {
+      const settings = stageSettings(stage);
+      const regionCount = stageRegionCount(settings);
+      if (regionCount === 1) return [];
+      const regional = stageRegionalPlans(settings);
+      return Object.entries(settings.plans).flatMap(([name, { quota }]) => {
+        const share = regional[name]?.quota;
+        if (quota === undefined || share === undefined) return [];
+        const period = quota.period.toLowerCase();
+        return [
+          [
+            code(stage),
+            String(regionCount),
+            code(name),
+            `${count(quota.limit)} a ${period}`,
+            `${count(share.limit)} a ${period}`,
+            count(quota.limit - share.limit * regionCount),
+          ],
+        ];
+      });
+    }),
+  );
+
 /** Every generated table, by the name its markers give. */
 export const docTables = (now: Date = new Date()): Readonly<Record<string, string>> => ({
   operations: operationsTable(),
@@ -230,6 +260,7 @@ export const docTables = (now: Date = new Date()): Readonly<Record<string, strin
   smoke: smokeTable(),
   grants: grantsTable(),
   scaling: scalingTable(),
+  'regional-quotas': regionalQuotasTable(),
 });
 
 /** The generated regions of a document, by table: what lies between its markers. */
