@@ -11,6 +11,11 @@
  * tried again by the next sweep. Once an hour it counts the account's API keys (GetApiKeys, at
  * most 20 calls of the control plane's shared 10 per second) and publishes the count as the
  * UsageKeys metric, which the UsageKeysNearLimit alarm watches.
+ *
+ * In a stage of several regions (STAGE_REGIONS, set by the stack; the sweep runs in the home
+ * region only) a usage key is an API key in every region: it deletes each region's, and counts
+ * each region's API keys, published as UsageKeys with that region as its `Region` dimension, as
+ * each region holds its own 10,000.
  */
 import middy from '@middy/core';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
@@ -19,7 +24,15 @@ import { apiKeysRepository, KeysNotMarked, type ApiKeyRecord, type ApiKeysReposi
 import { apiStageOf, flushAuthorizerCache, type ApiGatewayCalls } from '../shared/authorizer-cache';
 import { logger, safeErrorFields } from '../shared/logger';
 import { publishLevel } from '../shared/metrics';
-import { countApiKeys, deleteApiKey, releaseUsageKeys, type ReleaseSweep } from '../shared/usage-key-release';
+import {
+  countApiKeys,
+  deleteApiKey,
+  releaseUsageKeys,
+  stageRegionsOf,
+  USAGE_KEYS_REGION_DIMENSION,
+  type DeleteUsageKey,
+  type ReleaseSweep,
+} from '../shared/usage-key-release';
 
 /** Who the audit trail names for an expiry reached. */
 export const EXPIRY_SWEEP_ACTOR = 'system:key-expiry';
@@ -34,13 +47,19 @@ export interface KeyExpiryDependencies {
    */
   readonly flushAuthorizerCache?: () => Promise<void>;
   /**
-   * Deletes an API key no live key uses any more. By default API Gateway's DeleteApiKey where the
-   * environment names a stage; locally nothing (a local usage key is only a value: its record's
-   * `usageKeyDeletedAt` is its deletion).
+   * Deletes an API key no live key uses any more, in `region` (one of the stage's other regions;
+   * undefined: this one). By default API Gateway's DeleteApiKey there where the environment names
+   * a stage; locally nothing (a local usage key is only a value: its record's `usageKeyDeletedAt`
+   * is its deletion).
    */
-  readonly deleteApiKey?: (usageKeyId: string) => Promise<void>;
-  /** The API keys the account holds in the region: by default GetApiKeys where the environment names a stage; none locally. */
-  readonly countApiKeys?: () => Promise<number>;
+  readonly deleteApiKey?: DeleteUsageKey;
+  /**
+   * The API keys the account holds in `region` (undefined: this one): by default GetApiKeys there
+   * where the environment names a stage; none locally.
+   */
+  readonly countApiKeys?: (region?: string) => Promise<number>;
+  /** The stage's regions, its home (this one) first, when it runs in several: by default STAGE_REGIONS. */
+  readonly regions?: readonly string[];
 }
 
 export interface KeyExpiryResult {
@@ -48,8 +67,10 @@ export interface KeyExpiryResult {
   readonly marked: readonly string[];
   /** Ids of the usage keys (API Gateway API keys) this run deleted. */
   readonly usageKeysDeleted: readonly string[];
-  /** The API keys the account holds in the region, when this run counted them (once an hour). */
+  /** The API keys the account holds in the region, when this run counted them (once an hour), in a stage of one region. */
   readonly usageKeys?: number;
+  /** In a stage of several regions, the API keys the account holds in each region this run counted, by region. */
+  readonly usageKeysByRegion?: Readonly<Record<string, number>>;
 }
 
 /** Keys whose usage key could not be deleted: they stay in the release index, for the next sweep. */
@@ -97,25 +118,60 @@ const sweepFailureLog = (): middy.MiddlewareObj<ScheduledEvent | Record<string, 
   },
 });
 
-/** One API Gateway client per container, made at its first call. */
-let apiGatewayClient: APIGatewayClient | undefined;
-const apiGateway = (): APIGatewayClient => (apiGatewayClient ??= new APIGatewayClient({}));
+/** One API Gateway client per container and region, made at its first call (undefined: this region's). */
+const apiGatewayClients = new Map<string | undefined, APIGatewayClient>();
+const apiGateway = (region?: string): APIGatewayClient => {
+  let client = apiGatewayClients.get(region);
+  if (client === undefined) {
+    client = new APIGatewayClient(region === undefined ? {} : { region });
+    apiGatewayClients.set(region, client);
+  }
+  return client;
+};
 
 /** The stage's flush. */
 const stageFlush = (): (() => Promise<void>) | undefined => {
   const stage = apiStageOf();
   if (stage === undefined) return undefined;
-  const calls: () => ApiGatewayCalls = apiGateway;
+  const calls: () => ApiGatewayCalls = () => apiGateway();
   return () => flushAuthorizerCache(calls(), stage);
 };
 
-/** On a stage, API Gateway's DeleteApiKey; locally nothing to delete. */
-const stageDeleteApiKey = (): ((usageKeyId: string) => Promise<void>) =>
-  apiStageOf() === undefined ? async () => undefined : (usageKeyId) => deleteApiKey(apiGateway(), usageKeyId);
+/** On a stage, API Gateway's DeleteApiKey in the region named; locally nothing to delete. */
+const stageDeleteApiKey = (): DeleteUsageKey =>
+  apiStageOf() === undefined ? async () => undefined : (usageKeyId, region) => deleteApiKey(apiGateway(region), usageKeyId);
 
-/** On a stage, GetApiKeys' count; locally none. */
-const stageCountApiKeys = (): (() => Promise<number>) | undefined =>
-  apiStageOf() === undefined ? undefined : () => countApiKeys(apiGateway());
+/** On a stage, GetApiKeys' count in the region named; locally none. */
+const stageCountApiKeys = (): ((region?: string) => Promise<number>) | undefined =>
+  apiStageOf() === undefined ? undefined : (region) => countApiKeys(apiGateway(region));
+
+/** A count refused (the control plane's shared rate) is missing from the graph for an hour, and fails nothing. */
+const countOrNothing = (count: (region?: string) => Promise<number>, region?: string): Promise<number | undefined> =>
+  count(region).catch((error: unknown) => {
+    logger.warn('usage keys not counted', { ...safeErrorFields(error), ...(region === undefined ? {} : { region }) });
+    return undefined;
+  });
+
+/**
+ * The API keys held, counted and published: in a stage of one region, UsageKeys by its service;
+ * in a stage of several, UsageKeys of each region by its service and region.
+ */
+const countUsageKeys = async (
+  count: (region?: string) => Promise<number>,
+  regions: readonly string[],
+): Promise<Pick<KeyExpiryResult, 'usageKeys' | 'usageKeysByRegion'>> => {
+  if (regions.length === 0) {
+    const usageKeys = await countOrNothing(count);
+    if (usageKeys === undefined) return {};
+    publishLevel('UsageKeys', usageKeys);
+    return { usageKeys };
+  }
+  // The first region is this one, whose client is the default one.
+  const counts = await Promise.all(regions.map((region, index) => countOrNothing(count, index === 0 ? undefined : region)));
+  const byRegion = Object.fromEntries(regions.flatMap((region, index) => (counts[index] === undefined ? [] : [[region, counts[index]]])));
+  for (const [region, held] of Object.entries(byRegion)) publishLevel('UsageKeys', held, { [USAGE_KEYS_REGION_DIMENSION]: region });
+  return Object.keys(byRegion).length === 0 ? {} : { usageKeysByRegion: byRegion };
+};
 
 /**
  * Whether this run counts the API keys: the run scheduled for the first minute of each hour. By the
@@ -133,6 +189,7 @@ export const createHandler = ({
   flushAuthorizerCache: flush = stageFlush(),
   deleteApiKey: deleteUsageKey = stageDeleteApiKey(),
   countApiKeys: count = stageCountApiKeys(),
+  regions = stageRegionsOf(),
 }: KeyExpiryDependencies = {}) =>
   middy<ScheduledEvent | Record<string, never>, KeyExpiryResult>()
     .use(sweepFailureLog())
@@ -154,22 +211,14 @@ export const createHandler = ({
         });
       }
       // After the marks, so that a key expired in this run has its usage key deleted in it too.
-      const { deleted, failures } = await releaseUsageKeys(keys, deleteUsageKey, EXPIRY_SWEEP_ACTOR, at);
+      const { deleted, failures } = await releaseUsageKeys(keys, deleteUsageKey, EXPIRY_SWEEP_ACTOR, at, regions[0]);
       if (deleted.length > 0) logger.info('usage keys deleted', { usageKeyIds: deleted });
-      // A count refused (the control plane's shared rate) is missing from the graph for an hour; it
-      // neither hides the failures above nor fails the run, which EventBridge would retry whole.
-      const usageKeys =
-        count !== undefined && countsThisRun(event, at)
-          ? await count().catch((error: unknown) => {
-              logger.warn('usage keys not counted', safeErrorFields(error));
-              return undefined;
-            })
-          : undefined;
-      if (usageKeys !== undefined) publishLevel('UsageKeys', usageKeys);
+      // A count refused neither hides the failures above nor fails the run, which EventBridge would retry whole.
+      const counted = count !== undefined && countsThisRun(event, at) ? await countUsageKeys(count, regions) : {};
       // Keys not marked, or usage keys not deleted, fail the run once the rest is done.
       if (notMarked !== undefined) throw notMarked;
       if (failures.length > 0) throw new UsageKeysNotDeleted(failures);
-      return { marked: keyIds, usageKeysDeleted: deleted, ...(usageKeys === undefined ? {} : { usageKeys }) };
+      return { marked: keyIds, usageKeysDeleted: deleted, ...counted };
     });
 
 export const handler = createHandler();

@@ -20,7 +20,7 @@ import { Release } from './constructs/release';
 import { SavedQueries } from './constructs/saved-queries';
 import { Throttling } from './constructs/throttling';
 import { PetStoreTables } from './constructs/tables';
-import { isHomeRegion, stageRegionalPlans, stageRegionIndex, type StageSettings } from './stages';
+import { homeRegionOf, isHomeRegion, stageRegionalPlans, stageRegionIndex, type StageSettings } from './stages';
 
 export interface PetStoreStackProps extends StackProps {
   readonly stage: string;
@@ -99,8 +99,9 @@ export class PetStoreStack extends Stack {
       apiKeys: this.tables.apiKeys,
       // The sweep and the audit flush the stage's authorizer cache; the API depends on nothing of them.
       apiStage: { restApiId: this.api.api.restApiId, stageName: STAGE_NAME },
-      // The first of a stage's regions is its home (infra/stages.ts).
-      homeRegion: settings.regions?.[0],
+      homeRegion: homeRegionOf(settings),
+      // A stage in several regions: its usage keys are API keys in each, deleted and counted by the sweep.
+      regions: settings.regions,
       ...kept,
     });
     if (isHomeRegion(settings, this.region)) {
@@ -147,6 +148,7 @@ export class PetStoreStack extends Stack {
         ]),
         streamReader: this.keyAudit.writer.function,
         failedBatches: this.keyAudit.failedBatches,
+        usageKeyRegions: settings.regions,
       },
       throttling: this.throttling,
       alarmEmail: settings.alarmEmail,

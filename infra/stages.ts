@@ -300,13 +300,16 @@ export const stageRegionIndex = (stage: string, settings: Pick<StageSettings, 'r
   return index;
 };
 
-/** A stage's home region: the first of its regions, where keys are written and once-only jobs run; none for a one-region stage. */
+/**
+ * The home region of a stage in several regions: its first. Keys are written there, and the jobs
+ * that must run once (the expiry sweep) run there. Undefined for a stage in one region.
+ */
 export const homeRegionOf = (settings: Pick<StageSettings, 'regions'>): string | undefined => settings.regions?.[0];
 
-/** Whether a stack in `region` is its stage's home: always for a stage in one region. */
+/** Whether `region` is the stage's home region; every region is, for a stage in one region. */
 export const isHomeRegion = (settings: Pick<StageSettings, 'regions'>, region: string | undefined): boolean => {
   const home = homeRegionOf(settings);
-  return home === undefined || region === home;
+  return home === undefined || home === region;
 };
 
 /** The functions that get `eachOperation`: one per route with a handler. */

@@ -19,7 +19,10 @@
  * - `plan` (S): the usage plan the key is metered on;
  * - `usageKeyId`, `usageKey` (S): the key's own API Gateway API key (its id, and its value, which
  *   the authorizer returns as `usageIdentifierKey`): a random value, never the bearer key;
- * - `usageKeyBinding` (S): what ties that usage key to this key (shared/plan-policy.ts);
+ * - `regionUsageKeyIds` (M, region -> S): in a stage of several regions, the ids of the API keys
+ *   of the same value in its other regions (API Gateway's API keys and usage plans are regional),
+ *   `usageKeyId` being the home region's; absent in a stage of one region;
+ * - `usageKeyBinding` (S): what ties that usage key, in every region, to this key (shared/plan-policy.ts);
  * - `expiryQueue`, `expiryDueAt` (S): the key's place in the expiry index (shared/tables.ts) while
  *   its expiry is yet to be marked: written with `expiresAt` by the key tool, removed by the sweep
  *   once marked, and by a revoke. An expiry the console gives a key that had none is not in it:
@@ -75,7 +78,7 @@ import {
 import { parseInstant } from './instants';
 import { checkKeyName } from './key-names';
 import { keyState, LAST_USE_RESOLUTION_MS, type KeyState } from './key-state';
-import { DEFAULT_PLAN, meteringOf, usageKeyBinding } from './plan-policy';
+import { DEFAULT_PLAN, meteringOf, usageKeyBinding, type RegionUsageKeyIds } from './plan-policy';
 import { grantedScopes, SCOPES, type Scope } from './scopes';
 
 export interface ApiKeyRecord {
@@ -106,6 +109,8 @@ export interface ApiKeyRecord {
   readonly plan?: string;
   readonly usageKeyId?: string;
   readonly usageKey?: string;
+  /** Its ids in the stage's other regions, by region: none in a stage of one region. */
+  readonly regionUsageKeyIds?: RegionUsageKeyIds;
   readonly usageKeyBinding?: string;
   /** When its usage key was deleted, as no live key used it any more. */
   readonly usageKeyDeletedAt?: string;
@@ -117,6 +122,11 @@ export interface UsageKey {
   readonly usageKeyId: string;
   /** The API key's value: what the authorizer returns as `usageIdentifierKey`. */
   readonly usageKey: string;
+  /**
+   * In a stage of several regions, the ids of the API keys of the same value in its other regions,
+   * by region (`usageKeyId` is the home region's); none in a stage of one region.
+   */
+  readonly regionUsageKeyIds?: RegionUsageKeyIds;
 }
 
 export { LAST_USE_RESOLUTION_MS } from './key-state';
@@ -223,7 +233,7 @@ const rollState = (record: ApiKeyRecord, now: Date): KeyState | 'rolled' => {
  * A condition that an attribute still holds the value read (absent when it was read absent), as
  * stored: a value of another type than documented (a console edit) is compared as it is.
  */
-const unchangedSince = (attribute: 'expiresAt' | 'plan' | 'usageKeyId' | 'usageKey', value: unknown) => {
+const unchangedSince = (attribute: 'expiresAt' | 'plan' | 'usageKeyId' | 'usageKey' | 'usageKeyBinding', value: unknown) => {
   const names = { [`#${attribute}`]: attribute };
   return value === undefined
     ? { condition: `attribute_not_exists(#${attribute})`, names, values: {} }
@@ -458,7 +468,7 @@ export const apiKeysRepository = ({
     if (scopes.length === 0) throw new Error('A key needs at least one scope.');
     const keyHash = hashApiKey(key);
     const createdAt = now.toISOString();
-    const { usageKeyId, usageKey } = options.usage;
+    const { usageKeyId, usageKey, regionUsageKeyIds } = options.usage;
     return {
       keyHash,
       keyId: keyIdOf(keyHash),
@@ -469,7 +479,8 @@ export const apiKeysRepository = ({
       plan: options.plan ?? DEFAULT_PLAN,
       usageKeyId,
       usageKey,
-      usageKeyBinding: usageKeyBinding(keyHash, usageKeyId, usageKey),
+      ...(regionUsageKeyIds === undefined ? {} : { regionUsageKeyIds }),
+      usageKeyBinding: usageKeyBinding(keyHash, usageKeyId, usageKey, regionUsageKeyIds),
       changedBy: options.changedBy,
       changedAt: createdAt,
       ...(changedInRegion === undefined ? {} : { changedInRegion }),
@@ -671,7 +682,11 @@ export const apiKeysRepository = ({
     // carries over: only those written for the old key, never a usage key it was given by hand.
     const metering = meteringOf(previous);
     if ('refused' in metering) throw new KeyStateError(keyId, 'unmetered');
-    const usage = { usageKeyId: metering.usageKeyId, usageKey: metering.usageIdentifierKey };
+    const usage = {
+      usageKeyId: metering.usageKeyId,
+      usageKey: metering.usageIdentifierKey,
+      ...(metering.regionUsageKeyIds === undefined ? {} : { regionUsageKeyIds: metering.regionUsageKeyIds }),
+    };
 
     const graceEnd = new Date(now.getTime() + Math.max(0, graceMs));
     // An earlier expiry the old key already has stays: a roll never lengthens a key's life. Compared
@@ -698,6 +713,8 @@ export const apiKeysRepository = ({
       unchangedSince('plan', previous.plan),
       unchangedSince('usageKeyId', previous.usageKeyId),
       unchangedSince('usageKey', previous.usageKey),
+      // Its ids in the other regions, which the binding covers.
+      unchangedSince('usageKeyBinding', previous.usageKeyBinding),
     ];
     await db.send(
       new TransactWriteCommand({

@@ -21,10 +21,10 @@ export const SERVICE_DIMENSION = 'service';
 export type CountName = 'Requests' | 'PetsCreated' | 'IdempotentReplays';
 
 /**
- * A level measured now, rather than a count of events, by the stage's `service` only: `UsageKeys`,
- * the API keys the account holds in the region against API Gateway's quota
- * (shared/usage-key-release.ts); the idempotency sweep's records deleted in a run, and whether the
- * run stopped at its bound (1) or not (0) (functions/idempotency-sweep.ts).
+ * A level measured now, rather than a count of events, by the stage's `service`: `UsageKeys`, the
+ * API keys the account holds in the region against API Gateway's quota (shared/usage-key-release.ts),
+ * in a stage of several regions by its `Region` too; the idempotency sweep's records deleted in a
+ * run, and whether the run stopped at its bound (1) or not (0) (functions/idempotency-sweep.ts).
  */
 export type LevelName = 'UsageKeys' | 'IdempotencyRecordsDeleted' | 'IdempotencySweepCutShort';
 
@@ -66,13 +66,14 @@ export const operationMetrics = (operation: string): OperationMetrics | undefine
   };
 };
 
-/** Publishes a level (one EMF line), unless metrics are switched off (locally). */
-export const publishLevel = (name: LevelName, value: number): void => {
+/** Publishes a level (one EMF line), by `dimensions` besides the service, unless metrics are switched off (locally). */
+export const publishLevel = (name: LevelName, value: number, dimensions: Readonly<Record<string, string>> = {}): void => {
   const metrics = new SwitchableMetrics({
     namespace: METRICS_NAMESPACE,
     serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? METRICS_SERVICE,
   });
   if (metrics.switchedOff) return;
+  if (Object.keys(dimensions).length > 0) metrics.addDimensions({ ...dimensions });
   metrics.addMetric(name, MetricUnit.Count, value);
   metrics.publishStoredMetrics();
 };

@@ -68,14 +68,28 @@ export const policiesOf = (plans: Readonly<Record<string, unknown>>): ReadonlyMa
     ),
   );
 
+/** The usage key's ids in a stage's other regions, by region (API Gateway API keys are regional). */
+export type RegionUsageKeyIds = Readonly<Record<string, string>>;
+
 /**
  * What ties a key's usage key to the key: the SHA-256 of the key's hash, the usage key's id and its
- * value, written with them (`usageKeyBinding`) when the key is created or rolled. A usage key copied
- * from another key's item, with or without its id and binding, does not match it. It is no MAC: it
- * makes the item's attributes agree, and someone who may write the table could compute one.
+ * value, and, in a stage of several regions, its ids in the other regions, written with them
+ * (`usageKeyBinding`) when the key is created or rolled. A usage key copied from another key's
+ * item, with or without its ids and binding, does not match it, so no release of this key deletes
+ * another key's API key in any region. It is no MAC: it makes the item's attributes agree, and
+ * someone who may write the table could compute one.
  */
-export const usageKeyBinding = (keyHash: string, usageKeyId: string, usageKey: string): string =>
-  hash('sha256', JSON.stringify([keyHash, usageKeyId, usageKey]), 'hex');
+export const usageKeyBinding = (keyHash: string, usageKeyId: string, usageKey: string, regionUsageKeyIds?: RegionUsageKeyIds): string =>
+  hash(
+    'sha256',
+    JSON.stringify(
+      regionUsageKeyIds === undefined
+        ? [keyHash, usageKeyId, usageKey]
+        : // By region name: the map's order as stored is no part of it.
+          [keyHash, usageKeyId, usageKey, Object.entries(regionUsageKeyIds).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))],
+    ),
+    'hex',
+  );
 
 /**
  * Why a key's item cannot be metered, so that the authorizer refuses it: no usage key (or no id
@@ -89,24 +103,46 @@ export type MeteringRefusal = 'no-usage-key' | 'usage-key-mismatch' | 'no-plan';
  * the authorizer's `usageIdentifierKey`); or why it cannot be.
  */
 export type Metering =
-  { readonly usageKeyId: string; readonly usageIdentifierKey: string; readonly plan: string } | { readonly refused: MeteringRefusal };
+  | {
+      readonly usageKeyId: string;
+      readonly usageIdentifierKey: string;
+      readonly plan: string;
+      /** Its ids in the stage's other regions, each an API key of the same value: none in a stage of one region. */
+      readonly regionUsageKeyIds?: RegionUsageKeyIds;
+    }
+  | { readonly refused: MeteringRefusal };
 
 /** An attribute as a non-empty string, as the console may have typed it otherwise. */
 const textOf = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
-/** A key item's metering, from its `usageKeyId`, `usageKey`, `usageKeyBinding` and `plan`: nothing is assumed for a missing one. */
+/** A stored `regionUsageKeyIds`: a map of texts, or undefined for anything else a console edit left. */
+const regionIdsOf = (value: unknown): RegionUsageKeyIds | undefined => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const entries = Object.entries(value);
+  return entries.every(([, id]) => textOf(id) !== undefined) ? Object.fromEntries(entries) : undefined;
+};
+
+/**
+ * A key item's metering, from its `usageKeyId`, `usageKey`, `regionUsageKeyIds`, `usageKeyBinding`
+ * and `plan`: nothing is assumed for a missing one.
+ */
 export const meteringOf = (record: {
   readonly keyHash: string;
   readonly plan?: unknown;
   readonly usageKeyId?: unknown;
   readonly usageKey?: unknown;
+  readonly regionUsageKeyIds?: unknown;
   readonly usageKeyBinding?: unknown;
 }): Metering => {
   const usageKeyId = textOf(record.usageKeyId);
   const usageKey = textOf(record.usageKey);
   if (usageKeyId === undefined || usageKey === undefined) return { refused: 'no-usage-key' };
-  if (record.usageKeyBinding !== usageKeyBinding(record.keyHash, usageKeyId, usageKey)) return { refused: 'usage-key-mismatch' };
+  const regionUsageKeyIds = regionIdsOf(record.regionUsageKeyIds);
+  if (record.regionUsageKeyIds !== undefined && regionUsageKeyIds === undefined) return { refused: 'usage-key-mismatch' };
+  if (record.usageKeyBinding !== usageKeyBinding(record.keyHash, usageKeyId, usageKey, regionUsageKeyIds)) {
+    return { refused: 'usage-key-mismatch' };
+  }
   const plan = textOf(record.plan);
   if (plan === undefined) return { refused: 'no-plan' };
-  return { usageKeyId, usageIdentifierKey: usageKey, plan };
+  return { usageKeyId, usageIdentifierKey: usageKey, plan, ...(regionUsageKeyIds === undefined ? {} : { regionUsageKeyIds }) };
 };

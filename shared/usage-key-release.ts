@@ -4,12 +4,14 @@
  * (revoked, or expired: a roll's grace ending is an expiry) is deleted once no live key of its
  * rolls uses it. The key's record stays, with `usageKeyDeletedAt`, which the audit trail shows.
  * The key tool's revoke and the expiry sweep both release through here; the sweep retries what
- * a failed delete left in the release index.
+ * a failed delete left in the release index. In a stage of several regions the usage key is an API
+ * key in each region (one value, an id per region): it is deleted in every one, and recorded as
+ * deleted only once every region's delete succeeded.
  */
 import { DeleteApiKeyCommand, paginateGetApiKeys, type APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import type { Actor, ApiKeyRecord, ApiKeysRepository } from './api-keys-repository';
 import { keyState } from './key-state';
-import { usageKeyBinding } from './plan-policy';
+import { meteringOf, type RegionUsageKeyIds } from './plan-policy';
 
 /**
  * API keys per account and region: API Gateway's quota, which cannot be increased
@@ -19,6 +21,22 @@ export const API_KEYS_PER_REGION = 10_000;
 
 /** The share of API_KEYS_PER_REGION in use at which the UsageKeysNearLimit alarm fires. */
 export const USAGE_KEYS_ALARM_SHARE = 0.8;
+
+/** The dimension that tells apart the regions' UsageKeys in a stage of several regions (each region holds its own API keys). */
+export const USAGE_KEYS_REGION_DIMENSION = 'Region';
+
+/**
+ * The variable that gives the expiry sweep its stage's regions, comma-separated, the home region
+ * (its own) first: set by the stack for a stage of several regions only.
+ */
+export const STAGE_REGIONS_VARIABLE = 'STAGE_REGIONS';
+
+/** The stage's regions the environment names: none for a stage in one region. */
+export const stageRegionsOf = (env: Readonly<Record<string, string | undefined>> = process.env): string[] =>
+  (env[STAGE_REGIONS_VARIABLE] ?? '')
+    .split(',')
+    .map((region) => region.trim())
+    .filter((region) => region !== '');
 
 /** What API Gateway's CreateApiKey answers when the account and region hold API_KEYS_PER_REGION API keys already. */
 export const API_KEYS_FULL = 'LimitExceededException';
@@ -44,20 +62,75 @@ export const countApiKeys = async (apiGateway: APIGatewayClient): Promise<number
   return count;
 };
 
+/**
+ * Deletes one API key: `region` names one of the stage's other regions (its `regionUsageKeyIds`);
+ * undefined is the region of the key's `usageKeyId` (the home region, or the stage's one region).
+ */
+export type DeleteUsageKey = (usageKeyId: string, region?: string) => Promise<void>;
+
+/** A usage key some of whose regions' deletes failed: each such region, with the failure's kind (its name, never its message). */
+export class UsageKeyNotDeletedEverywhere extends Error {
+  override readonly name = 'UsageKeyNotDeletedEverywhere';
+
+  constructor(
+    /** The failures, by region, each already one line. */
+    readonly failures: ReadonlyArray<{ readonly region: string; readonly error: unknown }>,
+  ) {
+    super(failures.map(({ error }) => (error instanceof Error ? error.message : String(error)).replace(/\.$/, '')).join('; ') + '.');
+  }
+
+  /** The regions and the failures' kinds, as the sweep logs them: `us-east-2: TooManyRequestsException`. */
+  get kinds(): string {
+    return this.failures.map(({ region, error }) => `${region}: ${error instanceof Error ? error.name : typeof error}`).join(', ');
+  }
+}
+
 /** What a release did: deleted the usage key, kept it for the live keys that share it, or had none to delete. */
 export type UsageKeyRelease =
-  | { readonly outcome: 'deleted'; readonly usageKeyId: string }
+  | {
+      readonly outcome: 'deleted';
+      readonly usageKeyId: string;
+      /** Its ids in the stage's other regions, deleted too: none in a stage of one region. */
+      readonly regionUsageKeyIds?: RegionUsageKeyIds;
+    }
   | { readonly outcome: 'shared'; readonly usageKeyId: string; readonly sharing: readonly ApiKeyRecord[] }
   | { readonly outcome: 'nothing' };
 
 /**
- * The usage key the item holds, if it was written for this key: an id a console edit put there
- * may be another key's, which no release of this one may delete.
+ * The usage key the item holds, in every region, if it was written for this key: an id a console
+ * edit put there may be another key's, which no release of this one may delete. Its plan is no
+ * part of it: a key whose plan was removed by hand still releases its usage key.
  */
-const ownUsageKeyId = ({ keyHash, usageKeyId, usageKey, usageKeyBinding: binding }: ApiKeyRecord): string | undefined =>
-  typeof usageKeyId === 'string' && typeof usageKey === 'string' && binding === usageKeyBinding(keyHash, usageKeyId, usageKey)
-    ? usageKeyId
-    : undefined;
+const ownUsageKey = (record: ApiKeyRecord): { usageKeyId: string; regionUsageKeyIds?: RegionUsageKeyIds } | undefined => {
+  const metering = meteringOf({ ...record, plan: 'any' });
+  return 'refused' in metering ? undefined : { usageKeyId: metering.usageKeyId, regionUsageKeyIds: metering.regionUsageKeyIds };
+};
+
+/**
+ * Deletes the usage key in every region it is in, each tried whatever the others did (one already
+ * gone counts as deleted: `deleteApiKey` takes it so). A single region's failure rejects as it
+ * failed; failures in a stage of several regions as UsageKeyNotDeletedEverywhere.
+ */
+const deleteEverywhere = async (
+  { usageKeyId, regionUsageKeyIds = {} }: { usageKeyId: string; regionUsageKeyIds?: RegionUsageKeyIds },
+  deleteApiKey: DeleteUsageKey,
+  homeRegion: string,
+): Promise<void> => {
+  const others = Object.entries(regionUsageKeyIds);
+  if (others.length === 0) return deleteApiKey(usageKeyId);
+  const deletes: Array<[string, Promise<void>]> = [
+    [homeRegion, deleteApiKey(usageKeyId)],
+    ...others.map(([region, id]): [string, Promise<void>] => [region, deleteApiKey(id, region)]),
+  ];
+  const settled = await Promise.allSettled(deletes.map(([, deleted]) => deleted));
+  const failures = settled.flatMap((result, index) =>
+    result.status === 'rejected' ? [{ region: deletes[index]?.[0] ?? '', error: result.reason as unknown }] : [],
+  );
+  if (failures.length > 0) throw new UsageKeyNotDeletedEverywhere(failures);
+};
+
+/** How a release names the region of a key's `usageKeyId` in its failures: the home region, where the keys are written. */
+const HOME_REGION = 'the home region';
 
 /**
  * Releases the usage key of `record`, read a moment ago: deleted (by `deleteApiKey`, which takes
@@ -68,24 +141,27 @@ const ownUsageKeyId = ({ keyHash, usageKeyId, usageKey, usageKeyBinding: binding
 export const releaseUsageKey = async (
   keys: ApiKeysRepository,
   record: ApiKeyRecord,
-  deleteApiKey: (usageKeyId: string) => Promise<void>,
+  deleteApiKey: DeleteUsageKey,
   changedBy: Actor,
   now = new Date(),
+  homeRegion = HOME_REGION,
 ): Promise<UsageKeyRelease> => {
-  const usageKeyId = ownUsageKeyId(record);
-  if (usageKeyId === undefined || record.usageKeyDeletedAt !== undefined || keyState(record, now) === 'active') {
+  const own = ownUsageKey(record);
+  if (own === undefined || record.usageKeyDeletedAt !== undefined || keyState(record, now) === 'active') {
     await keys.keepUsageKey(record);
     return { outcome: 'nothing' };
   }
   // Strongly consistent, through the roll lineage: a successor written a moment ago is among them.
   const sharing = await keys.othersSharingUsageKey(record, now);
+  const { usageKeyId, regionUsageKeyIds } = own;
   if (sharing.length > 0) {
     await keys.keepUsageKey(record);
     return { outcome: 'shared', usageKeyId, sharing };
   }
-  await deleteApiKey(usageKeyId);
+  // Recorded only once every region's is gone: until then the key stays in the release index.
+  await deleteEverywhere(own, deleteApiKey, homeRegion);
   await keys.recordUsageKeyDeleted(record, changedBy, now);
-  return { outcome: 'deleted', usageKeyId };
+  return { outcome: 'deleted', usageKeyId, ...(regionUsageKeyIds === undefined ? {} : { regionUsageKeyIds }) };
 };
 
 /** What a sweep's releases came to: the usage keys deleted, and the keys whose delete failed (by the error's kind). */
@@ -97,18 +173,20 @@ export interface ReleaseSweep {
 /** Releases the usage key of every key in the release index; a failure stops that key only. */
 export const releaseUsageKeys = async (
   keys: ApiKeysRepository,
-  deleteApiKey: (usageKeyId: string) => Promise<void>,
+  deleteApiKey: DeleteUsageKey,
   changedBy: Actor,
   now = new Date(),
+  homeRegion = HOME_REGION,
 ): Promise<ReleaseSweep> => {
   const deleted: string[] = [];
   const failures: Array<{ keyId: string; reason: string }> = [];
   for (const record of await keys.usageKeysToRelease()) {
     try {
-      const release = await releaseUsageKey(keys, record, deleteApiKey, changedBy, now);
+      const release = await releaseUsageKey(keys, record, deleteApiKey, changedBy, now, homeRegion);
       if (release.outcome === 'deleted') deleted.push(release.usageKeyId);
     } catch (error) {
-      failures.push({ keyId: record.keyId, reason: error instanceof Error ? error.name : typeof error });
+      const reason = error instanceof UsageKeyNotDeletedEverywhere ? error.kinds : error instanceof Error ? error.name : typeof error;
+      failures.push({ keyId: record.keyId, reason });
     }
   }
   return { deleted, failures };

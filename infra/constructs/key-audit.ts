@@ -26,6 +26,7 @@ import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE, type ApiStage } from '../../shared/authorizer-cache';
 import { AUDIT_LOG_LEVEL, AUDIT_STREAM_RETRY_ATTEMPTS, auditLogGroupName, HOME_REGION_VARIABLE } from '../../shared/key-audit';
+import { STAGE_REGIONS_VARIABLE } from '../../shared/usage-key-release';
 import { ApiFunction } from './api-function';
 import { grantTableAccess, tableAccess, tableNameVariables } from './pet-store-functions';
 
@@ -47,6 +48,12 @@ export interface KeyAuditTrailProps {
   readonly logRetention: RetentionDays;
   /** RETAIN keeps the audit log when the stack is deleted, as the stage keeps its data. */
   readonly removalPolicy: RemovalPolicy;
+  /**
+   * A stage in several regions: its regions, the home region (this stack's, where the sweep runs)
+   * first. The sweep deletes a usage key's API key in each and counts each region's API keys.
+   * None for a stage in one region: the stack's own.
+   */
+  readonly regions?: readonly string[];
 }
 
 /** How long the audit trail is kept: longer than any key lives, and than most audits look back. */
@@ -128,6 +135,7 @@ export class KeyAuditTrail extends Construct {
       environment: {
         ...tableNameVariables(tableAccess.keyExpiry, tables),
         ...stageVariables(props.apiStage),
+        ...((props.regions ?? []).length === 0 ? {} : { [STAGE_REGIONS_VARIABLE]: (props.regions ?? []).join(',') }),
       },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
@@ -135,15 +143,23 @@ export class KeyAuditTrail extends Construct {
     grantTableAccess(this.expirySweep, tableAccess.keyExpiry, tables);
     this.expirySweep.function.addToRolePolicy(flushStatement(props.apiStage));
     // DeleteApiKey is DELETE on /apikeys/{id}, GetApiKeys GET on /apikeys: the usage keys no live
-    // key uses any more, and their count against the account's quota. API keys are not tagged by
-    // stage, so no narrower resource names this stage's alone.
-    this.expirySweep.function.addToRolePolicy(new PolicyStatement({ actions: ['apigateway:DELETE'], resources: [apiKeysArn('*')] }));
-    this.expirySweep.function.addToRolePolicy(new PolicyStatement({ actions: ['apigateway:GET'], resources: [apiKeysArn()] }));
-    Validations.of(this.expirySweep.function.role ?? this.expirySweep).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]`,
-      reason:
-        'DeleteApiKey of the usage keys no live key uses: their ids are made at run time by the key tool, and API keys carry no stage to narrow by.',
-    });
+    // key uses any more, and their count against the account's quota, in each of the stage's
+    // regions (API keys are regional) and no other. API keys are not tagged by stage, so no
+    // narrower resource names this stage's alone.
+    const regions = (props.regions ?? []).length === 0 ? [Aws.REGION] : (props.regions ?? []);
+    this.expirySweep.function.addToRolePolicy(
+      new PolicyStatement({ actions: ['apigateway:DELETE'], resources: regions.map((region) => apiKeysArn('*', region)) }),
+    );
+    this.expirySweep.function.addToRolePolicy(
+      new PolicyStatement({ actions: ['apigateway:GET'], resources: regions.map((region) => apiKeysArn(undefined, region)) }),
+    );
+    for (const region of regions) {
+      Validations.of(this.expirySweep.function.role ?? this.expirySweep).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:${region === Aws.REGION ? '<AWS::Region>' : region}::/apikeys/*]`,
+        reason:
+          'DeleteApiKey of the usage keys no live key uses: their ids are made at run time by the key tool, and API keys carry no stage to narrow by.',
+      });
+    }
     new Rule(this, 'ExpirySchedule', {
       description: 'Runs the API-key expiry sweep',
       schedule: Schedule.rate(EXPIRY_SWEEP_INTERVAL),
@@ -161,9 +177,9 @@ const stageVariables = ({ restApiId, stageName }: ApiStage) => ({
 /** FlushStageAuthorizersCache of the stage: DELETE on its cache/authorizers path, in the stack's region, and nothing more. */
 const flushStatement = (stage: ApiStage) => new PolicyStatement({ actions: ['apigateway:DELETE'], resources: [authorizerCacheArn(stage)] });
 
-/** The ARN IAM checks for GetApiKeys (no id), or for DeleteApiKey of the API key `id`. */
-export const apiKeysArn = (id?: string): string =>
-  `arn:${Aws.PARTITION}:apigateway:${Aws.REGION}::/apikeys${id === undefined ? '' : `/${id}`}`;
+/** The ARN IAM checks for GetApiKeys (no id), or for DeleteApiKey of the API key `id`, in `region` (the stack's by default). */
+export const apiKeysArn = (id?: string, region: string = Aws.REGION): string =>
+  `arn:${Aws.PARTITION}:apigateway:${region}::/apikeys${id === undefined ? '' : `/${id}`}`;
 
 /** The ARN IAM checks for FlushStageAuthorizersCache on a stage: API Gateway's actions are HTTP verbs on its paths. */
 export const authorizerCacheArn = ({ restApiId, stageName }: ApiStage): string =>

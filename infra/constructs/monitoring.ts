@@ -26,7 +26,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { AUTHORIZER_FAILURE_LINE } from '../../shared/http/authorizer-log';
 import { METRICS_NAMESPACE, SERVICE_DIMENSION } from '../../shared/metrics';
-import { API_KEYS_PER_REGION, USAGE_KEYS_ALARM_SHARE } from '../../shared/usage-key-release';
+import { API_KEYS_PER_REGION, USAGE_KEYS_ALARM_SHARE, USAGE_KEYS_REGION_DIMENSION } from '../../shared/usage-key-release';
 import { serverErrorRate } from './api-metrics';
 import { functionErrorsAlarmId } from './names';
 import { STAGE_THROTTLE_ALARM_SHARE } from '../stages';
@@ -58,6 +58,11 @@ export interface MonitoringProps {
     readonly functions: ReadonlyMap<string, IFunction>;
     readonly streamReader: IFunction;
     readonly failedBatches: IQueue;
+    /**
+     * A stage in several regions: its regions, whose API keys the expiry sweep counts each (UsageKeys
+     * by Region); none for a stage in one region (UsageKeys by service alone).
+     */
+    readonly usageKeyRegions?: readonly string[];
   };
   /** The access log's 429s by plan, and the stage throttle's condition: a graph and the StageThrottled alarm. */
   readonly throttling?: Throttling;
@@ -80,15 +85,34 @@ export const AUDIT_ITERATOR_AGE_THRESHOLD_MS = 5 * 60 * 1000;
 /** How often the expiry sweep counts the account's API keys (functions/key-expiry.ts): the UsageKeys metric's period. */
 const ONE_HOUR = Duration.hours(1);
 
-/** The API keys the account holds in the region, as this stage's expiry sweep counts them once an hour. */
-export const usageKeysHeld = (serviceName: string): Metric =>
+/**
+ * The API keys the account holds in the region, as this stage's expiry sweep counts them once an
+ * hour; in a stage of several regions, those of `region` (the sweep, in the home region, counts each).
+ */
+export const usageKeysHeld = (serviceName: string, region?: string): Metric =>
   new Metric({
     namespace: METRICS_NAMESPACE,
     metricName: 'UsageKeys',
-    dimensionsMap: { [SERVICE_DIMENSION]: serviceName },
+    dimensionsMap: { [SERVICE_DIMENSION]: serviceName, ...(region === undefined ? {} : { [USAGE_KEYS_REGION_DIMENSION]: region }) },
     statistic: 'Maximum',
     period: ONE_HOUR,
+    ...(region === undefined ? {} : { label: `API keys held in ${region}` }),
   });
+
+/**
+ * What UsageKeysNearLimit watches: the API keys held in the one region, or in a stage of several
+ * regions the fullest region's (each region holds its own API_KEYS_PER_REGION), so that it fires for any.
+ */
+export const usageKeysAlarmMetric = (serviceName: string, regions: readonly string[] = []): IMetric => {
+  if (regions.length === 0) return usageKeysHeld(serviceName);
+  const usingMetrics = Object.fromEntries(regions.map((region, index) => [`region${index}`, usageKeysHeld(serviceName, region)]));
+  return new MathExpression({
+    expression: `MAX([${Object.keys(usingMetrics).join(', ')}])`,
+    usingMetrics,
+    label: 'API keys held in the fullest region',
+    period: ONE_HOUR,
+  });
+};
 
 /** The authorizer's failure lines, in CloudWatch Logs' JSON filter syntax: `{ $.decision = "fail" }`. */
 export const authorizerFailurePattern = (): IFilterPattern =>
@@ -202,7 +226,7 @@ export class Monitoring extends Construct {
         alarmDescription:
           `The account holds ${USAGE_KEYS_ALARM_SHARE * 100}% or more of the ${API_KEYS_PER_REGION} API keys API Gateway allows per region, a quota that cannot be raised: ` +
           'new keys will be refused (docs/architecture.md, Scaling; docs/operations.md, Key tool).',
-        metric: usageKeysHeld(props.serviceName),
+        metric: usageKeysAlarmMetric(props.serviceName, props.keyAudit.usageKeyRegions),
         threshold: API_KEYS_PER_REGION * USAGE_KEYS_ALARM_SHARE,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
@@ -361,7 +385,10 @@ export class Monitoring extends Construct {
         new GraphWidget({
           title: `API keys held in the account and region (quota ${API_KEYS_PER_REGION}, cannot be raised)`,
           width: 24,
-          left: [usageKeysHeld(props.serviceName).with({ label: 'API keys held' })],
+          left:
+            (props.keyAudit.usageKeyRegions ?? []).length === 0
+              ? [usageKeysHeld(props.serviceName).with({ label: 'API keys held' })]
+              : (props.keyAudit.usageKeyRegions ?? []).map((region) => usageKeysHeld(props.serviceName, region)),
           leftYAxis: { min: 0, max: API_KEYS_PER_REGION },
           leftAnnotations: [{ value: API_KEYS_PER_REGION * USAGE_KEYS_ALARM_SHARE, label: 'UsageKeysNearLimit' }],
         }),

@@ -13,9 +13,11 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, ExpirySweepFailed } from '../../functions/key-expiry';
+import { stageSettings } from '../../infra/stages';
 import { KeysNotMarked, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
 import { logger } from '../../shared/logger';
+import { STAGE_REGIONS_VARIABLE } from '../../shared/usage-key-release';
 import { apiKeysCall, authorizerCacheFlushCall, recordAwsCall } from '../support/aws-calls';
 import { captureEmf } from '../support/emf';
 import { context } from '../support/events';
@@ -273,5 +275,108 @@ describe('the deployed expiry sweep deletes usage keys with DeleteApiKey (API Ga
       errorName: 'UsageKeysNotDeleted',
       errorMessage: 'the usage keys of 1 key(s) not deleted: aaaaaaaaaaaa (TooManyRequestsException)',
     });
+  });
+});
+
+describe('in a stage of several regions, the sweep deletes and counts in each (API Gateway mocked with aws-sdk-client-mock)', () => {
+  const regions = stageSettings('global').regions ?? [];
+  const [home = '', ...others] = regions;
+  const saved = process.env.POWERTOOLS_METRICS_DISABLED;
+  afterEach(() => {
+    process.env.POWERTOOLS_METRICS_DISABLED = saved;
+  });
+  /** The sweep as the home region's stack deploys it: the stage's regions in STAGE_REGIONS, this region's client its own. */
+  const deployed = (keys: Partial<ApiKeysRepository>, at: string) => {
+    vi.stubEnv(REST_API_ID_VARIABLE, 'a1b2c3d4e5');
+    vi.stubEnv(API_STAGE_NAME_VARIABLE, 'v1');
+    vi.stubEnv(STAGE_REGIONS_VARIABLE, regions.join(','));
+    vi.stubEnv('AWS_REGION', home);
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
+    return createHandler({
+      keys: { markExpired: async () => [], usageKeysToRelease: async () => [], ...keys } as unknown as ApiKeysRepository,
+      now: () => new Date(at),
+    });
+  };
+  /** Each call's region (of the client it was sent with) and the API key it names. */
+  const regionsOf = async (
+    calls: ReadonlyArray<{ readonly thisValue: unknown; readonly args: ReadonlyArray<{ readonly input: object }> }>,
+  ) =>
+    Promise.all(
+      calls.map(async (call) => {
+        const client = call.thisValue as APIGatewayClient;
+        return [await client.config.region(), (call.args[0]?.input as { apiKey?: string } | undefined)?.apiKey] as const;
+      }),
+    );
+
+  it("counts every region's API keys with that region's client, and publishes UsageKeys by service and Region for each", async () => {
+    apiGateway.on(GetApiKeysCommand).callsFake(async (_input: unknown, clientOf: () => APIGatewayClient) => {
+      const region = await clientOf().config.region();
+      return { items: Array.from({ length: regions.indexOf(region) + 1 }, (_, index) => ({ id: `ak-${index}` })) };
+    });
+    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+    const written = captureEmf();
+
+    const result = await deployed({}, '2030-01-01T13:00:07.000Z')({}, context);
+
+    const expected = Object.fromEntries(regions.map((region, index) => [region, index + 1]));
+    expect(result).toEqual({ marked: [], usageKeysDeleted: [], usageKeysByRegion: expected });
+    expect((await regionsOf(apiGateway.commandCalls(GetApiKeysCommand))).map(([region]) => region).sort()).toEqual([...regions].sort());
+    expect(written()).toEqual(
+      regions.map((region) => ({
+        namespace: 'PetStore',
+        dimensions: [['service', 'Region']],
+        names: ['UsageKeys'],
+        values: expect.objectContaining({ Region: region, UsageKeys: expected[region] }) as unknown,
+      })),
+    );
+  });
+
+  it('publishes the regions it could count when one refuses, and does not fail the run', async () => {
+    const [refusing = ''] = others;
+    apiGateway.on(GetApiKeysCommand).callsFake(async (_input: unknown, clientOf: () => APIGatewayClient) => {
+      if ((await clientOf().config.region()) === refusing)
+        throw Object.assign(new Error('Rate exceeded'), { name: 'TooManyRequestsException' });
+      return { items: [{ id: 'ak-0' }] };
+    });
+    const result = await deployed({}, '2030-01-01T13:00:07.000Z')({}, context);
+    expect(result.usageKeysByRegion).toEqual(
+      Object.fromEntries(regions.filter((region) => region !== refusing).map((region) => [region, 1])),
+    );
+  });
+
+  it("deletes a released usage key's API key in every region, each with its region's client, and records it once all are gone", async () => {
+    const { usageKeyBinding } = await import('../../shared/plan-policy');
+    const regionUsageKeyIds = Object.fromEntries(others.map((region) => [region, `ak-${region}`]));
+    const value = 'v'.repeat(40);
+    const record = {
+      keyHash: 'b'.repeat(64),
+      keyId: 'bbbbbbbbbbbb',
+      revokedAt: '2030-01-01T00:00:00.000Z',
+      usageKeyId: `ak-${home}`,
+      usageKey: value,
+      regionUsageKeyIds,
+      usageKeyBinding: usageKeyBinding('b'.repeat(64), `ak-${home}`, value, regionUsageKeyIds),
+    } as unknown as ApiKeyRecord;
+    const recorded: string[] = [];
+    apiGateway.on(DeleteApiKeyCommand).resolves({});
+
+    const result = await deployed(
+      {
+        usageKeysToRelease: async () => [record],
+        othersSharingUsageKey: async () => [],
+        keepUsageKey: async () => undefined,
+        recordUsageKeyDeleted: async (released: ApiKeyRecord) => {
+          recorded.push(released.keyId);
+        },
+      },
+      '2030-01-01T12:34:00.000Z',
+    )({}, context);
+
+    expect(result).toEqual({ marked: [], usageKeysDeleted: [`ak-${home}`] });
+    expect((await regionsOf(apiGateway.commandCalls(DeleteApiKeyCommand))).sort()).toEqual(
+      regions.map((region) => [region, `ak-${region}`]).sort(),
+    );
+    expect(recorded).toEqual(['bbbbbbbbbbbb']);
   });
 });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../shared/api-keys';
 import { meteringOf, policiesOf, policiesOfJson, rateLimitPolicyValue, usageKeyBinding } from '../../shared/plan-policy';
 import { plans } from '../../shared/plans';
+import { homeRegionOf, stageSettings } from '../../infra/stages';
 import { buildOpenApiDocument } from '../../tools/openapi/document';
 
 describe('rateLimitPolicyValue', () => {
@@ -109,5 +110,47 @@ describe('meteringOf: the usage key and plan of a key, as its item holds them', 
     ['a plan of another type', { plan: null }, 'no-plan'],
   ] as const)('refuses an item with %s, assuming nothing in its place', (_, change, refused) => {
     expect(meteringOf({ ...item('ak-1', 'a'.repeat(40)), ...change })).toEqual({ refused });
+  });
+});
+
+describe('meteringOf in a stage of several regions: the usage key is an API key in each', () => {
+  const keyHash = hashApiKey('petstore_a-key-for-the-test-of-its-regions');
+  const settings = stageSettings('global');
+  const others = (settings.regions ?? []).filter((region) => region !== homeRegionOf(settings));
+  const regionIds = Object.fromEntries(others.map((region) => [region, `ak-${region}`]));
+  const value = 'c'.repeat(40);
+  const item = (regionUsageKeyIds: unknown) => ({
+    keyHash,
+    plan: 'partner',
+    usageKeyId: 'ak-home',
+    usageKey: value,
+    regionUsageKeyIds,
+    usageKeyBinding: usageKeyBinding(keyHash, 'ak-home', value, regionIds),
+  });
+
+  it('meters it by its value, naming every region’s id', () => {
+    expect(others.length).toBeGreaterThan(0);
+    expect(meteringOf(item(regionIds))).toEqual({
+      usageKeyId: 'ak-home',
+      usageIdentifierKey: value,
+      plan: 'partner',
+      regionUsageKeyIds: regionIds,
+    });
+  });
+
+  it('binds the region ids too, whatever order the map is stored in; a stage of one region binds as before', () => {
+    const reversed = Object.fromEntries(Object.entries(regionIds).reverse());
+    expect(usageKeyBinding(keyHash, 'ak-home', value, reversed)).toBe(usageKeyBinding(keyHash, 'ak-home', value, regionIds));
+    expect(usageKeyBinding(keyHash, 'ak-home', value, regionIds)).not.toBe(usageKeyBinding(keyHash, 'ak-home', value));
+  });
+
+  it.each([
+    ['another key’s id in one region', () => ({ ...regionIds, [others[0] ?? '']: 'ak-another' })],
+    ['a region fewer', () => Object.fromEntries(Object.entries(regionIds).slice(1))],
+    ['the ids removed', () => undefined],
+    ['ids of another type', () => ({ [others[0] ?? '']: 42 })],
+    ['a list in place of the map', () => Object.values(regionIds)],
+  ])('refuses an item with %s', (_, ids) => {
+    expect(meteringOf(item(ids()))).toEqual({ refused: 'usage-key-mismatch' });
   });
 });

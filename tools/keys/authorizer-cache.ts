@@ -4,12 +4,15 @@
  * that ends the old key now, set-plan), the tool flushes the stage's authorizer cache
  * (FlushStageAuthorizersCache), so that the change holds from the next request. Locally the local
  * server drops the cached answers of a changed key itself, as it reads the keys table's stream.
+ * A stage in several regions has an authorizer cache in each (FlushStageAuthorizersCache is
+ * regional): the tool flushes every region's, and says which it reached and which not, and why.
  */
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { flushAuthorizerCache, flushCommandLine, type ApiGatewayCalls } from '../../shared/authorizer-cache';
 import { STAGE_NAME } from '../../shared/routes';
 import { stackName, stackOutputs } from '../../shared/stack';
-import type { KeysTarget } from './target';
+import { awsErrorName } from '../stack-outputs';
+import type { KeysTarget, StageRegion } from './target';
 import { apiGatewayClientFor } from './api-gateway-client';
 
 export interface AuthorizerCache {
@@ -29,11 +32,72 @@ const NO_STAGE =
 /** An API Gateway refusal by its name only: its message may quote an ARN or an account. */
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.name : 'no answer');
 
-/** The authorizer cache of `target`'s stage (`apiGateway` built from --region when absent). */
-export const authorizerCacheFor = (target: KeysTarget, apiGateway?: ApiGatewayCalls): AuthorizerCache => {
-  const { stage, stackOutputs: outputs } = target;
+/** Why a region was not reached, in words: API Gateway's refusal by its name, no answer, or its stack's own line. */
+const unreachedBecause = (error: unknown): string => {
+  const kind = awsErrorName(error);
+  // A stack that could not be read says so in its own line, which names its region: the list names it already.
+  if (kind === undefined) return error instanceof Error ? error.message.replace(/^In [a-z0-9-]+: /, '').replace(/\.$/, '') : 'no answer';
+  return /Timeout|Network|ECONN|EAI_AGAIN|ENOTFOUND/i.test(kind) || (error as { code?: unknown }).code !== undefined
+    ? `API Gateway did not answer (${kind})`
+    : `API Gateway refused the flush (${kind})`;
+};
+
+/**
+ * The authorizer caches of a stage in several regions: each region's flushed at once, with that
+ * region's REST API (its stack's RestApiId output) and client.
+ */
+const regionalCaches = (
+  stage: string,
+  regions: readonly StageRegion[],
+  clientIn: (region: string) => { client: ApiGatewayCalls; made: boolean },
+): AuthorizerCache => ({
+  async afterChange() {
+    const flushIn = async ({ region, outputs }: StageRegion): Promise<void> => {
+      const restApiId = (await outputs())[stackOutputs.restApiId];
+      if (!restApiId) throw new Error(`stack ${stackName(stage)} there has no ${stackOutputs.restApiId} output (deploy this version)`);
+      const { client, made } = clientIn(region);
+      try {
+        await flushAuthorizerCache(client, { restApiId, stageName: STAGE_NAME });
+      } finally {
+        if (made && client instanceof APIGatewayClient) client.destroy();
+      }
+    };
+    const settled = await Promise.allSettled(regions.map(flushIn));
+    const reached = regions.filter((_, index) => settled[index]?.status === 'fulfilled').map(({ region }) => region);
+    const missed = regions.flatMap(({ region }, index) => {
+      const result = settled[index];
+      return result?.status === 'rejected' ? [`${region} (${unreachedBecause(result.reason)})`] : [];
+    });
+    if (missed.length === 0) {
+      return `Flushed the authorizer cache of stage ${stage} in ${reached.join(', ')}: the change takes effect from the next request.`;
+    }
+    throw new Error(
+      `The change is stored. Flushed the authorizer cache of stage ${stage} in ${reached.length === 0 ? 'no region' : reached.join(', ')}; ` +
+        `not in ${missed.join(', ')}: there it takes effect when that region's audit function flushes its cache as the change ` +
+        "reaches its replica, else within the stage's authorizer cache TTL. Flush it there now: " +
+        `${flushCommandLine({ restApiId: `<its ${stackOutputs.restApiId} output>`, stageName: STAGE_NAME })} --region <region>`,
+    );
+  },
+});
+
+/**
+ * The authorizer cache of `target`'s stage (`apiGateway` built from --region when absent; in a
+ * stage of several regions, `apiGatewayIn` each region's).
+ */
+export const authorizerCacheFor = (
+  target: KeysTarget,
+  apiGateway?: ApiGatewayCalls,
+  apiGatewayIn?: (region: string) => ApiGatewayCalls,
+): AuthorizerCache => {
+  const { stage, stackOutputs: outputs, stageRegions } = target;
   if (!target.onAws) return { afterChange: async () => LOCAL };
   if (stage === undefined || outputs === undefined) return { afterChange: async () => NO_STAGE };
+  if (stageRegions !== undefined) {
+    return regionalCaches(stage, stageRegions, (region) => {
+      const given = apiGatewayIn?.(region);
+      return given === undefined ? { client: apiGatewayClientFor(region), made: true } : { client: given, made: false };
+    });
+  }
   return {
     async afterChange() {
       const stored = "The change is stored, but takes effect only within the stage's authorizer cache TTL";

@@ -21,9 +21,18 @@ import { actorOf, type CallerLookup } from './caller';
 import { createKey, listKeys, revokeKey, rollKey, setKeyPlan, showCapacity, showKey, type CommandContext } from './commands';
 import { expiryOption, parseDuration } from './durations';
 import { keyIdArgument } from './key-id';
-import { KEYS_HELP, resolveKeysTarget, TARGET_OPTIONS, TARGET_USAGE, targetFailure, type KeysTarget, type TargetOptions } from './target';
+import {
+  KEYS_HELP,
+  resolveKeysTarget,
+  TARGET_OPTIONS,
+  TARGET_USAGE,
+  targetFailure,
+  type CloudFormationIn,
+  type KeysTarget,
+  type TargetOptions,
+} from './target';
 import { keysPrinter, type KeysPrinter } from './printer';
-import { usageKeysFor, type ApiGatewayCalls } from './usage-keys';
+import { usageKeysFor, type ApiGatewayCalls, type ApiGatewayIn } from './usage-keys';
 import { DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, showUsage, usageDaysArgument } from './usage';
 
 export { stageKeysTable } from './target';
@@ -96,6 +105,10 @@ export interface KeysCommandOptions {
   readonly sts?: CallerLookup;
   /** API Gateway client for the keys' API keys and the stage's authorizer cache on AWS; built from the region when absent. */
   readonly apiGateway?: ApiGatewayCalls;
+  /** A stage in several regions: each region's CloudFormation client; built from the region when absent. */
+  readonly cloudFormationIn?: CloudFormationIn;
+  /** A stage in several regions: each region's API Gateway client; built from the region when absent. */
+  readonly apiGatewayIn?: ApiGatewayIn;
 }
 
 /** Each command's own options (every command also takes the target's and --help). */
@@ -117,6 +130,8 @@ const isCommand = (name: string): name is Command => Object.hasOwn(COMMAND_OPTIO
 /** The commands that take a key id; `audit` takes one or none; `set-plan` a plan after it. */
 const WITH_ID: ReadonlySet<Command> = new Set(['show', 'usage', 'roll', 'set-plan', 'revoke']);
 const WITH_OPTIONAL_ID: ReadonlySet<Command> = new Set(['audit']);
+/** The commands that write the keys table: a stage in several regions takes them in its home region only. */
+const WRITES: ReadonlySet<Command> = new Set(['create', 'roll', 'set-plan', 'revoke']);
 
 const DEFAULT_GRACE = '24h';
 
@@ -291,12 +306,16 @@ const runPrinting = async (argv: string[], options: KeysCommandOptions, { print,
     print(USAGE);
     return invocation.usage;
   }
-  const target = await resolveKeysTarget(invocation.target, env, options.cloudFormation);
-  const usageKeys = usageKeysFor(target, env, options.apiGateway);
+  const target = await resolveKeysTarget(invocation.target, env, {
+    cloudFormation: options.cloudFormation,
+    cloudFormationIn: options.cloudFormationIn,
+    writes: WRITES.has(invocation.command),
+  });
+  const usageKeys = usageKeysFor(target, env, options.apiGateway, options.apiGatewayIn);
   const context: CommandContext = {
     keys: apiKeysRepository({ client: target.client, tables: { apiKeys: target.tableName, apiKeyLastUse: target.lastUseTableName } }),
     usageKeys,
-    authorizerCache: authorizerCacheFor(target, options.apiGateway),
+    authorizerCache: authorizerCacheFor(target, options.apiGateway, options.apiGatewayIn),
     print,
     showNewKey,
     json: invocation.json,
@@ -312,6 +331,7 @@ const runPrinting = async (argv: string[], options: KeysCommandOptions, { print,
     // The audit log has its own lines for a missing log or a refusal; the keys table's are these.
     throw invocation.command !== 'audit' || error instanceof DatabaseUnavailable ? targetFailure(target, error) : error;
   } finally {
+    usageKeys.close();
     target.client.destroy();
   }
 };

@@ -98,9 +98,14 @@ type Release = UsageKeyRelease | { readonly outcome: 'failed'; readonly reason: 
 const revokeWithUsageKey = async ({ keys, usageKeys }: CommandContext, keyId: string, changedBy: Actor) => {
   const record = await keys.revoke(keyId, changedBy);
   if (!record) throw noSuchKey(keyId);
-  const release: Release = await releaseUsageKey(keys, record, (usageKeyId) => usageKeys.remove(usageKeyId), changedBy).catch(
-    (error: unknown) => ({ outcome: 'failed' as const, reason: messageOf(error) }),
-  );
+  const release: Release = await releaseUsageKey(
+    keys,
+    record,
+    (usageKeyId, region) => usageKeys.remove(usageKeyId, region),
+    changedBy,
+    new Date(),
+    usageKeys.homeRegion,
+  ).catch((error: unknown) => ({ outcome: 'failed' as const, reason: messageOf(error) }));
   return { record, release };
 };
 
@@ -143,7 +148,7 @@ export const createKey = async (context: CommandContext, input: CreateInput): Pr
   });
   const record = await undoneOnFailure(
     () => keys.register(key, input.name, { scopes: input.scopes, expiresAt: input.expiresAt, plan, usage, changedBy }),
-    () => usageKeys.discard(usage.usageKeyId),
+    () => usageKeys.discard(usage),
   );
   const lines = json
     ? [keyJson(record, key)]
@@ -308,8 +313,7 @@ export const setKeyPlan = async (context: CommandContext, keyId: string, plan: s
   }
   const changedBy = await caller();
   const followers: string[] = [];
-  const { usageKeyId } = metering;
-  await usageKeys.move(usageKeyId, from, plan);
+  await usageKeys.move(metering, from, plan);
   const updated = await undoneOnFailure(
     async () => {
       const moved = await keys.setPlan(keyId, plan, { changedBy }).catch((error: unknown) => {
@@ -321,7 +325,7 @@ export const setKeyPlan = async (context: CommandContext, keyId: string, plan: s
       }
       return moved;
     },
-    () => usageKeys.move(usageKeyId, plan, from),
+    () => usageKeys.move(metering, plan, from),
   );
   if (json) print(keyJson(updated));
   else {
@@ -334,10 +338,15 @@ export const setKeyPlan = async (context: CommandContext, keyId: string, plan: s
 };
 
 /** What a revoke says of its usage key, if anything. */
-const releaseLine = (release: Release, onApiGateway: boolean): string | undefined => {
+const releaseLine = (release: Release, { onApiGateway, homeRegion }: UsageKeys): string | undefined => {
   switch (release.outcome) {
-    case 'deleted':
-      return onApiGateway ? `Its API Gateway API key ${release.usageKeyId} is deleted.` : undefined;
+    case 'deleted': {
+      if (!onApiGateway) return undefined;
+      const others = Object.entries(release.regionUsageKeyIds ?? {});
+      if (others.length === 0) return `Its API Gateway API key ${release.usageKeyId} is deleted.`;
+      const each = [[homeRegion ?? '', release.usageKeyId], ...others].map(([region, id]) => `${id} in ${region}`).join(', ');
+      return `Its API Gateway API keys are deleted in every region: ${each}.`;
+    }
     case 'shared': {
       const others = release.sharing.map((other) => other.keyId).join(', ');
       // A roll made meanwhile (or before) left a key of the same name and scopes that still lets its callers in.
@@ -363,7 +372,7 @@ export const revokeKey = async (context: CommandContext, keyId: string): Promise
     // Revoking twice keeps the first time, and the first revoker.
     if (!record.revokedNow) print(`Key ${keyId} was already revoked at ${attributeText(record.revokedAt)}.`);
     else print(`Revoked key ${keyId}. Callers using it are refused.`);
-    const line = releaseLine(release, usageKeys.onApiGateway);
+    const line = releaseLine(release, usageKeys);
     if (line !== undefined) print(line);
   }
   // Flushed again by a revoke run again, in case the first flush could not be made.
@@ -371,16 +380,32 @@ export const revokeKey = async (context: CommandContext, keyId: string): Promise
   return 0;
 };
 
-/** The API keys held against API Gateway's quota, and the keys of this table that are live. */
+/**
+ * The API keys held against API Gateway's quota, and the keys of this table that are live. A stage
+ * in several regions holds its API keys in each region, each against that region's quota: one line
+ * a region, and with --json the fullest region's count as `apiKeys`, each region's in `apiKeysByRegion`.
+ */
 export const showCapacity = async ({ keys, usageKeys, print, json }: CommandContext): Promise<number> => {
-  const [held, live] = [await usageKeys.count(), await liveKeys(keys)];
+  const [counts, live] = [await usageKeys.count(), await liveKeys(keys)];
   const { limit } = usageKeys;
-  const where = usageKeys.onApiGateway ? 'in this account and region (every stage, and any made by hand)' : 'by the local gateway';
-  if (json) print(JSON.stringify({ apiKeys: held, limit, liveKeys: live }));
-  else {
+  const share = (held: number) => `${Math.floor((held / limit) * 100)}% of the quota`;
+  const [only] = counts;
+  if (counts.length === 1 && only !== undefined && only.region === undefined) {
+    const where = usageKeys.onApiGateway ? 'in this account and region (every stage, and any made by hand)' : 'by the local gateway';
+    if (json) print(JSON.stringify({ apiKeys: only.held, limit, liveKeys: live }));
+    else print(`API keys: ${only.held} of ${limit} held ${where}, ${share(only.held)}; ${live} keys of this table are live.`);
+    return 0;
+  }
+  if (json) {
+    const apiKeysByRegion = Object.fromEntries(counts.map(({ region, held }) => [region, held]));
+    print(JSON.stringify({ apiKeys: Math.max(...counts.map(({ held }) => held)), apiKeysByRegion, limit, liveKeys: live }));
+    return 0;
+  }
+  for (const { region, held } of counts) {
     print(
-      `API keys: ${held} of ${limit} held ${where}, ${Math.floor((held / limit) * 100)}% of the quota; ${live} keys of this table are live.`,
+      `API keys in ${region}: ${held} of ${limit} held in this account and region (every stage, and any made by hand), ${share(held)}.`,
     );
   }
+  print(`${live} keys of this table are live; each holds an API key in every region.`);
   return 0;
 };

@@ -5,6 +5,7 @@
  */
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { homeRegionOf, stageSettings } from '../../infra/stages';
 import { apiKeyLastUseTableName, apiKeysTableName } from '../../shared/config';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import { stackName, stackOutputs } from '../../shared/stack';
@@ -30,7 +31,9 @@ $DYNAMODB_LOCAL_PORT, else on port ${DEFAULT_DYNAMODB_LOCAL_PORT}, as npm start 
                     from $API_KEY_LAST_USE_TABLE_NAME (default: api-key-last-use)
   --stage STAGE     a deployed stage: the keys and last-use tables and usage plans named by stack
                     ${stackName('STAGE')}'s outputs (plans on AWS need it)
-  --region REGION   the AWS region of --stage or --table (default: from the AWS environment)`;
+  --region REGION   the AWS region of --stage or --table (default: from the AWS environment); a stage
+                    in several regions (infra/stages.ts) is written in its home region, its
+                    first, and reached in every region (its stack ${stackName('STAGE')} in each)`;
 
 export interface TargetOptions {
   readonly endpoint?: string;
@@ -53,9 +56,62 @@ export interface KeysTarget {
   readonly region?: string;
   /** --stage, when given. */
   readonly stage?: string;
-  /** The outputs of the stage's stack, by name, when --stage is given. */
+  /** The outputs of the stage's stack, by name, when --stage is given (in --region, for a stage in several regions). */
   readonly stackOutputs?: Readonly<Record<string, string>>;
+  /**
+   * A stage in several regions: each of its regions, the home region first, where the keys are
+   * written. Undefined for a stage in one region, and off a stage.
+   */
+  readonly stageRegions?: readonly StageRegion[];
 }
+
+/** One region of a stage in several regions, and its stack's outputs there, read when first asked. */
+export interface StageRegion {
+  readonly region: string;
+  /** Its stack's outputs (one line, naming the region, when they cannot be read). */
+  outputs(): Promise<Readonly<Record<string, string>>>;
+}
+
+/** How the tool reaches a region's CloudFormation; the SDK's own client of that region when absent. */
+export type CloudFormationIn = (region: string) => CloudFormationLookup;
+
+/** The other regions' outputs are read when a command needs them, once, each failure in one line that names its region. */
+const stageRegionsOf = (
+  stage: string,
+  regions: readonly string[],
+  known: { readonly region: string; readonly outputs: Readonly<Record<string, string>> },
+  cloudFormationIn: CloudFormationIn,
+): StageRegion[] =>
+  regions.map((region) => {
+    let read: Promise<Record<string, string>> | undefined;
+    return {
+      region,
+      outputs: () =>
+        region === known.region
+          ? Promise.resolve(known.outputs)
+          : (read ??= stageOutputs(stage, cloudFormationIn(region)).catch((error: unknown) => {
+              throw new Error(`In ${region}: ${error instanceof Error ? error.message : String(error)}`);
+            })),
+    };
+  });
+
+/**
+ * The region a stage in several regions is reached in: its home region for a command that writes
+ * (the keys are written there only; a write in a replica could be overwritten by one made at
+ * home), and for a read the region asked, whose replica it reads.
+ */
+const regionOfStage = (stage: string, regions: readonly string[], home: string, asked: string | undefined, writes: boolean): string => {
+  if (asked === undefined) return home;
+  if (!regions.includes(asked)) {
+    throw new UsageError(`Stage ${stage} runs in ${regions.join(', ')}, not in ${asked}: leave out --region (its home region is ${home}).`);
+  }
+  if (writes && asked !== home) {
+    throw new UsageError(
+      `Stage ${stage} writes its keys in its home region, ${home}, not in ${asked}: leave out --region (or give --region ${home}).`,
+    );
+  }
+  return asked;
+};
 
 const tableOutputOf = (stage: string, outputs: Readonly<Record<string, string>>, output: string): string => {
   const table = outputs[output];
@@ -80,25 +136,48 @@ const localPort = (env: Readonly<Record<string, string | undefined>>): number =>
   return port;
 };
 
-/** The target the options name; `cloudFormation` finds a stage's table (built from --region when absent). */
+/** How a command reaches AWS: for a stage in one region, `cloudFormation`; in several, `cloudFormationIn` each region. */
+export interface TargetClients {
+  /** Finds a stage's table (built from --region when absent). */
+  readonly cloudFormation?: CloudFormationLookup;
+  /** A stage in several regions: each region's CloudFormation (the SDK's client of that region when absent). */
+  readonly cloudFormationIn?: CloudFormationIn;
+  /** Whether the command writes the keys table (a stage in several regions is then reached in its home region only). */
+  readonly writes?: boolean;
+}
+
+/** The target the options name; `clients` find a stage's table. */
 export const resolveKeysTarget = async (
   options: TargetOptions,
   env: Readonly<Record<string, string | undefined>>,
-  cloudFormation?: CloudFormationLookup,
+  clients: TargetClients = {},
 ): Promise<KeysTarget> => {
-  const { endpoint: endpointOption, stage, table, region } = options;
+  const { endpoint: endpointOption, stage, table } = options;
   if (stage !== undefined && (endpointOption !== undefined || table !== undefined)) {
     throw new UsageError('--stage finds its own table on AWS: it cannot be combined with --endpoint or --table.');
   }
+  const settings = stage === undefined ? undefined : stageSettings(stage);
+  const home = settings && homeRegionOf(settings);
+  const regions = settings?.regions ?? [];
+  const region =
+    stage !== undefined && home !== undefined
+      ? regionOfStage(stage, regions, home, options.region, clients.writes ?? false)
+      : options.region;
+  const cloudFormationIn: CloudFormationIn = clients.cloudFormationIn ?? ((other) => new CloudFormationClient({ region: other }));
+  const cloudFormation = home === undefined ? clients.cloudFormation : cloudFormationIn(region ?? home);
   // --stage, and --table without --endpoint, mean AWS; anything else a DynamoDB endpoint.
   const onAws = stage !== undefined || (table !== undefined && endpointOption === undefined);
   const endpoint = onAws ? undefined : (endpointOption ?? env.DYNAMODB_ENDPOINT ?? dynamoDBLocalEndpoint(localPort(env)));
   const outputs = stage === undefined ? undefined : await stageOutputs(stage, cloudFormation ?? new CloudFormationClient({ region }));
+  const stageRegions =
+    stage === undefined || outputs === undefined || home === undefined
+      ? undefined
+      : stageRegionsOf(stage, regions, { region: region ?? home, outputs }, cloudFormationIn);
   const ofStage = stage !== undefined && outputs !== undefined;
   const tableName = table ?? (ofStage ? keysTableOf(stage, outputs) : apiKeysTableName(env));
   const lastUseTableName = ofStage ? tableOutputOf(stage, outputs, stackOutputs.apiKeyLastUseTableName) : apiKeyLastUseTableName(env);
   const client = createDocumentClient({ endpoint, region });
-  return { client, tableName, lastUseTableName, onAws, endpoint, region, stage, stackOutputs: outputs };
+  return { client, tableName, lastUseTableName, onAws, endpoint, region, stage, stackOutputs: outputs, stageRegions };
 };
 
 /** The one line for a target whose DynamoDB did not answer. */

@@ -7,6 +7,11 @@
  * Which plans exist: locally those in force (PLANS_FILE honoured), on AWS the stack's UsagePlanIds.
  * What a usage key was let through each day: on AWS GetUsage (with GetUsagePlan for the quota);
  * locally the local server's usage table (tools/local-server/usage-log.ts).
+ *
+ * A stage in several regions meters a key in each region (API keys and usage plans are regional):
+ * the same value is made an API key in every region, each in that region's usage plan of the
+ * key's plan, all or none; a plan change moves it in every region, and a release deletes each.
+ * Usage (GetUsage) is read in the region the tool reaches.
  */
 import {
   APIGatewayClient,
@@ -19,6 +24,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod/mini';
 import { apiKeysRepository, type UsageKey } from '../../shared/api-keys-repository';
+import type { RegionUsageKeyIds } from '../../shared/plan-policy';
 import { API_KEYS_FULL, API_KEYS_PER_REGION, countApiKeys, deleteApiKey } from '../../shared/usage-key-release';
 import { PLAN_NAME_PATTERN, plansInForce, QUOTA_PERIODS, type QuotaPeriod } from '../../shared/plans';
 import { PROJECT_NAME } from '../../shared/project';
@@ -34,7 +40,7 @@ import {
   quotaPeriodStart,
   usageDay,
 } from '../local-server/usage-plans';
-import { KEYS_HELP, type KeysTarget } from './target';
+import { KEYS_HELP, type KeysTarget, type StageRegion } from './target';
 import { apiGatewayClientFor } from './api-gateway-client';
 
 /** The API Gateway client (a client: the SDK's paginators take no other). */
@@ -53,6 +59,18 @@ export interface UsageReport {
   readonly days: ReadonlyArray<{ readonly day: string; readonly requests: number }>;
   /** Undefined for a plan without a quota. */
   readonly quota: QuotaUse | undefined;
+}
+
+/** The API keys of a key's usage key: the home region's id, and the other regions' (none in a stage of one region). */
+export interface UsageKeyIds {
+  readonly usageKeyId: string;
+  readonly regionUsageKeyIds?: RegionUsageKeyIds;
+}
+
+/** How many API keys a region holds; `region` undefined in a stage of one region, and locally. */
+export interface HeldApiKeys {
+  readonly region?: string;
+  readonly held: number;
 }
 
 /** A usage key and the plan it is metered on. */
@@ -93,16 +111,24 @@ export interface UsageKeys {
   checkPlan(plan: string): void;
   /** A new API key in `plan` for our key `keyId`: a random value, never the bearer key. */
   create(keyId: string, plan: string): Promise<UsageKey>;
-  /** Moves an API key from the usage plan of `from` to that of `to`. */
-  move(usageKeyId: string, from: string, to: string): Promise<void>;
-  /** Deletes an API key no live key uses any more; one already gone counts as deleted. Rejects in one line. */
-  remove(usageKeyId: string): Promise<void>;
+  /** Moves a usage key, in every region, from the usage plan of `from` to that of `to`: all, or none (one line naming the region). */
+  move(usage: UsageKeyIds, from: string, to: string): Promise<void>;
+  /**
+   * Deletes an API key no live key uses any more, in `region` (one of a stage's other regions;
+   * undefined: the home region or the one region); one already gone counts as deleted. Rejects in one line.
+   */
+  remove(usageKeyId: string, region?: string): Promise<void>;
+  /** The region of a usage key's `usageKeyId`: a stage's home region, as a release names it. */
+  readonly homeRegion?: string;
   /** How many API keys API Gateway may hold here: per account and region on AWS, LOCAL_API_KEY_LIMIT locally. */
   readonly limit: number;
-  /** The API keys held now: on AWS every API key of the account in the region, locally those the keys table has not deleted. */
-  count(): Promise<number>;
-  /** Deletes an API key `create` made that no key record holds (a write that failed after it). */
-  discard(usageKeyId: string): Promise<void>;
+  /**
+   * The API keys held now: on AWS every API key of the account in the region (in each of a stage's
+   * regions), locally those the keys table has not deleted.
+   */
+  count(): Promise<readonly HeldApiKeys[]>;
+  /** Deletes, in every region, a usage key `create` made that no key record holds (a write that failed after it). */
+  discard(usage: UsageKey): Promise<void>;
   /**
    * The requests `usageKeyId` (on `plan`) was let through on each of `days` (oldest first, the
    * last being today), and what remains of the plan's quota today.
@@ -170,7 +196,7 @@ const localUsageKeys = (target: KeysTarget, env: Readonly<Record<string, string 
     get limit() {
       return limit();
     },
-    count,
+    count: async () => [{ held: await count() }],
     async usage({ usageKeyId, plan }, days) {
       const inForce = plans();
       // Own properties only: a plan named `constructor` is no plan.
@@ -207,8 +233,11 @@ const UsagePlanQuota = z.object({ limit: z.int().check(z.nonnegative()), period:
 
 const UsagePlanIds = z.record(z.string(), z.string().check(z.minLength(1)));
 
-/** The stack's UsagePlanIds output, read: each plan's usage plan id. */
-const usagePlanIdsOf = (stage: string, outputs: Readonly<Record<string, string>>): Readonly<Record<string, string>> => {
+/** ` in <region>` for a region of a stage in several regions; nothing for the one reached by default. */
+const inRegion = (region: string | undefined): string => (region === undefined ? '' : ` in ${region}`);
+
+/** The stack's UsagePlanIds output, read: each plan's usage plan id (in `region`, one of a stage's other regions). */
+const usagePlanIdsOf = (stage: string, outputs: Readonly<Record<string, string>>, region?: string): Readonly<Record<string, string>> => {
   const text = outputs[stackOutputs.usagePlanIds];
   let parsed: unknown;
   try {
@@ -219,7 +248,7 @@ const usagePlanIdsOf = (stage: string, outputs: Readonly<Record<string, string>>
   const ids = UsagePlanIds.safeParse(parsed);
   if (!ids.success) {
     throw new Error(
-      `Stack ${stackName(stage)} has no readable ${stackOutputs.usagePlanIds} output: deploy it with this version (npx cdk deploy -c stage=${stage}).`,
+      `Stack ${stackName(stage)}${inRegion(region)} has no readable ${stackOutputs.usagePlanIds} output: deploy it with this version (npx cdk deploy -c stage=${stage}).`,
     );
   }
   return ids.data;
@@ -228,10 +257,47 @@ const usagePlanIdsOf = (stage: string, outputs: Readonly<Record<string, string>>
 /** What an API Gateway refusal is called: its name only, as its message may quote ids or values. */
 const reasonOf = (error: unknown): string => (error instanceof Error ? error.name : 'no answer');
 
-const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefined): UsageKeys => {
-  let client: ApiGatewayCalls | undefined = apiGateway;
-  const calls = (): ApiGatewayCalls => (client ??= apiGatewayClientFor(target.region));
-  const { stage, stackOutputs: outputs } = target;
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/** How the tool reaches a region's API Gateway; the SDK's own client of that region when absent. */
+export type ApiGatewayIn = (region: string) => ApiGatewayCalls;
+
+/** One region's API key of a usage key: `region` undefined for the home region's (or the one region's). */
+interface RegionalKey {
+  readonly region?: string;
+  readonly usageKeyId: string;
+}
+
+/** A usage key's API keys, the home region's first. */
+const regionalKeys = ({ usageKeyId, regionUsageKeyIds = {} }: UsageKeyIds): RegionalKey[] => [
+  { usageKeyId },
+  ...Object.entries(regionUsageKeyIds).map(([region, id]) => ({ region, usageKeyId: id })),
+];
+
+const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefined, apiGatewayIn?: ApiGatewayIn): UsageKeys => {
+  const { stage, stackOutputs: outputs, stageRegions = [] } = target;
+  /** The clients this made, destroyed by close. */
+  const own: APIGatewayClient[] = [];
+  const made = (region: string | undefined): ApiGatewayCalls => {
+    const client = apiGatewayClientFor(region);
+    own.push(client);
+    return client;
+  };
+  const clients = new Map<string | undefined, ApiGatewayCalls>();
+  /** The client of `region` (undefined, or the target's region: the target's). */
+  const callsIn = (region?: string): ApiGatewayCalls => {
+    const key = region === target.region ? undefined : region;
+    let client = clients.get(key);
+    if (client === undefined) {
+      const at = key ?? target.region;
+      client = key === undefined && apiGateway !== undefined ? apiGateway : at !== undefined && apiGatewayIn ? apiGatewayIn(at) : made(at);
+      clients.set(key, client);
+    }
+    return client;
+  };
+  const calls = (): ApiGatewayCalls => callsIn();
+  /** The stage's other regions than the one the tool reaches (for a write, its home region). */
+  const otherRegions = (): StageRegion[] => stageRegions.filter(({ region }) => region !== target.region);
 
   const usagePlanIds = (): Readonly<Record<string, string>> => {
     if (stage === undefined || outputs === undefined) {
@@ -244,6 +310,24 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     // Own properties only: a plan named `constructor` is no plan.
     const id = Object.hasOwn(ids, plan) ? ids[plan] : undefined;
     if (id === undefined) throw unknownPlan(plan, Object.keys(ids), `the plans of stage ${stage}`);
+    return id;
+  };
+  /** Each plan's usage plan id in `region`: the target's own, or that region's stack's. */
+  const usagePlanIdsIn = async (region: string | undefined): Promise<Readonly<Record<string, string>>> => {
+    if (region === undefined || region === target.region) return usagePlanIds();
+    const regional = stageRegions.find((known) => known.region === region);
+    if (regional === undefined) throw new Error(`Stage ${stage ?? ''} does not run in ${region} (infra/stages.ts).`);
+    return usagePlanIdsOf(stage ?? '', await regional.outputs(), region);
+  };
+  const usagePlanIdIn = async (region: string | undefined, plan: string): Promise<string> => {
+    if (region === undefined) return usagePlanId(plan);
+    const ids = await usagePlanIdsIn(region);
+    const id = Object.hasOwn(ids, plan) ? ids[plan] : undefined;
+    if (id === undefined) {
+      throw new Error(
+        `Stack ${stackName(stage ?? '')} in ${region} has no usage plan ${plan}: deploy it with this version (npx cdk deploy -c stage=${stage}).`,
+      );
+    }
     return id;
   };
   const failed = (what: string, error: unknown): Error => new Error(`API Gateway refused to ${what} (${reasonOf(error)}).`);
@@ -277,13 +361,86 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     return quota.data;
   };
 
-  const addToPlan = async (usageKeyId: string, plan: string): Promise<void> => {
-    await calls().send(new CreateUsagePlanKeyCommand({ usagePlanId: usagePlanId(plan), keyId: usageKeyId, keyType: 'API_KEY' }));
+  const addToPlan = async ({ region, usageKeyId }: RegionalKey, usagePlanId: string): Promise<void> => {
+    await callsIn(region).send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: usageKeyId, keyType: 'API_KEY' }));
   };
-  const discard = async (usageKeyId: string): Promise<void> => {
-    await deleteApiKey(calls(), usageKeyId).catch((error: unknown) => {
-      throw failed(`delete the API key ${usageKeyId}, which no key uses now: delete it in the console`, error);
+  const discardIn = async ({ region, usageKeyId }: RegionalKey): Promise<void> => {
+    await deleteApiKey(callsIn(region), usageKeyId).catch((error: unknown) => {
+      throw failed(`delete the API key ${usageKeyId}${inRegion(region)}, which no key uses now: delete it in the console`, error);
     });
+  };
+  /** Deletes every region's API key of a usage key no record holds: each tried, the failures in one line. */
+  const discard = async (usage: UsageKeyIds): Promise<void> => {
+    const settled = await Promise.allSettled(regionalKeys(usage).map(discardIn));
+    const failures = settled.flatMap((result) => (result.status === 'rejected' ? [messageOf(result.reason).replace(/\.$/, '')] : []));
+    if (failures.length > 0) throw new Error(`${failures.join('; ')}.`);
+  };
+
+  /** An API key of `value` in `region`, in the usage plan `usagePlanId` of `plan`; none when either step fails. */
+  const createIn = async (region: string | undefined, keyId: string, plan: string, value: string): Promise<string> => {
+    const usagePlanId = await usagePlanIdIn(region, plan);
+    const created = await callsIn(region)
+      .send(
+        new CreateApiKeyCommand({
+          // Named as the stack names the usage plans: pet-store-<stage>-….
+          name: `${PROJECT_NAME}-${stage ?? ''}-${keyId}`,
+          description: `Meters the pet store key ${keyId} on its plan (npm run keys).`,
+          value,
+          enabled: true,
+        }),
+      )
+      .catch((error: unknown) => {
+        throw reasonOf(error) === API_KEYS_FULL
+          ? new ApiKeysFull(
+              region === undefined
+                ? `this account and region hold ${API_KEYS_PER_REGION} API Gateway API keys, a quota that cannot be raised.`
+                : `this account holds ${API_KEYS_PER_REGION} API Gateway API keys in ${region}, a quota that cannot be raised.`,
+            )
+          : failed(`create an API key${inRegion(region)}`, error);
+      });
+    if (!created.id) throw new Error(`API Gateway created an API key${inRegion(region)} but did not say its id.`);
+    const made = { region, usageKeyId: created.id };
+    try {
+      await addToPlan(made, usagePlanId);
+    } catch (error) {
+      await discardIn(made);
+      throw failed(`put the new API key in plan ${plan}${inRegion(region)}`, error);
+    }
+    return created.id;
+  };
+
+  /** Moves one region's API key from the usage plan of `from` to that of `to`. */
+  const moveIn = async (key: RegionalKey, from: string, to: string): Promise<void> => {
+    const { region, usageKeyId } = key;
+    const fromId = (await usagePlanIdsIn(region))[from];
+    const toId = await usagePlanIdIn(region, to);
+    // An API key can be in one usage plan of a stage only: out of the old one first. A plan the
+    // stage no longer has holds no key; one moved in the console meanwhile is not in it either.
+    if (fromId !== undefined) {
+      await callsIn(region)
+        .send(new DeleteUsagePlanKeyCommand({ usagePlanId: fromId, keyId: usageKeyId }))
+        .catch((error: unknown) => {
+          if (reasonOf(error) !== 'NotFoundException')
+            throw failed(`take the API key ${usageKeyId} out of plan ${from}${inRegion(region)}`, error);
+        });
+    }
+    try {
+      // In it already (moved there in the console): the keys table is then brought in line.
+      await addToPlan(key, toId).catch((error: unknown) => {
+        if (reasonOf(error) !== 'ConflictException') throw error;
+      });
+    } catch (error) {
+      // Back into the old plan, so that the key is metered (and admitted) as before.
+      const back =
+        fromId === undefined
+          ? true
+          : await addToPlan(key, fromId).then(
+              () => true,
+              () => false,
+            );
+      const after = back ? '' : `, nor back in plan ${from}: add it there in the console`;
+      throw failed(`put the API key ${usageKeyId} in plan ${to}${inRegion(region)}${after}`, error);
+    }
   };
 
   return {
@@ -293,71 +450,61 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     },
     async create(keyId, plan) {
       const value = newUsageKeyValue();
-      const created = await calls()
-        .send(
-          new CreateApiKeyCommand({
-            // Named as the stack names the usage plans: pet-store-<stage>-….
-            name: `${PROJECT_NAME}-${stage ?? ''}-${keyId}`,
-            description: `Meters the pet store key ${keyId} on its plan (npm run keys).`,
-            value,
-            enabled: true,
-          }),
-        )
-        .catch((error: unknown) => {
-          throw reasonOf(error) === API_KEYS_FULL
-            ? new ApiKeysFull(`this account and region hold ${API_KEYS_PER_REGION} API Gateway API keys, a quota that cannot be raised.`)
-            : failed('create an API key', error);
-        });
-      if (!created.id) throw new Error('API Gateway created an API key but did not say its id.');
-      const usageKeyId = created.id;
-      try {
-        await addToPlan(usageKeyId, plan);
-      } catch (error) {
-        await discard(usageKeyId);
-        throw failed(`put the new API key in plan ${plan}`, error);
+      const usageKeyId = await createIn(undefined, keyId, plan, value);
+      const others = otherRegions();
+      if (others.length === 0) return { usageKeyId, usageKey: value };
+      // The same value in every other region, one after another: all, or none.
+      const regionUsageKeyIds: Record<string, string> = {};
+      for (const { region } of others) {
+        try {
+          regionUsageKeyIds[region] = await createIn(region, keyId, plan, value);
+        } catch (error) {
+          const madeIn = [target.region ?? '', ...Object.keys(regionUsageKeyIds)].join(', ');
+          const undone = await discard({ usageKeyId, regionUsageKeyIds }).then(
+            () => `No key was created: its API keys made in ${madeIn} were deleted.`,
+            (undoError: unknown) => `No key was created, and ${messageOf(undoError)}`,
+          );
+          if (error instanceof ApiKeysFull) throw new ApiKeysFull(`${error.message} ${undone}`);
+          // Each failure names its region already.
+          throw new Error(`${messageOf(error).replace(/\.$/, '')}. ${undone}`);
+        }
       }
-      return { usageKeyId, usageKey: value };
+      return { usageKeyId, usageKey: value, regionUsageKeyIds };
     },
-    async move(usageKeyId, from, to) {
-      const fromId = usagePlanIds()[from];
-      const toId = usagePlanId(to);
-      // An API key can be in one usage plan of a stage only: out of the old one first. A plan the
-      // stage no longer has holds no key; one moved in the console meanwhile is not in it either.
-      if (fromId !== undefined) {
-        await calls()
-          .send(new DeleteUsagePlanKeyCommand({ usagePlanId: fromId, keyId: usageKeyId }))
-          .catch((error: unknown) => {
-            if (reasonOf(error) !== 'NotFoundException') throw failed(`take the API key ${usageKeyId} out of plan ${from}`, error);
-          });
-      }
-      try {
-        // In it already (moved there in the console): the keys table is then brought in line.
-        await addToPlan(usageKeyId, to).catch((error: unknown) => {
-          if (reasonOf(error) !== 'ConflictException') throw error;
-        });
-      } catch (error) {
-        // Back into the old plan, so that the key is metered (and admitted) as before.
-        const back =
-          fromId === undefined
-            ? true
-            : await addToPlan(usageKeyId, from).then(
-                () => true,
-                () => false,
-              );
-        const after = back ? '' : `, nor back in plan ${from}: add it there in the console`;
-        throw failed(`put the API key ${usageKeyId} in plan ${to}${after}`, error);
+    async move(usage, from, to) {
+      const keys = regionalKeys(usage);
+      const moved: RegionalKey[] = [];
+      for (const key of keys) {
+        try {
+          await moveIn(key, from, to);
+          moved.push(key);
+        } catch (error) {
+          // The regions moved already go back, so that every region meters the key on one plan.
+          if (moved.length === 0) throw error;
+          const back = await Promise.allSettled(moved.map((done) => moveIn(done, to, from)));
+          const stuck = moved.filter((_, index) => back[index]?.status === 'rejected').map(({ region }) => region ?? target.region ?? '');
+          const left =
+            stuck.length === 0
+              ? ` Its API keys in ${moved.map(({ region }) => region ?? target.region ?? '').join(', ')} are back on plan ${from}.`
+              : ` Its API keys in ${stuck.join(', ')} are not back on plan ${from}: move them back in the console.`;
+          throw new Error(`${messageOf(error)}${left}`);
+        }
       }
     },
-    async remove(usageKeyId) {
-      await deleteApiKey(calls(), usageKeyId).catch((error: unknown) => {
-        throw failed(`delete the API key ${usageKeyId}`, error);
+    async remove(usageKeyId, region) {
+      await deleteApiKey(callsIn(region), usageKeyId).catch((error: unknown) => {
+        throw failed(`delete the API key ${usageKeyId}${inRegion(region)}`, error);
       });
     },
+    homeRegion: stageRegions.length === 0 ? undefined : target.region,
     limit: API_KEYS_PER_REGION,
     async count() {
-      return countApiKeys(calls()).catch((error: unknown) => {
-        throw failed('list the API keys', error);
-      });
+      const countIn = async (region?: string): Promise<number> =>
+        countApiKeys(callsIn(region)).catch((error: unknown) => {
+          throw failed(`list the API keys${inRegion(region)}`, error);
+        });
+      if (stageRegions.length === 0) return [{ held: await countIn() }];
+      return Promise.all(stageRegions.map(async ({ region }) => ({ region, held: await countIn(region) })));
     },
     discard,
     async usage({ usageKeyId, plan }, days) {
@@ -390,7 +537,7 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
       return used;
     },
     close() {
-      if (apiGateway === undefined && client instanceof APIGatewayClient) client.destroy();
+      for (const client of own) client.destroy();
     },
   };
 };
@@ -400,4 +547,5 @@ export const usageKeysFor = (
   target: KeysTarget,
   env: Readonly<Record<string, string | undefined>>,
   apiGateway?: ApiGatewayCalls,
-): UsageKeys => (target.onAws ? awsUsageKeys(target, apiGateway) : localUsageKeys(target, env));
+  apiGatewayIn?: ApiGatewayIn,
+): UsageKeys => (target.onAws ? awsUsageKeys(target, apiGateway, apiGatewayIn) : localUsageKeys(target, env));
