@@ -11,6 +11,7 @@ import { createHandler as createKeyExpiry } from '../../functions/key-expiry';
 import { tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
+import { databaseHealth } from '../../shared/database-health';
 import { newPetId } from '../../shared/ids';
 import type { Pet } from '../../shared/models';
 import { petsRepository, type PetsRepositoryOptions } from '../../shared/pets-repository';
@@ -117,6 +118,12 @@ const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
       expect((await colliding(post(`"${randomUUID()}"`), context)).statusCode).toBe(201);
     },
   },
+  getHealth: {
+    paths: 'GetItem on the pets and keys tables, of keys no item has',
+    run: async ({ handler }) => {
+      expect((await handler()(operationEvent('getHealth'), context)).statusCode).toBe(200);
+    },
+  },
   getPet: {
     paths: 'GetItem on the table, found or not',
     run: async ({ handler, storedPet }) => {
@@ -172,6 +179,7 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
           operationId,
           handlerFactories[operationId]({
             pets: petsRepository({ client, tableName: tables.pets, idempotencyTableName: tables.idempotency, ...options }),
+            health: databaseHealth({ client, tables }),
           }),
         );
 
