@@ -19,7 +19,8 @@ import { Release } from './constructs/release';
 import { SavedQueries } from './constructs/saved-queries';
 import { Throttling } from './constructs/throttling';
 import { PetStoreTables } from './constructs/tables';
-import { stageRegionIndex, type StageSettings } from './stages';
+import { isRegionalCustomDomain, servedDomain, stageRegionIndex, type StageSettings } from './stages';
+import { RegionalRouting } from './constructs/regional-routing';
 
 export interface PetStoreStackProps extends StackProps {
   readonly stage: string;
@@ -39,6 +40,8 @@ export class PetStoreStack extends Stack {
   readonly monitoring: Monitoring;
   readonly throttling: Throttling;
   readonly savedQueries: SavedQueries;
+  /** This region's own name, health check and Route 53 records; only for a stage in several regions. */
+  readonly routing?: RegionalRouting;
   /** The CodeDeploy release of the functions; none when the stage releases all at once. */
   readonly release?: Release;
 
@@ -57,6 +60,8 @@ export class PetStoreStack extends Stack {
     const serviceName = resourceName;
     const kept = { logRetention: settings.logRetention, removalPolicy: settings.removalPolicy };
 
+    // A stage in several regions: this region serves the stage's domain with its own certificate, and routes to it.
+    const regionalDomain = settings.customDomain && isRegionalCustomDomain(settings.customDomain) ? settings.customDomain : undefined;
     this.tables = new PetStoreTables(this, 'Tables', { removalPolicy: settings.removalPolicy });
     this.functions = new PetStoreFunctions(this, 'Functions', {
       namePrefix: resourceName,
@@ -82,10 +87,15 @@ export class PetStoreStack extends Stack {
       plans: settings.plans,
       authorizerCacheTtlSeconds: settings.authorizerCacheTtlSeconds,
       corsAllowedOrigins: settings.corsAllowedOrigins,
-      customDomain: settings.customDomain,
+      customDomain: settings.customDomain && servedDomain(settings.customDomain, this.region),
       webAclArn: settings.webAclArn,
       ...kept,
     });
+    if (regionalDomain) {
+      const stageDomain = this.api.api.domainName;
+      if (!stageDomain) throw new Error('The API has no custom domain to route to.');
+      this.routing = new RegionalRouting(this, 'Routing', { api: this.api.api, stageDomain, domain: regionalDomain, region: this.region });
+    }
     // The stage's plans, from which the authorizer states each key's RateLimit-Policy.
     this.functions.authorizer.function.addEnvironment(USAGE_PLANS_VARIABLE, JSON.stringify(settings.plans));
     this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', {
@@ -173,8 +183,14 @@ export class PetStoreStack extends Stack {
       value: this.keyAudit.writer.logGroup.logGroupName,
       description: 'The audit trail of API-key changes (`npm run keys -- audit --stage <stage>` reads it)',
     });
+    if (this.routing) {
+      new CfnOutput(this, stackOutputs.regionalApiUrl, {
+        value: `https://${this.routing.regionalName}/${STAGE_NAME}`,
+        description: "This region's own base URL (ends in /v1): what its health check and `npm run smoke -- --region` call",
+      });
+    }
     const domain = this.api.api.domainName;
-    if (domain) {
+    if (domain && !this.routing) {
       new CfnOutput(this, 'CustomDomainTarget', {
         value: domain.domainNameAliasDomainName,
         description: 'Point a DNS alias (or CNAME) for the custom domain at this name',

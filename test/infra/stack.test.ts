@@ -142,7 +142,12 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
   it(`is named PetStore-${stage} and outputs the API URL and id, the table names and the dashboard URL`, () => {
     expect(stack.stackName).toBe(`PetStore-${stage}`);
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).sort()).toEqual(Object.values(stackOutputs).sort());
+    // A stage in one region has no region's own URL (infra/constructs/regional-routing.ts).
+    expect(Object.keys(outputs).sort()).toEqual(
+      Object.values(stackOutputs)
+        .filter((name) => name !== stackOutputs.regionalApiUrl)
+        .sort(),
+    );
     const apiUrl = stack.resolve(stack.api.url) as { 'Fn::Join': [string, unknown[]] };
     expect(JSON.stringify(outputs[stackOutputs.apiUrl]?.Value)).toBe(JSON.stringify(apiUrl));
     expect(apiUrl['Fn::Join'][1].at(-1)).toMatch(/\/v1$/);
