@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { HEALTH_CHECK, HEALTH_CHECK_SEARCH_STRING } from '../../infra/constructs/regional-routing';
 import { PetStoreStack } from '../../infra/pet-store-stack';
@@ -100,6 +101,11 @@ describe(`the ${STAGE} stage's routing, in ${region}`, () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
     expect(outputs[stackOutputs.apiUrl]?.Value).toBe(`https://${domain.domainName}/${STAGE_NAME}`);
     expect(outputs[stackOutputs.regionalApiUrl]?.Value).toBe(`https://${ownName}/${STAGE_NAME}`);
+  });
+
+  it('gives cdk-nag nothing to find that is not acknowledged', () => {
+    const found = new AwsSolutionsChecks().validateScope(app).violations.map((violation) => `${violation.ruleName} ${violation.severity}`);
+    expect(found).toEqual([]);
   });
 
   const cfnLintInstalled = spawnSync('cfn-lint', ['--version'], { stdio: 'ignore' }).status === 0;
