@@ -19,6 +19,11 @@ export const OPERATIONS = {
   "listStoreOrders": {
     "method": "GET",
     "path": "/store/orders"
+  },
+  "getHealth": {
+    "method": "GET",
+    "path": "/health",
+    "success": 200
   }
 } as const;
 

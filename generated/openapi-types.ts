@@ -65,6 +65,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether this region of the API can read its tables
+         * @description Answers 200 `{"status":"ok"}` when this region can read its pets and keys tables, else 503; nothing more. For health checks: it needs no API key, and its answer is reused for a few seconds. Needs no API key.
+         */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -279,7 +299,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), or the whole stage's: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
+            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), the whole stage's, or a keyless operation's own: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -476,7 +496,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), or the whole stage's: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
+            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), the whole stage's, or a keyless operation's own: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -691,7 +711,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), or the whole stage's: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
+            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), the whole stage's, or a keyless operation's own: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -841,7 +861,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), or the whole stage's: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
+            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), the whole stage's, or a keyless operation's own: retry after Retry-After seconds. `quota_exceeded`: the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint. */
             429: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
@@ -893,6 +913,94 @@ export interface operations {
                         code?: "not_implemented";
                         /** @constant */
                         status?: 501;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: the database is unavailable: retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                        /** @constant */
+                        status?: 503;
+                    };
+                };
+            };
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description This region can read its tables. */
+            200: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        status: "ok";
+                    };
+                };
+            };
+            /** @description `too_many_requests`: over the API key's plan rate (see `RateLimit-Policy`), the whole stage's, or a keyless operation's own: retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "too_many_requests";
+                        /** @constant */
+                        status?: 429;
+                    };
+                };
+            };
+            /** @description `internal_error`: an unexpected error; details are logged, not sent. */
+            500: {
+                headers: {
+                    "x-amzn-RequestId": components["headers"]["RequestId"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "X-Content-Type-Options": components["headers"]["ContentTypeOptions"];
+                    "X-Request-Id": components["headers"]["FunctionRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                        /** @constant */
+                        status?: 500;
                     };
                 };
             };

@@ -20,7 +20,16 @@ import { Release } from './constructs/release';
 import { SavedQueries } from './constructs/saved-queries';
 import { Throttling } from './constructs/throttling';
 import { PetStoreTables } from './constructs/tables';
-import { homeRegionOf, isHomeRegion, stageRegionalPlans, stageRegionIndex, type StageSettings } from './stages';
+import {
+  homeRegionOf,
+  isHomeRegion,
+  isRegionalCustomDomain,
+  servedDomain,
+  stageRegionalPlans,
+  stageRegionIndex,
+  type StageSettings,
+} from './stages';
+import { RegionalRouting } from './constructs/regional-routing';
 
 export interface PetStoreStackProps extends StackProps {
   readonly stage: string;
@@ -40,6 +49,8 @@ export class PetStoreStack extends Stack {
   readonly monitoring: Monitoring;
   readonly throttling: Throttling;
   readonly savedQueries: SavedQueries;
+  /** This region's own name, health check and Route 53 records; only for a stage in several regions. */
+  readonly routing?: RegionalRouting;
   /** The CodeDeploy release of the functions; none when the stage releases all at once. */
   readonly release?: Release;
   /** The idempotency sweep: in the stage's home region only, as one sweep deletes every replica's records. */
@@ -62,6 +73,8 @@ export class PetStoreStack extends Stack {
     // The plans as this region meters them: a stage in several regions splits each quota over them.
     const plans = stageRegionalPlans(settings);
 
+    // A stage in several regions: this region serves the stage's domain with its own certificate, and routes to it.
+    const regionalDomain = settings.customDomain && isRegionalCustomDomain(settings.customDomain) ? settings.customDomain : undefined;
     this.tables = new PetStoreTables(this, 'Tables', { removalPolicy: settings.removalPolicy });
     this.functions = new PetStoreFunctions(this, 'Functions', {
       namePrefix: resourceName,
@@ -87,10 +100,15 @@ export class PetStoreStack extends Stack {
       plans,
       authorizerCacheTtlSeconds: settings.authorizerCacheTtlSeconds,
       corsAllowedOrigins: settings.corsAllowedOrigins,
-      customDomain: settings.customDomain,
+      customDomain: settings.customDomain && servedDomain(settings.customDomain, this.region),
       webAclArn: settings.webAclArn,
       ...kept,
     });
+    if (regionalDomain) {
+      const stageDomain = this.api.api.domainName;
+      if (!stageDomain) throw new Error('The API has no custom domain to route to.');
+      this.routing = new RegionalRouting(this, 'Routing', { api: this.api.api, stageDomain, domain: regionalDomain, region: this.region });
+    }
     // The region's plans, from which the authorizer states each key's RateLimit-Policy (its share of a quota).
     this.functions.authorizer.function.addEnvironment(USAGE_PLANS_VARIABLE, JSON.stringify(plans));
     this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', {
@@ -190,8 +208,14 @@ export class PetStoreStack extends Stack {
       value: this.keyAudit.writer.logGroup.logGroupName,
       description: 'The audit trail of API-key changes (`npm run keys -- audit --stage <stage>` reads it)',
     });
+    if (this.routing) {
+      new CfnOutput(this, stackOutputs.regionalApiUrl, {
+        value: `https://${this.routing.regionalName}/${STAGE_NAME}`,
+        description: "This region's own base URL (ends in /v1): what its health check and `npm run smoke -- --region` call",
+      });
+    }
     const domain = this.api.api.domainName;
-    if (domain) {
+    if (domain && !this.routing) {
       new CfnOutput(this, 'CustomDomainTarget', {
         value: domain.domainNameAliasDomainName,
         description: 'Point a DNS alias (or CNAME) for the custom domain at this name',

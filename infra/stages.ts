@@ -12,12 +12,32 @@ import { isStatusShardCount } from '../shared/config';
 import { MAX_STATUS_SHARDS } from '../shared/tables';
 import { AWS_LIMITS, statusCreatesCeiling } from './capacity';
 
+/** The custom domain of a stage in one region. */
 export interface CustomDomain {
   /** The API's host name, e.g. `api.example.com`. Point a DNS alias at the stack's `CustomDomainTarget`. */
   readonly domainName: string;
   /** An ACM certificate for that name, in the stack's region. */
   readonly certificateArn: string;
 }
+
+/**
+ * The custom domain of a stage in several regions (infra/constructs/regional-routing.ts): one
+ * `domainName` served in every region behind Route 53 latency records, each region's answers
+ * taken out while its health check fails, and each region's own name `<region>.<domainName>`,
+ * which its health check and `npm run smoke -- --region` use.
+ */
+export interface RegionalCustomDomain {
+  /** The name clients use, e.g. `api.example.com`. */
+  readonly domainName: string;
+  /** An ACM certificate in each region, by region, covering `domainName` and `<region>.<domainName>`. */
+  readonly certificateArns: Readonly<Record<string, string>>;
+  /** The Route 53 public hosted zone the records go in: its id and its name (`example.com`). */
+  readonly hostedZoneId: string;
+  readonly zoneName: string;
+}
+
+/** A region's own name under a stage's domain: `us-east-2.api.example.com`. */
+export const regionalDomainName = (domainName: string, region: string): string => `${region}.${domainName}`;
 
 /**
  * How a new version of each function takes traffic. `AllAtOnce`: the functions' `live` aliases
@@ -74,8 +94,11 @@ export interface StageSettings {
    * None by default: bearer keys, checked before any function runs, and stage throttling bound abuse.
    */
   readonly webAclArn?: string;
-  /** Serve the API at `https://<domainName>/v1` only: its execute-api URL is then turned off. */
-  readonly customDomain?: CustomDomain;
+  /**
+   * Serve the API at `https://<domainName>/v1` only: its execute-api URL is then turned off. A
+   * stage with `regions` takes a RegionalCustomDomain (a certificate per region, a hosted zone).
+   */
+  readonly customDomain?: CustomDomain | RegionalCustomDomain;
   /**
    * What `cdk destroy` does to the tables, logs and the audit trail's queue. RETAIN_ON_UPDATE_OR_DELETE
    * (CloudFormation's RetainExceptOnCreate) keeps them, and turns on the tables' deletion
@@ -169,6 +192,17 @@ export const stages: Readonly<Record<string, StageOverrides>> = {
     release: 'Canary10Percent5Minutes',
     statusIndexShards: 4,
     regions: ['us-east-1', 'us-east-2', 'us-west-2'],
+    // Example values, so that the stage synthesizes offline: give your own domain, zone and certificates.
+    customDomain: {
+      domainName: 'api.example.com',
+      certificateArns: {
+        'us-east-1': 'arn:aws:acm:us-east-1:111111111111:certificate/00000000-0000-4000-8000-000000000001',
+        'us-east-2': 'arn:aws:acm:us-east-2:111111111111:certificate/00000000-0000-4000-8000-000000000002',
+        'us-west-2': 'arn:aws:acm:us-west-2:111111111111:certificate/00000000-0000-4000-8000-000000000003',
+      },
+      hostedZoneId: 'Z0EXAMPLE00000000000',
+      zoneName: 'example.com',
+    },
   },
 };
 
@@ -246,6 +280,7 @@ export const stageSettings = (stage: string, overridesByStage: Readonly<Record<s
   }
   checkRegions(stage, settings.regions ?? []);
   checkRegionalQuotas(stage, settings);
+  checkCustomDomain(stage, settings);
   checkStatusIndexShards(stage, settings);
   if (settings.authorizerCacheTtlSeconds < 0 || settings.authorizerCacheTtlSeconds > 3600) {
     throw new Error(`Stage '${stage}': authorizerCacheTtlSeconds must be 0–3600 (API Gateway's limit).`);
@@ -278,6 +313,42 @@ export const stageRegionCount = ({ regions }: Pick<StageSettings, 'regions'>): n
 /** The stage's plans as each of its regions meters them: the rate and burst as they are, the quota split evenly (regionalPlans). */
 export const stageRegionalPlans = (settings: Pick<StageSettings, 'plans' | 'regions'>): Plans =>
   regionalPlans(settings.plans, stageRegionCount(settings));
+
+/** Whether a stage's custom domain is the one of a stage in several regions. */
+export const isRegionalCustomDomain = (domain: CustomDomain | RegionalCustomDomain): domain is RegionalCustomDomain =>
+  'certificateArns' in domain;
+
+/** The domain a region's API Gateway serves, with that region's certificate: the stage's domain in every region. */
+export const servedDomain = (domain: CustomDomain | RegionalCustomDomain, region: string): CustomDomain =>
+  isRegionalCustomDomain(domain) ? { domainName: domain.domainName, certificateArn: domain.certificateArns[region] ?? '' } : domain;
+
+/**
+ * A stage in several regions serves its domain from each: it needs a certificate in each region
+ * and a hosted zone that holds the name; a stage in one region, one certificate.
+ */
+const checkCustomDomain = (stage: string, { customDomain: domain, regions = [] }: StageSettings) => {
+  if (domain === undefined) return;
+  const at = `Stage '${stage}': customDomain`;
+  if (regions.length === 0) {
+    if (isRegionalCustomDomain(domain))
+      throw new Error(`${at} gives certificateArns, for a stage with regions: give certificateArn, one certificate.`);
+    return;
+  }
+  if (!isRegionalCustomDomain(domain))
+    throw new Error(
+      `${at} needs certificateArns (one per region: ${regions.join(', ')}), hostedZoneId and zoneName, as the stage runs in several regions.`,
+    );
+  const missing = regions.filter((region) => !domain.certificateArns[region]);
+  if (missing.length > 0)
+    throw new Error(
+      `${at}.certificateArns has no certificate for ${missing.join(', ')}: each region serves ${domain.domainName} with its own (ACM is regional).`,
+    );
+  const zone = domain.zoneName.replace(/\.$/, '');
+  if (domain.domainName !== zone && !domain.domainName.endsWith(`.${zone}`))
+    throw new Error(`${at}.domainName ${domain.domainName} is not in the hosted zone ${zone}.`);
+  if (!/^Z[A-Z0-9]+$/.test(domain.hostedZoneId))
+    throw new Error(`${at}.hostedZoneId '${domain.hostedZoneId}' is not a Route 53 hosted zone id (Z…).`);
+};
 
 /**
  * The index of the region a stage's stack is deployed to: its position in the stage's regions, 0

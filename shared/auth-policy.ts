@@ -5,7 +5,7 @@
  * the same key.
  */
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
-import { routes } from './routes';
+import { isKeyed, routes, type Route } from './routes';
 import type { MeteringRefusal } from './plan-policy';
 import type { Scope } from './scopes';
 
@@ -51,11 +51,14 @@ export const stageWildcardArn = (methodArn: string): string => {
   return `${apiArn}/${stage}/*`;
 };
 
-/** The resource ARN of every route a scope covers: `arn:…:apiId/stage/METHOD/path`, `*` for each path parameter. */
+/**
+ * The resource ARN of every route a scope covers: `arn:…:apiId/stage/METHOD/path`, `*` for each
+ * path parameter. A keyless route has no authorizer, so no policy names it.
+ */
 const routeArns = (methodArn: string, scopes: readonly Scope[]): string[] => {
   const [apiArn, stage] = methodArn.split('/');
   return routes
-    .filter((route) => scopes.includes(route.scope))
+    .filter((route: Route) => isKeyed(route) && scopes.includes(route.scope))
     .map((route) => `${apiArn}/${stage}/${route.method}${route.path.replace(/\{[^}]+\}/g, '*')}`);
 };
 

@@ -13,7 +13,7 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import type { ErrorCode } from './errors';
 import { errorResponse } from './http/response';
-import { routes } from './routes';
+import { routes, type Route } from './routes';
 import { SCOPES } from './scopes';
 
 /**
@@ -24,7 +24,7 @@ import { SCOPES } from './scopes';
 const scopeRequirements = (): string =>
   SCOPES.map((scope) => {
     const names = routes
-      .filter((route) => route.scope === scope)
+      .filter((route: Route) => route.scope === scope)
       .map((route) => ('notImplemented' in route ? `${route.method} ${route.path}` : route.operationId));
     return { scope, names };
   })

@@ -80,6 +80,10 @@ export type Pet = z.infer<typeof Pet>;
 /** A page of pets, as `GET /pets` answers it: at most LIST_LIMIT.max. */
 export const Pets = z.array(Pet).check(z.maxLength(LIST_LIMIT.max));
 
+/** What `GET /health` answers when the region can read its tables: this, and nothing more. */
+export const Health = z.strictObject({ status: z.literal('ok') });
+export type Health = z.infer<typeof Health>;
+
 /** The one error shape: `status` repeats the HTTP status. */
 export const ApiErrorBody = z.object({
   code: z.string(),

@@ -11,7 +11,7 @@ import { generateApiKey } from './api-keys';
 import { AUTHORIZER_REFUSAL } from './auth-policy';
 import type { ErrorCode } from './errors';
 import { methodArn, proxyEvent, tokenEvent } from './gateway-events';
-import { ApiErrorBody, MAX_SAFE_ID, Pet } from './models';
+import { ApiErrorBody, Health, MAX_SAFE_ID, Pet } from './models';
 import { routeOf, routes, type HandledOperationId, type OperationId, type Route } from './routes';
 
 /** What a check sends: the event API Gateway would send the function (a proxy request, or a TOKEN authorization). */
@@ -193,6 +193,16 @@ export const releaseChecks = (now: Date = new Date()): readonly ReleaseCheck[] =
         body: JSON.stringify({ categoryId: 1 }),
       }),
       problemWith: proxyAnswerCheck((answer) => errorProblem(answer, 400, 'validation_failed')),
+    },
+    getHealth: {
+      // The new version reads this region's tables (two GetItems of keys no item has) and says so.
+      name: 'getHealth GET /health answers 200 {"status":"ok"}',
+      event: proxyEvent({ method: 'GET', resource: '/health' }),
+      problemWith: proxyAnswerCheck((answer) => {
+        const wrongStatus = statusProblem(answer, 200);
+        if (wrongStatus) return wrongStatus;
+        return Health.safeParse(parsedBody(answer)).success ? undefined : 'answered a body that is not {"status":"ok"}';
+      }),
     },
     authorizer: {
       // A key of the right form that no one has (a fresh random one): the new version reads the

@@ -9,7 +9,7 @@ import type { ErrorCode } from './errors';
 import type * as models from './models';
 import type { Scope } from './scopes';
 import type { TableAccess } from './table-access';
-import { petsStatusIndex } from './tables';
+import { apiKeysTable, petsStatusIndex, petsTable } from './tables';
 
 /** Every route lives under this prefix: the deployed stage is named after it. */
 export const BASE_PATH = '/v1';
@@ -80,14 +80,27 @@ export interface Deprecation {
   readonly successorPath: string;
 }
 
-export interface Route {
+/** A method's own throttle: requests per second and burst, in place of the stage's (API Gateway's method throttling). */
+export interface MethodThrottle {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
+/**
+ * What a route called without a key has instead: no authorizer, no usage plan, and so no quota;
+ * its own method throttle bounds it. Only for a route a caller that can send no header must reach
+ * (a Route 53 health check sends no `Authorization`), and that reveals nothing.
+ */
+export interface Keyless {
+  readonly throttle: MethodThrottle;
+}
+
+interface RouteCommon {
   readonly operationId: string;
   readonly method: HttpMethod;
   /** Path template below the base path, with `{name}` parameters. */
   readonly path: string;
   readonly summary: string;
-  /** The API key scope the operation needs: the authorizer's policy allows it only with this scope. */
-  readonly scope: Scope;
   /** The Lambda handler module, relative to the project root; absent for routes with no Lambda. */
   readonly handler?: string;
   /** Listed by the interface but never specified: answered with 501, after authentication. */
@@ -107,6 +120,24 @@ export interface Route {
   readonly deprecated?: Deprecation;
 }
 
+/** A route behind the bearer-key authorizer: every route but a keyless one. */
+export interface KeyedRoute extends RouteCommon {
+  /** The API key scope the operation needs: the authorizer's policy allows it only with this scope. */
+  readonly scope: Scope;
+  readonly keyless?: never;
+}
+
+/** A route any caller reaches without a key (see Keyless). */
+export interface KeylessRoute extends RouteCommon {
+  readonly scope?: never;
+  readonly keyless: Keyless;
+}
+
+export type Route = KeyedRoute | KeylessRoute;
+
+/** Whether a route is behind the authorizer and a usage plan. */
+export const isKeyed = (route: Route): route is KeyedRoute => route.keyless === undefined;
+
 /**
  * The error codes every operation can answer: a 400 from its parameters, the authorizer's 401 and
  * 403 (a key that may not call it, or a web ACL), the gateway's 413 and 429s, a 500 and a 503.
@@ -121,6 +152,15 @@ export const COMMON_ERRORS = [
   'internal_error',
   'service_unavailable',
 ] as const satisfies readonly ErrorCode[];
+
+/**
+ * The error codes a keyless operation can answer of those: no key means no 401, 403 or quota, and
+ * it takes no parameters or body. Its method throttle's 429, a 500 and a 503.
+ */
+export const KEYLESS_COMMON_ERRORS = ['too_many_requests', 'internal_error', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+
+/** The common error codes of an operation: a keyless one's are fewer. */
+export const commonErrorsOf = (route: Route): readonly ErrorCode[] => (isKeyed(route) ? COMMON_ERRORS : KEYLESS_COMMON_ERRORS);
 
 /** The codes a JSON body can be refused with before its model sees it (shared/http/json-body.ts). */
 const JSON_BODY_ERRORS = ['invalid_json', 'unsupported_media_type'] as const satisfies readonly ErrorCode[];
@@ -205,6 +245,25 @@ export const routes = [
     notImplemented: true,
     description: 'Named by the interface, never specified: answers 501 `not_implemented` after authentication.',
     errors: ['not_implemented'],
+  },
+  {
+    operationId: 'getHealth',
+    method: 'GET',
+    path: '/health',
+    summary: 'Whether this region of the API can read its tables',
+    // Route 53's health checkers (about 15 per check, each every 30 s) send no Authorization header.
+    keyless: { throttle: { rateLimit: 10, burstLimit: 20 } },
+    handler: 'functions/health.ts',
+    description:
+      'Answers 200 `{"status":"ok"}` when this region can read its pets and keys tables, else 503; nothing more. ' +
+      'For health checks: it needs no API key, and its answer is reused for a few seconds.',
+    success: { status: 200, description: 'This region can read its tables.', model: 'Health', example: { status: 'ok' } },
+    errors: [],
+    // One read of a key no item has on each table, naming its key attribute alone: it can read nothing else.
+    tableAccess: [
+      { table: 'pets', actions: ['dynamodb:GetItem'], attributes: [petsTable.partitionKey.name] },
+      { table: 'apiKeys', actions: ['dynamodb:GetItem'], attributes: [apiKeysTable.partitionKey.name] },
+    ],
   },
 ] as const satisfies readonly Route[];
 

@@ -5,6 +5,8 @@ export const stackName = (stage: string): string => `${PROJECT_NAME_PASCAL}-${st
 
 export const stackOutputs = {
   apiUrl: 'ApiUrl',
+  /** A stage in several regions: this region's own base URL, `https://<region>.<domainName>/v1`. */
+  regionalApiUrl: 'RegionalApiUrl',
   restApiId: 'RestApiId',
   petsTableName: 'PetsTableName',
   apiKeysTableName: 'ApiKeysTableName',

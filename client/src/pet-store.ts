@@ -269,6 +269,14 @@ export class PetStore {
   }
 
   /**
+   * Whether the region that answers can read its tables: `{ status: 'ok' }`, or a PetStoreError
+   * 503 (after the client's retries). Sent without the key, which the operation does not read.
+   */
+  async health({ signal }: CallOptions = {}): Promise<SuccessOf<'getHealth'>> {
+    return this.#call({ ...requestOf('getHealth'), auth: false, signal });
+  }
+
+  /**
    * One request with the client's key, retries and error parsing, answering whatever status comes
    * last (an error status too, in `error`): for tools that check headers and statuses themselves.
    * Throws only for a path not below the base URL (PetStoreUrlError, nothing sent), no answer

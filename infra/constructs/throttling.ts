@@ -10,6 +10,7 @@ import { Construct } from 'constructs';
 import { NO_VALUE, type AccessLogField } from '../../shared/access-log';
 import { refusedBeforeThrottles } from '../../shared/gateway-responses';
 import { METRICS_NAMESPACE } from '../../shared/metrics';
+import { routes, type Route } from '../../shared/routes';
 import { tooManyRequestsTypes } from '../log-queries';
 import { STAGE_THROTTLE_ALARM_PERIOD_SECONDS, stageThrottleAlarmThreshold, type StageSettings } from '../stages';
 
@@ -31,12 +32,21 @@ const noneOf = (types: readonly string[]): JsonPattern[] =>
   types.map((type) => FilterPattern.stringValue(field('gatewayResponse'), '!=', type));
 
 const throttledTypes = tooManyRequestsTypes('too_many_requests');
+
+/**
+ * The keyless routes' paths (`resourcePath` is the route's template): their 429s are their own
+ * method throttle's, which replaces the stage's on them, never the stage throttle refusing.
+ */
+const keylessPaths = routes.flatMap((route: Route) => (route.keyless ? [route.path] : []));
 const quotaTypes = tooManyRequestsTypes('quota_exceeded');
 
 /** The access lines each metric counts, in CloudWatch Logs' JSON filter syntax. */
 export const throttlingPatterns = {
-  /** 429 too_many_requests: a plan's rate or the stage throttle. */
-  tooManyRequests: oneOf(throttledTypes),
+  /** 429 too_many_requests: a plan's rate or the stage throttle; not a keyless route's own throttle (a health-check flood). */
+  tooManyRequests: FilterPattern.all(
+    oneOf(throttledTypes) as JsonPattern,
+    ...keylessPaths.map((path) => FilterPattern.stringValue(field('resourcePath'), '!=', path)),
+  ),
   /** 429 quota_exceeded: a plan's quota. */
   quotaExceeded: oneOf(quotaTypes),
   /**

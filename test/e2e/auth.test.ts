@@ -10,12 +10,12 @@ import { keyIdOf, hashApiKey } from '../../shared/api-keys';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expectCommonHeaders, expectError, registerKeyOnPlan, startLocalApi, type LocalApi } from '../support/local-api';
 import { recordingClient } from '../support/recording-client';
-import { requestsToEveryOperation } from '../support/operations';
+import { requestsToEveryKeyedOperation } from '../support/operations';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
 
-const operations = requestsToEveryOperation;
+const operations = requestsToEveryKeyedOperation;
 
 let api: LocalApi;
 beforeAll(async () => {

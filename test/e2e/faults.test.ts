@@ -48,8 +48,8 @@ const closers: Array<() => Promise<void>> = [];
 /** A local server whose DynamoDB calls all go through a fresh proxy (its own SDK client and retry quota). */
 const startFaulted = async (): Promise<Faulted> => {
   const proxy = await startFaultProxy(inject('dynamodbEndpoint'));
-  // No authorizer cache: every request reads the keys table, so its faults can be seen.
-  const api = await startLocalApi({ endpoint: proxy.endpoint, authCacheTtlSeconds: 0 });
+  // No authorizer cache and no reused health answer: every request reads its tables, so their faults can be seen.
+  const api = await startLocalApi({ endpoint: proxy.endpoint, authCacheTtlSeconds: 0, healthReuseSeconds: 0 });
   closers.push(api.close, proxy.close);
   return { proxy, api };
 };

@@ -14,7 +14,7 @@ import { createDocumentClient } from '../../shared/dynamodb';
 import type { Plans } from '../../shared/plans';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { expectError, inParallel, ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
-import { requestsToEveryOperation } from '../support/operations';
+import { requestsToEveryKeyedOperation } from '../support/operations';
 
 /** The authorizer cache TTL: API Gateway's default, far longer than any test here waits. */
 const AUTH_CACHE_TTL_SECONDS = 300;
@@ -135,7 +135,7 @@ describe('keys made with the key tool, over HTTP', () => {
       client.destroy();
     }
 
-    for (const [method, path] of requestsToEveryOperation) {
+    for (const [method, path] of requestsToEveryKeyedOperation) {
       const answer = await api.call(path, {
         auth: false,
         method,

@@ -18,6 +18,7 @@ import {
   stages,
 } from '../../infra/stages';
 import type { AccessLogLine } from '../../shared/access-log';
+import { BASE_PATH, routeOf } from '../../shared/routes';
 import { createGateway, type GatewayRequest } from '../../tools/local-server/gateway';
 import { matchesFilterPattern } from '../support/logs-insights';
 import { resourcesOf, synthStage } from './synth';
@@ -72,7 +73,10 @@ const periodOfLines = async (settings: ReturnType<typeof synthStage>['settings']
   let clock = 0;
   const lines: AccessLogLine[] = [];
   const gateway = createGateway({
-    handlers: { listPets: async () => ({ statusCode: 200, headers: {}, body: '[]' }) },
+    handlers: {
+      listPets: async () => ({ statusCode: 200, headers: {}, body: '[]' }),
+      getHealth: async () => ({ statusCode: 200, headers: {}, body: '{"status":"ok"}' }),
+    },
     authorizer: async ({ authorizationToken }) => {
       const [, id, plan] = /^Bearer fixture_(\w+)_([\w-]+)$/.exec(authorizationToken) ?? [];
       if (!id || !plan) throw new Error('Unauthorized');
@@ -154,13 +158,13 @@ describe.each(['staging', 'prod'])('the %s stack in the console', (stage) => {
     it('count 429s by the plan and the API each line names, never by key, and the requests served by the API', () => {
       expect(filters.map((filter) => filter.FilterPattern).sort()).toEqual(
         [
-          '{ $.gatewayResponse = "THROTTLED" }',
+          throttlingPatterns.tooManyRequests.logPatternString,
           '{ $.gatewayResponse = "QUOTA_EXCEEDED" }',
           throttlingPatterns.served.logPatternString,
         ].sort(),
       );
       for (const [metricName, pattern] of [
-        [THROTTLING_METRICS.tooManyRequests, '{ $.gatewayResponse = "THROTTLED" }'],
+        [THROTTLING_METRICS.tooManyRequests, throttlingPatterns.tooManyRequests.logPatternString],
         [THROTTLING_METRICS.quotaExceeded, '{ $.gatewayResponse = "QUOTA_EXCEEDED" }'],
       ] as const) {
         expect(transformation(metricName)).toMatchObject({
@@ -293,6 +297,27 @@ describe.each(['staging', 'prod'])('the %s stack in the console', (stage) => {
         const refusedByPlan = lines.filter((line) => line.gatewayResponse === 'THROTTLED' && line.plan === plan);
         expect(refusedByPlan.length).toBeGreaterThan(0);
         expect(lines.filter((line) => line.keyId === '-').length).toBeGreaterThanOrEqual(threshold);
+        expect(alarmValue(lines)).toBe(0);
+      },
+    );
+
+    it(
+      "stays quiet while clients within their plans are served the threshold and a flood of health checks passes the health route's own throttle",
+      { timeout: 120_000 },
+      async () => {
+        const [plan, { rateLimit }] = largestPlan;
+        const perKey = Math.floor(rateLimit * 0.9);
+        // Served at least the threshold, below the stage throttle: only the health route is refused.
+        const keys = Math.ceil((settings.throttle.rateLimit * 0.9) / perKey);
+        const health = routeOf('getHealth');
+        const lines = await periodOfLines(settings, [
+          ...Array.from({ length: keys }, (_, index) => ({ perSecond: perKey, request: keyOn(`busy${index}`, plan) })),
+          { perSecond: health.keyless.throttle.rateLimit * 10, request: getPets([], `${BASE_PATH}${health.path}`) },
+        ]);
+        const healthRefused = lines.filter((line) => line.resourcePath === health.path && line.gatewayResponse === 'THROTTLED');
+        expect(healthRefused.length).toBeGreaterThan(0);
+        expect(lines.filter((line) => line.gatewayResponse === 'THROTTLED' && line.resourcePath !== health.path)).toEqual([]);
+        expect(lines.filter((line) => line.plan !== '-').length).toBeGreaterThanOrEqual(threshold);
         expect(alarmValue(lines)).toBe(0);
       },
     );

@@ -8,7 +8,7 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
-import { synthStage } from './synth';
+import { keylessMethods, synthStage } from './synth';
 
 const findings = (app: App) =>
   new AwsSolutionsChecks().validateScope(app).violations.map((violation) => ({
@@ -60,6 +60,8 @@ describe.each(Object.entries(shapes))('cdk-nag on %s', (name, synthesize) => {
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
         'AwsSolutions-APIG2',
         'AwsSolutions-COG4',
+        // The keyless health route's method, which has no authorizer (checked below to be on it only).
+        'AwsSolutions-APIG4',
         'AwsSolutions-SQS3',
         'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         // With a web ACL the WAF rule is met, not acknowledged.
@@ -73,6 +75,23 @@ describe.each(Object.entries(shapes))('cdk-nag on %s', (name, synthesize) => {
           : []),
       ]),
     );
+  });
+});
+
+describe('the keyless routes', () => {
+  const { stack } = synthStage('staging');
+
+  it('are the only methods acknowledged for having no authorization (APIG4), each with its reason', () => {
+    // Each construct's own acknowledgements, not its children's.
+    const own = (construct: IConstruct) =>
+      construct.node.metadata
+        .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+        .flatMap((entry) => Object.entries(entry.data as Record<string, string>));
+    const acknowledgedOn = stack.node
+      .findAll()
+      .filter((construct) => own(construct).some(([rule, reason]) => rule.endsWith('AwsSolutions-APIG4') && reason.length > 60))
+      .map((construct) => construct.node.path.split('/').slice(-2).join(' '));
+    expect(acknowledgedOn.sort()).toEqual(keylessMethods.map((method) => method.replace(/^(\w+) \/(.*)$/, '$2 $1')).sort());
   });
 });
 

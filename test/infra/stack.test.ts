@@ -16,7 +16,7 @@ import { grantTableAccess, tableAccess, type FunctionName, type TableAccess } fr
 import { BEARER_PATTERN } from '../../shared/api-keys';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
 import { AUDIT_LOG_LEVEL } from '../../shared/key-audit';
-import { routes, STAGE_NAME } from '../../shared/routes';
+import { isKeyed, routes, STAGE_NAME, type KeylessRoute, type Route } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
 import {
   apiKeysExpiryIndex,
@@ -34,7 +34,9 @@ import {
   type TableNames,
 } from '../../shared/tables';
 import { CORS_ALLOWED_METHODS } from '../../shared/http/cors';
-import { methodsOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
+import { keylessMethods, methodsOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
+
+const keylessRoutes = (routes as readonly Route[]).filter((route): route is KeylessRoute => !isKeyed(route));
 import { handledOperationIds } from '../support/operations';
 import { THROTTLING_METRICS } from '../../infra/constructs/throttling';
 import { PROJECT_NAME } from '../../shared/project';
@@ -141,7 +143,12 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
   it(`is named PetStore-${stage} and outputs the API URL and id, the table names and the dashboard URL`, () => {
     expect(stack.stackName).toBe(`PetStore-${stage}`);
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    expect(Object.keys(outputs).sort()).toEqual(Object.values(stackOutputs).sort());
+    // A stage in one region has no region's own URL (infra/constructs/regional-routing.ts).
+    expect(Object.keys(outputs).sort()).toEqual(
+      Object.values(stackOutputs)
+        .filter((name) => name !== stackOutputs.regionalApiUrl)
+        .sort(),
+    );
     const apiUrl = stack.resolve(stack.api.url) as { 'Fn::Join': [string, unknown[]] };
     expect(JSON.stringify(outputs[stackOutputs.apiUrl]?.Value)).toBe(JSON.stringify(apiUrl));
     expect(apiUrl['Fn::Join'][1].at(-1)).toMatch(/\/v1$/);
@@ -175,6 +182,17 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
             DataTraceEnabled: false,
             MetricsEnabled: true,
           },
+          // Each keyless route's own throttle in place of the stage's, its logging and metrics as the stage's.
+          ...keylessRoutes.map((route) => ({
+            HttpMethod: route.method,
+            // A method setting's resource path escapes each '/' of the path as '~1'.
+            ResourcePath: `/${route.path.replace(/\//g, '~1')}`,
+            ThrottlingRateLimit: route.keyless.throttle.rateLimit,
+            ThrottlingBurstLimit: route.keyless.throttle.burstLimit,
+            LoggingLevel: 'ERROR',
+            DataTraceEnabled: false,
+            MetricsEnabled: true,
+          })),
         ],
         AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('^\\{"requestId":"\\$context.requestId"') },
       });
@@ -234,9 +252,19 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
         AuthorizerResultTtlInSeconds: settings.authorizerCacheTtlSeconds,
       });
       expect(JSON.stringify(authorizer?.properties.AuthorizerUri)).toContain(`{"Ref":"${logicalIdOf(synthesized, 'authorizer').alias}"}`);
-      for (const { method, properties } of methodsOf(template)) {
-        if (method === 'OPTIONS') continue;
+      for (const { method, path, properties } of methodsOf(template)) {
+        if (method === 'OPTIONS' || keylessMethods.includes(`${method} ${path}`)) continue;
         expect(properties).toMatchObject({ AuthorizationType: 'CUSTOM', AuthorizerId: { Ref: authorizer?.logicalId } });
+      }
+    });
+
+    it('serves each keyless route without the authorizer or a key, by its function', () => {
+      expect(keylessMethods.length).toBeGreaterThan(0);
+      for (const keyless of keylessMethods) {
+        const found = methodsOf(template).find(({ method, path }) => `${method} ${path}` === keyless);
+        expect(found?.properties, keyless).toMatchObject({ AuthorizationType: 'NONE', ApiKeyRequired: false });
+        expect(found?.properties, keyless).not.toHaveProperty('AuthorizerId');
+        expect(JSON.stringify(found?.properties.Integration), keyless).toContain('lambda:path');
       }
     });
 

@@ -7,6 +7,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { PetStoreStack, type PetStoreStackProps } from '../../infra/pet-store-stack';
 import { stageSettings, type StageSettings } from '../../infra/stages';
+import { isKeyed, routes, type Route } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
 
 export interface SynthesizedStage {
@@ -60,6 +61,11 @@ export const methodsOf = (template: Template) => {
     properties,
   }));
 };
+
+/** `METHOD /path` of each keyless route (shared/routes.ts): the methods without an authorizer or a key, besides the preflights. */
+export const keylessMethods: readonly string[] = (routes as readonly Route[])
+  .filter((route) => !isKeyed(route))
+  .map((route) => `${route.method} ${route.path}`);
 
 /** The statements of the inline policy attached to a role. */
 export const policyStatementsOf = (template: Template, roleLogicalId: string) =>

@@ -17,7 +17,7 @@ import { createDocumentClient } from '../../shared/dynamodb';
 import { logger } from '../../shared/logger';
 import type { Pet } from '../../shared/models';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
-import { routes } from '../../shared/routes';
+import { isKeyed, routes, type Route } from '../../shared/routes';
 import { SCOPES, type Scope } from '../../shared/scopes';
 import { freePort } from '../../tools/dynamodb-local';
 import { apiEvent, BASE_URL, context, HOST, tokenEvent } from '../support/events';
@@ -326,7 +326,7 @@ describe('authorizer', () => {
   /** The method ARNs of the routes a key with these scopes may call, in the route table's order: a path parameter is `*`. */
   const routesOf = (scopes: readonly Scope[]) =>
     routes
-      .filter((route) => scopes.includes(route.scope))
+      .filter((route: Route) => isKeyed(route) && scopes.includes(route.scope))
       .map((route) => `${API}/v1/${route.method}${route.path.replace(/\{[^}/]+\}/g, '*')}`);
   const resourcesOf = (result: { policyDocument: { Statement: unknown[] } }) =>
     result.policyDocument.Statement.map((statement) => statement as { Effect: string; Resource: string | string[] });

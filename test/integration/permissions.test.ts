@@ -14,6 +14,7 @@ import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { idempotentRequest, IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { idempotencyRecords } from '../../shared/idempotency-records';
+import { databaseHealth } from '../../shared/database-health';
 import { newPetId } from '../../shared/ids';
 import type { Pet } from '../../shared/models';
 import { petsRepository, type PetsRepositoryOptions } from '../../shared/pets-repository';
@@ -120,6 +121,12 @@ const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
       expect((await colliding(post(`"${randomUUID()}"`), context)).statusCode).toBe(201);
     },
   },
+  getHealth: {
+    paths: 'GetItem on the pets and keys tables, of keys no item has',
+    run: async ({ handler }) => {
+      expect((await handler()(operationEvent('getHealth'), context)).statusCode).toBe(200);
+    },
+  },
   getPet: {
     paths: 'GetItem on the table, found or not',
     run: async ({ handler, storedPet }) => {
@@ -175,6 +182,7 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
           operationId,
           handlerFactories[operationId]({
             pets: petsRepository({ client, tableName: tables.pets, idempotencyTableName: tables.idempotency, ...options }),
+            health: databaseHealth({ client, tables }),
           }),
         );
 

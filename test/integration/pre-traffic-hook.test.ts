@@ -18,6 +18,7 @@ import { looksLikeApiKey } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
 import type { Environment } from '../../shared/config';
 import { logger } from '../../shared/logger';
+import { databaseHealth } from '../../shared/database-health';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
 import { FUNCTION_NAME_VARIABLES, releaseChecks, type CheckedFunction, type CheckEvent, type Invoke } from '../../shared/release-checks';
 import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
@@ -71,7 +72,10 @@ const realHandlers = (): Handlers => ({
   ...byHandledOperation(
     (operationId): Handler =>
       (event) =>
-        handlerFactories[operationId]({ pets })(event as APIGatewayProxyEvent, context),
+        handlerFactories[operationId]({ pets, health: databaseHealth({ client: tables.client, tables }) })(
+          event as APIGatewayProxyEvent,
+          context,
+        ),
   ),
   authorizer: (event) => createAuthorizer({ keys })(event as APIGatewayTokenAuthorizerEvent, context),
 });

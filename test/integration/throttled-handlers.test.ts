@@ -8,6 +8,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseHealth } from '../../shared/database-health';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { errorCatalogue } from '../../shared/errors';
 import { petsRepository } from '../../shared/pets-repository';
@@ -63,7 +64,7 @@ describe('a handler on a throttled table', () => {
     // Its own client: its own retry quota, as a fresh execution environment has.
     const client = createDocumentClient({ endpoint: proxy.endpoint });
     const pets = petsRepository({ client, tableName: tables.pets, idempotencyTableName: tables.idempotency });
-    const handler = factories[call.operationId as keyof typeof factories]({ pets });
+    const handler = factories[call.operationId as keyof typeof factories]({ pets, health: databaseHealth({ client, tables }) });
     // A pet the request may name, made past the proxy, so that only the request meets the throttle.
     const direct = petsRepository({ client: tables.client, tableName: tables.pets, idempotencyTableName: tables.idempotency });
     const newPet = async () => (await direct.create({ name: 'Resident', categoryId: 1, status: 'available' })).id;

@@ -3,12 +3,20 @@
  * that a new operation is expected everywhere at once.
  */
 import { exampleRequest, exampleTarget } from '../../shared/request-examples';
-import { routes, type HandledOperationId, type HttpMethod, type OperationId, type Route } from '../../shared/routes';
+import { isKeyed, routes, type HandledOperationId, type HttpMethod, type OperationId, type Route } from '../../shared/routes';
 
 type HandledRoute = Extract<(typeof routes)[number], { handler: string }>;
 
 /** Every operation of the API, in the route table's order. */
 export const operationIds: readonly OperationId[] = routes.map((route) => route.operationId);
+
+/** The operations behind the authorizer, a key's scope and its plan: every one but the keyless. */
+export const keyedOperationIds: readonly OperationId[] = routes.filter((route: Route) => isKeyed(route)).map((route) => route.operationId);
+
+/** The operations any caller reaches without a key (the health route). */
+export const keylessOperationIds: readonly OperationId[] = routes
+  .filter((route: Route) => !isKeyed(route))
+  .map((route) => route.operationId);
 
 /** The operations a Lambda function serves (those with a handler), in the route table's order. */
 export const handledOperationIds: readonly HandledOperationId[] = routes
@@ -26,3 +34,6 @@ export const requestTo: Readonly<Record<OperationId, readonly [HttpMethod, strin
 
 /** One request to each operation of the API (requestTo's), in the route table's order. */
 export const requestsToEveryOperation: ReadonlyArray<readonly [HttpMethod, string]> = operationIds.map((id) => requestTo[id]);
+
+/** One request to each operation behind a key, in the route table's order. */
+export const requestsToEveryKeyedOperation: ReadonlyArray<readonly [HttpMethod, string]> = keyedOperationIds.map((id) => requestTo[id]);

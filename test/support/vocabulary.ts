@@ -3,7 +3,7 @@
  * expected here at once (test/unit/test-vocabulary.test.ts refuses them written out by hand).
  */
 import { DEFAULT_PLAN, plans } from '../../shared/plans';
-import { routeOf, routes } from '../../shared/routes';
+import { routeOf, routes, type Route } from '../../shared/routes';
 import { SCOPES, type Scope } from '../../shared/scopes';
 
 /** Every scope, as the key tool writes a key's: comma-separated, no spaces. */
@@ -13,7 +13,7 @@ export const ALL_SCOPES_SAID = SCOPES.join(', ');
 
 /** The scopes whose every operation only reads (GET): a read-only key's. */
 export const READ_ONLY_SCOPES: readonly Scope[] = SCOPES.filter((scope) =>
-  routes.every((route) => route.scope !== scope || route.method === 'GET'),
+  routes.every((route: Route) => route.scope !== scope || route.method === 'GET'),
 );
 
 /** A plan that is not the default, for a key moved off it. */

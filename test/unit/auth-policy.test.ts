@@ -1,10 +1,10 @@
 /** The authorizer's IAM policy: one cached policy must allow every route the key's scopes cover, and nothing else. */
 import { describe, expect, it } from 'vitest';
 import { allowScopedMethods, stageWildcardArn } from '../../shared/auth-policy';
-import { routes, type OperationId } from '../../shared/routes';
+import { isKeyed, routes, type OperationId, type Route } from '../../shared/routes';
 import { grantedScopes, SCOPES, type Scope } from '../../shared/scopes';
 import { policyAllows } from '../../tools/local-server/policy';
-import { operationIds, requestTo } from '../support/operations';
+import { keyedOperationIds, operationIds, requestTo } from '../support/operations';
 import { fixtureScope } from '../support/fixture-names';
 import { READ_PETS, WRITE_PETS } from '../support/vocabulary';
 
@@ -14,7 +14,7 @@ const arn = (method: string, path: string, api = API, stage = 'v1') => `${api}/$
 /** One request to each route of the API, with a concrete path parameter. */
 const requests = requestTo;
 type Operation = OperationId;
-const scopeOf = (id: OperationId): string => routes.find((route) => route.operationId === id)?.scope ?? '';
+const scopeOf = (id: OperationId): string => (routes as readonly Route[]).find((route) => route.operationId === id)?.scope ?? '';
 
 const allowed = (scopes: readonly Scope[], calledFirst = arn('GET', '/pets')): Operation[] => {
   const { policyDocument } = allowScopedMethods(calledFirst, { keyId: 'k', keyHash: 'h', usageKeyId: 'u', plan: 'default' }, scopes);
@@ -39,8 +39,10 @@ describe('allowScopedMethods', () => {
         {
           Effect: 'Allow',
           Action: 'execute-api:Invoke',
-          // Each route's method and path, a path parameter's segment a wildcard (GET /pets/{petId} as GET/pets/*).
-          Resource: routes.map(({ method, path }) => `${API}/v1/${method}${path.replace(/\{[^}/]+\}/g, '*')}`),
+          // Each keyed route's method and path (a keyless one has no authorizer), a path parameter's segment a wildcard (GET /pets/{petId} as GET/pets/*).
+          Resource: routes
+            .filter((route: Route) => isKeyed(route))
+            .map(({ method, path }) => `${API}/v1/${method}${path.replace(/\{[^}/]+\}/g, '*')}`),
         },
       ],
     });
@@ -50,7 +52,7 @@ describe('allowScopedMethods', () => {
     // Each scope alone: the operations the route table gives it.
     ...SCOPES.map((scope): [Scope[], Operation[]] => [[scope], operationIds.filter((id) => scopeOf(id) === scope)]),
     [[READ_PETS, WRITE_PETS], operationIds.filter((id) => [READ_PETS, WRITE_PETS].some((scope) => scope === scopeOf(id)))],
-    [[...SCOPES], [...operationIds]],
+    [[...SCOPES], [...keyedOperationIds]],
   ] satisfies Array<[Scope[], Operation[]]>)('with scopes %j allows exactly %j', (scopes, operations) => {
     expect(allowed(scopes)).toEqual(operations);
   });

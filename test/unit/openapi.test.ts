@@ -6,11 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../shared/project-root';
 import { ERROR_MESSAGE_MAX_LENGTH, errorCatalogue } from '../../shared/errors';
 import { ListPetsQuery, PET_NAME_MAX_LENGTH } from '../../shared/models';
-import { routeOf, routes } from '../../shared/routes';
+import { isKeyed, routeOf, routes, type Route } from '../../shared/routes';
 import { buildOpenApiDocument } from '../../tools/openapi/document';
 import { generatedFiles } from '../../tools/openapi/files';
 import { OPENAPI_PATH } from '../../tools/openapi/paths';
-import { operationIds } from '../support/operations';
+import { keyedOperationIds } from '../support/operations';
 
 const committed = JSON.parse(readFileSync(resolve(projectRoot, OPENAPI_PATH), 'utf8'));
 type Operation = {
@@ -87,12 +87,12 @@ describe('openapi.json', () => {
     expect((operation.responses['403'] as { description?: string }).description).toContain(`needs the \`${scope}\` scope`);
   });
 
-  it('has every route of the route table, by operationId; those with a function under the animals tag, the others under store', () => {
+  it('has every route of the route table, by operationId; those with a function and a key under the animals tag, keyless under health, the others under store', () => {
     const declared = (committed.tags as Array<{ name: string }>).map(({ name }) => name);
-    for (const route of routes) {
+    for (const route of routes as readonly Route[]) {
       const operation = committed.paths[route.path][route.method.toLowerCase()] as Operation;
       expect(operation.operationId).toBe(route.operationId);
-      expect(operation.tags, route.operationId).toEqual(['handler' in route ? 'animals' : 'store']);
+      expect(operation.tags, route.operationId).toEqual([!('handler' in route) ? 'store' : isKeyed(route) ? 'animals' : 'health']);
       for (const tag of operation.tags) expect(declared).toContain(tag);
     }
   });
@@ -156,8 +156,8 @@ describe('openapi.json', () => {
     expect(header('listPets', 429, 'RateLimit-Policy')).toBeUndefined();
   });
 
-  it('says what each 403 and 429 of the usage plans means, in every operation', () => {
-    for (const id of operationIds) {
+  it('says what each 403 and 429 of the usage plans means, in every operation behind a key', () => {
+    for (const id of keyedOperationIds) {
       const { responses } = operationOf(id);
       expect(responses['403']?.description, id).toMatch(/no usage plan of this stage/);
       expect(errorCodes(operationOf(id), 429).sort(), id).toEqual(['quota_exceeded', 'too_many_requests']);

@@ -9,7 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { API_KEY_PREFIX, generateApiKey } from '../../shared/api-keys';
 import { UsageError } from '../../tools/cli';
 import { REQUEST_TIMEOUT_MS } from '../../tools/requests';
-import { parseSmokeCommand, resolveBaseUrl, SMOKE_USAGE } from '../../tools/smoke/options';
+import { parseSmokeCommand, resolveBaseUrl, SMOKE_USAGE, stackLookup } from '../../tools/smoke/options';
+import { stageSettings } from '../../infra/stages';
+import { stackOutputs } from '../../shared/stack';
 import { runSmoke } from '../../tools/smoke/run';
 
 const KEY = 'petstore_smoke_unit_key_0123456789abcdef';
@@ -97,6 +99,60 @@ describe('npm run smoke options', () => {
     expect(usageErrorOf(['--url', URL_V1, '--key', KEY], { PETSTORE_SMOKE_TIMEOUT_MS: value })).toMatch(
       /PETSTORE_SMOKE_TIMEOUT_MS must be a number of milliseconds from 1 to 600000/,
     );
+  });
+});
+
+describe('npm run smoke --stage for a stage in several regions', () => {
+  const stage = 'global';
+  const regions = stageSettings(stage).regions ?? [];
+
+  it("reads the stage's domain (ApiUrl) from its home region's stack without --region", () => {
+    expect(regions.length).toBeGreaterThan(1);
+    expect(stackLookup({ kind: 'stage', stage })).toEqual({ region: regions[0], output: stackOutputs.apiUrl });
+  });
+
+  it("reads a region's own name (RegionalApiUrl) from that region's stack with --region", () => {
+    for (const region of regions)
+      expect(stackLookup({ kind: 'stage', stage, region })).toEqual({ region, output: stackOutputs.regionalApiUrl });
+  });
+
+  it('refuses a region the stage does not run in, in one line naming its regions', () => {
+    expect(() => stackLookup({ kind: 'stage', stage, region: 'eu-north-1' })).toThrow(
+      `Stage '${stage}' runs in ${regions.join(', ')}, not in eu-north-1: see npm run smoke -- --help`,
+    );
+  });
+
+  it("takes the region's own URL from its stack's RegionalApiUrl output", async () => {
+    const cloudFormation = new CloudFormationClient({ region: regions[1] });
+    const mock = mockClient(cloudFormation);
+    const ownUrl = `https://${regions[1]}.api.example.com/v1`;
+    mock.on(DescribeStacksCommand, { StackName: 'PetStore-global' }).resolves({
+      Stacks: [
+        {
+          StackName: 'PetStore-global',
+          StackStatus: 'UPDATE_COMPLETE',
+          CreationTime: new Date(),
+          Outputs: [
+            { OutputKey: stackOutputs.apiUrl, OutputValue: 'https://api.example.com/v1' },
+            { OutputKey: stackOutputs.regionalApiUrl, OutputValue: ownUrl },
+          ],
+        },
+      ],
+    });
+    try {
+      expect(await resolveBaseUrl({ kind: 'stage', stage, region: regions[1] }, cloudFormation)).toBe(ownUrl);
+      expect(await resolveBaseUrl({ kind: 'stage', stage }, cloudFormation)).toBe('https://api.example.com/v1');
+    } finally {
+      mock.restore();
+    }
+  });
+
+  it("keeps a stage in one region on its ApiUrl, in --region or the environment's", () => {
+    expect(stackLookup({ kind: 'stage', stage: 'prod', region: 'eu-west-1' })).toEqual({
+      region: 'eu-west-1',
+      output: stackOutputs.apiUrl,
+    });
+    expect(stackLookup({ kind: 'stage', stage: 'prod' })).toEqual({ region: undefined, output: stackOutputs.apiUrl });
   });
 });
 

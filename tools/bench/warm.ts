@@ -16,6 +16,7 @@ import { createDocumentClient } from '../../shared/dynamodb';
 import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
 import { projectRoot } from '../../shared/project-root';
 import { exampleEventInit, exampleRequest, queryUsing } from '../../shared/request-examples';
+import { databaseHealth, type DatabaseHealth } from '../../shared/database-health';
 import { routes, type Route } from '../../shared/routes';
 import { lambdaContext, proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { atMost, type Check, type PartResult } from './results';
@@ -101,8 +102,8 @@ const status = (answer: unknown) => (answer as { statusCode?: number }).statusCo
 const READ_BUDGET_MICROS = 50;
 const BODY_BUDGET_MICROS = 100;
 
-/** The handler module's factory, given the stubbed repository (every handler of a pets operation takes `pets`). */
-type HandlerFactory = (dependencies: { pets: PetsRepository }) => unknown;
+/** The handler module's factory, given the stubbed repository (every handler of a pets operation takes `pets`) and the health route's reads. */
+type HandlerFactory = (dependencies: { pets: PetsRepository; health: DatabaseHealth }) => unknown;
 
 /**
  * An operation's candidate: its handler on its example request (shared/request-examples.ts; a
@@ -111,7 +112,9 @@ type HandlerFactory = (dependencies: { pets: PetsRepository }) => unknown;
  */
 const operationCandidate = async ({ client, sent }: StubbedClient, route: Route, context: Context): Promise<Candidate> => {
   const { createHandler } = (await import(resolve(projectRoot, route.handler ?? ''))) as { createHandler: HandlerFactory };
-  const handler = lambda(createHandler({ pets: petsRepository({ client, tableName: PETS }) }));
+  // The health route's reads on the stubbed client, every time (its reuse would time nothing).
+  const health = databaseHealth({ client, tables: { pets: PETS, apiKeys: KEYS } });
+  const handler = lambda(createHandler({ pets: petsRepository({ client, tableName: PETS }), health }));
   const grant = route.tableAccess?.find((candidate) => candidate.index !== undefined);
   const query = grant === undefined ? {} : queryUsing(route, grant);
   const init = exampleEventInit(exampleRequest(route, { pathParameter: 1_000, query }));

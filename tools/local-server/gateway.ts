@@ -28,6 +28,7 @@ import { plansInForce } from '../../shared/plans';
 import { createAuthorizerCache } from './authorizer-cache';
 import { LOCAL_API_ID, lambdaContext, methodArn as methodArnOf, proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { policyAllows } from './policy';
+import { routes, type KeylessRoute, type Route } from '../../shared/routes';
 import { isRoutedAsSent, matchRoute, pathBelowBase } from './route-matcher';
 import type { UsageLog } from './usage-log';
 import { createUsageMeter, usageDay } from './usage-plans';
@@ -157,18 +158,16 @@ export const createGateway = ({
 }: GatewayOptions): Gateway => {
   const policyCache = createAuthorizerCache(authCacheTtlSeconds);
   const notImplemented = mockNotImplemented(corsAllowedOrigins);
-  const bucket = { tokens: throttle.burst, refilledAt: now().getTime() };
+  const takeToken = tokenBucket(throttle, now);
+  // Each keyless route's own method throttle, in place of the stage's, as API Gateway's method throttling.
+  const methodThrottles = new Map(
+    routes.flatMap((route: Route) =>
+      route.keyless
+        ? [[route.operationId, tokenBucket({ rate: route.keyless.throttle.rateLimit, burst: route.keyless.throttle.burstLimit }, now)]]
+        : [],
+    ),
+  );
   const usageMeter = createUsageMeter();
-
-  const takeToken = (): boolean => {
-    const at = now().getTime();
-    const elapsed = Math.max(0, at - bucket.refilledAt); // an injected clock may step back
-    bucket.tokens = Math.min(throttle.burst, bucket.tokens + (elapsed / 1000) * throttle.rate);
-    bucket.refilledAt = at;
-    if (bucket.tokens < 1) return false;
-    bucket.tokens -= 1;
-    return true;
-  };
 
   const gatewayResponse = (type: GatewayResponseType | LocalResponseType, seen: Seen, reason?: string): APIGatewayProxyResult => {
     const response = answerOf(type);
@@ -312,6 +311,7 @@ export const createGateway = ({
 
     const { route } = match;
     seen.resourcePath = route.path;
+    if (route.keyless) return answerKeyless(request, route, subPath, query, match.pathParameters, seen);
     const methodArn = methodArnOf(route.method, subPath);
     const token = request.headers.find(([name]) => name.toLowerCase() === 'authorization')?.[1];
     const authorized = await authorize(token, methodArn, seen);
@@ -351,6 +351,39 @@ export const createGateway = ({
       });
       return response;
     }
+    return integrate(route, event, seen);
+  }
+
+  /**
+   * A keyless route, as API Gateway serves a method without an authorizer or an API key: no
+   * authorizer runs (an Authorization header is passed on, unread), no plan meters it, and its own
+   * method throttle stands in for the stage's. It takes no body.
+   */
+  async function answerKeyless(
+    request: GatewayRequest,
+    route: KeylessRoute,
+    subPath: string,
+    query: URLSearchParams,
+    pathParameters: Record<string, string>,
+    seen: Seen,
+  ): Promise<APIGatewayProxyResult> {
+    if (!methodThrottles.get(route.operationId)?.()) return gatewayResponse('THROTTLED', seen);
+    const event = proxyEvent({
+      method: request.method,
+      resource: route.path,
+      path: subPath,
+      headers: request.headers,
+      query: query.entries(),
+      pathParameters,
+      requestId: seen.requestId,
+      domainName: domainName(),
+      sourceIp: request.sourceIp,
+    });
+    return integrate(route, event, seen);
+  }
+
+  /** The route's function, as a Lambda proxy integration: its answer, or the gateway's default 5XX when it throws. */
+  async function integrate(route: Route, event: APIGatewayProxyEvent, seen: Seen): Promise<APIGatewayProxyResult> {
     const handler = handlers[route.operationId];
     if (!handler) return gatewayResponse('DEFAULT_5XX', seen);
     const started = performance.now();
@@ -364,6 +397,20 @@ export const createGateway = ({
       return gatewayResponse('DEFAULT_5XX', seen);
     }
   }
+};
+
+/** A token bucket of `rate` a second, holding at most `burst`: takes a token, or says there is none. */
+const tokenBucket = (throttle: { readonly rate: number; readonly burst: number }, now: () => Date) => {
+  const bucket = { tokens: throttle.burst, refilledAt: now().getTime() };
+  return (): boolean => {
+    const at = now().getTime();
+    const elapsed = Math.max(0, at - bucket.refilledAt); // an injected clock may step back
+    bucket.tokens = Math.min(throttle.burst, bucket.tokens + (elapsed / 1000) * throttle.rate);
+    bucket.refilledAt = at;
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  };
 };
 
 /**

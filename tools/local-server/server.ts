@@ -16,6 +16,7 @@ import { logger, safeErrorFields } from '../../shared/logger';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import type { Clock } from '../../shared/http/http-api';
 import type { IdGenerator } from '../../shared/ids';
+import { databaseHealth, HEALTH_REUSE_SECONDS, reusedFor } from '../../shared/database-health';
 import { petsRepository } from '../../shared/pets-repository';
 import type { TableNames } from '../../shared/tables';
 import { createDocumentation } from './docs';
@@ -40,6 +41,8 @@ export interface LocalServerOptions {
   readonly host?: string;
   readonly tables: TableNames;
   readonly authCacheTtlSeconds?: number;
+  /** How long the health route reuses its answer, as each deployed execution environment does; 0: it reads every time. */
+  readonly healthReuseSeconds?: number;
   readonly throttle?: GatewayOptions['throttle'];
   /** The stage's usage plans; by default those in force (PLANS_FILE, else shared/plans.ts). */
   readonly plans?: Plans;
@@ -111,6 +114,7 @@ export const startLocalServer = async ({
   host = '127.0.0.1',
   tables,
   authCacheTtlSeconds = DEFAULT_AUTH_CACHE_TTL_SECONDS,
+  healthReuseSeconds = HEALTH_REUSE_SECONDS,
   throttle,
   plans: stagePlans = plansInForce(),
   regionCount = 1,
@@ -131,7 +135,7 @@ export const startLocalServer = async ({
   // The server's own address, known once it listens: the host of the URLs the API writes.
   let ownAddress = host;
   const gateway = createGateway({
-    handlers: await loadHandlers({ pets, now }, tables),
+    handlers: await loadHandlers({ pets, now, health: reusedFor(databaseHealth({ client, tables }), healthReuseSeconds) }, tables),
     // The authorizer as the stack configures it: with the plans, for RateLimit-Policy.
     authorizer: asInvocation(
       { functionName: 'authorizer', tables },

@@ -92,12 +92,15 @@ const operationsTable = (): string => {
     return [
       `${code(route.operationId)}${route.deprecated ? ' (deprecated)' : ''}`,
       `${code(`${route.method} ${BASE_PATH}${route.path}${query.length > 0 ? `?${query.join('&')}` : ''}`)}${body ? ` with a ${code(body)}` : ''}`,
-      code(route.scope),
+      route.scope === undefined ? NO_KEY : code(route.scope),
       `${code(status)}: ${answer.description}${own.length > 0 ? ` Headers: ${own.map(code).join(', ')}.` : ''}`,
     ];
   });
   return table(['Operation', 'Method and path', 'Scope', 'Answer'], rows);
 };
+
+/** The scope column of a keyless operation: it needs no key at all. */
+export const NO_KEY = 'none: no key';
 
 /** The operations a function serves: those with a handler. */
 const handledRoutes = () => routes.filter((route) => 'handler' in route);

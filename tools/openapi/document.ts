@@ -21,7 +21,7 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED
 import { IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { modelOf } from '../../shared/model-registry';
-import { BASE_PATH, COMMON_ERRORS, routes, type ModelName, type Route, type SuccessHeader } from '../../shared/routes';
+import { BASE_PATH, commonErrorsOf, isKeyed, routes, type ModelName, type Route, type SuccessHeader } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
 import { QUOTA_PERIOD_SECONDS, RATE_LIMIT_POLICY_HEADER } from '../../shared/plan-policy';
 import { PLAN_NAME_PATTERN } from '../../shared/plans';
@@ -51,7 +51,8 @@ const errorWhen: Record<ErrorCode, string> = {
   gone: 'the operation is past its sunset',
   idempotency_key_reused: 'this `Idempotency-Key` was already used with a different body',
   payload_too_large: `the body is over ${MAX_BODY_BYTES} bytes`,
-  too_many_requests: "over the API key's plan rate (see `RateLimit-Policy`), or the whole stage's: retry after Retry-After seconds",
+  too_many_requests:
+    "over the API key's plan rate (see `RateLimit-Policy`), the whole stage's, or a keyless operation's own: retry after Retry-After seconds",
   quota_exceeded: "the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint",
   request_refused: 'the gateway refused the request for a reason it has no code for: the HTTP status says which',
   internal_error: 'an unexpected error; details are logged, not sent',
@@ -182,6 +183,10 @@ const headerRefs = (required: readonly HeaderName[], optional: readonly HeaderNa
 
 const ALWAYS: HeaderName[] = ['RequestId', 'CacheControl', 'ContentTypeOptions'];
 
+/** When an operation answers a code: a 403 names the operation's scope. */
+const whenFor = (route: Route, code: ErrorCode): string =>
+  code === 'forbidden' ? `${errorWhen[code]} (it needs the \`${route.scope}\` scope)` : errorWhen[code];
+
 /** The error answer for one status of one operation: the Error shape, its codes, an example of each. */
 const errorResponse = (route: Route, status: number, codes: readonly ErrorCode[]) => {
   const deprecation: HeaderName[] = route.deprecated ? ['Deprecation', 'Sunset', 'LinkSuccessor'] : [];
@@ -193,11 +198,7 @@ const errorResponse = (route: Route, status: number, codes: readonly ErrorCode[]
     if ('Retry-After' in catalogueHeaders) extra.add('RetryAfter');
   }
   return {
-    description: codes
-      .map(
-        (code) => `\`${code}\`: ${code === 'forbidden' ? `${errorWhen[code]} (it needs the \`${route.scope}\` scope)` : errorWhen[code]}.`,
-      )
-      .join(' '),
+    description: codes.map((code) => `\`${code}\`: ${whenFor(route, code)}.`).join(' '),
     // Answers from the function carry the request id and deprecation headers; the gateway's own
     // refusals (401, 429, …) cannot. A 410 always comes from the function.
     headers: headerRefs(
@@ -246,7 +247,8 @@ const successResponse = (route: Route): Json => {
       description: success.description,
       headers: headerRefs(
         [...ALWAYS, 'FunctionRequestId', ...own(success.requiredHeaders), ...deprecation],
-        [...own(success.optionalHeaders), 'RateLimitPolicy'],
+        // A keyless operation has no plan to state.
+        [...own(success.optionalHeaders), ...(isKeyed(route) ? (['RateLimitPolicy'] as const) : [])],
       ),
       ...(success.model === undefined
         ? {}
@@ -318,10 +320,13 @@ const parametersOf = (route: Route): Json[] => {
   return names.map((name) => ref('parameters', name));
 };
 
-const needsScope = (route: Route): string => `Needs an API key with the \`${route.scope}\` scope.`;
+const needsScope = (route: Route): string => (isKeyed(route) ? `Needs an API key with the \`${route.scope}\` scope.` : 'Needs no API key.');
+
+/** The operation's tag: the pets, the store's unspecified operations, or the API's own health. */
+const tagOf = (route: Route): string => (route.notImplemented ? 'store' : isKeyed(route) ? 'animals' : 'health');
 
 const operation = (route: Route) => {
-  const codes: readonly ErrorCode[] = [...COMMON_ERRORS, ...route.errors];
+  const codes: readonly ErrorCode[] = [...commonErrorsOf(route), ...route.errors];
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(errorCatalogue[code].status, [...(byStatus.get(errorCatalogue[code].status) ?? []), code]);
   const errors = Object.fromEntries(
@@ -331,10 +336,10 @@ const operation = (route: Route) => {
   return {
     operationId: route.operationId,
     summary: route.summary,
-    tags: [route.notImplemented ? 'store' : 'animals'],
+    tags: [tagOf(route)],
     description: [route.description, needsScope(route)].filter(Boolean).join(' '),
-    // OpenAPI 3.1 lets a bearer requirement list the roles it needs: here the key's scope.
-    security: [{ bearerKey: [route.scope] }],
+    // OpenAPI 3.1 lets a bearer requirement list the roles it needs: here the key's scope. None for a keyless one.
+    security: isKeyed(route) ? [{ bearerKey: [route.scope] }] : [],
     ...(deprecated
       ? {
           deprecated: true,
@@ -456,6 +461,7 @@ const document = ({ extraServers = [], routes: described = routes }: DocumentOpt
   tags: [
     { name: 'animals', description: 'The pets of the store.' },
     { name: 'store', description: 'Listed by the interface, not specified: answers 501.' },
+    { name: 'health', description: 'Whether a region of the API can serve: for health checks, without a key.' },
   ],
   paths: paths(described),
   components: {

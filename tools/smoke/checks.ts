@@ -9,7 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PetStore, PetStoreNetworkError, PetStoreTimeoutError, type Page } from '../../client/src/index';
-import { ApiErrorBody, Pet, Pets } from '../../shared/models';
+import { ApiErrorBody, Health, Pet, Pets } from '../../shared/models';
 import { WWW_AUTHENTICATE } from '../../shared/errors';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { datedHeaders } from '../../shared/http/deprecation';
@@ -190,6 +190,7 @@ export interface SmokeCheck {
 }
 
 const petsPath = `${BASE_PATH}/pets`;
+const healthPath = `${BASE_PATH}${routeOf('getHealth').path}`;
 const deprecation = routeOf('getPet').deprecated;
 
 /** The checks, in the order they run. */
@@ -310,6 +311,19 @@ export const SMOKE_CHECKS = [
       const { answer } = await answerTo('GET', (client) => client.raw({ path: UNKNOWN_ROUTE_PATH }));
       expectAnswer(answer, 404, headersOfEveryAnswer);
       return `404 not_found for GET ${BASE_PATH}${UNKNOWN_ROUTE_PATH}`;
+    },
+  },
+  {
+    name: 'health',
+    tries: ['getHealth'],
+    does: `\`GET ${healthPath}\` without \`Authorization\`: \`200\` \`{"status":"ok"}\`, what Route 53's health check of the region asks`,
+    failureTells:
+      "the region cannot read its pets or keys table (`503`), or the route needs a key it must not (`401`): Route 53 takes this region's answers out of the global name",
+    run: async ({ answerTo }) => {
+      const { answer } = await answerTo('GET', (client) => client.health());
+      const body = Health.safeParse(expectAnswer(answer, 200));
+      if (!body.success) throw new CheckFailed('the body is not {"status":"ok"}');
+      return '200, {"status":"ok"} without a key';
     },
   },
 ] as const satisfies readonly SmokeCheck[];

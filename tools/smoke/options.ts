@@ -4,6 +4,7 @@
  * how to report. Every mistake is a UsageError of one line that never repeats the key.
  */
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { stageSettings } from '../../infra/stages';
 import { BASE_PATH } from '../../shared/routes';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { parseCommandLine, UsageError } from '../cli';
@@ -27,8 +28,11 @@ to change), and once one got no answer, nothing more is sent.
 Options:
   --url URL         the API's base URL, ending in ${BASE_PATH} (as the stack's ApiUrl output gives it);
                     https, or http on this machine only (localhost, 127.x.x.x, [::1])
-  --stage STAGE     a deployed stage: the URL is the ApiUrl output of stack ${stackName('STAGE')}
-  --region REGION   the AWS region of --stage (default: from the AWS environment)
+  --stage STAGE     a deployed stage: the URL is the ApiUrl output of stack ${stackName('STAGE')}; for a
+                    stage in several regions, the stage's domain (Route 53 picks the region), read
+                    from its home region's stack
+  --region REGION   the AWS region of --stage (default: from the AWS environment); for a stage in
+                    several regions, that region alone, at its own name (its RegionalApiUrl output)
   --key KEY         the API key (default: $${KEY_VARIABLE}). Prefer the variable: npm prints the
                     command line it runs, so --key shows the key (and -s, npm's --silent, is
                     needed for --json anyway)
@@ -124,18 +128,40 @@ const timeoutOf = (value: string | undefined): number => {
   return ms;
 };
 
+/** Which region's stack a stage target is read from (undefined: the AWS environment's), and which of its outputs. */
+export interface StackLookup {
+  readonly region: string | undefined;
+  readonly output: (typeof stackOutputs)['apiUrl' | 'regionalApiUrl'];
+}
+
 /**
- * The base URL of the target: --url as given, or the ApiUrl output of the stage's stack. Without
+ * Where a stage's URL is found. A stage in one region: its stack's ApiUrl, in --region or the
+ * environment's. A stage in several (infra/stages.ts): with --region, that region's stack and its
+ * own name (RegionalApiUrl), so that exactly that region answers; without, the stage's domain
+ * (ApiUrl, the same in every region), read from its home region's stack (the first).
+ */
+export const stackLookup = (target: Extract<SmokeTarget, { kind: 'stage' }>): StackLookup => {
+  const regions = stageSettings(target.stage).regions ?? [];
+  if (regions.length === 0) return { region: target.region, output: stackOutputs.apiUrl };
+  if (target.region === undefined) return { region: regions[0], output: stackOutputs.apiUrl };
+  if (!regions.includes(target.region)) {
+    throw new UsageError(`Stage '${target.stage}' runs in ${regions.join(', ')}, not in ${target.region}: see ${SMOKE_HELP}`);
+  }
+  return { region: target.region, output: stackOutputs.regionalApiUrl };
+};
+
+/**
+ * The base URL of the target: --url as given, or the stage's stack's output (stackLookup). Without
  * it the smoke test cannot start, whatever the reason: every failure is a UsageError (exit 2).
  */
 export const resolveBaseUrl = async (target: SmokeTarget, cloudFormation?: CloudFormationLookup): Promise<string> => {
   if (target.kind === 'url') return target.url;
-  const outputs = await stageOutputs(target.stage, cloudFormation ?? new CloudFormationClient({ region: target.region })).catch(
-    (error: unknown) => {
-      throw error instanceof UsageError ? error : new UsageError(error instanceof Error ? error.message : String(error));
-    },
-  );
-  const apiUrl = outputs[stackOutputs.apiUrl];
-  if (apiUrl === undefined) throw new UsageError(`Stack ${stackName(target.stage)} has no ${stackOutputs.apiUrl} output.`);
-  return baseUrlOf(apiUrl, `The ${stackOutputs.apiUrl} output of stack ${stackName(target.stage)}`);
+  const { region, output } = stackLookup(target);
+  const outputs = await stageOutputs(target.stage, cloudFormation ?? new CloudFormationClient({ region })).catch((error: unknown) => {
+    throw error instanceof UsageError ? error : new UsageError(error instanceof Error ? error.message : String(error));
+  });
+  const url = outputs[output];
+  const where = `stack ${stackName(target.stage)}${region === undefined ? '' : ` in ${region}`}`;
+  if (url === undefined) throw new UsageError(`S${where.slice(1)} has no ${output} output.`);
+  return baseUrlOf(url, `The ${output} output of ${where}`);
 };

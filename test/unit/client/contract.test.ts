@@ -58,7 +58,8 @@ describe('the client and openapi.json', () => {
       fetch: async (input, init) => answer(new Request(input, init)),
     });
     // One call of each method of the client: the compiler asks for a new method's here.
-    const calls: Record<keyof PetStore['pets'], () => Promise<unknown>> = {
+    const calls: Record<keyof PetStore['pets'] | 'health', () => Promise<unknown>> = {
+      health: () => store.health(),
       list: () => store.pets.list(),
       all: async () => {
         for await (const pet of store.pets.all()) return pet;

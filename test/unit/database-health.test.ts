@@ -1,0 +1,51 @@
+/** The health route's reuse of its answer: a flood of health requests reads the tables at most once per window. */
+import { describe, expect, it } from 'vitest';
+import { HEALTH_REUSE_SECONDS, reusedFor, type DatabaseHealth } from '../../shared/database-health';
+import { DatabaseUnavailable } from '../../shared/dynamodb';
+
+/** A check that counts its calls and fails while `failing` says so. */
+const countingCheck = () => {
+  const state = { calls: 0, failing: false };
+  const health: DatabaseHealth = {
+    check: async () => {
+      state.calls += 1;
+      if (state.failing) throw new DatabaseUnavailable('pet read: InternalServerError');
+    },
+  };
+  return { state, health };
+};
+
+describe('reusedFor', () => {
+  it(`reads once for any number of checks within ${HEALTH_REUSE_SECONDS} s, concurrent or not, then again`, async () => {
+    const { state, health } = countingCheck();
+    let now = 0;
+    const reused = reusedFor(health, HEALTH_REUSE_SECONDS, () => now);
+    await Promise.all(Array.from({ length: 1_000 }, () => reused.check()));
+    now = HEALTH_REUSE_SECONDS * 1_000 - 1;
+    await reused.check();
+    expect(state.calls).toBe(1);
+    now = HEALTH_REUSE_SECONDS * 1_000;
+    await reused.check();
+    expect(state.calls).toBe(2);
+  });
+
+  it('reuses a failure for the window too, then sees the recovery', async () => {
+    const { state, health } = countingCheck();
+    let now = 0;
+    const reused = reusedFor(health, HEALTH_REUSE_SECONDS, () => now);
+    state.failing = true;
+    await expect(reused.check()).rejects.toBeInstanceOf(DatabaseUnavailable);
+    state.failing = false;
+    await expect(reused.check()).rejects.toBeInstanceOf(DatabaseUnavailable);
+    now += HEALTH_REUSE_SECONDS * 1_000;
+    await expect(reused.check()).resolves.toBeUndefined();
+    expect(state.calls).toBe(2);
+  });
+
+  it('with 0 s, reads every time', async () => {
+    const { state, health } = countingCheck();
+    const reused = reusedFor(health, 0);
+    for (let call = 0; call < 3; call += 1) await reused.check();
+    expect(state.calls).toBe(3);
+  });
+});
