@@ -1,7 +1,9 @@
 /**
- * PetStoreStack: one stage of the pet store. The tables, the functions, the API and its
- * monitoring are each a construct of their own; this stack wires them together and publishes
- * the outputs that operators and the key tool read.
+ * PetStoreStack: one stage of the pet store, in one region. The tables, the functions, the API and
+ * its monitoring are each a construct of their own; this stack wires them together and publishes
+ * the outputs that operators and the key tool read, under the same names in every region. A stage
+ * in several regions has one such stack in each (infra/stage-stacks.ts): the home region's defines
+ * the global tables and runs the once-only jobs (`isHomeRegion`).
  */
 import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
@@ -19,7 +21,7 @@ import { Release } from './constructs/release';
 import { SavedQueries } from './constructs/saved-queries';
 import { Throttling } from './constructs/throttling';
 import { PetStoreTables } from './constructs/tables';
-import { stageRegionIndex, type StageSettings } from './stages';
+import { homeRegionOf, isHomeRegion, stageRegionIndex, type StageSettings } from './stages';
 
 export interface PetStoreStackProps extends StackProps {
   readonly stage: string;
@@ -41,6 +43,11 @@ export class PetStoreStack extends Stack {
   readonly savedQueries: SavedQueries;
   /** The CodeDeploy release of the functions; none when the stage releases all at once. */
   readonly release?: Release;
+  /**
+   * Whether this is the stage's home region (or its one region): the stack that defines the tables
+   * and runs the jobs that must run once for the stage, such as the key expiry sweep.
+   */
+  readonly isHomeRegion: boolean;
 
   constructor(scope: Construct, id: string, { stage, settings, ignoreReleaseAlarms = false, ...stackProps }: PetStoreStackProps) {
     super(scope, id, {
@@ -56,8 +63,19 @@ export class PetStoreStack extends Stack {
     // stages sharing an account (and CloudWatch's PetStore namespace) never mix their metrics or alarms.
     const serviceName = resourceName;
     const kept = { logRetention: settings.logRetention, removalPolicy: settings.removalPolicy };
+    // Refuses, first, a region the stage does not run in.
+    const regionIndex = stageRegionIndex(stage, settings, this.region);
+    this.isHomeRegion = isHomeRegion(settings, this.region);
 
-    this.tables = new PetStoreTables(this, 'Tables', { removalPolicy: settings.removalPolicy });
+    this.tables = new PetStoreTables(this, 'Tables', {
+      stage,
+      regions: settings.regions ?? [],
+      region: this.region,
+      home: this.isHomeRegion,
+      witnessRegion: settings.witnessRegion,
+      namePrefix: resourceName,
+      ...kept,
+    });
     this.functions = new PetStoreFunctions(this, 'Functions', {
       namePrefix: resourceName,
       serviceName,
@@ -66,7 +84,7 @@ export class PetStoreStack extends Stack {
       apiKeyLastUse: this.tables.apiKeyLastUse,
       idempotency: this.tables.idempotency,
       corsAllowedOrigins: settings.corsAllowedOrigins,
-      regionIndex: stageRegionIndex(stage, settings, this.region),
+      regionIndex,
       reservedConcurrency: settings.reservedConcurrency,
       statusIndexShards: settings.statusIndexShards,
       ...kept,
@@ -94,8 +112,11 @@ export class PetStoreStack extends Stack {
       apiKeys: this.tables.apiKeys,
       // The sweep flushes the stage's authorizer cache; the API depends on nothing of the sweep.
       apiStage: { restApiId: this.api.api.restApiId, stageName: STAGE_NAME },
+      runsSweep: this.isHomeRegion,
+      homeRegion: homeRegionOf(settings),
       ...kept,
     });
+    const expirySweep = this.keyAudit.expirySweep;
     this.throttling = new Throttling(this, 'Throttling', {
       accessLogs: this.api.accessLogs,
       restApiId: this.api.api.restApiId,
@@ -108,7 +129,7 @@ export class PetStoreStack extends Stack {
         access: [this.api.accessLogs],
         operations: [...this.functions.operations.values()].map((fn) => fn.logGroup),
         authorizer: [this.functions.authorizer.logGroup],
-        keyExpiry: [this.keyAudit.expirySweep.logGroup],
+        keyExpiry: expirySweep ? [expirySweep.logGroup] : [],
         audit: [this.keyAudit.writer.logGroup],
       },
     });
@@ -128,7 +149,7 @@ export class PetStoreStack extends Stack {
       keyAudit: {
         functions: new Map([
           ['keyAudit', this.keyAudit.writer.function],
-          ['keyExpiry', this.keyAudit.expirySweep.function],
+          ...(expirySweep ? [['keyExpiry', expirySweep.function] as const] : []),
         ]),
         streamReader: this.keyAudit.writer.function,
         failedBatches: this.keyAudit.failedBatches,

@@ -103,6 +103,12 @@ export const DECLARED_TIME_TOLERANCE_MS = 2 * 60 * 1000;
  */
 export const AUDIT_STREAM_RETRY_ATTEMPTS = 10;
 
+/**
+ * Environment variable that tells each region's key-audit function the stage's home region, where
+ * a change no region stamped is logged; unset for a stage in one region.
+ */
+export const HOME_REGION_VARIABLE = 'HOME_REGION';
+
 /** Who an entry names when the write did not say: an edit in the console, or any other writer. */
 export const UNKNOWN_ACTOR = 'unknown';
 

@@ -5,7 +5,7 @@
 import { Stack } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { ResponseType } from 'aws-cdk-lib/aws-apigateway';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -33,7 +33,7 @@ import {
   type TableNames,
 } from '../../shared/tables';
 import { CORS_ALLOWED_METHODS } from '../../shared/http/cors';
-import { methodsOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
+import { expirySweepOf, methodsOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
 import { handledOperationIds } from '../support/operations';
 import { THROTTLING_METRICS } from '../../infra/constructs/throttling';
 import { PROJECT_NAME } from '../../shared/project';
@@ -128,11 +128,16 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
 
   it(`is ${isProd ? '' : 'not '}protected from termination, and tags its resources with the project and stage`, () => {
     expect(stack.terminationProtection).toBe(isProd);
-    template.hasResourceProperties('AWS::DynamoDB::Table', {
-      Tags: Match.arrayWith([
-        { Key: 'project', Value: 'pet-store' },
-        { Key: 'stage', Value: stage },
-      ]),
+    // A global table's tags are its replicas'.
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      Replicas: [
+        Match.objectLike({
+          Tags: Match.arrayWith([
+            { Key: 'project', Value: 'pet-store' },
+            { Key: 'stage', Value: stage },
+          ]),
+        }),
+      ],
     });
     template.hasResourceProperties('AWS::Lambda::Function', { Tags: Match.arrayWith([{ Key: 'stage', Value: stage }]) });
   });
@@ -554,10 +559,28 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
 
   describe('DynamoDB', () => {
     const tableProperties = (definitionId: string) => {
-      const table = resourcesOf(template, 'AWS::DynamoDB::Table').find(({ logicalId }) => logicalId.startsWith(`Tables${definitionId}`));
+      const table = resourcesOf(template, 'AWS::DynamoDB::GlobalTable').find(({ logicalId }) =>
+        logicalId.startsWith(`Tables${definitionId}`),
+      );
       if (!table) throw new Error(`no table ${definitionId}`);
       return table;
     };
+    /** The table's one replica: a stage in one region has no other. */
+    const replicaProperties = (definitionId: string) => {
+      const replicas = tableProperties(definitionId).properties.Replicas as Array<Record<string, unknown>>;
+      expect(replicas).toHaveLength(1);
+      expect(replicas[0]?.Region).toBe(stack.region);
+      return replicas[0] ?? {};
+    };
+
+    it.each(Object.values(tableDefinitions))(
+      "$id: a global table (replicas can be added later to no other kind), named after the stage and the table's definition",
+      (definition) => {
+        expect(tableProperties(definition.id).properties.TableName).toBe(`pet-store-${stage}-${definition.defaultName}`);
+        replicaProperties(definition.id);
+        expect(tableProperties(definition.id).properties).not.toHaveProperty('MultiRegionConsistency');
+      },
+    );
 
     it('keys the pets table by id (N), on demand, with the status index on status shards, sorted by id', () => {
       expect(tableProperties(petsTable.id).properties).toMatchObject({
@@ -625,23 +648,23 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       expect(properties).not.toHaveProperty('StreamSpecification');
     });
 
-    it('keys the idempotency table by id (S), with TTL on its expiration attribute', () => {
-      expect(tableProperties(idempotencyTable.id).properties).toMatchObject({
+    it("keys the idempotency table by id (S), with TTL where its definition has it (a stage in one region's table is eventually consistent)", () => {
+      const { properties } = tableProperties(idempotencyTable.id);
+      expect(properties).toMatchObject({
         KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
         AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
         BillingMode: 'PAY_PER_REQUEST',
-        TimeToLiveSpecification: { AttributeName: 'expiration', Enabled: true },
       });
+      const ttl = (idempotencyTable as TableDefinition).timeToLiveAttribute;
+      expect(properties.TimeToLiveSpecification).toEqual(ttl === undefined ? undefined : { AttributeName: ttl, Enabled: true });
     });
 
     it.each(Object.values(tableDefinitions).map((table) => table.id))(
       '%s: point-in-time recovery and AWS-managed (KMS) encryption',
       (id) => {
-        expect(tableProperties(id).properties).toMatchObject({
-          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-          SSESpecification: { SSEEnabled: true },
-        });
-        expect(tableProperties(id).properties.SSESpecification).not.toHaveProperty('KMSMasterKeyId');
+        expect(replicaProperties(id)).toMatchObject({ PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true } });
+        expect(tableProperties(id).properties).toMatchObject({ SSESpecification: { SSEEnabled: true, SSEType: 'KMS' } });
+        expect(replicaProperties(id)).not.toHaveProperty('SSESpecification');
       },
     );
 
@@ -649,7 +672,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
       `%s: ${isProd ? 'retained and deletion-protected' : 'destroyed with the stack'}`,
       (id) => {
         expect(tableProperties(id).deletionPolicy).toBe(isProd ? 'RetainExceptOnCreate' : 'Delete');
-        expect(tableProperties(id).properties.DeletionProtectionEnabled).toBe(isProd);
+        expect(replicaProperties(id).DeletionProtectionEnabled).toBe(isProd);
       },
     );
   });
@@ -658,7 +681,7 @@ describe.each(Object.entries(stages))('the %s stack', (stage, synthesized) => {
     const keysTableId = () => stack.getLogicalId(stack.tables.apiKeys.node.defaultChild as CfnFunction);
     const idOf = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as CfnFunction);
     const writer = () => stack.keyAudit.writer;
-    const sweep = () => stack.keyAudit.expirySweep;
+    const sweep = () => expirySweepOf(synthesized);
     const resource = (logicalId: string) =>
       template.toJSON().Resources[logicalId] as { Properties: Record<string, unknown>; DeletionPolicy?: string };
 
@@ -1216,7 +1239,7 @@ describe('table grants', () => {
   const statementsFor = (grants: readonly TableAccess[]) => {
     const added: unknown[] = [];
     const fn = { function: { addToRolePolicy: (statement: PolicyStatement) => added.push(statement.toStatementJson()) } };
-    grantTableAccess(fn as unknown as ApiFunction, grants, { pets: { tableArn: 'arn:pets' } as Table });
+    grantTableAccess(fn as unknown as ApiFunction, grants, { pets: { tableArn: 'arn:pets' } as ITableV2 });
     return added;
   };
 
