@@ -43,6 +43,8 @@ export class PetStoreStack extends Stack {
   readonly savedQueries: SavedQueries;
   /** The CodeDeploy release of the functions; none when the stage releases all at once. */
   readonly release?: Release;
+  /** The stage this stack is one region of. */
+  readonly stage: string;
   /**
    * Whether this is the stage's home region (or its one region): the stack that defines the tables
    * and runs the jobs that must run once for the stage, such as the key expiry sweep.
@@ -65,6 +67,7 @@ export class PetStoreStack extends Stack {
     const kept = { logRetention: settings.logRetention, removalPolicy: settings.removalPolicy };
     // Refuses, first, a region the stage does not run in.
     const regionIndex = stageRegionIndex(stage, settings, this.region);
+    this.stage = stage;
     this.isHomeRegion = isHomeRegion(settings, this.region);
 
     this.tables = new PetStoreTables(this, 'Tables', {

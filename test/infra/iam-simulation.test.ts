@@ -2,7 +2,7 @@
  * IAM with AWS's own authorization data: every AWS call the functions made during this run's
  * integration and end-to-end tests (recorded by test/support/aws-calls.ts), and every call AWS
  * makes with a function's role, simulated against that function's role in the synthesized
- * staging and prod templates. A call the role would refuse fails here, and so does a grant that
+ * staging and prod templates, and every region's template of each stage in several. A call the role would refuse fails here, and so does a grant that
  * no call uses, unless `acknowledgedUnusedGrants` says why it stays. It runs after the rest of
  * the suite (vitest.config.ts), whose calls it judges.
  */
@@ -11,6 +11,8 @@ import type { CfnResource } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tableAccess } from '../../infra/constructs/pet-store-functions';
 import { PROJECT_NAME } from '../../shared/project';
+import { deployedTableName } from '../../shared/stack';
+import { tableDefinitions } from '../../shared/tables';
 import { readRecordedRun, type AwsCall, type RecordedRun } from '../support/aws-calls';
 import {
   codeDeployRequests,
@@ -28,7 +30,7 @@ import {
   type PolicyDocument,
   type StageResources,
 } from '../support/iam-simulation';
-import { synthStage } from './synth';
+import { multiRegionStacks, synthStage, type SynthesizedStage } from './synth';
 
 /**
  * Grants no recorded call uses, each with the reason it stays: `<function> <action> <resource pattern>`.
@@ -47,10 +49,16 @@ const recorded = (): readonly AwsCall[] => {
   return run.calls;
 };
 
-describe.each(['staging', 'prod'] as const)('%s: every role against the calls made with it', (stage) => {
-  const { stack, template } = synthStage(stage);
+/** The stages in one region, and every region's stack of each stage in several. */
+const stacks: Array<[string, SynthesizedStage]> = [
+  ...(['staging', 'prod'] as const).map((stage): [string, SynthesizedStage] => [stage, synthStage(stage)]),
+  ...multiRegionStacks(),
+];
+
+describe.each(stacks)('%s: every role against the calls made with it', (_name, { stack, template }) => {
+  const stage = stack.stage;
   const json = template.toJSON() as CfnTemplate;
-  const resolver = templateResolver(json);
+  const resolver = templateResolver(json, stack.region);
   const namePrefix = `${PROJECT_NAME}-${stage}-`;
   const functions = functionsOf(json, namePrefix);
   const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
@@ -61,7 +69,8 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
     return resolver.arn('codedeploy', `deploymentgroup:${String(application)}/${resolver.ref(groupId)}`);
   });
   const stageResources: StageResources = {
-    tableName: (table) => resolver.ref(logicalId(stack.tables[table])),
+    // Fixed names: the home region's tables and the other regions' replicas alike.
+    tableName: (table) => deployedTableName(stage, tableDefinitions[table]),
     functionName: (name) => `${namePrefix}${name}`,
     deploymentGroupArns,
     codeDeployApplicationArn:
@@ -83,7 +92,8 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
 
   it('has calls recorded for the functions the tests run', () => {
     const callers = new Set(recorded().map((call) => call.function));
-    for (const name of ['authorizer', 'keyExpiry', ...(stack.functions.operations.keys() ?? [])]) expect(callers, name).toContain(name);
+    const sweep = stack.keyAudit.expirySweep ? ['keyExpiry'] : [];
+    for (const name of ['authorizer', ...sweep, ...(stack.functions.operations.keys() ?? [])]) expect(callers, name).toContain(name);
   });
 
   it('allows every call, the functions’ own and those AWS makes with their roles', async () => {
@@ -148,7 +158,7 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
         const { decision } = await simulate(request, roleArn, policies);
         if (decision !== 'Allowed') denied.push(`${describeRequest(request)}: ${decision}`);
         if (request.action === 'lambda:UpdateAlias') {
-          const otherStage = request.resource.replace(`-${stage}-`, `-${stage === 'prod' ? 'staging' : 'prod'}-`);
+          const otherStage = request.resource.replace(`-${stage}-`, `-${stage === 'staging' ? 'prod' : 'staging'}-`);
           expect((await simulate({ ...request, resource: otherStage }, roleArn, policies)).decision, otherStage).not.toBe('Allowed');
         }
       }
@@ -192,6 +202,8 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
     });
 
     it("the expiry sweep's role is refused an update naming a key's revokedAt or expiresAt, or any other attribute its code does not name", async () => {
+      // Only the home region's stack (or a stage's one region's) runs the sweep.
+      if (!stack.keyAudit.expirySweep) return expect(functions.has('keyExpiry')).toBe(false);
       const sweep = tableAccess.keyExpiry.find((grant) => grant.actions.includes('dynamodb:UpdateItem'));
       const granted = sweep?.attributes ?? [];
       const update = { function: 'keyExpiry', action: 'dynamodb:UpdateItem', resource: keysTable };
@@ -235,10 +247,12 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
     });
 
     it("the expiry sweep flushes its own stage's authorizer cache and deletes nothing else of API Gateway", async () => {
-      const restApi = `arn:aws:apigateway:eu-west-1::/restapis/${stageResources.restApiId}`;
+      // Only the home region's stack (or a stage's one region's) runs the sweep.
+      if (!stack.keyAudit.expirySweep) return expect(functions.has('keyExpiry')).toBe(false);
+      const restApi = `arn:aws:apigateway:${resolver.region}::/restapis/${stageResources.restApiId}`;
       for (const resource of [
         `${restApi}/stages/other/cache/authorizers`,
-        'arn:aws:apigateway:eu-west-1::/restapis/another/stages/v1/cache/authorizers',
+        `arn:aws:apigateway:${resolver.region}::/restapis/another/stages/v1/cache/authorizers`,
         `${restApi}/stages/v1/cache/data`,
         `${restApi}/stages/v1`,
         restApi,

@@ -10,6 +10,7 @@ import { PetStoreStack, type PetStoreStackProps } from '../../infra/pet-store-st
 import { stageStacks } from '../../infra/stage-stacks';
 import { isMultiRegion, stages, stageSettings, type StageSettings } from '../../infra/stages';
 import { stackName } from '../../shared/stack';
+import { ACCOUNT, REGION } from '../support/iam-simulation';
 
 export interface SynthesizedStage {
   readonly app: App;
@@ -35,9 +36,9 @@ export const synthStage = (
   return { app, stack, template: Template.fromStack(stack), settings };
 };
 
-/** The account and the region (of a stage in one region) the tests synthesize for. */
-export const TEST_ACCOUNT = '123456789012';
-export const TEST_REGION = 'eu-west-1';
+/** The account and the region (of a stage in one region) the tests synthesize for: the IAM simulation's. */
+export const TEST_ACCOUNT = ACCOUNT;
+export const TEST_REGION = REGION;
 
 // The built-in validation only reports (its errors become warnings unless a flag says otherwise),
 // and its WebAssembly rules engine is most of a synth's time: five seconds in each test file.
@@ -71,6 +72,15 @@ export const stageStacksOf = (stage: string): SynthesizedStage[] => {
 
 /** The stages whose settings list several regions: their every region's stack is checked like a stage's one. */
 export const multiRegionStages = (): string[] => Object.keys(stages).filter((stage) => isMultiRegion(stageSettings(stage)));
+
+/**
+ * Every region's stack of every stage in several regions, each named `<stage> in <region>`: what the
+ * checks of AWS's rules run on besides the stages in one region.
+ */
+export const multiRegionStacks = (): Array<[string, SynthesizedStage]> =>
+  multiRegionStages().flatMap((stage) =>
+    stageStacksOf(stage).map((synthesized): [string, SynthesizedStage] => [`${stage} in ${synthesized.stack.region}`, synthesized]),
+  );
 
 /** A stack's key expiry sweep, which a stack of its stage's home region (or of a stage in one region) has. */
 export const expirySweepOf = ({ stack }: Pick<SynthesizedStage, 'stack'>): ApiFunction => {
