@@ -1,13 +1,12 @@
 #!/usr/bin/env node
 /**
- * The CDK app: one PetStore-<stage> stack, for the stage named by `-c stage=<name>`, checked by
- * cdk-nag's AWS Solutions rules on every synth.
+ * The CDK app: the stage named by `-c stage=<name>`, one PetStore-<stage> stack in each of its
+ * regions (infra/stage-stacks.ts), checked by cdk-nag's AWS Solutions rules on every synth.
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { stackName } from '../shared/stack';
-import { PetStoreStack } from './pet-store-stack';
-import { parseIgnoreReleaseAlarms, parseStageName, stageRegionIndex, stageSettings } from './stages';
+import { stageStacks } from './stage-stacks';
+import { parseIgnoreReleaseAlarms, parseStageName, stageSettings } from './stages';
 
 const app = new App();
 /**
@@ -18,8 +17,6 @@ const { stage, settings, ignoreReleaseAlarms } = (() => {
   try {
     const name = parseStageName(app.node.tryGetContext('stage'));
     const settings = stageSettings(name);
-    // The stack checks this too; here a region the stage does not run in fails in one line.
-    stageRegionIndex(name, settings, process.env.CDK_DEFAULT_REGION);
     return {
       stage: name,
       settings,
@@ -30,10 +27,11 @@ const { stage, settings, ignoreReleaseAlarms } = (() => {
     return process.exit(1);
   }
 })();
-new PetStoreStack(app, stackName(stage), {
+stageStacks(app, {
   stage,
   settings,
   ignoreReleaseAlarms,
-  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+  account: process.env.CDK_DEFAULT_ACCOUNT,
+  defaultRegion: process.env.CDK_DEFAULT_REGION,
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -1,7 +1,9 @@
 /**
- * PetStoreStack: one stage of the pet store. The tables, the functions, the API and its
- * monitoring are each a construct of their own; this stack wires them together and publishes
- * the outputs that operators and the key tool read.
+ * PetStoreStack: one stage of the pet store, in one region. The tables, the functions, the API and
+ * its monitoring are each a construct of their own; this stack wires them together and publishes
+ * the outputs that operators and the key tool read, under the same names in every region. A stage
+ * in several regions has one such stack in each (infra/stage-stacks.ts): the home region's defines
+ * the global tables and runs the once-only jobs (`isHomeRegion`).
  */
 import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
@@ -55,6 +57,13 @@ export class PetStoreStack extends Stack {
   readonly release?: Release;
   /** The idempotency sweep: in the stage's home region only, as one sweep deletes every replica's records. */
   readonly idempotencySweep?: IdempotencySweep;
+  /** The stage this stack is one region of. */
+  readonly stage: string;
+  /**
+   * Whether this is the stage's home region (or its one region): the stack that defines the tables
+   * and runs the jobs that must run once for the stage, such as the key expiry and idempotency sweeps.
+   */
+  readonly isHomeRegion: boolean;
 
   constructor(scope: Construct, id: string, { stage, settings, ignoreReleaseAlarms = false, ...stackProps }: PetStoreStackProps) {
     super(scope, id, {
@@ -75,7 +84,20 @@ export class PetStoreStack extends Stack {
 
     // A stage in several regions: this region serves the stage's domain with its own certificate, and routes to it.
     const regionalDomain = settings.customDomain && isRegionalCustomDomain(settings.customDomain) ? settings.customDomain : undefined;
-    this.tables = new PetStoreTables(this, 'Tables', { removalPolicy: settings.removalPolicy });
+    // Refuses, first, a region the stage does not run in.
+    const regionIndex = stageRegionIndex(stage, settings, this.region);
+    this.stage = stage;
+    this.isHomeRegion = isHomeRegion(settings, this.region);
+
+    this.tables = new PetStoreTables(this, 'Tables', {
+      stage,
+      regions: settings.regions ?? [],
+      region: this.region,
+      home: this.isHomeRegion,
+      witnessRegion: settings.witnessRegion,
+      namePrefix: resourceName,
+      ...kept,
+    });
     this.functions = new PetStoreFunctions(this, 'Functions', {
       namePrefix: resourceName,
       serviceName,
@@ -84,7 +106,7 @@ export class PetStoreStack extends Stack {
       apiKeyLastUse: this.tables.apiKeyLastUse,
       idempotency: this.tables.idempotency,
       corsAllowedOrigins: settings.corsAllowedOrigins,
-      regionIndex: stageRegionIndex(stage, settings, this.region),
+      regionIndex,
       reservedConcurrency: settings.reservedConcurrency,
       statusIndexShards: settings.statusIndexShards,
       ...kept,
@@ -117,12 +139,14 @@ export class PetStoreStack extends Stack {
       apiKeys: this.tables.apiKeys,
       // The sweep and the audit flush the stage's authorizer cache; the API depends on nothing of them.
       apiStage: { restApiId: this.api.api.restApiId, stageName: STAGE_NAME },
+      runsSweep: this.isHomeRegion,
       homeRegion: homeRegionOf(settings),
       // A stage in several regions: its usage keys are API keys in each, deleted and counted by the sweep.
       regions: settings.regions,
       ...kept,
     });
-    if (isHomeRegion(settings, this.region)) {
+    const expirySweep = this.keyAudit.expirySweep;
+    if (this.isHomeRegion) {
       this.idempotencySweep = new IdempotencySweep(this, 'IdempotencySweep', {
         namePrefix: resourceName,
         serviceName,
@@ -142,7 +166,7 @@ export class PetStoreStack extends Stack {
         access: [this.api.accessLogs],
         operations: [...this.functions.operations.values()].map((fn) => fn.logGroup),
         authorizer: [this.functions.authorizer.logGroup],
-        keyExpiry: [this.keyAudit.expirySweep.logGroup],
+        keyExpiry: expirySweep ? [expirySweep.logGroup] : [],
         audit: [this.keyAudit.writer.logGroup],
       },
     });
@@ -162,7 +186,7 @@ export class PetStoreStack extends Stack {
       keyAudit: {
         functions: new Map([
           ['keyAudit', this.keyAudit.writer.function],
-          ['keyExpiry', this.keyAudit.expirySweep.function],
+          ...(expirySweep ? [['keyExpiry', expirySweep.function] as const] : []),
         ]),
         streamReader: this.keyAudit.writer.function,
         failedBatches: this.keyAudit.failedBatches,

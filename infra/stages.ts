@@ -118,9 +118,17 @@ export interface StageSettings {
    * The AWS regions the stage runs in at once, e.g. `['eu-west-1', 'us-east-1']`. A region's
    * position is its index in the pet ids it mints (shared/ids.ts), which keeps two regions from
    * minting the same id: add a region at the end, never reorder the list. At most REGION_COUNT.
-   * None: the stage runs in the one region it is deployed to, index 0.
+   * None: the stage runs in the one region it is deployed to, index 0. Several: the first is the
+   * stage's home (where keys are written and once-only jobs run), and the list is one region set
+   * of DynamoDB's strongly consistent global tables: three regions, or two and `witnessRegion`
+   * (docs/architecture.md, Regions).
    */
   readonly regions?: readonly string[];
+  /**
+   * For a stage in two regions: the third region of their region set, which holds no replica of
+   * the strongly consistent tables, only a witness of their writes, and runs no stack of the stage.
+   */
+  readonly witnessRegion?: string;
   /**
    * Reserved concurrency for the authorizer and each operation's function. Off by default: it
    * needs an account whose concurrency quota leaves room for it (docs/operations.md, Stage settings).
@@ -281,6 +289,7 @@ export const stageSettings = (stage: string, overridesByStage: Readonly<Record<s
   checkRegions(stage, settings.regions ?? []);
   checkRegionalQuotas(stage, settings);
   checkCustomDomain(stage, settings);
+  checkRegionSet(stage, settings);
   checkStatusIndexShards(stage, settings);
   if (settings.authorizerCacheTtlSeconds < 0 || settings.authorizerCacheTtlSeconds > 3600) {
     throw new Error(`Stage '${stage}': authorizerCacheTtlSeconds must be 0–3600 (API Gateway's limit).`);
@@ -351,6 +360,54 @@ const checkCustomDomain = (stage: string, { customDomain: domain, regions = [] }
 };
 
 /**
+ * The regions where DynamoDB's strongly consistent (MRSC) global tables run, by region set: a table's
+ * replicas and witness must all be in one set. AWS documents these sets with the witness of a global
+ * table: https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-dynamodb-globaltable-globaltablewitness.html
+ */
+export const MRSC_REGION_SETS: Readonly<Record<string, readonly string[]>> = {
+  US: ['us-east-1', 'us-east-2', 'us-west-2'],
+  EU: ['eu-west-1', 'eu-west-2', 'eu-west-3', 'eu-central-1'],
+  AP: ['ap-northeast-1', 'ap-northeast-2', 'ap-northeast-3'],
+};
+
+/** A stage in several regions: its idempotency records are an MRSC table, whose regions are three of one set, or two and a witness. */
+export const isMultiRegion = (settings: Pick<StageSettings, 'regions'>): boolean => (settings.regions ?? []).length > 1;
+
+/**
+ * Refuses regions an MRSC table cannot have: three regions of one region set, or two and a witness
+ * region of their set, and nothing else (nor a witness for a stage in one region).
+ */
+const checkRegionSet = (stage: string, { regions = [], witnessRegion }: Pick<StageSettings, 'regions' | 'witnessRegion'>) => {
+  const sets = Object.entries(MRSC_REGION_SETS)
+    .map(([name, members]) => `${name}: ${members.join(', ')}`)
+    .join('; ');
+  if (!isMultiRegion({ regions })) {
+    if (witnessRegion !== undefined)
+      throw new Error(`Stage '${stage}': witnessRegion ${witnessRegion} is for a stage in two regions; remove it, or list two regions.`);
+    return;
+  }
+  const members = witnessRegion === undefined ? regions : [...regions, witnessRegion];
+  const expected = witnessRegion === undefined ? 3 : 2;
+  const inOneSet = Object.values(MRSC_REGION_SETS).some((set) => members.every((region) => set.includes(region)));
+  if (regions.length !== expected || !inOneSet || new Set(members).size !== members.length) {
+    throw new Error(
+      `Stage '${stage}': regions ${members.join(', ')} are not a region set of strongly consistent global tables: list three regions ` +
+        `of one set, or two and a witnessRegion of their set (${sets}).`,
+    );
+  }
+};
+
+/** The stage's home region: the first of its regions, where keys are written and once-only jobs run; none for a stage in one region. */
+export const homeRegionOf = (settings: Pick<StageSettings, 'regions'>): string | undefined =>
+  isMultiRegion(settings) ? settings.regions?.[0] : undefined;
+
+/** Whether a stack in `region` runs the stage's once-only jobs: in its home region, or in a stage's one region. */
+export const isHomeRegion = (settings: Pick<StageSettings, 'regions'>, region: string | undefined): boolean => {
+  const home = homeRegionOf(settings);
+  return home === undefined || home === region;
+};
+
+/**
  * The index of the region a stage's stack is deployed to: its position in the stage's regions, 0
  * for a stage in one region. Refuses a region the list does not name, or no region at all for a
  * stage in several, rather than deploy functions that may mint another region's ids.
@@ -369,18 +426,6 @@ export const stageRegionIndex = (stage: string, settings: Pick<StageSettings, 'r
     );
   }
   return index;
-};
-
-/**
- * The home region of a stage in several regions: its first. Keys are written there, and the jobs
- * that must run once (the expiry sweep) run there. Undefined for a stage in one region.
- */
-export const homeRegionOf = (settings: Pick<StageSettings, 'regions'>): string | undefined => settings.regions?.[0];
-
-/** Whether `region` is the stage's home region; every region is, for a stage in one region. */
-export const isHomeRegion = (settings: Pick<StageSettings, 'regions'>, region: string | undefined): boolean => {
-  const home = homeRegionOf(settings);
-  return home === undefined || home === region;
 };
 
 /** The functions that get `eachOperation`: one per route with a handler. */

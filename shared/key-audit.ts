@@ -108,6 +108,12 @@ export const DECLARED_TIME_TOLERANCE_MS = 2 * 60 * 1000;
  */
 export const AUDIT_STREAM_RETRY_ATTEMPTS = 10;
 
+/**
+ * Environment variable that tells each region's key-audit function the stage's home region, where
+ * a change no region stamped is logged; unset for a stage in one region.
+ */
+export const HOME_REGION_VARIABLE = 'HOME_REGION';
+
 /** Who an entry names when the write did not say: an edit in the console, or any other writer. */
 export const UNKNOWN_ACTOR = 'unknown';
 
@@ -343,12 +349,6 @@ export const auditEntryOf = (record: DynamoDBRecord, now = new Date()): KeyAudit
     sequenceNumber,
   };
 };
-
-/**
- * The variable that names a stage's home region (infra/stages.ts, its first region) on the
- * key-audit function; unset on a stage in one region.
- */
-export const HOME_REGION_VARIABLE = 'HOME_REGION';
 
 /** Where a key-audit function runs: its own region (AWS_REGION), and the stage's home region (none: one region). */
 export interface AuditRegion {

@@ -1,7 +1,16 @@
 /** How a deployed stage is found: its stack name and the outputs operators and tools read. */
-import { PROJECT_NAME_PASCAL } from './project';
+import { PROJECT_NAME, PROJECT_NAME_PASCAL } from './project';
+import type { TableDefinition } from './tables';
 
+/** A stage's stack: the same name in each of its regions (stack names are per region). */
 export const stackName = (stage: string): string => `${PROJECT_NAME_PASCAL}-${stage}`;
+
+/**
+ * A table's deployed name: fixed, and the same in every region of the stage, so that each region's
+ * stack finds its replica of the home region's global table by name.
+ */
+export const deployedTableName = (stage: string, table: Pick<TableDefinition, 'defaultName'>): string =>
+  `${PROJECT_NAME}-${stage}-${table.defaultName}`;
 
 export const stackOutputs = {
   apiUrl: 'ApiUrl',

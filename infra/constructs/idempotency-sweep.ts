@@ -6,7 +6,7 @@
  * expiry, nothing else: it cannot put or change a record.
  */
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -19,7 +19,7 @@ export interface IdempotencySweepProps {
   readonly namePrefix: string;
   /** The `service` of the function's log lines and metrics: the stage's own. */
   readonly serviceName: string;
-  readonly idempotency: Table;
+  readonly idempotency: ITableV2;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }

@@ -6,9 +6,11 @@
  * flushes the stage's authorizer cache when it marked one, so that the gateway honours it at once.
  * The key-audit function flushes the same cache after a change that alters the authorizer's
  * answers reaches its region's replica of the keys table (functions/key-audit.ts).
+ * In a stage in several regions every region's stack has the writer, reading its own replica's
+ * stream; the sweep runs in the home region only, once for the stage.
  */
 import { Aws, Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -20,12 +22,11 @@ import {
   type IEventSourceMapping,
   type IFunction,
 } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption, type IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE, type ApiStage } from '../../shared/authorizer-cache';
-import { AUDIT_LOG_LEVEL, AUDIT_STREAM_RETRY_ATTEMPTS, auditLogGroupName, HOME_REGION_VARIABLE } from '../../shared/key-audit';
+import { AUDIT_LOG_LEVEL, AUDIT_STREAM_RETRY_ATTEMPTS, HOME_REGION_VARIABLE, auditLogGroupName } from '../../shared/key-audit';
 import { STAGE_REGIONS_VARIABLE } from '../../shared/usage-key-release';
 import { ApiFunction } from './api-function';
 import { grantTableAccess, tableAccess, tableNameVariables } from './pet-store-functions';
@@ -35,19 +36,21 @@ export interface KeyAuditTrailProps {
   readonly namePrefix: string;
   /** The `service` of the functions' log lines and metrics: the stage's own. */
   readonly serviceName: string;
-  /** The keys table, with its stream (new and old images). */
-  readonly apiKeys: Table;
+  /** The keys table (this region's replica), with its stream (new and old images). */
+  readonly apiKeys: ITableV2;
   /** The stage whose authorizer cache the expiry sweep flushes after marking a key, and the audit function after a key change. */
   readonly apiStage: ApiStage;
+  /** How long the expiry sweep's own logs are kept (the stage's retention). */
+  readonly logRetention: RetentionDays;
+  /** RETAIN keeps the audit log when the stack is deleted, as the stage keeps its data. */
+  readonly removalPolicy: RemovalPolicy;
+  /** Whether the stack runs the stage's once-only jobs (its home region's, or a stage's one region's): the expiry sweep. */
+  readonly runsSweep: boolean;
   /**
    * The stage's home region, when it runs in several: the audit function there records the
    * changes no region stamped. None on a stage in one region, whose audit records every change.
    */
   readonly homeRegion?: string;
-  /** How long the expiry sweep's own logs are kept (the stage's retention). */
-  readonly logRetention: RetentionDays;
-  /** RETAIN keeps the audit log when the stack is deleted, as the stage keeps its data. */
-  readonly removalPolicy: RemovalPolicy;
   /**
    * A stage in several regions: its regions, the home region (this stack's, where the sweep runs)
    * first. The sweep deletes a usage key's API key in each and counts each region's API keys.
@@ -67,7 +70,8 @@ export const EXPIRY_SWEEP_INTERVAL = Duration.minutes(1);
 
 export class KeyAuditTrail extends Construct {
   readonly writer: ApiFunction;
-  readonly expirySweep: ApiFunction;
+  /** The expiry sweep: in the home region's stack only. */
+  readonly expirySweep?: ApiFunction;
   /** Where the stream's batches go that could not be written: each message names the records, never their content. */
   readonly failedBatches: Queue;
 
@@ -108,17 +112,26 @@ export class KeyAuditTrail extends Construct {
       reason:
         "This queue is itself a dead-letter queue: the key-audit stream mapping's on-failure destination, alarmed on when it holds anything.",
     });
-    // On the alias, like every caller: the mapping follows `live` to each new version. The event
-    // source also grants the function's role the stream's reads.
-    this.writer.alias.addEventSource(
-      new DynamoEventSource(props.apiKeys, {
-        // The stream keeps 24 hours: a new mapping starts from the oldest record it has.
-        startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        bisectBatchOnError: true,
-        retryAttempts: AUDIT_STREAM_RETRY_ATTEMPTS,
-        reportBatchItemFailures: true,
-        onFailure: new SendOnlyQueueDestination(this.failedBatches),
+    const streamArn = props.apiKeys.tableStreamArn;
+    if (streamArn === undefined) throw new Error('The keys table has no stream for the audit trail to read.');
+    // On the alias, like every caller: the mapping follows `live` to each new version.
+    this.writer.alias.addEventSourceMapping('KeysStream', {
+      eventSourceArn: streamArn,
+      // The stream keeps 24 hours: a new mapping starts from the oldest record it has.
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      batchSize: 100,
+      bisectBatchOnError: true,
+      retryAttempts: AUDIT_STREAM_RETRY_ATTEMPTS,
+      reportBatchItemFailures: true,
+      onFailure: new SendOnlyQueueDestination(this.failedBatches),
+    });
+    // What Lambda reads the stream with (its documented execution-role permissions). Granted here,
+    // not by the table: TableV2 grants ListStreams on the stream, which IAM only allows on "*".
+    this.writer.function.addToRolePolicy(new PolicyStatement({ actions: ['dynamodb:ListStreams'], resources: ['*'] }));
+    this.writer.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+        resources: [streamArn],
       }),
     );
     Validations.of(this.writer.function.role ?? this.writer).acknowledge({
@@ -126,8 +139,13 @@ export class KeyAuditTrail extends Construct {
       reason:
         "Active tracing (X-Ray's PutTraceSegments and PutTelemetryRecords), and the stream mapping's dynamodb:ListStreams: none has resource-level permissions.",
     });
+    if (props.runsSweep) this.expirySweep = this.expirySweepOf(props);
+  }
 
-    this.expirySweep = new ApiFunction(this, 'ExpirySweep', {
+  /** The scheduled sweep that marks expired keys and releases their usage keys, with its grants. */
+  private expirySweepOf(props: KeyAuditTrailProps): ApiFunction {
+    const tables = { apiKeys: props.apiKeys };
+    const expirySweep = new ApiFunction(this, 'ExpirySweep', {
       entry: 'functions/key-expiry.ts',
       functionName: `${props.namePrefix}-keyExpiry`,
       description: 'pet store: marks API keys whose expiry has passed, for the audit trail',
@@ -140,21 +158,21 @@ export class KeyAuditTrail extends Construct {
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });
-    grantTableAccess(this.expirySweep, tableAccess.keyExpiry, tables);
-    this.expirySweep.function.addToRolePolicy(flushStatement(props.apiStage));
+    grantTableAccess(expirySweep, tableAccess.keyExpiry, tables);
+    expirySweep.function.addToRolePolicy(flushStatement(props.apiStage));
     // DeleteApiKey is DELETE on /apikeys/{id}, GetApiKeys GET on /apikeys: the usage keys no live
     // key uses any more, and their count against the account's quota, in each of the stage's
     // regions (API keys are regional) and no other. API keys are not tagged by stage, so no
     // narrower resource names this stage's alone.
     const regions = (props.regions ?? []).length === 0 ? [Aws.REGION] : (props.regions ?? []);
-    this.expirySweep.function.addToRolePolicy(
+    expirySweep.function.addToRolePolicy(
       new PolicyStatement({ actions: ['apigateway:DELETE'], resources: regions.map((region) => apiKeysArn('*', region)) }),
     );
-    this.expirySweep.function.addToRolePolicy(
+    expirySweep.function.addToRolePolicy(
       new PolicyStatement({ actions: ['apigateway:GET'], resources: regions.map((region) => apiKeysArn(undefined, region)) }),
     );
     for (const region of regions) {
-      Validations.of(this.expirySweep.function.role ?? this.expirySweep).acknowledge({
+      Validations.of(expirySweep.function.role ?? expirySweep).acknowledge({
         id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:${region === Aws.REGION ? '<AWS::Region>' : region}::/apikeys/*]`,
         reason:
           'DeleteApiKey of the usage keys no live key uses: their ids are made at run time by the key tool, and API keys carry no stage to narrow by.',
@@ -163,8 +181,9 @@ export class KeyAuditTrail extends Construct {
     new Rule(this, 'ExpirySchedule', {
       description: 'Runs the API-key expiry sweep',
       schedule: Schedule.rate(EXPIRY_SWEEP_INTERVAL),
-      targets: [new LambdaFunction(this.expirySweep.alias, { retryAttempts: 2 })],
+      targets: [new LambdaFunction(expirySweep.alias, { retryAttempts: 2 })],
     });
+    return expirySweep;
   }
 }
 

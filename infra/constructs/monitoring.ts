@@ -17,7 +17,7 @@ import {
   type IMetric,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterPattern, type IFilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -33,7 +33,7 @@ import { STAGE_THROTTLE_ALARM_SHARE } from '../stages';
 import { THROTTLING_METRICS, type Throttling } from './throttling';
 
 export interface MonitoredTable {
-  readonly table: Table;
+  readonly table: ITableV2;
   /** The table's global secondary indexes, whose throttles back-pressure the table's writes. */
   readonly indexNames: readonly string[];
 }

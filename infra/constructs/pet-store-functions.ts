@@ -3,7 +3,7 @@
  * allowed exactly the DynamoDB actions its code sends, on exactly the table or index it reads.
  */
 import type { RemovalPolicy } from 'aws-cdk-lib';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -106,10 +106,10 @@ export interface PetStoreFunctionsProps {
   readonly namePrefix: string;
   /** The `service` of the functions' log lines and metrics: the stage's own. */
   readonly serviceName: string;
-  readonly pets: Table;
-  readonly apiKeys: Table;
-  readonly apiKeyLastUse: Table;
-  readonly idempotency: Table;
+  readonly pets: ITableV2;
+  readonly apiKeys: ITableV2;
+  readonly apiKeyLastUse: ITableV2;
+  readonly idempotency: ITableV2;
   /** Origins the API's functions answer CORS for; none turns CORS off. */
   readonly corsAllowedOrigins: readonly string[];
   /** The index of the stack's region among its stage's regions, which the pet ids it mints carry. */
@@ -129,7 +129,7 @@ export class PetStoreFunctions extends Construct {
 
   constructor(scope: Construct, id: string, props: PetStoreFunctionsProps) {
     super(scope, id);
-    const tables: Record<keyof TableNames, Table> = {
+    const tables: Record<keyof TableNames, ITableV2> = {
       pets: props.pets,
       apiKeys: props.apiKeys,
       apiKeyLastUse: props.apiKeyLastUse,
@@ -185,7 +185,7 @@ export class PetStoreFunctions extends Construct {
 export const grantTableAccess = (
   fn: ApiFunction,
   grants: readonly TableAccess[],
-  tables: Readonly<Partial<Record<TableAccess['table'], Table>>>,
+  tables: Readonly<Partial<Record<TableAccess['table'], ITableV2>>>,
 ) => {
   for (const access of grants) {
     const table = tables[access.table];
@@ -200,7 +200,7 @@ const writesPets = (grants: readonly TableAccess[]) =>
   grants.some(({ table, index, actions }) => table === 'pets' && index === undefined && actions.includes('dynamodb:PutItem'));
 
 /** The environment that tells a function the names of the tables it is granted, and of no other. */
-export const tableNameVariables = (grants: readonly TableAccess[], tables: Readonly<Partial<Record<TableAccess['table'], Table>>>) =>
+export const tableNameVariables = (grants: readonly TableAccess[], tables: Readonly<Partial<Record<TableAccess['table'], ITableV2>>>) =>
   Object.fromEntries(grants.map(({ table }) => [tableDefinitions[table].nameVariable, tables[table]?.tableName ?? '']));
 
 /**

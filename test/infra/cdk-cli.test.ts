@@ -18,6 +18,10 @@ import { createTestTables } from '../support/tables';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { handledOperationIds } from '../support/operations';
 import { pascalCase } from '../../infra/constructs/names';
+import { regionalStackId } from '../../infra/stage-stacks';
+import { stageSettings } from '../../infra/stages';
+import { stackName } from '../../shared/stack';
+import { multiRegionStages } from './synth';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -43,8 +47,15 @@ const cdk = (args: string[]) =>
 let outdir: string;
 let synth: { stdout: string; stderr: string };
 
+/** The stage in several regions whose stacks `cdk ls` lists, and the listing, run beside the synth. */
+const [MULTI_REGION_STAGE = ''] = multiRegionStages();
+let listing: Promise<{ stdout: string }>;
+
 beforeAll(async () => {
   outdir = mkdtempSync(join(tmpdir(), 'pet-store-cdk-'));
+  // Beside the synth, not after it; a failed listing is the listing test's failure, not an unhandled one.
+  listing = cdk(['ls', '-c', `stage=${MULTI_REGION_STAGE}`]);
+  listing.catch(() => undefined);
   synth = await cdk(['synth', '-c', 'stage=staging', '-o', outdir, '--quiet']);
 }, 120_000);
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
@@ -234,6 +245,15 @@ describe('npx cdk synth -c stage=staging', () => {
 
     // The idempotency sweep: the tables hold no expired record.
     expect(await invokeBundle('Sweep', {}, env)).toEqual({ deleted: 0, kept: 0, cutShort: false });
+  });
+});
+
+describe('npx cdk ls -c stage=<a stage in several regions>', () => {
+  it('lists one stack per region of the stage, in its regions, each named PetStore-<stage>, without AWS credentials', async () => {
+    const stage = MULTI_REGION_STAGE;
+    const { stdout } = await listing;
+    const listed = stdout.split('\n').filter((line) => line.trim() !== '');
+    expect(listed).toEqual((stageSettings(stage).regions ?? []).map((region) => `${regionalStackId(stage, region)} (${stackName(stage)})`));
   });
 });
 

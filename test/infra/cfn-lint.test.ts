@@ -1,6 +1,6 @@
 /**
- * AWS's CloudFormation linter (cfn-lint) over the synthesized staging and prod templates, and
- * staging with reserved concurrency: no error. Skipped, and named so, where cfn-lint is not
+ * AWS's CloudFormation linter (cfn-lint) over the synthesized staging and prod templates, staging
+ * with reserved concurrency, and every region's template of each stage in several: no error. Skipped, and named so, where cfn-lint is not
  * installed (it is a Python tool).
  */
 import { spawnSync } from 'node:child_process';
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../support/command';
-import { synthStage } from './synth';
+import { multiRegionStacks, synthStage } from './synth';
 
 const CFN_LINT = 'cfn-lint';
 const installed = spawnSync(CFN_LINT, ['--version'], { stdio: 'ignore' }).status === 0;
@@ -45,43 +45,55 @@ describe.skipIf(!installed)(installed ? 'cfn-lint on the synthesized templates' 
   });
   afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-  it('finds no error in the staging and prod templates, and does find one in a broken template', { timeout: 120_000 }, async () => {
-    const templates: Record<string, Record<string, unknown>> = {};
-    let region = '';
-    for (const stage of ['staging', 'prod']) {
-      const { stack, template } = synthStage(stage);
-      templates[stage] = template.toJSON();
-      region = stack.region;
-    }
-    // Staging with reserved concurrency (off on every stage by default).
-    templates.reserving = synthStage('staging', { reservedConcurrency: { authorizer: 200, eachOperation: 150 } }).template.toJSON();
-    // The gate works: a Lambda timeout over CloudFormation's 900 s maximum is refused.
-    templates.broken = {
-      Resources: {
-        Function: {
-          Type: 'AWS::Lambda::Function',
-          Properties: {
-            Runtime: 'nodejs22.x',
-            Handler: 'index.handler',
-            Role: 'arn:aws:iam::123456789012:role/pet-store',
-            Code: { ZipFile: 'exports.handler = async () => ({});' },
-            Timeout: 901,
+  it(
+    'finds no error in the staging and prod templates, nor in any region’s of a stage in several, and does find one in a broken template',
+    { timeout: 120_000 },
+    async () => {
+      const templates: Record<string, Record<string, unknown>> = {};
+      const regions = new Set(['us-east-1']);
+      for (const stage of ['staging', 'prod']) {
+        const { stack, template } = synthStage(stage);
+        templates[stage] = template.toJSON();
+        regions.add(stack.region);
+      }
+      const regional = multiRegionStacks();
+      for (const [name, { stack, template }] of regional) {
+        templates[name] = template.toJSON();
+        regions.add(stack.region);
+      }
+      // Staging with reserved concurrency (off on every stage by default).
+      templates.reserving = synthStage('staging', { reservedConcurrency: { authorizer: 200, eachOperation: 150 } }).template.toJSON();
+      // The gate works: a Lambda timeout over CloudFormation's 900 s maximum is refused.
+      templates.broken = {
+        Resources: {
+          Function: {
+            Type: 'AWS::Lambda::Function',
+            Properties: {
+              Runtime: 'nodejs22.x',
+              Handler: 'index.handler',
+              Role: 'arn:aws:iam::123456789012:role/pet-store',
+              Code: { ZipFile: 'exports.handler = async () => ({});' },
+              Timeout: 901,
+            },
           },
         },
-      },
-    };
-    const files = Object.entries(templates).map(([name, template]) => {
-      const file = join(directory, `${name}.json`);
-      writeFileSync(file, JSON.stringify(template, null, 1));
-      return file;
-    });
-    // A stage deploys to the deployer's region: check the tests' region and us-east-1, cfn-lint's default.
-    const errors = (await cfnLint(files, [...new Set(['us-east-1', region])])).filter((match) => match.Level === 'Error');
-    const inFile = (name: string) => errors.filter((match) => match.Filename === join(directory, `${name}.json`));
+      };
+      const files = Object.entries(templates).map(([name, template]) => {
+        const file = join(directory, `${name}.json`);
+        writeFileSync(file, JSON.stringify(template, null, 1));
+        return file;
+      });
+      // A stage in one region deploys to the deployer's region: check the tests' region and us-east-1,
+      // cfn-lint's default; and every region a stage in several names.
+      const errors = (await cfnLint(files, [...regions])).filter((match) => match.Level === 'Error');
+      const inFile = (name: string) => errors.filter((match) => match.Filename === join(directory, `${name}.json`));
 
-    expect(inFile('staging'), shown(inFile('staging'))).toEqual([]);
-    expect(inFile('prod'), shown(inFile('prod'))).toEqual([]);
-    expect(inFile('reserving'), shown(inFile('reserving'))).toEqual([]);
-    expect(inFile('broken').map((match) => match.Rule.Id)).toEqual(['E3034']);
-  });
+      expect(inFile('staging'), shown(inFile('staging'))).toEqual([]);
+      expect(inFile('prod'), shown(inFile('prod'))).toEqual([]);
+      expect(inFile('reserving'), shown(inFile('reserving'))).toEqual([]);
+      expect(regional.length).toBeGreaterThan(1);
+      for (const [name] of regional) expect(inFile(name), `${name}: ${shown(inFile(name))}`).toEqual([]);
+      expect(inFile('broken').map((match) => match.Rule.Id)).toEqual(['E3034']);
+    },
+  );
 });

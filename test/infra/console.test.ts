@@ -21,7 +21,7 @@ import type { AccessLogLine } from '../../shared/access-log';
 import { BASE_PATH, routeOf } from '../../shared/routes';
 import { createGateway, type GatewayRequest } from '../../tools/local-server/gateway';
 import { matchesFilterPattern } from '../support/logs-insights';
-import { resourcesOf, synthStage } from './synth';
+import { expirySweepOf, resourcesOf, synthStage } from './synth';
 
 const logicalIdOf = (stack: Stack, logGroup: ILogGroup) => stack.getLogicalId(logGroup.node.defaultChild as CfnResource);
 
@@ -120,7 +120,7 @@ describe.each(['staging', 'prod'])('the %s stack in the console', (stage) => {
       access: [accessLogId],
       operations: [...stack.functions.operations.values()].map((fn) => logicalIdOf(stack, fn.logGroup)),
       authorizer: [logicalIdOf(stack, stack.functions.authorizer.logGroup)],
-      keyExpiry: [logicalIdOf(stack, stack.keyAudit.expirySweep.logGroup)],
+      keyExpiry: [logicalIdOf(stack, expirySweepOf({ stack }).logGroup)],
       audit: [logicalIdOf(stack, stack.keyAudit.writer.logGroup)],
     };
     const definitions = resourcesOf(template, 'AWS::Logs::QueryDefinition').map(({ properties }) => properties);

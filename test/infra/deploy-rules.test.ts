@@ -2,11 +2,16 @@
  * Rules CloudFormation and API Gateway apply at deploy time that `cdk synth`, cdk-nag and cfn-lint
  * do not: each one, broken, fails a real deploy (or its retry) rather than the build.
  */
+import { RemovalPolicy } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS } from '../../shared/stack';
-import { resourcesOf, synthStage } from './synth';
+import { multiRegionStacks, resourcesOf, synthStage, type SynthesizedStage } from './synth';
 
-const stages = ['dev', 'staging', 'prod'] as const;
+/** The stages in one region, and every region's stack of each stage in several. */
+const stacks: Array<[string, SynthesizedStage]> = [
+  ...(['dev', 'staging', 'prod'] as const).map((stage): [string, SynthesizedStage] => [stage, synthStage(stage)]),
+  ...multiRegionStacks(),
+];
 
 /**
  * The property that gives each resource type of these stacks a fixed physical name, when set;
@@ -15,6 +20,7 @@ const stages = ['dev', 'staging', 'prod'] as const;
  */
 const PHYSICAL_NAME_PROPERTY: Readonly<Record<string, string | null>> = {
   'AWS::DynamoDB::Table': 'TableName',
+  'AWS::DynamoDB::GlobalTable': 'TableName',
   'AWS::Logs::LogGroup': 'LogGroupName',
   'AWS::SQS::Queue': 'QueueName',
   'AWS::IAM::Role': 'RoleName',
@@ -23,8 +29,7 @@ const PHYSICAL_NAME_PROPERTY: Readonly<Record<string, string | null>> = {
   'AWS::ApiGateway::Account': null,
 };
 
-describe.each(stages)('%s: a failed first deploy can be deployed again', (stage) => {
-  const { template } = synthStage(stage);
+describe.each(stacks)('%s: a failed first deploy can be deployed again', (_name, { template, settings, stack }) => {
   const resources = Object.entries(
     template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string; Properties?: Record<string, unknown> }>,
   );
@@ -41,9 +46,11 @@ describe.each(stages)('%s: a failed first deploy can be deployed again', (stage)
 
   it('keeps what it keeps except when its create is rolled back (RetainExceptOnCreate), and replaces nothing kept', () => {
     const kept = resources.filter(([, resource]) => resource.DeletionPolicy === 'RetainExceptOnCreate');
-    if (stage === 'prod') {
+    if (settings.removalPolicy !== RemovalPolicy.DESTROY) {
       const keptTypes = new Set(kept.map(([, resource]) => resource.Type));
-      expect([...keptTypes].sort()).toEqual(expect.arrayContaining(['AWS::DynamoDB::Table', 'AWS::Logs::LogGroup', 'AWS::SQS::Queue']));
+      // The tables are the home region's stack's (the others import their replicas).
+      const tables = stack.isHomeRegion ? ['AWS::DynamoDB::GlobalTable'] : [];
+      expect([...keptTypes].sort()).toEqual(expect.arrayContaining([...tables, 'AWS::Logs::LogGroup', 'AWS::SQS::Queue']));
       for (const [, resource] of kept) expect(resource).toMatchObject({ UpdateReplacePolicy: 'Retain' });
     } else {
       expect(kept).toEqual([]);
@@ -51,8 +58,7 @@ describe.each(stages)('%s: a failed first deploy can be deployed again', (stage)
   });
 });
 
-describe.each(stages)('%s: every function a request waits on answers within API Gateway’s integration timeout', (stage) => {
-  const { template } = synthStage(stage);
+describe.each(stacks)('%s: every function a request waits on answers within API Gateway’s integration timeout', (_name, { template }) => {
   const functions = new Map(resourcesOf(template, 'AWS::Lambda::Function').map(({ logicalId, properties }) => [logicalId, properties]));
   const aliases = new Map(resourcesOf(template, 'AWS::Lambda::Alias').map(({ logicalId, properties }) => [logicalId, properties]));
 

@@ -2,7 +2,7 @@
  * IAM with AWS's own authorization data: every AWS call the functions made during this run's
  * integration and end-to-end tests (recorded by test/support/aws-calls.ts), and every call AWS
  * makes with a function's role, simulated against that function's role in the synthesized
- * staging and prod templates. A call the role would refuse fails here, and so does a grant that
+ * staging and prod templates, and every region's template of each stage in several. A call the role would refuse fails here, and so does a grant that
  * no call uses, unless `acknowledgedUnusedGrants` says why it stays. It runs after the rest of
  * the suite (vitest.config.ts), whose calls it judges.
  */
@@ -11,7 +11,8 @@ import type { CfnResource } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tableAccess } from '../../infra/constructs/pet-store-functions';
 import { PROJECT_NAME } from '../../shared/project';
-import { idempotencyExpiryIndex } from '../../shared/tables';
+import { deployedTableName } from '../../shared/stack';
+import { idempotencyExpiryIndex, tableDefinitions } from '../../shared/tables';
 import { readRecordedRun, type AwsCall, type RecordedRun } from '../support/aws-calls';
 import {
   codeDeployRequests,
@@ -29,7 +30,7 @@ import {
   type PolicyDocument,
   type StageResources,
 } from '../support/iam-simulation';
-import { synthStage } from './synth';
+import { multiRegionStacks, synthStage, type SynthesizedStage } from './synth';
 
 /**
  * Grants no recorded call uses, each with the reason it stays: `<function> <action> <resource pattern>`.
@@ -48,10 +49,16 @@ const recorded = (): readonly AwsCall[] => {
   return run.calls;
 };
 
-describe.each(['staging', 'prod'] as const)('%s: every role against the calls made with it', (stage) => {
-  const { stack, template } = synthStage(stage);
+/** The stages in one region, and every region's stack of each stage in several. */
+const stacks: Array<[string, SynthesizedStage]> = [
+  ...(['staging', 'prod'] as const).map((stage): [string, SynthesizedStage] => [stage, synthStage(stage)]),
+  ...multiRegionStacks(),
+];
+
+describe.each(stacks)('%s: every role against the calls made with it', (_name, { stack, template }) => {
+  const stage = stack.stage;
   const json = template.toJSON() as CfnTemplate;
-  const resolver = templateResolver(json);
+  const resolver = templateResolver(json, stack.region);
   const namePrefix = `${PROJECT_NAME}-${stage}-`;
   const functions = functionsOf(json, namePrefix);
   const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
@@ -62,7 +69,8 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
     return resolver.arn('codedeploy', `deploymentgroup:${String(application)}/${resolver.ref(groupId)}`);
   });
   const stageResources: StageResources = {
-    tableName: (table) => resolver.ref(logicalId(stack.tables[table])),
+    // Fixed names: the home region's tables and the other regions' replicas alike.
+    tableName: (table) => deployedTableName(stage, tableDefinitions[table]),
     functionName: (name) => `${namePrefix}${name}`,
     deploymentGroupArns,
     codeDeployApplicationArn:
@@ -84,8 +92,8 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
 
   it('has calls recorded for the functions the tests run', () => {
     const callers = new Set(recorded().map((call) => call.function));
-    for (const name of ['authorizer', 'keyExpiry', 'idempotencySweep', ...(stack.functions.operations.keys() ?? [])])
-      expect(callers, name).toContain(name);
+    const sweeps = [...(stack.keyAudit.expirySweep ? ['keyExpiry'] : []), ...(stack.idempotencySweep ? ['idempotencySweep'] : [])];
+    for (const name of ['authorizer', ...sweeps, ...(stack.functions.operations.keys() ?? [])]) expect(callers, name).toContain(name);
   });
 
   it('allows every call, the functions’ own and those AWS makes with their roles', async () => {
@@ -150,7 +158,7 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
         const { decision } = await simulate(request, roleArn, policies);
         if (decision !== 'Allowed') denied.push(`${describeRequest(request)}: ${decision}`);
         if (request.action === 'lambda:UpdateAlias') {
-          const otherStage = request.resource.replace(`-${stage}-`, `-${stage === 'prod' ? 'staging' : 'prod'}-`);
+          const otherStage = request.resource.replace(`-${stage}-`, `-${stage === 'staging' ? 'prod' : 'staging'}-`);
           expect((await simulate({ ...request, resource: otherStage }, roleArn, policies)).decision, otherStage).not.toBe('Allowed');
         }
       }
@@ -194,6 +202,8 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
     });
 
     it("the expiry sweep's role is refused an update naming a key's revokedAt or expiresAt, or any other attribute its code does not name", async () => {
+      // Only the home region's stack (or a stage's one region's) runs the sweep.
+      if (!stack.keyAudit.expirySweep) return expect(functions.has('keyExpiry')).toBe(false);
       const sweep = tableAccess.keyExpiry.find((grant) => grant.actions.includes('dynamodb:UpdateItem'));
       const granted = sweep?.attributes ?? [];
       const update = { function: 'keyExpiry', action: 'dynamodb:UpdateItem', resource: keysTable };
@@ -269,13 +279,15 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
     });
 
     it("the expiry sweep and the key audit flush their own stage's authorizer cache, in their own region, and delete nothing else of API Gateway", async () => {
-      const restApi = `arn:aws:apigateway:eu-west-1::/restapis/${stageResources.restApiId}`;
-      const flushers = ['keyExpiry', 'keyAudit'];
+      const restApi = `arn:aws:apigateway:${resolver.region}::/restapis/${stageResources.restApiId}`;
+      // Only the home region's stack (or a stage's one region's) runs the sweep; every region's, the audit.
+      const flushers = [...(stack.keyAudit.expirySweep ? ['keyExpiry'] : []), 'keyAudit'];
+      const otherRegion = resolver.region === 'us-east-2' ? 'us-west-2' : 'us-east-2';
       for (const resource of [
         `${restApi}/stages/other/cache/authorizers`,
-        'arn:aws:apigateway:eu-west-1::/restapis/another/stages/v1/cache/authorizers',
+        `arn:aws:apigateway:${resolver.region}::/restapis/another/stages/v1/cache/authorizers`,
         // The same stage's id in another region is another region's API: each region's flushes its own.
-        `arn:aws:apigateway:us-east-2::/restapis/${stageResources.restApiId}/stages/v1/cache/authorizers`,
+        `arn:aws:apigateway:${otherRegion}::/restapis/${stageResources.restApiId}/stages/v1/cache/authorizers`,
         `${restApi}/stages/v1/cache/data`,
         `${restApi}/stages/v1`,
         restApi,
@@ -297,7 +309,7 @@ describe.each(['staging', 'prod'] as const)('%s: every role against the calls ma
       await refused({
         function: 'keyAudit',
         action: 'apigateway:DELETE',
-        resource: 'arn:aws:apigateway:eu-west-1::/apikeys/a1b2c3',
+        resource: `arn:aws:apigateway:${resolver.region}::/apikeys/a1b2c3`,
         context: {},
       });
       for (const name of [...stack.functions.operations.keys(), 'authorizer']) {

@@ -50,6 +50,7 @@ const synthTrail = (stageRegions?: readonly string[]) => {
     apiStage: { restApiId: 'a1b2c3d4e5', stageName: STAGE_NAME },
     logRetention: RetentionDays.ONE_WEEK,
     removalPolicy: RemovalPolicy.DESTROY,
+    runsSweep: true,
     regions: stageRegions,
   });
   return { app, template: Template.fromStack(stack) };

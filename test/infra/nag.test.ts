@@ -8,14 +8,18 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { describe, expect, it } from 'vitest';
-import { keylessMethods, synthStage } from './synth';
+import { keylessMethods, multiRegionStacks, synthStage, type SynthesizedStage } from './synth';
 
-const findings = (app: App) =>
-  new AwsSolutionsChecks().validateScope(app).violations.map((violation) => ({
-    rule: violation.ruleName,
-    severity: violation.severity,
-    resources: violation.violatingResources.map((resource) => (resource as { constructPath?: string }).constructPath),
-  }));
+/** The app's findings; with a stack, those of its resources only (an app holds a stage's every region's stack). */
+const findings = (app: App, stack?: Stack) =>
+  new AwsSolutionsChecks()
+    .validateScope(app)
+    .violations.map((violation) => ({
+      rule: violation.ruleName,
+      severity: violation.severity,
+      resources: violation.violatingResources.map((resource) => (resource as { constructPath?: string }).constructPath),
+    }))
+    .filter(({ resources }) => stack === undefined || resources.some((path) => path?.startsWith(`${stack.node.path}/`)));
 
 const acknowledgementsIn = (scope: IConstruct) =>
   scope.node
@@ -25,7 +29,7 @@ const acknowledgementsIn = (scope: IConstruct) =>
     .flatMap((entry) => Object.entries(entry.data as Record<string, string>))
     .map(([key, reason]) => ({ rule: key.replace(/^Annotation::/, ''), reason }));
 
-const shapes = {
+const shapes: Record<string, () => SynthesizedStage> = {
   staging: () => synthStage('staging'),
   prod: () => synthStage('prod'),
   'a stage with every option set': () =>
@@ -36,13 +40,15 @@ const shapes = {
       webAclArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/shared/abc',
       reservedConcurrency: { authorizer: 200, eachOperation: 150 },
     }),
+  // Every region's stack of a stage in several regions: all are in one app, so each one's own findings.
+  ...Object.fromEntries(multiRegionStacks().map(([name, synthesized]) => [name, () => synthesized])),
 };
 
 describe.each(Object.entries(shapes))('cdk-nag on %s', (name, synthesize) => {
   const { app, stack } = synthesize();
 
   it('finds nothing that is not acknowledged, error or warning', () => {
-    expect(findings(app)).toEqual([]);
+    expect(findings(app, stack)).toEqual([]);
   });
 
   it('acknowledges only specific rules, each with a specific reason', () => {
@@ -57,7 +63,7 @@ describe.each(Object.entries(shapes))('cdk-nag on %s', (name, synthesize) => {
       new Set([
         'AwsSolutions-IAM5[Resource::*]',
         // The expiry sweep's DeleteApiKey of the usage keys no live key uses, whose ids are made at run time.
-        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
+        ...(stack.keyAudit.expirySweep ? ['AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]'] : []),
         'AwsSolutions-APIG2',
         'AwsSolutions-COG4',
         // The keyless health route's method, which has no authorizer (checked below to be on it only).
@@ -101,5 +107,13 @@ describe('the checks themselves', () => {
     const stack = new Stack(app, 'Careless');
     new Table(stack, 'NoRecovery', { partitionKey: { name: 'id', type: AttributeType.STRING } });
     expect(findings(app)).toContainEqual(expect.objectContaining({ rule: 'AwsSolutions-DDB3' }));
+    // And a stack's findings are its own: another stack's resource is not reported with it.
+    const careful = new Stack(app, 'Careful');
+    new Table(careful, 'Recovered', {
+      partitionKey: { name: 'id', type: AttributeType.STRING },
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+    });
+    expect(findings(app, stack)).toContainEqual(expect.objectContaining({ rule: 'AwsSolutions-DDB3' }));
+    expect(findings(app, careful)).toEqual([]);
   });
 });

@@ -14,7 +14,7 @@ import { FUNCTION_NAME_VARIABLES, type CheckedFunction } from '../../shared/rele
 import { CHECK_DEADLINE_CAP_MS, READ_DEADLINE_CAP_MS, REPORT_MARGIN_MS } from '../../shared/release/hook-deadlines';
 import { routes } from '../../shared/routes';
 import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
-import { policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
+import { expirySweepOf, policyStatementsOf, resourcesOf, synthStage, type SynthesizedStage } from './synth';
 import { handledOperationIds } from '../support/operations';
 
 /** An alarm's metric math, each query by id: its expression, or its metric's name, dimensions and statistic. */
@@ -90,7 +90,7 @@ const functionsOf = ({ stack }: SynthesizedStage): Map<string, ApiFunction> =>
     ...stack.functions.operations,
     ['authorizer', stack.functions.authorizer],
     ['keyAudit', stack.keyAudit.writer],
-    ['keyExpiry', stack.keyAudit.expirySweep],
+    ['keyExpiry', expirySweepOf({ stack })],
     ...(stack.idempotencySweep ? [['idempotencySweep', stack.idempotencySweep.sweep] as const] : []),
   ]);
 
@@ -162,7 +162,7 @@ describe.each([
     const targets = resourcesOf(synthesized.template, 'AWS::Events::Rule').flatMap(
       ({ properties }) => properties.Targets as Array<{ Arn: unknown }>,
     );
-    const scheduled = [synthesized.stack.keyAudit.expirySweep, synthesized.stack.idempotencySweep?.sweep];
+    const scheduled = [expirySweepOf(synthesized), synthesized.stack.idempotencySweep?.sweep];
     expect(targets.map(({ Arn }) => Arn)).toEqual(scheduled.flatMap((fn) => (fn ? [aliasArnRef(synthesized, fn)] : [])));
     // Nothing invokes a function but through its alias.
     for (const fn of functions.values()) {
@@ -229,7 +229,7 @@ describe('prod releases each API function by a CodeDeploy canary', () => {
       });
     }
     // The key audit's functions move with the stack update.
-    for (const fn of [prod.stack.keyAudit.writer, prod.stack.keyAudit.expirySweep]) {
+    for (const fn of [prod.stack.keyAudit.writer, expirySweepOf(prod)]) {
       expect(resources[logicalId(prod, fn.alias)]?.UpdatePolicy).toBeUndefined();
     }
   });

@@ -5,10 +5,13 @@
  */
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import type { ApiFunction } from '../../infra/constructs/api-function';
 import { PetStoreStack, type PetStoreStackProps } from '../../infra/pet-store-stack';
-import { stageSettings, type StageSettings } from '../../infra/stages';
+import { stageStacks } from '../../infra/stage-stacks';
+import { isMultiRegion, stages, stageSettings, type StageSettings } from '../../infra/stages';
 import { isKeyed, routes, type Route } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
+import { ACCOUNT, REGION } from '../support/iam-simulation';
 
 export interface SynthesizedStage {
   readonly app: App;
@@ -23,17 +26,68 @@ export const synthStage = (
   overrides: Partial<StageSettings> = {},
   deploy: Pick<PetStoreStackProps, 'ignoreReleaseAlarms'> = {},
 ): SynthesizedStage => {
-  // The built-in validation only reports (its errors become warnings unless a flag says otherwise),
-  // and its WebAssembly rules engine is most of a synth's time: five seconds in each test file.
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+  const app = testApp();
   const settings = { ...stageSettings(stage), ...overrides };
   const stack = new PetStoreStack(app, stackName(stage), {
     stage,
     settings,
     ...deploy,
-    env: { account: '123456789012', region: 'eu-west-1' },
+    env: { account: TEST_ACCOUNT, region: TEST_REGION },
   });
   return { app, stack, template: Template.fromStack(stack), settings };
+};
+
+/** The account and the region (of a stage in one region) the tests synthesize for: the IAM simulation's. */
+export const TEST_ACCOUNT = ACCOUNT;
+export const TEST_REGION = REGION;
+
+// The built-in validation only reports (its errors become warnings unless a flag says otherwise),
+// and its WebAssembly rules engine is most of a synth's time: five seconds in each test file.
+const testApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
+
+/**
+ * Every stack of a stage, as the app builds them (infra/stage-stacks.ts): one per region of a stage
+ * with regions, in the order of its regions, all in one app; one in TEST_REGION for the others.
+ */
+export const synthStageStacks = (stage: string, overrides: Partial<StageSettings> = {}): SynthesizedStage[] => {
+  const app = testApp();
+  const settings = { ...stageSettings(stage), ...overrides };
+  return stageStacks(app, { stage, settings, account: TEST_ACCOUNT, defaultRegion: TEST_REGION }).map((stack) => ({
+    app,
+    stack,
+    template: Template.fromStack(stack),
+    settings,
+  }));
+};
+
+const stageStacksByName = new Map<string, SynthesizedStage[]>();
+/** `synthStageStacks(stage)`, synthesized once in a test file however many of its tests read it. */
+export const stageStacksOf = (stage: string): SynthesizedStage[] => {
+  let stacks = stageStacksByName.get(stage);
+  if (!stacks) {
+    stacks = synthStageStacks(stage);
+    stageStacksByName.set(stage, stacks);
+  }
+  return stacks;
+};
+
+/** The stages whose settings list several regions: their every region's stack is checked like a stage's one. */
+export const multiRegionStages = (): string[] => Object.keys(stages).filter((stage) => isMultiRegion(stageSettings(stage)));
+
+/**
+ * Every region's stack of every stage in several regions, each named `<stage> in <region>`: what the
+ * checks of AWS's rules run on besides the stages in one region.
+ */
+export const multiRegionStacks = (): Array<[string, SynthesizedStage]> =>
+  multiRegionStages().flatMap((stage) =>
+    stageStacksOf(stage).map((synthesized): [string, SynthesizedStage] => [`${stage} in ${synthesized.stack.region}`, synthesized]),
+  );
+
+/** A stack's key expiry sweep, which a stack of its stage's home region (or of a stage in one region) has. */
+export const expirySweepOf = ({ stack }: Pick<SynthesizedStage, 'stack'>): ApiFunction => {
+  const sweep = stack.keyAudit.expirySweep;
+  if (!sweep) throw new Error(`${stack.node.id} runs no expiry sweep: it is not its stage's home region`);
+  return sweep;
 };
 
 type Resources = Record<string, { Type: string; Properties?: Record<string, unknown>; DeletionPolicy?: string }>;
@@ -73,18 +127,9 @@ export const policyStatementsOf = (template: Template, roleLogicalId: string) =>
     .filter(({ properties }) => JSON.stringify(properties.Roles) === JSON.stringify([{ Ref: roleLogicalId }]))
     .flatMap(({ properties }) => (properties.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement);
 
-/** Each stage's stack in each region, synthesized once per test file: a stage in several regions has one stack a region. */
-const stagesInRegions = new Map<string, SynthesizedStage>();
-
 /** The stage's stack in `region` (one of its regions), as `cdk synth -c stage=<stage>` makes it for that region. */
 export const synthStageIn = (stage: string, region: string): SynthesizedStage => {
-  const id = `${stage} ${region}`;
-  const cached = stagesInRegions.get(id);
-  if (cached) return cached;
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false });
-  const settings = stageSettings(stage);
-  const stack = new PetStoreStack(app, `${stackName(stage)}-${region}`, { stage, settings, env: { account: '123456789012', region } });
-  const synthesized = { app, stack, template: Template.fromStack(stack), settings };
-  stagesInRegions.set(id, synthesized);
-  return synthesized;
+  const found = stageStacksOf(stage).find(({ stack }) => stack.region === region);
+  if (!found) throw new Error(`Stage ${stage} has no stack in ${region}`);
+  return found;
 };

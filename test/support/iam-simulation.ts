@@ -32,8 +32,11 @@ export interface PolicyDocument {
   readonly Statement: PolicyStatement[];
 }
 
-/** A template's values with every intrinsic function resolved to what a deploy in ACCOUNT and REGION gives it. */
-export const templateResolver = (template: CfnTemplate) => {
+/**
+ * A template's values with every intrinsic function resolved to what a deploy in ACCOUNT and its
+ * region (REGION, unless the stack names its own) gives it.
+ */
+export const templateResolver = (template: CfnTemplate, region: string = REGION) => {
   const resourceOf = (logicalId: string): CfnResource => {
     const resource = template.Resources[logicalId];
     if (!resource) throw new Error(`The template has no resource ${logicalId}`);
@@ -43,13 +46,13 @@ export const templateResolver = (template: CfnTemplate) => {
     const name = resourceOf(logicalId).Properties?.[property];
     return name === undefined ? logicalId : String(resolve(name));
   };
-  const arn = (service: string, resource: string) => `arn:${PARTITION}:${service}:${REGION}:${ACCOUNT}:${resource}`;
+  const arn = (service: string, resource: string) => `arn:${PARTITION}:${service}:${region}:${ACCOUNT}:${resource}`;
   const functionNameOf = (value: unknown) => String(resolve(value)).replace(/^arn:[^:]+:lambda:[^:]*:[^:]*:function:/, '');
 
   const ref = (logicalId: string): string => {
     const pseudo: Record<string, string> = {
       'AWS::Partition': PARTITION,
-      'AWS::Region': REGION,
+      'AWS::Region': region,
       'AWS::AccountId': ACCOUNT,
       'AWS::URLSuffix': 'amazonaws.com',
     };
@@ -57,6 +60,7 @@ export const templateResolver = (template: CfnTemplate) => {
     const { Type, Properties = {} } = resourceOf(logicalId);
     switch (Type) {
       case 'AWS::DynamoDB::Table':
+      case 'AWS::DynamoDB::GlobalTable':
         return named(logicalId, 'TableName');
       case 'AWS::Lambda::Function':
         return named(logicalId, 'FunctionName');
@@ -67,7 +71,7 @@ export const templateResolver = (template: CfnTemplate) => {
       case 'AWS::Logs::LogGroup':
         return named(logicalId, 'LogGroupName');
       case 'AWS::SQS::Queue':
-        return `https://sqs.${REGION}.amazonaws.com/${ACCOUNT}/${named(logicalId, 'QueueName')}`;
+        return `https://sqs.${region}.amazonaws.com/${ACCOUNT}/${named(logicalId, 'QueueName')}`;
       case 'AWS::CodeDeploy::Application':
         return named(logicalId, 'ApplicationName');
       case 'AWS::CodeDeploy::DeploymentGroup':
@@ -89,9 +93,14 @@ export const templateResolver = (template: CfnTemplate) => {
     const key = `${Type}.${attribute}`;
     switch (key) {
       case 'AWS::DynamoDB::Table.Arn':
+      case 'AWS::DynamoDB::GlobalTable.Arn':
         return arn('dynamodb', `table/${ref(logicalId)}`);
       case 'AWS::DynamoDB::Table.StreamArn':
+      case 'AWS::DynamoDB::GlobalTable.StreamArn':
         return arn('dynamodb', `table/${ref(logicalId)}/stream/${STREAM_LABEL}`);
+      // A replica's stream, which a custom resource reads with DescribeTable at deploy (infra/constructs/replica-stream.ts).
+      case 'Custom::AWS.Table.LatestStreamArn':
+        return arn('dynamodb', `table/${describedTableOf(logicalId)}/stream/${STREAM_LABEL}`);
       case 'AWS::Lambda::Function.Arn':
         return arn('lambda', `function:${ref(logicalId)}`);
       case 'AWS::Lambda::Version.Version':
@@ -107,6 +116,13 @@ export const templateResolver = (template: CfnTemplate) => {
       default:
         throw new Error(`No Fn::GetAtt ${attribute} of a ${Type} (${logicalId}) is resolved here: add it`);
     }
+  };
+
+  /** The table a custom resource's DescribeTable names, on create. */
+  const describedTableOf = (logicalId: string): string => {
+    const call = JSON.parse(String(resolve(resourceOf(logicalId).Properties?.Create))) as { parameters?: { TableName?: string } };
+    if (call.parameters?.TableName === undefined) throw new Error(`${logicalId}: no DescribeTable of a table`);
+    return call.parameters.TableName;
   };
 
   const resolve = (value: unknown): unknown => {
@@ -127,7 +143,7 @@ export const templateResolver = (template: CfnTemplate) => {
     return Object.fromEntries(entries.map(([name, inner]) => [name, resolve(inner)]));
   };
 
-  return { resolve, ref, getAtt, arn };
+  return { resolve, ref, getAtt, arn, region };
 };
 
 export type TemplateResolver = ReturnType<typeof templateResolver>;
@@ -226,8 +242,35 @@ export const platformRequests = (template: CfnTemplate, resolver: TemplateResolv
       ?.Destination;
     if (destination !== undefined) requests.push(request('sqs:SendMessage', String(resolver.resolve(destination))));
   }
+  requests.push(...customResourceRequests(template, resolver, name, functionId));
   return requests;
 };
+
+/**
+ * The SDK calls of the template's AwsCustomResources whose provider is this function, made with its
+ * role at deploy: each resource's call on create and on update.
+ */
+const customResourceRequests = (template: CfnTemplate, resolver: TemplateResolver, name: string, functionId: string): IamRequest[] =>
+  Object.values(template.Resources)
+    .filter(({ Type, Properties }) => Type === 'Custom::AWS' && refOf(Properties?.ServiceToken) === functionId)
+    .flatMap(({ Properties }) => [Properties?.Create, Properties?.Update])
+    .filter((call) => call !== undefined)
+    .map((call) => {
+      const { service, action, parameters } = JSON.parse(String(resolver.resolve(call))) as {
+        service: string;
+        action: string;
+        parameters?: { TableName?: string };
+      };
+      if (service !== 'DynamoDB' || action !== 'describeTable' || parameters?.TableName === undefined)
+        throw new Error(`A custom resource's ${service}.${action} is not simulated here: add it`);
+      return {
+        function: name,
+        action: 'dynamodb:DescribeTable',
+        resource: resolver.arn('dynamodb', `table/${parameters.TableName}`),
+        context: {},
+        by: 'AWS',
+      };
+    });
 
 /** What a recorded call acts on, as the ARNs of one stage; several for "any of the stage's deployment groups". */
 export interface StageResources {
@@ -264,9 +307,11 @@ export const requestsOf = (call: AwsCall, resolver: TemplateResolver, stage: Sta
     case 'codeDeployApplication':
       return stage.codeDeployApplicationArn === undefined ? [] : [at(stage.codeDeployApplicationArn)];
     case 'authorizerCache':
-      return [at(`arn:${PARTITION}:apigateway:${REGION}::/restapis/${stage.restApiId}/stages/${resource.stage}/cache/authorizers`)];
+      return [
+        at(`arn:${PARTITION}:apigateway:${resolver.region}::/restapis/${stage.restApiId}/stages/${resource.stage}/cache/authorizers`),
+      ];
     case 'apiKeys':
-      return [at(`arn:${PARTITION}:apigateway:${REGION}::/apikeys${resource.id === undefined ? '' : `/${resource.id}`}`)];
+      return [at(`arn:${PARTITION}:apigateway:${resolver.region}::/apikeys${resource.id === undefined ? '' : `/${resource.id}`}`)];
     case 'any':
       return [at('*')];
   }
