@@ -190,7 +190,8 @@ export class PetStoreStack extends Stack {
         ]),
         streamReader: this.keyAudit.writer.function,
         failedBatches: this.keyAudit.failedBatches,
-        usageKeyRegions: settings.regions,
+        // Counted by the expiry sweep, so watched in its stack alone (the home region's), every region's count there.
+        ...(expirySweep ? { usageKeys: { regions: settings.regions } } : {}),
       },
       throttling: this.throttling,
       alarmEmail: settings.alarmEmail,

@@ -59,10 +59,12 @@ export interface MonitoringProps {
     readonly streamReader: IFunction;
     readonly failedBatches: IQueue;
     /**
-     * A stage in several regions: its regions, whose API keys the expiry sweep counts each (UsageKeys
-     * by Region); none for a stage in one region (UsageKeys by service alone).
+     * The API keys the expiry sweep counts, graphed and alarmed on (UsageKeysNearLimit) in the stack
+     * that runs it only: it publishes UsageKeys in its own region's CloudWatch, so another region's
+     * stack would watch a metric that never comes. `regions`: those of a stage in several, whose
+     * API keys it counts each (UsageKeys by Region); none for a stage in one (by service alone).
      */
-    readonly usageKeyRegions?: readonly string[];
+    readonly usageKeys?: { readonly regions?: readonly string[] };
   };
   /** The access log's 429s by plan, and the stage throttle's condition: a graph and the StageThrottled alarm. */
   readonly throttling?: Throttling;
@@ -222,15 +224,18 @@ export class Monitoring extends Construct {
         comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
       });
-      alarm('UsageKeysNearLimit', {
-        alarmDescription:
-          `The account holds ${USAGE_KEYS_ALARM_SHARE * 100}% or more of the ${API_KEYS_PER_REGION} API keys API Gateway allows per region, a quota that cannot be raised: ` +
-          'new keys will be refused (docs/architecture.md, Scaling; docs/operations.md, Key tool).',
-        metric: usageKeysAlarmMetric(props.serviceName, props.keyAudit.usageKeyRegions),
-        threshold: API_KEYS_PER_REGION * USAGE_KEYS_ALARM_SHARE,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-      });
+      const usageKeys = props.keyAudit.usageKeys;
+      if (usageKeys) {
+        alarm('UsageKeysNearLimit', {
+          alarmDescription:
+            `The account holds ${USAGE_KEYS_ALARM_SHARE * 100}% or more of the ${API_KEYS_PER_REGION} API keys API Gateway allows per region, a quota that cannot be raised: ` +
+            'new keys will be refused (docs/architecture.md, Scaling; docs/operations.md, Key tool).',
+          metric: usageKeysAlarmMetric(props.serviceName, usageKeys.regions),
+          threshold: API_KEYS_PER_REGION * USAGE_KEYS_ALARM_SHARE,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+        });
+      }
       alarm('KeyAuditFailedBatches', {
         alarmDescription:
           'Key changes the audit function could not write after its retries: their records are in the queue (docs/operations.md, Audit trail).',
@@ -380,15 +385,16 @@ export class Monitoring extends Construct {
         }),
       );
     }
-    if (props.keyAudit) {
+    const usageKeys = props.keyAudit?.usageKeys;
+    if (usageKeys) {
       this.dashboard.addWidgets(
         new GraphWidget({
           title: `API keys held in the account and region (quota ${API_KEYS_PER_REGION}, cannot be raised)`,
           width: 24,
           left:
-            (props.keyAudit.usageKeyRegions ?? []).length === 0
+            (usageKeys.regions ?? []).length === 0
               ? [usageKeysHeld(props.serviceName).with({ label: 'API keys held' })]
-              : (props.keyAudit.usageKeyRegions ?? []).map((region) => usageKeysHeld(props.serviceName, region)),
+              : (usageKeys.regions ?? []).map((region) => usageKeysHeld(props.serviceName, region)),
           leftYAxis: { min: 0, max: API_KEYS_PER_REGION },
           leftAnnotations: [{ value: API_KEYS_PER_REGION * USAGE_KEYS_ALARM_SHARE, label: 'UsageKeysNearLimit' }],
         }),

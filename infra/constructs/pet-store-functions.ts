@@ -81,6 +81,9 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
         'expiredAt',
         'changedBy',
         'changedAt',
+        // The region the change was written in (the sweep's own, the home region): each region's
+        // audit logs the change once, where it was made (shared/key-audit.ts).
+        'changedInRegion',
         'usageKeyId',
         'usageKeyDeletedAt',
         apiKeysExpiryIndex.partitionKey.name,

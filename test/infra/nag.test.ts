@@ -45,7 +45,7 @@ const shapes: Record<string, () => SynthesizedStage> = {
 };
 
 describe.each(Object.entries(shapes))('cdk-nag on %s', (name, synthesize) => {
-  const { app, stack } = synthesize();
+  const { app, stack, settings } = synthesize();
 
   it('finds nothing that is not acknowledged, error or warning', () => {
     expect(findings(app, stack)).toEqual([]);
@@ -62,8 +62,13 @@ describe.each(Object.entries(shapes))('cdk-nag on %s', (name, synthesize) => {
     expect(new Set(rules)).toEqual(
       new Set([
         'AwsSolutions-IAM5[Resource::*]',
-        // The expiry sweep's DeleteApiKey of the usage keys no live key uses, whose ids are made at run time.
-        ...(stack.keyAudit.expirySweep ? ['AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]'] : []),
+        // The expiry sweep's DeleteApiKey of the usage keys no live key uses, whose ids are made at run
+        // time: in the stack's region, or in each region of a stage in several.
+        ...(stack.keyAudit.expirySweep
+          ? (settings.regions ?? ['<AWS::Region>']).map(
+              (region) => `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:${region}::/apikeys/*]`,
+            )
+          : []),
         'AwsSolutions-APIG2',
         'AwsSolutions-COG4',
         // The keyless health route's method, which has no authorizer (checked below to be on it only).

@@ -13,10 +13,11 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import type { ApiFunction } from '../../infra/constructs/api-function';
 import { grantTableAccess, tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
-import { isMultiRegion } from '../../infra/stages';
+import { isMultiRegion, regionalDomainName } from '../../infra/stages';
 import { BEARER_PATTERN } from '../../shared/api-keys';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
 import { AUDIT_LOG_LEVEL } from '../../shared/key-audit';
+import { USAGE_KEYS_REGION_DIMENSION } from '../../shared/usage-key-release';
 import { isKeyed, routes, STAGE_NAME, type KeylessRoute, type Route } from '../../shared/routes';
 import { stackOutputs } from '../../shared/stack';
 import {
@@ -169,16 +170,26 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
   it(`is named PetStore-${stage} and outputs the API URL and id, the table names and the dashboard URL`, () => {
     expect(stack.stackName).toBe(`PetStore-${stage}`);
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
-    // A stage in one region has no region's own URL (infra/constructs/regional-routing.ts).
+    // Only a region of a stage in several, routed under its domain, has a URL of its own (infra/constructs/regional-routing.ts).
     expect(Object.keys(outputs).sort()).toEqual(
       Object.values(stackOutputs)
-        .filter((name) => name !== stackOutputs.regionalApiUrl)
+        .filter((name) => name !== stackOutputs.regionalApiUrl || stack.routing !== undefined)
         .sort(),
     );
-    const apiUrl = stack.resolve(stack.api.url) as { 'Fn::Join': [string, unknown[]] };
-    expect(JSON.stringify(outputs[stackOutputs.apiUrl]?.Value)).toBe(JSON.stringify(apiUrl));
-    expect(apiUrl['Fn::Join'][1].at(-1)).toMatch(/\/v1$/);
-    expect(JSON.stringify(outputs[stackOutputs.apiUrl]?.Value)).toContain(`.execute-api.${stack.region}.`);
+    const domain = settings.customDomain;
+    if (domain) {
+      // Served under the stage's domain (the same in every region of a stage in several), and under the region's own name.
+      expect(outputs[stackOutputs.apiUrl]?.Value).toBe(`https://${domain.domainName}/${STAGE_NAME}`);
+      if (stack.routing)
+        expect(outputs[stackOutputs.regionalApiUrl]?.Value).toBe(
+          `https://${regionalDomainName(domain.domainName, stack.region)}/${STAGE_NAME}`,
+        );
+    } else {
+      const apiUrl = stack.resolve(stack.api.url) as { 'Fn::Join': [string, unknown[]] };
+      expect(JSON.stringify(outputs[stackOutputs.apiUrl]?.Value)).toBe(JSON.stringify(apiUrl));
+      expect(apiUrl['Fn::Join'][1].at(-1)).toMatch(/\/v1$/);
+      expect(JSON.stringify(outputs[stackOutputs.apiUrl]?.Value)).toContain(`.execute-api.${stack.region}.`);
+    }
     expect(outputs[stackOutputs.restApiId]?.Value).toEqual({
       Ref: Stack.of(stack).getLogicalId(stack.api.api.node.defaultChild as CfnFunction),
     });
@@ -514,8 +525,9 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
 
     /** Every function's grants: the operations' (their routes'), the authorizer's and the key audit's two. */
     const allGrants = (Object.entries(tableAccess) as Array<[FunctionName, readonly TableAccess[]]>)
-      // The expiry sweep is the home region's stack's only.
+      // The expiry and idempotency sweeps are the home region's stack's only.
       .filter(([name]) => name !== 'keyExpiry' || stack.keyAudit.expirySweep !== undefined)
+      .filter(([name]) => name !== 'idempotencySweep' || stack.idempotencySweep !== undefined)
       .flatMap(([name, grants]) => grants.map((grant) => ({ name, grant })));
 
     it('grants no wildcard DynamoDB action, no data access on "*", no delete but of an idempotency record by its key and expiry, and updates of named attributes only', () => {
@@ -582,7 +594,7 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
     });
     it('lets a grant with attributes name exactly those, its key among them, and ask back only its return values (IAM simulation)', async () => {
       const json = template.toJSON() as CfnTemplate;
-      const resolver = templateResolver(json);
+      const resolver = templateResolver(json, stack.region);
       const functions = functionsOf(json, `${PROJECT_NAME}-${stage}-`);
       const limited = allGrants.filter(({ grant }) => grant.attributes !== undefined || grant.returnValues !== undefined);
       expect(limited.length).toBeGreaterThan(0);
@@ -909,6 +921,14 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
       expect(variables).toMatchObject({ [REST_API_ID_VARIABLE]: { Ref: idOf(stack.api.api) }, [API_STAGE_NAME_VARIABLE]: STAGE_NAME });
     });
 
+    /** The ARNs of `path` under API Gateway in the stage's regions, as the template writes them; the stack's own region for a stage in one. */
+    const apiKeysArns = (path: string) => {
+      const arns = settings.regions
+        ? settings.regions.map((region) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:apigateway:${region}::${path}`]] }))
+        : [{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':apigateway:', { Ref: 'AWS::Region' }, `::${path}`]] }];
+      return arns.length === 1 ? arns[0] : arns;
+    };
+
     it("runs the expiry sweep every minute, allowed to query the keys table's expiry and release indexes, read and update the keys table, flush its stage's authorizer cache, and list and delete API keys, only", () => {
       // In the home region only: another region's stack has no sweep and no schedule.
       if (!stack.isHomeRegion) return expect(resourcesOf(template, 'AWS::Events::Rule')).toEqual([]);
@@ -967,17 +987,10 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
             ],
           },
         },
-        // DeleteApiKey of any API key (their ids are made at run time), and GetApiKeys: nothing else on /apikeys.
-        {
-          Effect: 'Allow',
-          Action: 'apigateway:DELETE',
-          Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':apigateway:', { Ref: 'AWS::Region' }, '::/apikeys/*']] },
-        },
-        {
-          Effect: 'Allow',
-          Action: 'apigateway:GET',
-          Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':apigateway:', { Ref: 'AWS::Region' }, '::/apikeys']] },
-        },
+        // DeleteApiKey of any API key (their ids are made at run time), and GetApiKeys: nothing else on
+        // /apikeys, in the stack's region, or in each region of a stage in several (API keys are regional).
+        { Effect: 'Allow', Action: 'apigateway:DELETE', Resource: apiKeysArns('/apikeys/*') },
+        { Effect: 'Allow', Action: 'apigateway:GET', Resource: apiKeysArns('/apikeys') },
       ]);
       // No other function may flush it but the audit's (above).
       for (const other of [stack.functions.authorizer.function, ...[...stack.functions.operations.values()].map((fn) => fn.function)]) {
@@ -1132,17 +1145,14 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
         });
       // Requests by operation, one per operation with a function; what createPet did; the authorizer's failures.
       expect(own.filter(({ name }) => name === 'Requests').map(({ dimensions }) => dimensions.operation)).toEqual([...handledOperationIds]);
+      // The API keys held, where the expiry sweep counts them (the home region's stack): by Region in a stage in several.
+      const usageKeys = !stack.keyAudit.expirySweep ? [] : (settings.regions ?? [undefined]).map((region) => ['UsageKeys', region]);
       expect(
         own
           .filter(({ name }) => name !== 'Requests')
-          .map(({ name, dimensions }) => [name, dimensions.operation])
+          .map(({ name, dimensions }) => [name, dimensions.operation ?? dimensions[USAGE_KEYS_REGION_DIMENSION]])
           .sort(),
-      ).toEqual([
-        ['AuthorizerFailures', undefined],
-        ['IdempotentReplays', 'createPet'],
-        ['PetsCreated', 'createPet'],
-        ['UsageKeys', undefined],
-      ]);
+      ).toEqual([['AuthorizerFailures', undefined], ['IdempotentReplays', 'createPet'], ['PetsCreated', 'createPet'], ...usageKeys].sort());
       for (const { name, dimensions } of own) expect(dimensions.service, String(name)).toBe(service);
       // The errors by code: a SEARCH of this service's only.
       const searches = metrics
@@ -1152,16 +1162,48 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
     });
 
     it('graphs the API keys the account holds against its quota, and alarms at 80% of it', () => {
+      const alarms = resourcesOf(template, 'AWS::CloudWatch::Alarm').filter(({ logicalId }) =>
+        logicalId.startsWith('MonitoringUsageKeysNearLimit'),
+      );
+      // Only the stack that counts them (its stage's home region's) has them: the sweep publishes
+      // UsageKeys in its own region, so another region's graph and alarm would never see a value.
+      if (!stack.keyAudit.expirySweep) {
+        expect(dashboardBody()).not.toContain('"UsageKeys"');
+        return expect(alarms).toEqual([]);
+      }
       expect(dashboardBody()).toContain('"PetStore","UsageKeys"');
-      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        MetricName: 'UsageKeys',
-        Namespace: 'PetStore',
-        Dimensions: [{ Name: 'service', Value: `pet-store-${stage}` }],
-        Statistic: 'Maximum',
-        Period: 3600,
-        Threshold: 8000,
-        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-      });
+      expect(alarms).toHaveLength(1);
+      const threshold = { Threshold: 8000, ComparisonOperator: 'GreaterThanOrEqualToThreshold' };
+      const service = { Name: 'service', Value: `pet-store-${stage}` };
+      if (!settings.regions) {
+        template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+          MetricName: 'UsageKeys',
+          Namespace: 'PetStore',
+          Dimensions: [service],
+          Statistic: 'Maximum',
+          Period: 3600,
+          ...threshold,
+        });
+        return;
+      }
+      // A stage in several regions: the fullest region's count, each region's its own UsageKeys by Region.
+      const { Metrics: metrics, ...properties } = alarms[0]?.properties as { Metrics: Array<Record<string, unknown>> };
+      expect(properties).toMatchObject(threshold);
+      const inputs = metrics.filter(({ MetricStat }) => MetricStat !== undefined);
+      expect(metrics.filter(({ Expression }) => Expression !== undefined)).toEqual([
+        expect.objectContaining({ Expression: `MAX([${inputs.map(({ Id }) => String(Id)).join(', ')}])` }),
+      ]);
+      expect(inputs.map(({ MetricStat }) => MetricStat)).toEqual(
+        settings.regions.map((region) => ({
+          Metric: {
+            MetricName: 'UsageKeys',
+            Namespace: 'PetStore',
+            Dimensions: expect.arrayContaining([service, { Name: USAGE_KEYS_REGION_DIMENSION, Value: region }]) as unknown,
+          },
+          Stat: 'Maximum',
+          Period: 3600,
+        })),
+      );
     });
 
     it("shows the authorizer's failures on the dashboard, and its errors as including refusals", () => {

@@ -23,8 +23,11 @@ export type ResourceRef =
   | { readonly kind: 'codeDeployApplication' }
   /** The authorizer cache of a stage of the stack's REST API (the stage as the call named it). */
   | { readonly kind: 'authorizerCache'; readonly stage: string }
-  /** The account's API keys in the region (GetApiKeys), or one of them by its id (DeleteApiKey). */
-  | { readonly kind: 'apiKeys'; readonly id?: string }
+  /**
+   * The account's API keys in a region (GetApiKeys), or one of them by its id (DeleteApiKey): in
+   * `region`, one of the stage's regions, when the call was sent there; else in the caller's own.
+   */
+  | { readonly kind: 'apiKeys'; readonly id?: string; readonly region?: string }
   /** An action that takes no resource (IAM's `*`). */
   | { readonly kind: 'any' };
 
@@ -126,11 +129,18 @@ export const authorizerCacheFlushCall = (functionName: string, input: { readonly
   context: {},
 });
 
-/** A DeleteApiKey (DELETE on /apikeys/{id}) or a GetApiKeys (GET on /apikeys) a function sent, as a test mocked it. */
-export const apiKeysCall = (functionName: string, input: { readonly apiKey?: string }): AwsCall => ({
+/**
+ * A DeleteApiKey (DELETE on /apikeys/{id}) or a GetApiKeys (GET on /apikeys) a function sent, as a
+ * test mocked it; with `region`, sent with a client of that region of a stage in several.
+ */
+export const apiKeysCall = (functionName: string, input: { readonly apiKey?: string }, region?: string): AwsCall => ({
   function: functionName,
   action: input.apiKey === undefined ? 'apigateway:GET' : 'apigateway:DELETE',
-  resource: { kind: 'apiKeys', ...(input.apiKey === undefined ? {} : { id: input.apiKey }) },
+  resource: {
+    kind: 'apiKeys',
+    ...(input.apiKey === undefined ? {} : { id: input.apiKey }),
+    ...(region === undefined ? {} : { region }),
+  },
   context: {},
 });
 

@@ -280,6 +280,8 @@ export interface StageResources {
   readonly codeDeployApplicationArn: string | undefined;
   /** The id of the stack's REST API. */
   readonly restApiId: string;
+  /** The regions the stage runs in: those of a stage in several, else the stack's own. */
+  readonly regions: readonly string[];
 }
 
 export const requestsOf = (call: AwsCall, resolver: TemplateResolver, stage: StageResources): IamRequest[] => {
@@ -310,8 +312,12 @@ export const requestsOf = (call: AwsCall, resolver: TemplateResolver, stage: Sta
       return [
         at(`arn:${PARTITION}:apigateway:${resolver.region}::/restapis/${stage.restApiId}/stages/${resource.stage}/cache/authorizers`),
       ];
-    case 'apiKeys':
-      return [at(`arn:${PARTITION}:apigateway:${resolver.region}::/apikeys${resource.id === undefined ? '' : `/${resource.id}`}`)];
+    case 'apiKeys': {
+      // A call sent to a region of a stage in several is that stage's: a stage not in that region makes none.
+      const region = resource.region ?? resolver.region;
+      if (!stage.regions.includes(region)) return [];
+      return [at(`arn:${PARTITION}:apigateway:${region}::/apikeys${resource.id === undefined ? '' : `/${resource.id}`}`)];
+    }
     case 'any':
       return [at('*')];
   }

@@ -321,7 +321,9 @@ describe('in a stage of several regions, the sweep deletes and counts in each (A
 
     const expected = Object.fromEntries(regions.map((region, index) => [region, index + 1]));
     expect(result).toEqual({ marked: [], usageKeysDeleted: [], usageKeysByRegion: expected });
-    expect((await regionsOf(apiGateway.commandCalls(GetApiKeysCommand))).map(([region]) => region).sort()).toEqual([...regions].sort());
+    const counted = await regionsOf(apiGateway.commandCalls(GetApiKeysCommand));
+    expect(counted.map(([region]) => region).sort()).toEqual([...regions].sort());
+    for (const [region] of counted) recordAwsCall(apiKeysCall('keyExpiry', {}, region));
     expect(written()).toEqual(
       regions.map((region) => ({
         namespace: 'PetStore',
@@ -374,9 +376,9 @@ describe('in a stage of several regions, the sweep deletes and counts in each (A
     )({}, context);
 
     expect(result).toEqual({ marked: [], usageKeysDeleted: [`ak-${home}`] });
-    expect((await regionsOf(apiGateway.commandCalls(DeleteApiKeyCommand))).sort()).toEqual(
-      regions.map((region) => [region, `ak-${region}`]).sort(),
-    );
+    const deletes = await regionsOf(apiGateway.commandCalls(DeleteApiKeyCommand));
+    expect([...deletes].sort()).toEqual(regions.map((region) => [region, `ak-${region}`]).sort());
     expect(recorded).toEqual(['bbbbbbbbbbbb']);
+    for (const [region, apiKey] of deletes) recordAwsCall(apiKeysCall('keyExpiry', { apiKey }, region));
   });
 });
