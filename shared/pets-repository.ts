@@ -250,7 +250,7 @@ export const petsRepository = ({
    * (shared/ids.ts). An id's time is when it was minted: once its reservation has expired and been
    * swept, it is never drawn again. A reservation taken already: draw again.
    */
-  const reserveId = async (recordsTable: string): Promise<number> => {
+  const reserveId = async (recordsTable: string): Promise<{ readonly id: number; readonly expiresAt: number }> => {
     for (let attempt = 1; ; attempt += 1) {
       const now = nowSeconds();
       const expiresAt = now + IDEMPOTENCY_WINDOW_SECONDS;
@@ -271,7 +271,7 @@ export const petsRepository = ({
             }),
           ),
         );
-        return id;
+        return { id, expiresAt };
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
         // Another create holds it (or this put's own retry found its first try: an orphan the sweep removes).
@@ -305,12 +305,13 @@ export const petsRepository = ({
      * request's record (whose id its first try reserved; ours is left to expire), or `reused`.
      */
     const claim = async (newPet: NewPet): Promise<RecordClaim> => {
-      const id = await reserveId(recordsTable);
+      // The record expires with its id's reservation.
+      const { id, expiresAt } = await reserveId(recordsTable);
       const now = nowSeconds();
       const record: RecordedPet = {
         pet: petOf(id, newPet),
         createdAt: new Date().toISOString(),
-        expiresAt: now + IDEMPOTENCY_WINDOW_SECONDS,
+        expiresAt,
         writeId: newWriteId(),
       };
       try {
@@ -343,7 +344,7 @@ export const petsRepository = ({
      * or none (the record went, or is another request's: the caller claims again).
      */
     const redraw = async (taken: RecordedPet): Promise<RecordedPet | undefined> => {
-      const record: RecordedPet = { ...taken, pet: { ...taken.pet, id: await reserveId(recordsTable) }, writeId: newWriteId() };
+      const record: RecordedPet = { ...taken, pet: { ...taken.pet, id: (await reserveId(recordsTable)).id }, writeId: newWriteId() };
       try {
         await callReplicated(() =>
           client.send(
