@@ -1,10 +1,11 @@
 /**
  * Idempotent creates: what identifies a keyed create and its request, and where its record sits
- * in the sweep's index. A keyed create writes its record first, then its pet, with no transaction
- * (pets repository, `createOnce`; docs/architecture.md, "Idempotent creates, record first"): the
- * record's conditional put fixes the pet's id and fields, so that every retry, in any region,
- * finds the record and puts that same pet. A record may stand without its pet for a while (the
- * first try failed between the two writes); no pet ever stands without its record.
+ * in the sweep's index. A keyed create reserves its pet's id, then writes its record, then its pet,
+ * with no transaction (pets repository, `createOnce`; docs/architecture.md, "Idempotent creates,
+ * record first"): the record's conditional put fixes the pet's id and fields, so that every retry,
+ * in any region, finds the record and puts that same pet, under an id no other create holds. A
+ * record may stand without its pet for a while (the first try failed between the writes); no pet
+ * ever stands without its record.
  */
 import { hash } from 'node:crypto';
 import type { NewPet } from './models';
@@ -40,3 +41,13 @@ export const expiryBucket = (hour: number, shard: number): string => `${hour}#${
 /** The expiry index's partition of a record: its expiry's hour, and a shard from its key (a hex hash). */
 export const expiryBucketOf = (recordKey: string, expiresAt: number): string =>
   expiryBucket(expiryHourOf(expiresAt), Number.parseInt(recordKey.slice(0, 8), 16) % IDEMPOTENCY_EXPIRY_SHARDS || 0);
+
+/**
+ * The key of a keyed pet id's reservation, in the idempotency table beside the records: no record's
+ * key (a hex hash) has this form.
+ */
+export const idReservationKey = (petId: number): string => `pet#${petId}`;
+
+/** The expiry index's partition of an id's reservation: its expiry's hour, and a shard from the id's random bits. */
+export const reservationBucketOf = (petId: number, expiresAt: number): string =>
+  expiryBucket(expiryHourOf(expiresAt), petId % IDEMPOTENCY_EXPIRY_SHARDS);

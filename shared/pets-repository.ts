@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, paginateQuery, paginateScan, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamoDBOptions, idempotencyTableName as defaultIdempotencyTableName, petsTableName, statusShardCount } from './config';
-import { callDatabase, callReplicated, createDocumentClient, isConditionFailure } from './dynamodb';
-import { expiryBucketOf, IDEMPOTENCY_WINDOW_SECONDS, type IdempotentRequest } from './idempotency';
+import { callDatabase, callReplicated, createDocumentClient, DatabaseUnavailable, isConditionFailure } from './dynamodb';
+import { expiryBucketOf, idReservationKey, IDEMPOTENCY_WINDOW_SECONDS, reservationBucketOf, type IdempotentRequest } from './idempotency';
 import { petIdGenerator, type IdGenerator } from './ids';
 import type { NewPet, Pet, PetStatus } from './models';
 import { idempotencyExpiryIndex, petsStatusIndex } from './tables';
@@ -32,9 +32,10 @@ export type KeyedCreateOutcome = { readonly kind: 'created' | 'replayed'; readon
 export interface PetsRepository {
   create(newPet: NewPet): Promise<Pet>;
   /**
-   * Puts the idempotency record, which fixes the pet's id and fields, then the pet, unless a live
-   * record for the same key exists: then the same request gets (and stores, if it is not yet) that
-   * record's pet, another request `reused`. No transaction: shared/idempotency.ts says why.
+   * Reserves a keyed pet id, then puts the idempotency record, which fixes the pet's id and fields,
+   * then the pet, unless a live record for the same key exists: then the same request gets (and
+   * stores, if it is not yet) that record's pet, another request `reused`. No transaction:
+   * shared/idempotency.ts says why.
    */
   createOnce(newPet: NewPet, request: IdempotentRequest): Promise<KeyedCreateOutcome>;
   get(id: number): Promise<Pet | undefined>;
@@ -46,9 +47,12 @@ export interface PetsRepositoryOptions {
   readonly tableName?: string;
   /** The idempotency table, for keyed creates. @default from the environment, read on first use */
   readonly idempotencyTableName?: string;
-  /** Mints a pet's id. @default ids of the region the environment's REGION_INDEX names */
+  /** Mints a pet's id, of the kind asked. @default ids of the region the environment's REGION_INDEX names */
   readonly newId?: IdGenerator;
-  /** Conditional writes tried before giving up on finding a free id (and, keyed, claims of a record that went). */
+  /**
+   * Conditional writes tried before giving up on finding a free id (keyed: reservations of an id,
+   * and claims of a record that went); then DatabaseUnavailable.
+   */
   readonly maxIdAttempts?: number;
   /** Marks each write, so that a write the SDK retried can recognise itself. */
   readonly newWriteId?: () => string;
@@ -56,8 +60,11 @@ export interface PetsRepositoryOptions {
   readonly statusShards?: number;
 }
 
-/** Gives up on a create after this many id collisions in a row (practically never more than one). */
+/** Gives up on a create after this many id collisions in a row (practically never more than one): 503, worth a retry. */
 export const MAX_ID_ATTEMPTS = 5;
+
+/** No free id (or no kept record) in `maxIdAttempts` tries: a retry later draws afresh. */
+const exhausted = (what: string) => new DatabaseUnavailable(what);
 
 // Only the Pet fields are read back; other stored attributes (createdAt, writeId) stay in the table.
 const PET_PROJECTION = {
@@ -159,7 +166,7 @@ export const petsRepository = ({
 
   const create = async (newPet: NewPet): Promise<Pet> => {
     for (let attempt = 1; ; attempt += 1) {
-      const pet = petOf(newId(), newPet);
+      const pet = petOf(newId('unkeyed'), newPet);
       const writeId = newWriteId();
       try {
         await callDatabase(() =>
@@ -179,7 +186,7 @@ export const petsRepository = ({
         // The SDK repeats a write whose answer was lost and finds the item that write stored: done.
         if (error.Item?.writeId?.S === writeId && sameFields(error.Item, pet)) return pet;
         // Another pet holds this id: draw again. Nothing was written.
-        if (attempt >= maxIdAttempts) throw error;
+        if (attempt >= maxIdAttempts) throw exhausted('no free pet id');
       }
     }
   };
@@ -227,11 +234,49 @@ export const petsRepository = ({
       let record: RecordedPet | undefined = claim.record;
       for (let collisions = 0; record !== undefined;) {
         if (await putRecordedPet(record)) return { kind: claim.kind, pet: record.pet };
-        if (++collisions >= maxIdAttempts) throw new Error(`No free pet id in ${maxIdAttempts} attempts.`);
+        if (++collisions >= maxIdAttempts) throw exhausted('no free pet id');
         record = await records.redraw(record);
       }
       // The record went (swept once expired) while its id was redrawn: claim the key again.
-      if (claims >= maxIdAttempts) throw new Error(`The idempotency record was not kept in ${maxIdAttempts} claims.`);
+      if (claims >= maxIdAttempts) throw exhausted('idempotency record not kept');
+    }
+  };
+
+  /**
+   * Reserves a fresh keyed id in the idempotency table, for a window: an item `pet#<id>` with its
+   * expiry and the expiry index's partition, put only where no live reservation holds the id. A
+   * record names an id only once it is reserved, so no other keyed create, in any region, can hold
+   * it (the table is strongly consistent across regions), and no create without a key can draw it
+   * (shared/ids.ts). An id's time is when it was minted: once its reservation has expired and been
+   * swept, it is never drawn again. A reservation taken already: draw again.
+   */
+  const reserveId = async (recordsTable: string): Promise<{ readonly id: number; readonly expiresAt: number }> => {
+    for (let attempt = 1; ; attempt += 1) {
+      const now = nowSeconds();
+      const expiresAt = now + IDEMPOTENCY_WINDOW_SECONDS;
+      const id = newId('keyed');
+      try {
+        await callReplicated(() =>
+          client.send(
+            new PutCommand({
+              TableName: recordsTable,
+              Item: {
+                id: idReservationKey(id),
+                expiresAt,
+                [idempotencyExpiryIndex.partitionKey.name]: reservationBucketOf(id, expiresAt),
+              },
+              ConditionExpression: 'attribute_not_exists(#id) OR #expiresAt < :now',
+              ExpressionAttributeNames: { '#id': 'id', '#expiresAt': 'expiresAt' },
+              ExpressionAttributeValues: { ':now': now },
+            }),
+          ),
+        );
+        return { id, expiresAt };
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        // Another create holds it (or this put's own retry found its first try: an orphan the sweep removes).
+        if (attempt >= maxIdAttempts) throw exhausted('no free pet id');
+      }
     }
   };
 
@@ -255,13 +300,18 @@ export const petsRepository = ({
       writeId: record.writeId,
     });
 
-    /** Puts a new record unless a live one holds the key: then the same request's record, or `reused`. */
+    /**
+     * Puts a new record, under an id reserved first, unless a live one holds the key: then the same
+     * request's record (whose id its first try reserved; ours is left to expire), or `reused`.
+     */
     const claim = async (newPet: NewPet): Promise<RecordClaim> => {
+      // The record expires with its id's reservation.
+      const { id, expiresAt } = await reserveId(recordsTable);
       const now = nowSeconds();
       const record: RecordedPet = {
-        pet: petOf(newId(), newPet),
+        pet: petOf(id, newPet),
         createdAt: new Date().toISOString(),
-        expiresAt: now + IDEMPOTENCY_WINDOW_SECONDS,
+        expiresAt,
         writeId: newWriteId(),
       };
       try {
@@ -289,12 +339,12 @@ export const petsRepository = ({
     };
 
     /**
-     * Moves the record to a new pet id, on the condition that it still fixes the one another pet
-     * holds. When it does not, the record another try of the same request moved it to, or none
-     * (the record went, or is another request's: the caller claims again).
+     * Moves the record to a new pet id, reserved first, on the condition that it still fixes the one
+     * another pet holds. When it does not, the record another try of the same request moved it to,
+     * or none (the record went, or is another request's: the caller claims again).
      */
     const redraw = async (taken: RecordedPet): Promise<RecordedPet | undefined> => {
-      const record: RecordedPet = { ...taken, pet: { ...taken.pet, id: newId() }, writeId: newWriteId() };
+      const record: RecordedPet = { ...taken, pet: { ...taken.pet, id: (await reserveId(recordsTable)).id }, writeId: newWriteId() };
       try {
         await callReplicated(() =>
           client.send(

@@ -214,8 +214,8 @@ export const routes = [
     errors: [...JSON_BODY_ERRORS, 'idempotency_key_reused'],
     tableAccess: [
       { table: 'pets', actions: ['dynamodb:PutItem'] },
-      // A keyed create puts its record first, then its pet (shared/idempotency.ts); a failed
-      // condition returns the record that holds the key.
+      // A keyed create reserves its pet's id, puts its record, then its pet (shared/idempotency.ts);
+      // a failed condition on the record returns the record that holds the key.
       { table: 'idempotency', actions: ['dynamodb:PutItem'] },
     ],
   },

@@ -1,7 +1,7 @@
 /**
  * Idempotent creates over HTTP (Idempotency-Key, IETF httpapi-idempotency-key draft): replays,
  * a reused key, concurrent duplicates, malformed keys, keys scoped to the client (across a roll
- * of its API key), a lost answer, and database faults on each of a keyed create's two writes.
+ * of its API key), a lost answer, and database faults on each of a keyed create's three writes.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -39,14 +39,20 @@ const newKey = () => `"${randomUUID()}"`;
 /** A client whose calls a test can delay or break, by command and table. */
 const controllableClient = () => {
   const client: DynamoDBDocumentClient = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
-  const rules: Array<(command: string, table: string, send: () => Promise<unknown>) => Promise<unknown> | undefined> = [];
+  const rules: Array<
+    (command: string, table: string, send: () => Promise<unknown>, itemKey: string | undefined) => Promise<unknown> | undefined
+  > = [];
   client.middlewareStack.add(
     (next, { commandName }) =>
       async (args) => {
-        const table = (args.input as { TableName?: string }).TableName ?? '';
+        const input = args.input as { TableName?: string; Item?: { id?: unknown } };
+        const table = input.TableName ?? '';
+        // A put's item key, whether the document client has marshalled it yet or not.
+        const id = input.Item?.id;
+        const itemKey = typeof id === 'string' ? id : (id as { S?: string } | undefined)?.S;
         const send = () => next(args);
         for (const rule of rules) {
-          const result = rule(String(commandName), table, send);
+          const result = rule(String(commandName), table, send, itemKey);
           if (result) return (await result) as Awaited<ReturnType<typeof next>>;
         }
         return send();
@@ -67,10 +73,11 @@ describe('Idempotency-Key on POST /pets', () => {
   });
   afterAll(() => api.close());
 
-  /** Whether a call is the put of a pet (the second write of a keyed create, after its record). */
+  /** Whether a call is the put of a pet (the third write of a keyed create, after its record). */
   const isPetPut = (command: string, table: string) => command === 'PutItemCommand' && table === api.tables.pets;
-  /** Whether a call is the put of an idempotency record (the first write of a keyed create). */
-  const isRecordPut = (command: string, table: string) => command === 'PutItemCommand' && table === api.tables.idempotency;
+  /** Whether a call is a put on the idempotency table: the reservation of an id (`pet#<id>`, the first write of a keyed create) or a record (the second). */
+  const isIdempotencyPut = (kind: 'reservation' | 'record', command: string, table: string, itemKey = '') =>
+    command === 'PutItemCommand' && table === api.tables.idempotency && itemKey.startsWith('pet#') === (kind === 'reservation');
 
   /** POST whose pet DynamoDB stores once while the answer is lost, as if every retry's were. */
   const postLosingThePetWrite = async (body: unknown, key: string) => {
@@ -279,16 +286,24 @@ describe('Idempotency-Key on POST /pets', () => {
     expect(await countPets(api)).toBe(before + 1);
   });
 
-  it('a database fault on the record, the first write, answers 503 service_unavailable with Retry-After, and stores nothing', async () => {
-    const key = newKey();
-    const before = await countPets(api);
-    control.rules.push((command, table) => (isRecordPut(command, table) ? Promise.reject(lostAnswer()) : undefined));
-    const response = await post(api, rex, key).finally(() => control.rules.pop());
-    await expectError(response, 503, 'service_unavailable');
-    expect(response.headers.get('retry-after')).toBe('1');
-    expect(await countPets(api)).toBe(before);
-    expect((await createPetAnswer(api.petStore, rex, key)).response.headers.get('idempotent-replayed')).toBeNull();
-  });
+  it.each(['reservation', 'record'] as const)(
+    'a database fault on the put of its %s, before the pet, answers 503 service_unavailable with Retry-After, and stores no pet; the retry creates it',
+    async (kind) => {
+      const key = newKey();
+      const before = await countPets(api);
+      control.rules.push((command, table, _send, itemKey) =>
+        isIdempotencyPut(kind, command, table, itemKey) ? Promise.reject(lostAnswer()) : undefined,
+      );
+      const response = await post(api, rex, key).finally(() => control.rules.pop());
+      await expectError(response, 503, 'service_unavailable');
+      expect(response.headers.get('retry-after')).toBe('1');
+      expect(await countPets(api)).toBe(before);
+      const retry = await createPetAnswer(api.petStore, rex, key);
+      expect(retry.response.status).toBe(201);
+      expect(retry.response.headers.get('idempotent-replayed')).toBeNull();
+      expect(await countPets(api)).toBe(before + 1);
+    },
+  );
 
   it('a fault on the pet after its record: 503, and the retry answers 201 with one pet, stored once', async () => {
     const key = newKey();

@@ -1,7 +1,7 @@
 /**
- * The idempotency sweep against DynamoDB Local: it deletes the records that expired, through the
- * expiry index, and keeps the live ones and every pet; a record claimed again after it expired is
- * kept; a run stops at its bound and the next goes on; it logs counts, never a key, and a failure
+ * The idempotency sweep against DynamoDB Local: it deletes the records, and the reservations of
+ * keyed ids, that expired, through the expiry index, and keeps the live ones and every pet; a
+ * record claimed again after it expired is kept; a run stops at its bound and the next goes on; it logs counts, never a key, and a failure
  * in one line that names no table.
  */
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -52,22 +52,24 @@ const putRecord = async ({ recordKey, requestHash }: IdempotentRequest, expiresA
   );
 
 describe('the idempotency sweep', () => {
-  it('deletes the records whose window is over, keeps the live ones and every pet, and logs counts only', async () => {
+  it('deletes the records whose window is over and the ids they reserved, keeps the live ones and every pet, and logs counts only', async () => {
     const created = [request(), request(), request()];
     for (const keyed of created) await pets().createOnce(rex, keyed);
     const live = request();
     await putRecord(live, nowSeconds() + 3 * IDEMPOTENCY_WINDOW_SECONDS);
     const info = vi.spyOn(logger, 'info');
 
-    // A sweep inside the window deletes nothing; one an hour after it, the three created.
+    // A sweep inside the window deletes nothing; one an hour after it, the three created and the
+    // three ids they reserved.
+    expect(await recordKeys()).toHaveLength(7);
     expect(await sweepAt(nowSeconds())({}, context)).toEqual({ deleted: 0, kept: 0, cutShort: false });
     const later = nowSeconds() + IDEMPOTENCY_WINDOW_SECONDS + HOUR;
-    expect(await sweepAt(later)({}, context)).toEqual({ deleted: 3, kept: 0, cutShort: false });
+    expect(await sweepAt(later)({}, context)).toEqual({ deleted: 6, kept: 0, cutShort: false });
     expect(await recordKeys()).toEqual([live.recordKey]);
     expect(await petCount()).toBe(3);
 
     const logged = JSON.stringify(info.mock.calls);
-    expect(info).toHaveBeenCalledWith('expired idempotency records swept', { deleted: 3, kept: 0, cutShort: false });
+    expect(info).toHaveBeenCalledWith('expired idempotency records swept', { deleted: 6, kept: 0, cutShort: false });
     for (const { recordKey, requestHash } of [...created, live]) {
       expect(logged).not.toContain(recordKey);
       expect(logged).not.toContain(requestHash);

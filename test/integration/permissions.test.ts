@@ -101,7 +101,7 @@ const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
     },
   },
   createPet: {
-    paths: 'PutItem on the table; with Idempotency-Key, PutItem of the record, then of the pet',
+    paths: "PutItem on the table; with Idempotency-Key, PutItem of the id's reservation, of the record, then of the pet",
     run: async ({ handler, storedPet }) => {
       const post = (key?: string, name = 'Rex') =>
         apiEvent({
@@ -115,9 +115,9 @@ const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
       expect((await create(post(key), context)).statusCode).toBe(201); // pet and record
       expect((await create(post(key), context)).statusCode).toBe(201); // the replay
       expect((await create(post(key, 'Max'), context)).statusCode).toBe(422); // the key reused
-      // An id collision: the record moves to a new id (another PutItem), then the pet is put under it.
+      // An id collision: a new id is reserved and the record moves to it (two more PutItems), then the pet is put under it.
       const ids = [storedPet.id];
-      const colliding = handler({ newId: () => ids.shift() ?? newPetId() });
+      const colliding = handler({ newId: (kind) => ids.shift() ?? newPetId({ kind }) });
       expect((await colliding(post(`"${randomUUID()}"`), context)).statusCode).toBe(201);
     },
   },

@@ -31,7 +31,8 @@ export const namesAResource = (route: Route): boolean => /\{\w+\}/.test(route.pa
 
 /**
  * The idempotency table is written only for a request with an Idempotency-Key, whose create makes
- * two calls, the record's PutItem and then the pet's: test/e2e/idempotency.test.ts faults each.
+ * three calls, the PutItems of its id's reservation and of its record on that table and then the
+ * pet's: test/e2e/idempotency.test.ts faults each.
  */
 const reachedByPlainRequests = (grant: TableAccess) => grant.table !== 'idempotency';
 

@@ -1,18 +1,29 @@
 /**
- * Pet ids: safe integers from 1, unique across regions by construction, increasing with creation
- * time whatever the region, until 2094.
+ * Pet ids: safe integers from 1, unique across regions by construction, keyed and unkeyed creates'
+ * ids apart by construction, increasing with creation time whatever the region, until 2094.
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ID_EPOCH_MS, LAST_ID_MS, newPetId, petIdGenerator, REGION_COUNT, REGION_INDEX_VARIABLE, regionIndexOf } from '../../shared/ids';
+import {
+  ID_EPOCH_MS,
+  type IdKind,
+  LAST_ID_MS,
+  newPetId,
+  petIdGenerator,
+  REGION_COUNT,
+  REGION_INDEX_VARIABLE,
+  regionIndexOf,
+} from '../../shared/ids';
 
-/** The layout docs/architecture.md states: 41 bits of milliseconds, 3 of region, 9 random. */
+/** The layout docs/architecture.md states: 41 bits of milliseconds, 3 of region, 1 of kind (keyed or not), 8 random. */
 const REGIONS = 8;
-const RANDOM_RANGE = 512;
+const KINDS = 2;
+const RANDOM_RANGE = 256;
 /** An id read back from its layout. */
 const partsOf = (id: number) => ({
-  nowMs: Math.floor(id / (REGIONS * RANDOM_RANGE)) + ID_EPOCH_MS,
-  region: Math.floor(id / RANDOM_RANGE) % REGIONS,
+  nowMs: Math.floor(id / (REGIONS * KINDS * RANDOM_RANGE)) + ID_EPOCH_MS,
+  region: Math.floor(id / (KINDS * RANDOM_RANGE)) % REGIONS,
+  kind: (Math.floor(id / RANDOM_RANGE) % KINDS === 1 ? 'keyed' : 'unkeyed') as IdKind,
   random: id % RANDOM_RANGE,
 });
 const mintedAt = (id: number): Date => new Date(partsOf(id).nowMs);
@@ -20,12 +31,14 @@ const mintedAt = (id: number): Date => new Date(partsOf(id).nowMs);
 const instant = fc.integer({ min: ID_EPOCH_MS + 1, max: LAST_ID_MS });
 const region = fc.integer({ min: 0, max: REGIONS - 1 });
 const random = fc.integer({ min: 0, max: RANDOM_RANGE - 1 });
-const parts = fc.record({ nowMs: instant, region, random });
-/** Parts that often share a millisecond, a region or a random draw with each other. */
+const kind = fc.constantFrom<IdKind>('keyed', 'unkeyed');
+const parts = fc.record({ nowMs: instant, region, kind, random });
+/** Parts that often share a millisecond, a region, a kind or a random draw with each other. */
 const nearParts = fc.record({
   nowMs: fc.integer({ min: 0, max: 2 }).map((ms) => ID_EPOCH_MS + 1 + ms),
   region,
-  random: fc.constantFrom(0, 1, 511),
+  kind,
+  random: fc.constantFrom(0, 1, RANDOM_RANGE - 1),
 });
 
 describe('newPetId', () => {
@@ -40,7 +53,7 @@ describe('newPetId', () => {
   it('counts from 2025-01-01', () => {
     expect(ID_EPOCH_MS).toBe(Date.parse('2025-01-01T00:00:00Z'));
     expect(newPetId({ nowMs: ID_EPOCH_MS, random: 1 })).toBe(1);
-    expect(newPetId({ nowMs: ID_EPOCH_MS + 1, random: 0 })).toBe(REGIONS * RANDOM_RANGE);
+    expect(newPetId({ nowMs: ID_EPOCH_MS + 1, random: 0 })).toBe(REGIONS * KINDS * RANDOM_RANGE);
   });
 
   it('has room for 8 regions', () => {
@@ -48,13 +61,30 @@ describe('newPetId', () => {
     expect(() => newPetId({ region: REGIONS - 1 })).not.toThrow();
   });
 
-  it('gives two regions different ids for the same millisecond and the same random draw', () => {
+  it('gives two regions different ids for the same millisecond and the same random draw, of either kind', () => {
     const nowMs = Date.parse('2026-06-01T12:00:00Z');
-    const ids = Array.from({ length: REGIONS }, (_, index) => newPetId({ nowMs, region: index, random: 7 }));
-    expect(new Set(ids).size).toBe(REGIONS);
+    const ids = Array.from({ length: REGIONS }, (_, index) =>
+      (['keyed', 'unkeyed'] as const).map((minted) => newPetId({ nowMs, region: index, kind: minted, random: 7 })),
+    ).flat();
+    expect(new Set(ids).size).toBe(REGIONS * KINDS);
   });
 
-  it('maps each (millisecond, region, random draw) to its own id', () => {
+  it('gives a keyed create an id no create without a key can mint, and the other way round', () => {
+    fc.assert(
+      fc.property(parts, parts, (a, b) => {
+        expect(newPetId({ ...a, kind: 'keyed' })).not.toBe(newPetId({ ...b, kind: 'unkeyed' }));
+      }),
+    );
+    fc.assert(
+      fc.property(nearParts, nearParts, (a, b) => {
+        expect(newPetId({ ...a, kind: 'keyed' })).not.toBe(newPetId({ ...b, kind: 'unkeyed' }));
+      }),
+    );
+    // Without a kind, the id is a create's without a key.
+    expect(partsOf(newPetId()).kind).toBe('unkeyed');
+  });
+
+  it('maps each (millisecond, region, kind, random draw) to its own id', () => {
     fc.assert(
       fc.property(parts, (minted) => {
         expect(partsOf(newPetId(minted))).toEqual(minted);
@@ -62,13 +92,13 @@ describe('newPetId', () => {
     );
     fc.assert(
       fc.property(nearParts, nearParts, (a, b) => {
-        const same = a.nowMs === b.nowMs && a.region === b.region && a.random === b.random;
+        const same = a.nowMs === b.nowMs && a.region === b.region && a.kind === b.kind && a.random === b.random;
         expect(newPetId(a) === newPetId(b)).toBe(same);
       }),
     );
   });
 
-  it('increases with time whatever the region and the random bits', () => {
+  it('increases with time whatever the region, the kind and the random bits', () => {
     fc.assert(
       fc.property(parts, parts, (a, b) => {
         fc.pre(a.nowMs !== b.nowMs);
@@ -77,8 +107,8 @@ describe('newPetId', () => {
       }),
     );
     const now = Date.parse('2026-06-01T12:00:00Z');
-    expect(newPetId({ nowMs: now, region: REGIONS - 1, random: RANDOM_RANGE - 1 })).toBeLessThan(
-      newPetId({ nowMs: now + 1, region: 0, random: 0 }),
+    expect(newPetId({ nowMs: now, region: REGIONS - 1, kind: 'keyed', random: RANDOM_RANGE - 1 })).toBeLessThan(
+      newPetId({ nowMs: now + 1, region: 0, kind: 'unkeyed', random: 0 }),
     );
     expect(newPetId()).toBeLessThan(newPetId({ nowMs: Date.now() + 1000 }));
   });
@@ -90,7 +120,7 @@ describe('newPetId', () => {
         expect(Number.isSafeInteger(newPetId(minted))).toBe(true);
       }),
     );
-    expect(newPetId({ nowMs: LAST_ID_MS, region: REGIONS - 1, random: RANDOM_RANGE - 1 })).toBe(Number.MAX_SAFE_INTEGER);
+    expect(newPetId({ nowMs: LAST_ID_MS, region: REGIONS - 1, kind: 'keyed', random: RANDOM_RANGE - 1 })).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   it('throws a RangeError one millisecond later rather than mint an unsafe id', () => {
@@ -98,7 +128,7 @@ describe('newPetId', () => {
   });
 
   it('throws before its epoch and at an id of 0', () => {
-    expect(() => newPetId({ nowMs: ID_EPOCH_MS - 1, region: REGIONS - 1, random: RANDOM_RANGE - 1 })).toThrow(RangeError);
+    expect(() => newPetId({ nowMs: ID_EPOCH_MS - 1, region: REGIONS - 1, kind: 'keyed', random: RANDOM_RANGE - 1 })).toThrow(RangeError);
     expect(() => newPetId({ nowMs: ID_EPOCH_MS, region: 0, random: 0 })).toThrow(RangeError);
   });
 
@@ -106,7 +136,7 @@ describe('newPetId', () => {
     expect(() => newPetId({ region: index })).toThrow(RangeError);
   });
 
-  it.each([RANDOM_RANGE, -1, 0.5])('refuses the random part %s, which would overlap another region', (draw) => {
+  it.each([RANDOM_RANGE, -1, 0.5])('refuses the random part %s, which would overlap another kind or region', (draw) => {
     expect(() => newPetId({ random: draw })).toThrow(RangeError);
   });
 });
@@ -121,7 +151,9 @@ describe('the time in an id', () => {
         [3, 123],
         [REGIONS - 1, RANDOM_RANGE - 1],
       ] as const) {
-        expect(mintedAt(newPetId({ nowMs, region: index, random: draw })).toISOString()).toBe(iso);
+        for (const minted of ['keyed', 'unkeyed'] as const) {
+          expect(mintedAt(newPetId({ nowMs, region: index, kind: minted, random: draw })).toISOString()).toBe(iso);
+        }
       }
     },
   );
@@ -142,14 +174,16 @@ describe('the region index a function runs with', () => {
 
   it('is 0 when the stack sets none: a stage in one region, the local server', () => {
     expect(regionIndexOf({})).toBe(0);
-    expect(partsOf(petIdGenerator({})()).region).toBe(0);
+    expect(partsOf(petIdGenerator({})('unkeyed')).region).toBe(0);
   });
 
-  it('is what REGION_INDEX says, and the ids minted carry it', () => {
+  it('is what REGION_INDEX says, and the ids minted carry it, with the kind asked', () => {
     for (let index = 0; index < REGIONS; index += 1) {
       const env = { [REGION_INDEX_VARIABLE]: String(index) };
       expect(regionIndexOf(env)).toBe(index);
-      expect(partsOf(petIdGenerator(env)()).region).toBe(index);
+      for (const minted of ['keyed', 'unkeyed'] as const) {
+        expect(partsOf(petIdGenerator(env)(minted))).toMatchObject({ region: index, kind: minted });
+      }
     }
   });
 

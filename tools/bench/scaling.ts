@@ -4,7 +4,7 @@
  * partition. Nothing here is measured: it is arithmetic anyone can rerun and change.
  */
 import { AWS_LIMITS, RCU_PER_SHARD_QUERY, STATUS_INDEX_WCU_PER_CREATE } from '../../infra/capacity';
-import { ID_RANDOM_BITS, ID_REGION_BITS } from '../../shared/ids';
+import { ID_KIND_BITS, ID_RANDOM_BITS, ID_REGION_BITS } from '../../shared/ids';
 import { stages, stageSettings } from '../../infra/stages';
 import type { PartResult } from './results';
 import { round } from '../stats';
@@ -24,7 +24,7 @@ const ASSUMPTIONS = {
 } as const;
 
 /** The values an id's bits below its time take: its region's and its random bits. */
-const LOW_BITS = 2 ** (ID_REGION_BITS + ID_RANDOM_BITS);
+const LOW_BITS = 2 ** (ID_REGION_BITS + ID_KIND_BITS + ID_RANDOM_BITS);
 
 /**
  * Simulates one second of creates against the status index, sharded `n` ways by `status#(id % n)`:
