@@ -758,10 +758,12 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
     );
 
     it.each(Object.values(tableDefinitions).map((table) => table.id))(
-      `%s: ${isProd ? 'retained and deletion-protected' : 'destroyed with the stack'}`,
+      `%s: ${isProd ? 'retained except when its create rolls back' : 'destroyed with the stack'}, its deletion protection left to the operator`,
       (id) => {
         expect(tableProperties(id).deletionPolicy).toBe(isProd ? 'RetainExceptOnCreate' : 'Delete');
-        for (const replica of replicasOf(id)) expect(replica.DeletionProtectionEnabled).toBe(isProd);
+        // Turned on once the table exists (docs/operations.md): in the template it would stop a rolled-back create.
+        expect(tableProperties(id).properties).not.toHaveProperty('DeletionProtectionEnabled');
+        for (const replica of replicasOf(id)) expect(replica).not.toHaveProperty('DeletionProtectionEnabled');
       },
     );
   });
