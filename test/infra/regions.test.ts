@@ -11,6 +11,7 @@ import type { CfnRestApi } from 'aws-cdk-lib/aws-apigateway';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { PetStoreStack } from '../../infra/pet-store-stack';
+import { regionalStackId } from '../../infra/stage-stacks';
 import { homeRegionOf, MRSC_REGION_SETS, stageSettings, type StageOverrides } from '../../infra/stages';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
 import { REGION_INDEX_VARIABLE } from '../../shared/ids';
@@ -221,10 +222,22 @@ describe('a stage in several regions', () => {
     }
   });
 
-  it("deploys the home region's stack first: every other region's depends on it, and it on none", () => {
+  it("deploys the home region's stack first, then one region at a time in the order of the stage's regions, whatever --concurrency", () => {
     expect(home().stack.dependencies).toEqual([]);
     expect(others().length).toBe(stacks().length - 1);
-    for (const { stack } of others()) expect(stack.dependencies).toEqual([home().stack]);
+    const regions = settings().regions ?? [];
+    expect(regions.length).toBeGreaterThan(2);
+    const stackIn = (region: string | undefined) => stacks().find(({ stack }) => stack.region === region)?.stack;
+    regions.forEach((region, position) => {
+      const before = position === 0 ? [] : [stackIn(regions[position - 1])];
+      expect(stackIn(region)?.dependencies, region).toEqual(before);
+    });
+    // What `cdk deploy --all` reads: each region's stack waits for the one before it, so no two release at once.
+    const manifest = home().app.synth();
+    regions.slice(1).forEach((region, position) => {
+      const artifact = manifest.getStackArtifact(regionalStackId(STAGE, region));
+      expect(artifact.dependencies.map((dependency) => dependency.id)).toContain(regionalStackId(STAGE, regions[position] ?? ''));
+    });
   });
 
   it("defines every table in the home region's stack, with a replica in each region of the stage, the idempotency records strongly consistent and without TTL", () => {
