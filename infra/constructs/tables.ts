@@ -122,7 +122,7 @@ const replicaOf = (
   scope: Construct,
   definition: TableDefinition,
   tableName: string,
-  { namePrefix, logRetention, removalPolicy }: PetStoreTablesProps,
+  { namePrefix, logRetention, removalPolicy, regions, witnessRegion }: PetStoreTablesProps,
 ): ITableV2 => {
   const grantIndexPermissions = definition.globalSecondaryIndexes.length > 0;
   if (!definition.stream) return TableV2.fromTableAttributes(scope, definition.id, { tableName, grantIndexPermissions });
@@ -132,6 +132,8 @@ const replicaOf = (
     functionName: `${namePrefix}-${definition.defaultName}-stream`,
     logRetention,
     removalPolicy,
+    // What the home region's stack makes the replica and its stream from (globalTable, above).
+    streamSource: { tableName, partitionKey: definition.partitionKey, stream: definition.stream, regions, witnessRegion },
   });
   return TableV2.fromTableAttributes(scope, definition.id, { tableName, grantIndexPermissions, tableStreamArn: streamArn });
 };
