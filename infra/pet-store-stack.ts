@@ -25,6 +25,7 @@ import { PetStoreTables } from './constructs/tables';
 import {
   homeRegionOf,
   isHomeRegion,
+  isMultiRegion,
   isRegionalCustomDomain,
   servedDomain,
   stageRegionalPlans,
@@ -193,6 +194,16 @@ export class PetStoreStack extends Stack {
         // Counted by the expiry sweep, so watched in its stack alone (the home region's), every region's count there.
         ...(expirySweep ? { usageKeys: { regions: settings.regions } } : {}),
       },
+      // The home region of a stage in several: the keys' replication to every other region.
+      ...(this.isHomeRegion && isMultiRegion(settings)
+        ? {
+            keysReplication: {
+              table: this.tables.apiKeys,
+              receivingRegions: (settings.regions ?? []).filter((region) => region !== this.region),
+            },
+          }
+        : {}),
+      idempotencySweep: this.idempotencySweep?.sweep.function,
       throttling: this.throttling,
       alarmEmail: settings.alarmEmail,
     });

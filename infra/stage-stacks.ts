@@ -1,8 +1,9 @@
 /**
  * A stage's stacks: one PetStore-<stage> stack, in the deployer's region, for a stage in one region;
  * for a stage with regions, one in each, all named PetStore-<stage> (stack names are per region),
- * each construct id `PetStore-<stage>-<region>`. The other regions' stacks depend on the home
- * region's, which defines the global tables they import: `cdk deploy --all` deploys it first.
+ * each construct id `PetStore-<stage>-<region>`. The home region's stack, which defines the global
+ * tables the others import, comes first; each other region's depends on the one before it, so
+ * `cdk deploy --all` deploys one region at a time, in the order of the stage's regions.
  */
 import type { App } from 'aws-cdk-lib';
 import { stackName } from '../shared/stack';
@@ -36,9 +37,28 @@ export const stageStacks = (app: App, { stage, settings, account, defaultRegion,
         env: { account, region },
       }),
   );
-  const home = stacks.find((stack) => stack.region === homeRegionOf(settings));
-  if (home)
-    for (const stack of stacks)
-      if (stack !== home) stack.addStackDependency(home, 'it imports the replicas of the global tables the home region defines');
+  chainReleases(stacks, homeRegionOf(settings));
   return stacks;
+};
+
+/**
+ * The home region's stack first, then each other region's after the one before it in the stage's
+ * regions: the home region's defines the global tables the others import, and a chain releases
+ * one region at a time whatever `cdk deploy --concurrency` says, so that a release that rolls back
+ * stops the deploy before the next region (docs/operations.md, Releasing a stage in several regions).
+ */
+const chainReleases = (stacks: readonly PetStoreStack[], homeRegion: string | undefined): void => {
+  const home = stacks.find((stack) => stack.region === homeRegion);
+  if (!home) return;
+  const ordered = [home, ...stacks.filter((stack) => stack !== home)];
+  ordered.forEach((stack, position) => {
+    const previous = ordered[position - 1];
+    if (!previous) return;
+    stack.addStackDependency(
+      previous,
+      previous === home
+        ? 'it imports the replicas of the global tables the home region defines'
+        : `regions release one at a time, after ${previous.region}`,
+    );
+  });
 };

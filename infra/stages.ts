@@ -101,10 +101,11 @@ export interface StageSettings {
   readonly customDomain?: CustomDomain | RegionalCustomDomain;
   /**
    * What `cdk destroy` does to the tables, logs and the audit trail's queue. RETAIN_ON_UPDATE_OR_DELETE
-   * (CloudFormation's RetainExceptOnCreate) keeps them, and turns on the tables' deletion
-   * protection: data outlives the stack and cannot be deleted by accident. A plain RETAIN would
-   * also keep them when the stack's first create fails and rolls back, and the retry would then
-   * fail on the log groups' fixed names ("already exists").
+   * (CloudFormation's RetainExceptOnCreate) keeps them: data outlives the stack, and a rolled-back
+   * first create still deletes what it made, so the deploy can be run again. The tables' deletion
+   * protection, which would stop that rollback, is turned on once they exist (docs/operations.md,
+   * Protecting the tables). A plain RETAIN would also keep them when the stack's first create
+   * fails and rolls back, and the retry would then fail on their fixed names ("already exists").
    */
   readonly removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE | RemovalPolicy.DESTROY;
   /** CloudFormation termination protection: `cdk destroy` refuses until it is turned off in the console. */

@@ -28,7 +28,7 @@ import { AUTHORIZER_FAILURE_LINE } from '../../shared/http/authorizer-log';
 import { METRICS_NAMESPACE, SERVICE_DIMENSION } from '../../shared/metrics';
 import { API_KEYS_PER_REGION, USAGE_KEYS_ALARM_SHARE, USAGE_KEYS_REGION_DIMENSION } from '../../shared/usage-key-release';
 import { serverErrorRate } from './api-metrics';
-import { functionErrorsAlarmId } from './names';
+import { functionErrorsAlarmId, keysReplicationAlarmId } from './names';
 import { STAGE_THROTTLE_ALARM_SHARE } from '../stages';
 import { THROTTLING_METRICS, type Throttling } from './throttling';
 
@@ -66,6 +66,15 @@ export interface MonitoringProps {
      */
     readonly usageKeys?: { readonly regions?: readonly string[] };
   };
+  /**
+   * A stage in several regions, in its home region's stack: the keys table, whose replication to
+   * each other region of the stage is alarmed. DynamoDB publishes ReplicationLatency in the region
+   * the write was made in (keys: the home region), by receiving region, and an alarm watches only
+   * its own region's metrics, so every region's alarm is the home region's.
+   */
+  readonly keysReplication?: { readonly table: ITableV2; readonly receivingRegions: readonly string[] };
+  /** The idempotency sweep (the home region's stack only), alarmed on its errors. */
+  readonly idempotencySweep?: IFunction;
   /** The access log's 429s by plan, and the stage throttle's condition: a graph and the StageThrottled alarm. */
   readonly throttling?: Throttling;
   /** Where alarms are e-mailed. @default none: the topic only */
@@ -83,6 +92,25 @@ const LATENCY_P99_THRESHOLD_MS = 1000;
  * stuck mapping, well before the stream's 24 hours drop it.
  */
 export const AUDIT_ITERATOR_AGE_THRESHOLD_MS = 5 * 60 * 1000;
+
+/**
+ * Average time in ms, over 5 minutes, for a key's change written in the home region to reach
+ * another region's replica, that pages. Normally about a second; while a region lags, its
+ * authorizer keeps accepting a key revoked at home (its audit writer flushes the region's cache
+ * only once the change arrives). A minute is far above normal replication, so a passing slow
+ * write does not page, and far below the authorizer cache's TTL (the longest a revoke otherwise waits).
+ */
+export const KEYS_REPLICATION_LATENCY_THRESHOLD_MS = 60 * 1000;
+
+/** The keys table's replication time from this (the home) region to `receivingRegion`, as DynamoDB publishes it. */
+export const keysReplicationLatency = (table: ITableV2, receivingRegion: string): Metric =>
+  new Metric({
+    namespace: 'AWS/DynamoDB',
+    metricName: 'ReplicationLatency',
+    dimensionsMap: { TableName: table.tableName, ReceivingRegion: receivingRegion },
+    statistic: 'Average',
+    period: FIVE_MINUTES,
+  });
 
 /** How often the expiry sweep counts the account's API keys (functions/key-expiry.ts): the UsageKeys metric's period. */
 const ONE_HOUR = Duration.hours(1);
@@ -240,6 +268,30 @@ export class Monitoring extends Construct {
         alarmDescription:
           'Key changes the audit function could not write after its retries: their records are in the queue (docs/operations.md, Audit trail).',
         metric: props.keyAudit.failedBatches.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: FIVE_MINUTES }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+    }
+    if (props.keysReplication) {
+      const { table, receivingRegions } = props.keysReplication;
+      for (const receivingRegion of receivingRegions) {
+        alarm(keysReplicationAlarmId(receivingRegion), {
+          alarmDescription:
+            `Key changes take more than ${KEYS_REPLICATION_LATENCY_THRESHOLD_MS / 1000} s on average to reach ${receivingRegion}: ` +
+            'its authorizer keeps accepting keys revoked in the home region until they arrive (docs/operations.md, Alarms).',
+          metric: keysReplicationLatency(table, receivingRegion),
+          threshold: KEYS_REPLICATION_LATENCY_THRESHOLD_MS,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+          evaluationPeriods: 1,
+        });
+      }
+    }
+    if (props.idempotencySweep) {
+      alarm(functionErrorsAlarmId('idempotencySweep'), {
+        alarmDescription:
+          'The idempotency sweep failed at least once in 5 minutes: expired idempotency records stay stored until a run succeeds; no answer changes (an expired record counts as none).',
+        metric: props.idempotencySweep.metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
         threshold: 1,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,

@@ -25,3 +25,10 @@ export const AUTHORIZER_FAILURES_ALARM_ID = 'AuthorizerFailures';
 
 /** The construct id of the stack's Release: the release alarms' ids start with it in the console. */
 export const RELEASE_ID = 'Release';
+
+/** The alarm (Monitoring, home region) on the keys table's replication to another region of the stage: `us-east-2` → `KeysReplicationLatencyUsEast2`. */
+export const keysReplicationAlarmId = (region: string) =>
+  `KeysReplicationLatency${region
+    .split('-')
+    .map((part) => pascalCase(part))
+    .join('')}`;

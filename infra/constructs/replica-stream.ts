@@ -3,8 +3,16 @@
  * stack defines. A replica's stream has a label of its own, known only once the replica exists, so
  * it is read at deploy with DynamoDB's DescribeTable (`Table.LatestStreamArn`), by a custom
  * resource whose role may describe that one table and write its own log group, nothing else.
+ *
+ * CloudFormation runs a custom resource again only when its properties change, and the call's
+ * parameters (the table's name) never do. The resource therefore also carries a fingerprint of
+ * what the replica's stream comes from (`streamSource`): a change of it (a stream turned off and on
+ * for a new view type, a replica made again for a change of regions, a table replaced for a new
+ * key) makes CloudFormation update the resource, which reads the new stream's ARN, and the audit
+ * mapping follows it.
  */
-import { type RemovalPolicy } from 'aws-cdk-lib';
+import { createHash } from 'node:crypto';
+import { type CfnResource, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -18,7 +26,18 @@ export interface ReplicaStreamProps {
   readonly functionName: string;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
+  /**
+   * What the replica's stream comes from, as the home region's stack defines the global table: its
+   * name, key and stream, and the stage's regions. Any change of it re-reads the stream's ARN.
+   */
+  readonly streamSource: Readonly<Record<string, unknown>>;
 }
+
+/** The property of the custom resource that carries the fingerprint of `streamSource`. */
+export const STREAM_SOURCE_PROPERTY = 'StreamSource';
+
+/** A short, stable fingerprint of a JSON value: the same value, the same text, on every synth. */
+export const fingerprintOf = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
 
 /** Where DescribeTable's answer holds the stream of the table in the region it was asked in. */
 const LATEST_STREAM_ARN = 'Table.LatestStreamArn';
@@ -27,7 +46,7 @@ export class ReplicaStream extends Construct {
   /** The replica's stream ARN, read at deploy. */
   readonly streamArn: string;
 
-  constructor(scope: Construct, id: string, { table, functionName, logRetention, removalPolicy }: ReplicaStreamProps) {
+  constructor(scope: Construct, id: string, { table, functionName, logRetention, removalPolicy, streamSource }: ReplicaStreamProps) {
     super(scope, id);
     const logGroup = new LogGroup(this, 'Logs', { logGroupName: `/aws/lambda/${functionName}`, retention: logRetention, removalPolicy });
     const role = new Role(this, 'Role', {
@@ -58,6 +77,11 @@ export class ReplicaStream extends Construct {
         new PolicyStatement({ actions: ['dynamodb:DescribeTable'], resources: [table.tableArn] }),
       ]),
     });
+    // Ignored by the handler; its change is what makes CloudFormation send the update.
+    (resource.node.findChild('Resource').node.defaultChild as CfnResource).addPropertyOverride(
+      STREAM_SOURCE_PROPERTY,
+      fingerprintOf(streamSource),
+    );
     this.streamArn = resource.getResponseField(LATEST_STREAM_ARN);
   }
 }

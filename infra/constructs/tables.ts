@@ -39,7 +39,11 @@ export interface PetStoreTablesProps {
   /** Names the function that reads an imported replica's stream. */
   readonly namePrefix: string;
   readonly logRetention: RetentionDays;
-  /** RETAIN_ON_UPDATE_OR_DELETE keeps the tables when the stack is deleted and turns on deletion protection. */
+  /**
+   * RETAIN_ON_UPDATE_OR_DELETE keeps the tables when the stack is deleted or they are replaced, but
+   * lets a rolled-back first create delete them; the operator turns deletion protection on once
+   * they exist (docs/operations.md, Protecting the tables).
+   */
   readonly removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE | RemovalPolicy.DESTROY;
 }
 
@@ -100,7 +104,8 @@ const globalTable = (
     billing: Billing.onDemand(),
     encryption: TableEncryptionV2.awsManagedKey(),
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-    deletionProtection: removalPolicy !== RemovalPolicy.DESTROY,
+    // No deletion protection in the template: a rolled-back first create must delete the tables it
+    // made, which DynamoDB refuses for a protected one (docs/operations.md, Protecting the tables).
     removalPolicy,
     globalSecondaryIndexes: globalSecondaryIndexes(definition),
     ...(definition.stream ? { dynamoStream: StreamViewType[definition.stream] } : {}),
@@ -117,7 +122,7 @@ const replicaOf = (
   scope: Construct,
   definition: TableDefinition,
   tableName: string,
-  { namePrefix, logRetention, removalPolicy }: PetStoreTablesProps,
+  { namePrefix, logRetention, removalPolicy, regions, witnessRegion }: PetStoreTablesProps,
 ): ITableV2 => {
   const grantIndexPermissions = definition.globalSecondaryIndexes.length > 0;
   if (!definition.stream) return TableV2.fromTableAttributes(scope, definition.id, { tableName, grantIndexPermissions });
@@ -127,6 +132,8 @@ const replicaOf = (
     functionName: `${namePrefix}-${definition.defaultName}-stream`,
     logRetention,
     removalPolicy,
+    // What the home region's stack makes the replica and its stream from (globalTable, above).
+    streamSource: { tableName, partitionKey: definition.partitionKey, stream: definition.stream, regions, witnessRegion },
   });
   return TableV2.fromTableAttributes(scope, definition.id, { tableName, grantIndexPermissions, tableStreamArn: streamArn });
 };

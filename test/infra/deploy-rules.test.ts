@@ -56,7 +56,28 @@ describe.each(stacks)('%s: a failed first deploy can be deployed again', (_name,
       expect(kept).toEqual([]);
     }
   });
+
+  it('makes nothing its own rollback cannot delete: no deletion protection (of a table or any replica) in what it keeps except on create, or deletes', () => {
+    // A rolled-back create deletes what it made (all but a plain Retain's); DynamoDB refuses
+    // DeleteTable of a protected table, the stack ends ROLLBACK_FAILED and the retry meets the
+    // fixed name ("already exists").
+    const deletedOnRollback = resources.filter(([, resource]) => resource.DeletionPolicy !== 'Retain');
+    expect(deletedOnRollback.some(([, resource]) => resource.DeletionPolicy === 'RetainExceptOnCreate')).toBe(
+      settings.removalPolicy !== RemovalPolicy.DESTROY,
+    );
+    for (const [logicalId, resource] of deletedOnRollback)
+      expect(protectionsIn(resource.Properties ?? {}), `${logicalId} (${resource.Type})`).toEqual([]);
+  });
 });
+
+/** The paths of every deletion protection turned on in a resource's properties, at any depth (a table's replicas). */
+const protectionsIn = (value: unknown, path = 'Properties'): string[] => {
+  if (Array.isArray(value)) return value.flatMap((item, index) => protectionsIn(item, `${path}[${index}]`));
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, child]) =>
+    /^DeletionProtection(Enabled)?$/.test(key) && child !== false ? [`${path}.${key}`] : protectionsIn(child, `${path}.${key}`),
+  );
+};
 
 describe.each(stacks)('%s: every function a request waits on answers within API Gateway’s integration timeout', (_name, { template }) => {
   const functions = new Map(resourcesOf(template, 'AWS::Lambda::Function').map(({ logicalId, properties }) => [logicalId, properties]));

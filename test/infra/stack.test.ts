@@ -13,6 +13,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import type { ApiFunction } from '../../infra/constructs/api-function';
 import { grantTableAccess, tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
+import { KEYS_REPLICATION_LATENCY_THRESHOLD_MS } from '../../infra/constructs/monitoring';
 import { isMultiRegion, regionalDomainName } from '../../infra/stages';
 import { BEARER_PATTERN } from '../../shared/api-keys';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
@@ -770,10 +771,12 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
     );
 
     it.each(Object.values(tableDefinitions).map((table) => table.id))(
-      `%s: ${isProd ? 'retained and deletion-protected' : 'destroyed with the stack'}`,
+      `%s: ${isProd ? 'retained except when its create rolls back' : 'destroyed with the stack'}, its deletion protection left to the operator`,
       (id) => {
         expect(tableProperties(id).deletionPolicy).toBe(isProd ? 'RetainExceptOnCreate' : 'Delete');
-        for (const replica of replicasOf(id)) expect(replica.DeletionProtectionEnabled).toBe(isProd);
+        // Turned on once the table exists (docs/operations.md): in the template it would stop a rolled-back create.
+        expect(tableProperties(id).properties).not.toHaveProperty('DeletionProtectionEnabled');
+        for (const replica of replicasOf(id)) expect(replica).not.toHaveProperty('DeletionProtectionEnabled');
       },
     );
   });
@@ -1068,8 +1071,10 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
       );
       expect(alarms).toContainEqual(expect.objectContaining({ MetricName: 'Latency', ExtendedStatistic: 'p99', Threshold: 1000 }));
       const functionErrorAlarms = alarms.filter((alarm) => alarm.MetricName === 'Errors' && alarm.Namespace === 'AWS/Lambda');
-      // Every function but the authorizer (its failures instead, below), and the key audit's writer and expiry sweep.
-      expect(functionErrorAlarms).toHaveLength(functionNames.length - 1 + (stack.keyAudit.expirySweep ? 2 : 1));
+      // Every function but the authorizer (its failures instead, below), the key audit's writer, and the sweeps where they run.
+      expect(functionErrorAlarms).toHaveLength(
+        functionNames.length - 1 + 1 + (stack.keyAudit.expirySweep ? 1 : 0) + (stack.idempotencySweep ? 1 : 0),
+      );
       const alarmedFunctions = functionErrorAlarms.map((alarm) => JSON.stringify(alarm.Dimensions));
       for (const name of functionNames.filter((name) => name !== 'authorizer')) {
         expect(alarmedFunctions).toContainEqual(expect.stringContaining(logicalIdOf(synthesized, name).function));
@@ -1077,6 +1082,53 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
       const throttleAlarms = alarms.filter((alarm) => JSON.stringify(alarm.Metrics ?? '').includes('ThrottleEvents'));
       expect(throttleAlarms).toHaveLength(Object.keys(tableDefinitions).length); // one per table
       expect(JSON.stringify(throttleAlarms)).toContain(petsStatusIndex.indexName);
+    });
+
+    it(`alarms on the idempotency sweep's errors ${stack.isHomeRegion ? 'in the stack that runs it' : 'nowhere: this region runs no sweep'}`, () => {
+      const sweepErrors = resourcesOf(template, 'AWS::CloudWatch::Alarm')
+        .map(({ properties }) => properties)
+        .filter((alarm) => alarm.MetricName === 'Errors' && JSON.stringify(alarm.AlarmDescription).includes('idempotency sweep'));
+      const sweep = stack.idempotencySweep?.sweep.function;
+      expect(Boolean(sweep)).toBe(stack.isHomeRegion);
+      expect(sweepErrors).toEqual(
+        sweep
+          ? [
+              expect.objectContaining({
+                Namespace: 'AWS/Lambda',
+                Dimensions: [{ Name: 'FunctionName', Value: { Ref: stack.getLogicalId(sweep.node.defaultChild as CfnFunction) } }],
+                Statistic: 'Sum',
+                Period: 300,
+                Threshold: 1,
+                ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+              }),
+            ]
+          : [],
+      );
+    });
+
+    it(`alarms on the keys table's replication ${stack.isHomeRegion && isMultiRegion(settings) ? 'to each other region of the stage, where DynamoDB publishes it (the home region)' : 'nowhere from this stack'}`, () => {
+      const replication = resourcesOf(template, 'AWS::CloudWatch::Alarm')
+        .map(({ properties }) => properties)
+        .filter((alarm) => alarm.MetricName === 'ReplicationLatency');
+      const receivingRegions =
+        stack.isHomeRegion && isMultiRegion(settings) ? (settings.regions ?? []).filter((region) => region !== stack.region) : [];
+      expect(replication).toHaveLength(receivingRegions.length);
+      for (const region of receivingRegions) {
+        expect(replication).toContainEqual(
+          expect.objectContaining({
+            Namespace: 'AWS/DynamoDB',
+            Dimensions: expect.arrayContaining([
+              { Name: 'TableName', Value: tableNameRef('apiKeys') },
+              { Name: 'ReceivingRegion', Value: region },
+            ]),
+            Statistic: 'Average',
+            Period: 300,
+            Threshold: KEYS_REPLICATION_LATENCY_THRESHOLD_MS,
+            ComparisonOperator: 'GreaterThanThreshold',
+            EvaluationPeriods: 1,
+          }),
+        );
+      }
     });
 
     it("alarms on the authorizer's failures, counted from its log, and not on its Errors, which count every refused key", () => {
