@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import LongPolesFirst from './test/support/sequencer';
 
 /** The checks of AWS's own rules that judge what the rest of the run recorded: they run after it. */
 const AFTER_THE_RUN = ['test/infra/iam-simulation.test.ts'];
@@ -28,6 +29,8 @@ export default defineConfig({
     // Most of a run is waiting on DynamoDB Local, child processes and Chromium, not CPU: three
     // workers on two cores finish in about two thirds of the time the default gives.
     maxWorkers: 3,
+    // The longest files first, so that no worker starts one of them near the end of the run.
+    sequence: { sequencer: LongPolesFirst },
     projects: [
       {
         test: {

@@ -509,7 +509,8 @@ describe('npm start', { timeout: 90_000 }, () => {
     }
   });
 
-  it.each([
+  // The refusals from here on start no server and share nothing: they run side by side.
+  it.concurrent.each([
     ['a file that does not exist', undefined, /PLANS_FILE: cannot read \S+/],
     ['a file that is not JSON', '{"plans": ', /PLANS_FILE: \S+ is not JSON/],
     [
@@ -533,26 +534,29 @@ describe('npm start', { timeout: 90_000 }, () => {
     }
   });
 
-  it('refuses, in one line, a STAGE_REGION_COUNT that is no count of regions, or over which a quota would split below one request', async () => {
-    const zero = expectOneLineFailure(await startRefusing({ STAGE_REGION_COUNT: '0' }), { status: 2 });
-    expect(zero).toMatch(/^npm start: STAGE_REGION_COUNT must be a whole number of regions from 1 to \d+: see npm start -- --help$/);
-    const folder = mkdtempSync(join(tmpdir(), 'plans-'));
-    try {
-      const plansFile = join(folder, 'plans.json');
-      writeFileSync(
-        plansFile,
-        JSON.stringify({ plans: { [DEFAULT_PLAN]: { rateLimit: 5, burstLimit: 5, quota: { limit: 2, period: 'DAY' } } } }),
-      );
-      const line = expectOneLineFailure(await startRefusing({ PLANS_FILE: plansFile, STAGE_REGION_COUNT: '3' }), { status: 2 });
-      expect(line).toBe(
-        `npm start: plan '${DEFAULT_PLAN}': its quota of 2 a day splits to less than 1 request in each of 3 regions: raise the quota to 3 or more: see npm start -- --help`,
-      );
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
-  });
+  it.concurrent(
+    'refuses, in one line, a STAGE_REGION_COUNT that is no count of regions, or over which a quota would split below one request',
+    async () => {
+      const zero = expectOneLineFailure(await startRefusing({ STAGE_REGION_COUNT: '0' }), { status: 2 });
+      expect(zero).toMatch(/^npm start: STAGE_REGION_COUNT must be a whole number of regions from 1 to \d+: see npm start -- --help$/);
+      const folder = mkdtempSync(join(tmpdir(), 'plans-'));
+      try {
+        const plansFile = join(folder, 'plans.json');
+        writeFileSync(
+          plansFile,
+          JSON.stringify({ plans: { [DEFAULT_PLAN]: { rateLimit: 5, burstLimit: 5, quota: { limit: 2, period: 'DAY' } } } }),
+        );
+        const line = expectOneLineFailure(await startRefusing({ PLANS_FILE: plansFile, STAGE_REGION_COUNT: '3' }), { status: 2 });
+        expect(line).toBe(
+          `npm start: plan '${DEFAULT_PLAN}': its quota of 2 a day splits to less than 1 request in each of 3 regions: raise the quota to 3 or more: see npm start -- --help`,
+        );
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+      }
+    },
+  );
 
-  it('refuses an API_KEY that was revoked in the database it is pointed at', async () => {
+  it.concurrent('refuses an API_KEY that was revoked in the database it is pointed at', async () => {
     const tables = await createTestTables();
     const key = generateApiKey();
     const keys = apiKeysRepository({ client: tables.client, tables });
@@ -570,7 +574,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(started.output()).toContain('API_KEY names a key that has been revoked');
   });
 
-  it.each([
+  it.concurrent.each([
     [{ API_KEY: 'too-short' }, 'API_KEY must be a URL-safe string'],
     [{ API_KEY: 'has spaces in it and is long enough' }, 'API_KEY must be a URL-safe string'],
     [{ PORT: 'eighty' }, 'PORT must be a port number from 0 to 65535'],
@@ -578,6 +582,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     [{ DYNAMODB_LOCAL_PORT: '99999' }, 'DYNAMODB_LOCAL_PORT must be a port number'],
     [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT must be a URL'],
     [{ BODY_TIMEOUT: 'soon' }, 'BODY_TIMEOUT must be a number of seconds above 0'],
+    [{ HEALTH_REUSE: 'soon' }, 'HEALTH_REUSE must be a whole number of seconds from 0'],
     [{ [STATUS_SHARDS_VARIABLE]: '0' }, `${STATUS_SHARDS_VARIABLE} must be a whole number from 1 to ${MAX_STATUS_SHARDS}`],
     [{ [REGION_INDEX_VARIABLE]: String(REGION_COUNT) }, `${REGION_INDEX_VARIABLE} must be a whole number from 0 to ${REGION_COUNT - 1}`],
   ])('refuses %j in one line saying "%s", without echoing the value, exit status 2', async (env, message) => {
@@ -587,7 +592,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(line).toMatch(/: see npm start -- --help$/);
   });
 
-  it('names an unknown option in one line, points at --help, exit status 2', async () => {
+  it.concurrent('names an unknown option in one line, points at --help, exit status 2', async () => {
     const result = await runCommand('npm', ['start', '--silent', '--', '--persits', 'data']);
     expect(expectOneLineFailure(result, { status: 2 })).toBe("npm start: unknown option '--persits': see npm start -- --help");
   });

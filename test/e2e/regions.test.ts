@@ -183,7 +183,7 @@ describe('a stage in several regions', () => {
 
     down.proxy.inject({ fault: 'drop' });
     try {
-      // The check's result is cached for a few seconds in the region: the next one after that fails.
+      // The check's result is reused for a second in the region (HEALTH_REUSE): the next one after that fails.
       await expect.poll(async () => (await health(down)).status, { timeout: REFUSED_EVERYWHERE_WITHIN_MS, interval: 200 }).toBe(503);
       const failing = await health(down);
       await expectError(failing, 503, 'service_unavailable');

@@ -45,7 +45,8 @@ let keys: ApiKeysRepository;
 let lines: string[];
 
 beforeEach(async () => {
-  tables = await createTestTables();
+  // The key tool reads and writes the keys and last-use tables only.
+  tables = await createTestTables(['apiKeys', 'apiKeyLastUse']);
   keys = apiKeysRepository({ client: tables.client, tables });
   lines = [];
 });

@@ -3,8 +3,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
-import { apiKeyLastUseTable, apiKeysTable, type TableNames } from '../../shared/tables';
-import { ensureApiTables, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
+import { apiKeyLastUseTable, apiKeysTable, tableDefinitions, type TableNames } from '../../shared/tables';
+import { ensureTables, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
 
 /** The fresh tables' names, with the run's DynamoDB Local and a client on it. */
 export interface TestTables extends TableNames {
@@ -23,13 +23,20 @@ export const freshTableNames = (): TableNames => {
   };
 };
 
-/** The tables are created by a client that waits for a busy DynamoDB Local; the one returned has the API's settings. */
-export const createTestTables = async (): Promise<TestTables> => {
+/** Every table of the API, as `npm start` creates them. */
+const ALL_TABLES = Object.keys(tableDefinitions) as Array<keyof TableNames>;
+
+/**
+ * The tables are created by a client that waits for a busy DynamoDB Local, all at once rather than
+ * one after the other; the client returned has the API's settings. `only` names the tables the
+ * code under test uses, where that is fewer than all (the others are named, never created).
+ */
+export const createTestTables = async (only: ReadonlyArray<keyof TableNames> = ALL_TABLES): Promise<TestTables> => {
   const endpoint = inject('dynamodbEndpoint');
   const names = freshTableNames();
   const creator = createDocumentClient({ endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
   try {
-    await ensureApiTables(creator, names);
+    await Promise.all(only.map((table) => ensureTables(creator, [{ definition: tableDefinitions[table], name: names[table] }])));
   } finally {
     creator.destroy();
   }
