@@ -12,6 +12,7 @@
  * API can fail it, and it reveals nothing to anyone
  * (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/health-checks-types.html).
  */
+import { Tags } from 'aws-cdk-lib';
 import { CfnDomainName, DomainName, EndpointType, SecurityPolicy, type IDomainName, type IRestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
@@ -70,6 +71,8 @@ export class RegionalRouting extends Construct {
       // No data (a new alarm, or CloudWatch unable to say) is unhealthy too: a region is answered only once proven.
       insufficientDataHealthStatus: InsufficientDataHealthStatusEnum.UNHEALTHY,
     });
+    // What the console lists the check by: the region's own name.
+    Tags.of(this.healthCheck).add('Name', this.regionalName);
 
     const zone = HostedZone.fromHostedZoneAttributes(this, 'Zone', { hostedZoneId: domain.hostedZoneId, zoneName: domain.zoneName });
     latencyAliases(this, zone, domain.domainName, stageDomain, region, this.healthCheck);

@@ -71,6 +71,8 @@ describe(`the ${STAGE} stage's routing, in ${region}`, () => {
       // Not inverted: an operator inverts it by hand to take the region out (docs/operations.md, Failover and failback).
       Inverted: false,
     });
+    // Listed in the console by the region's own name, which the runbook finds it by.
+    expect(check?.properties.HealthCheckTags).toContainEqual({ Key: 'Name', Value: ownName });
     // Nothing Route 53's checkers would call: no address, name, port or path.
     for (const field of ['FullyQualifiedDomainName', 'IPAddress', 'Port', 'ResourcePath', 'SearchString']) {
       expect(config).not.toHaveProperty(field);

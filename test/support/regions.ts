@@ -188,6 +188,8 @@ export const startLocalRegions = async ({ replicationDelayMs }: LocalRegionsOpti
           HOME_REGION: homeName,
           [REGION_INDEX_VARIABLE]: String(index),
           API_KEY: key,
+          // Each health request reads the tables: a test sees a region's database go down, and come back, at once.
+          HEALTH_REUSE_SECONDS: '0',
           [PLANS_FILE_VARIABLE]: plansFile.path,
           ...Object.fromEntries(
             Object.entries(tableDefinitions).map(([table, definition]) => [definition.nameVariable, tables[table as keyof TableNames]]),

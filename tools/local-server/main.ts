@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { API_KEY_PATTERN } from '../../shared/api-keys';
+import { HEALTH_REUSE_SECONDS } from '../../shared/database-health';
 import { REGION_COUNT, REGION_INDEX_VARIABLE } from '../../shared/ids';
 import type { PlanLimits } from '../../shared/plan-policy';
 import { PLANS_FILE_VARIABLE, plansInForce, regionalPlans, type Plans } from '../../shared/plans';
@@ -37,6 +38,8 @@ Environment:
                         every network interface: see "Settings" in README.md
   AUTH_CACHE_TTL        seconds the authorizer's answer is cached per key (default ${DEFAULT_AUTH_CACHE_TTL_SECONDS}); a key
                         whose item changes loses its cached answers within a second
+  HEALTH_REUSE_SECONDS  seconds GET /v1/health reuses its answer, as each deployed function does (default
+                        ${HEALTH_REUSE_SECONDS}); 0: it reads the tables on every request
   THROTTLE_RATE         requests per second before 429 (default ${DEFAULT_THROTTLE.rate})
   THROTTLE_BURST        burst size before 429 (default ${DEFAULT_THROTTLE.burst})
   BODY_TIMEOUT          seconds a request body has to arrive whole once the key is checked (default
@@ -66,6 +69,8 @@ const LOCAL_KEY_NAME = 'local';
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
 const PORT_EXPECTED = 'must be a port number from 0 to 65535 (0 picks a free one)';
 const BODY_TIMEOUT_MAX_SECONDS = 120;
+/** A health answer older than this would hide a database that went down: a monitor polls more often. */
+const HEALTH_REUSE_MAX_SECONDS = 60;
 
 const Settings = z.object({
   PORT: port(3000),
@@ -73,6 +78,7 @@ const Settings = z.object({
   DYNAMODB_ENDPOINT: z.url().optional(),
   DYNAMODB_LOCAL_PORT: port(DEFAULT_DYNAMODB_LOCAL_PORT),
   AUTH_CACHE_TTL: z.coerce.number().int().min(0).max(3600).default(DEFAULT_AUTH_CACHE_TTL_SECONDS),
+  HEALTH_REUSE_SECONDS: z.coerce.number().int().min(0).max(HEALTH_REUSE_MAX_SECONDS).default(HEALTH_REUSE_SECONDS),
   THROTTLE_RATE: z.coerce.number().positive().default(DEFAULT_THROTTLE.rate),
   THROTTLE_BURST: z.coerce.number().int().positive().default(DEFAULT_THROTTLE.burst),
   // Below Node's own limit on receiving a whole request (300 s), which answers with no access line.
@@ -97,6 +103,7 @@ const EXPECTED: Record<keyof Settings, string> = {
   DYNAMODB_ENDPOINT: 'must be a URL such as http://127.0.0.1:8000',
   DYNAMODB_LOCAL_PORT: PORT_EXPECTED,
   AUTH_CACHE_TTL: 'must be a whole number of seconds from 0 to 3600',
+  HEALTH_REUSE_SECONDS: `must be a whole number of seconds from 0 to ${HEALTH_REUSE_MAX_SECONDS}`,
   THROTTLE_RATE: 'must be a number of requests per second above 0',
   THROTTLE_BURST: 'must be a whole number of requests above 0',
   BODY_TIMEOUT: `must be a number of seconds above 0, at most ${BODY_TIMEOUT_MAX_SECONDS}`,
@@ -227,6 +234,7 @@ const main = async () => {
     server: {
       port: settings.PORT,
       authCacheTtlSeconds: settings.AUTH_CACHE_TTL,
+      healthReuseSeconds: settings.HEALTH_REUSE_SECONDS,
       throttle: { rate: settings.THROTTLE_RATE, burst: settings.THROTTLE_BURST },
       bodyTimeoutSeconds: settings.BODY_TIMEOUT,
       plans,
