@@ -196,6 +196,26 @@ const home = () => {
   return found;
 };
 const others = () => stacks().filter((synthesized) => synthesized !== home());
+/** The functions a stack's schedules run, each by its name in the stack (`keyExpiry`), through its alias. */
+const scheduledFunctions = (synthesized: SynthesizedStage): string[] => {
+  const functionOfAlias = new Map(
+    resourcesOf(synthesized.template, 'AWS::Lambda::Alias').map(({ logicalId, properties }) => [
+      logicalId,
+      (properties.FunctionName as { Ref?: string }).Ref,
+    ]),
+  );
+  const nameOf = new Map(
+    resourcesOf(synthesized.template, 'AWS::Lambda::Function').map(({ logicalId, properties }) => [
+      logicalId,
+      String(properties.FunctionName).replace(`${PROJECT_NAME}-${STAGE}-`, ''),
+    ]),
+  );
+  return resourcesOf(synthesized.template, 'AWS::Events::Rule').flatMap(({ properties }) =>
+    (properties.Targets as Array<{ Arn: { Ref?: string } }>).map(
+      (target) => nameOf.get(functionOfAlias.get(target.Arn.Ref ?? '') ?? '') ?? 'unknown',
+    ),
+  );
+};
 const resourcesOfType = (synthesized: SynthesizedStage, type: string) => resourcesOf(synthesized.template, type);
 const functionNamed = (synthesized: SynthesizedStage, name: string) =>
   resourcesOfType(synthesized, 'AWS::Lambda::Function').find(
@@ -307,10 +327,11 @@ describe('a stage in several regions', () => {
 
   it('runs the key expiry sweep in the home region only, and tells every region’s audit writer the home region', () => {
     expect(functionNamed(home(), 'keyExpiry')).toBeDefined();
-    expect(resourcesOfType(home(), 'AWS::Events::Rule')).toHaveLength(1);
+    // The sweeps are scheduled in the home region only; every region's health probe in each.
+    expect(scheduledFunctions(home()).sort()).toEqual(['healthProbe', 'idempotencySweep', 'keyExpiry']);
     for (const synthesized of others()) {
       expect(functionNamed(synthesized, 'keyExpiry')).toBeUndefined();
-      expect(resourcesOfType(synthesized, 'AWS::Events::Rule')).toEqual([]);
+      expect(scheduledFunctions(synthesized)).toEqual(['healthProbe']);
       expect(synthesized.stack.isHomeRegion).toBe(false);
     }
     expect(home().stack.isHomeRegion).toBe(true);
