@@ -7,7 +7,7 @@
  * read a key no item has on each table, by its key attribute alone, and nothing else; the metric
  * is a log line (the Embedded Metric Format), so it needs no CloudWatch permission.
  */
-import { Duration, Stack, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -39,12 +39,9 @@ export class HealthProbe extends Construct {
   readonly probe: ApiFunction;
   /** In ALARM while the region cannot read its tables, or the probe does not report: what Route 53's check follows. */
   readonly alarm: Alarm;
-  /** The alarm's region, as Route 53's check names it: this stack's. */
-  readonly region: string;
 
   constructor(scope: Construct, id: string, props: HealthProbeProps) {
     super(scope, id);
-    this.region = Stack.of(this).region;
     const grants = tableAccess.healthProbe;
     this.probe = new ApiFunction(this, 'Probe', {
       entry: 'functions/health-probe.ts',
