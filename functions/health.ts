@@ -1,7 +1,9 @@
 /**
- * GET /health (keyless): 200 `{"status":"ok"}` when this region can read its pets and keys tables,
- * else 503 with Retry-After (the error formatter's answer to DatabaseUnavailable). It says nothing
- * else: no region, table, version or reason. Route 53's health checks call it (docs/operations.md).
+ * GET /health (keyless): 200 `{"status":"ok"}` when this region can read its pets, keys and
+ * idempotency tables, else 503 with Retry-After (the error formatter's answer to
+ * DatabaseUnavailable). It says nothing else: no region, table, version or reason. For clients and
+ * monitors; Route 53 follows the region's health probe instead, which runs the same check
+ * (functions/health-probe.ts, docs/operations.md).
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';

@@ -74,7 +74,7 @@ export interface paths {
         };
         /**
          * Whether this region of the API can read its tables
-         * @description Answers 200 `{"status":"ok"}` when this region can read its pets and keys tables, else 503; nothing more. For health checks: it needs no API key, and its answer is reused for a few seconds. Needs no API key.
+         * @description Answers 200 `{"status":"ok"}` when this region can read its pets, keys and idempotency tables, else 503; nothing more. For health checks: it needs no API key, and its answer is reused for a few seconds. Needs no API key.
          */
         get: operations["getHealth"];
         put?: never;

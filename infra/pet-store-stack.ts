@@ -6,6 +6,7 @@
  * the global tables and runs the once-only jobs (`isHomeRegion`).
  */
 import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Construct } from 'constructs';
 import { USAGE_PLANS_VARIABLE } from '../shared/plan-policy';
 import { PROJECT_NAME } from '../shared/project';
@@ -32,6 +33,7 @@ import {
   stageRegionIndex,
   type StageSettings,
 } from './stages';
+import { HealthProbe } from './constructs/health-probe';
 import { RegionalRouting } from './constructs/regional-routing';
 
 export interface PetStoreStackProps extends StackProps {
@@ -54,6 +56,8 @@ export class PetStoreStack extends Stack {
   readonly savedQueries: SavedQueries;
   /** This region's own name, health check and Route 53 records; only for a stage in several regions. */
   readonly routing?: RegionalRouting;
+  /** The scheduled probe and alarm that the region's Route 53 health check follows; only with `routing`. */
+  readonly healthProbe?: HealthProbe;
   /** The CodeDeploy release of the functions; none when the stage releases all at once. */
   readonly release?: Release;
   /** The idempotency sweep: in the stage's home region only, as one sweep deletes every replica's records. */
@@ -130,7 +134,19 @@ export class PetStoreStack extends Stack {
     if (regionalDomain) {
       const stageDomain = this.api.api.domainName;
       if (!stageDomain) throw new Error('The API has no custom domain to route to.');
-      this.routing = new RegionalRouting(this, 'Routing', { api: this.api.api, stageDomain, domain: regionalDomain, region: this.region });
+      this.healthProbe = new HealthProbe(this, 'HealthProbe', {
+        namePrefix: resourceName,
+        serviceName,
+        tables: { pets: this.tables.pets, apiKeys: this.tables.apiKeys, idempotency: this.tables.idempotency },
+        ...kept,
+      });
+      this.routing = new RegionalRouting(this, 'Routing', {
+        api: this.api.api,
+        stageDomain,
+        domain: regionalDomain,
+        region: this.region,
+        healthAlarm: this.healthProbe.alarm,
+      });
     }
     // The region's plans, from which the authorizer states each key's RateLimit-Policy (its share of a quota).
     this.functions.authorizer.function.addEnvironment(USAGE_PLANS_VARIABLE, JSON.stringify(plans));
@@ -207,6 +223,12 @@ export class PetStoreStack extends Stack {
       throttling: this.throttling,
       alarmEmail: settings.alarmEmail,
     });
+    // The operator hears when Route 53 takes the region out of the stage's domain, and when it is back.
+    if (this.healthProbe) {
+      const notify = new SnsAction(this.monitoring.alarmTopic);
+      this.healthProbe.alarm.addAlarmAction(notify);
+      this.healthProbe.alarm.addOkAction(notify);
+    }
     if (settings.release !== 'AllAtOnce') {
       this.release = new Release(this, RELEASE_ID, {
         strategy: settings.release,
@@ -247,7 +269,7 @@ export class PetStoreStack extends Stack {
     if (this.routing) {
       new CfnOutput(this, stackOutputs.regionalApiUrl, {
         value: `https://${this.routing.regionalName}/${STAGE_NAME}`,
-        description: "This region's own base URL (ends in /v1): what its health check and `npm run smoke -- --region` call",
+        description: "This region's own base URL (ends in /v1): what `npm run smoke -- --region` calls",
       });
     }
     const domain = this.api.api.domainName;

@@ -23,8 +23,8 @@ export interface CustomDomain {
 /**
  * The custom domain of a stage in several regions (infra/constructs/regional-routing.ts): one
  * `domainName` served in every region behind Route 53 latency records, each region's answers
- * taken out while its health check fails, and each region's own name `<region>.<domainName>`,
- * which its health check and `npm run smoke -- --region` use.
+ * taken out while its health check (which follows the region's health probe) fails, and each
+ * region's own name `<region>.<domainName>`, which `npm run smoke -- --region` uses.
  */
 export interface RegionalCustomDomain {
   /** The name clients use, e.g. `api.example.com`. */

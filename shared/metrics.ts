@@ -24,9 +24,11 @@ export type CountName = 'Requests' | 'PetsCreated' | 'IdempotentReplays';
  * A level measured now, rather than a count of events, by the stage's `service`: `UsageKeys`, the
  * API keys the account holds in the region against API Gateway's quota (shared/usage-key-release.ts),
  * in a stage of several regions by its `Region` too; the idempotency sweep's records deleted in a
- * run, and whether the run stopped at its bound (1) or not (0) (functions/idempotency-sweep.ts).
+ * run, and whether the run stopped at its bound (1) or not (0) (functions/idempotency-sweep.ts);
+ * whether the region could read every table it serves from (1) or not (0), each minute
+ * (functions/health-probe.ts), which the region's Route 53 health check follows.
  */
-export type LevelName = 'UsageKeys' | 'IdempotencyRecordsDeleted' | 'IdempotencySweepCutShort';
+export type LevelName = 'UsageKeys' | 'IdempotencyRecordsDeleted' | 'IdempotencySweepCutShort' | 'DatabaseReadable';
 
 /** One operation's counts. Each call writes its EMF line at once. */
 export interface OperationMetrics {

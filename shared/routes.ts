@@ -9,7 +9,7 @@ import type { ErrorCode } from './errors';
 import type * as models from './models';
 import type { Scope } from './scopes';
 import type { TableAccess } from './table-access';
-import { apiKeysTable, petsStatusIndex, petsTable } from './tables';
+import { apiKeysTable, idempotencyTable, petsStatusIndex, petsTable } from './tables';
 
 /** Every route lives under this prefix: the deployed stage is named after it. */
 export const BASE_PATH = '/v1';
@@ -89,7 +89,7 @@ export interface MethodThrottle {
 /**
  * What a route called without a key has instead: no authorizer, no usage plan, and so no quota;
  * its own method throttle bounds it. Only for a route a caller that can send no header must reach
- * (a Route 53 health check sends no `Authorization`), and that reveals nothing.
+ * (a load balancer's or a monitor's health check sends no `Authorization`), and that reveals nothing.
  */
 export interface Keyless {
   readonly throttle: MethodThrottle;
@@ -251,11 +251,13 @@ export const routes = [
     method: 'GET',
     path: '/health',
     summary: 'Whether this region of the API can read its tables',
-    // Route 53's health checkers (about 15 per check, each every 30 s) send no Authorization header.
+    // For clients' and monitors' health checks, which send no Authorization header. Its throttle is
+    // one bucket for every caller, so a flood can get others 429s: Route 53 does not call it, but
+    // follows the region's health probe (infra/constructs/health-probe.ts), which reads the same way.
     keyless: { throttle: { rateLimit: 10, burstLimit: 20 } },
     handler: 'functions/health.ts',
     description:
-      'Answers 200 `{"status":"ok"}` when this region can read its pets and keys tables, else 503; nothing more. ' +
+      'Answers 200 `{"status":"ok"}` when this region can read its pets, keys and idempotency tables, else 503; nothing more. ' +
       'For health checks: it needs no API key, and its answer is reused for a few seconds.',
     success: { status: 200, description: 'This region can read its tables.', model: 'Health', example: { status: 'ok' } },
     errors: [],
@@ -263,6 +265,7 @@ export const routes = [
     tableAccess: [
       { table: 'pets', actions: ['dynamodb:GetItem'], attributes: [petsTable.partitionKey.name] },
       { table: 'apiKeys', actions: ['dynamodb:GetItem'], attributes: [apiKeysTable.partitionKey.name] },
+      { table: 'idempotency', actions: ['dynamodb:GetItem'], attributes: [idempotencyTable.partitionKey.name] },
     ],
   },
 ] as const satisfies readonly Route[];

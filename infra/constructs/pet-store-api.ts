@@ -201,7 +201,7 @@ export class PetStoreApi extends Construct {
     });
     if (!isKeyed(route)) {
       const reason =
-        `${route.method} ${route.path} is keyless by design: Route 53 health checks send no Authorization header. ` +
+        `${route.method} ${route.path} is keyless by design: clients' and monitors' health checks send no Authorization header. ` +
         'It reads no item and answers only {"status":"ok"} or a 503, under its own method throttle.';
       Validations.of(method).acknowledge({ id: 'AwsSolutions-APIG4', reason });
       Validations.of(method).acknowledge({ id: 'AwsSolutions-COG4', reason });

@@ -27,9 +27,10 @@ export { pascalCase } from './names';
 
 /**
  * The operations that run a function, the authorizer, the key audit trail's two
- * (infra/constructs/key-audit.ts), and the idempotency sweep (infra/constructs/idempotency-sweep.ts).
+ * (infra/constructs/key-audit.ts), the idempotency sweep (infra/constructs/idempotency-sweep.ts)
+ * and the region's health probe (infra/constructs/health-probe.ts).
  */
-export type FunctionName = HandledOperationId | 'authorizer' | 'keyAudit' | 'keyExpiry' | 'idempotencySweep';
+export type FunctionName = HandledOperationId | 'authorizer' | 'keyAudit' | 'keyExpiry' | 'idempotencySweep' | 'healthProbe';
 
 export type { TableAccess } from '../../shared/table-access';
 
@@ -100,6 +101,9 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
     { table: 'idempotency', index: idempotencyExpiryIndex.indexName, actions: ['dynamodb:Query'] },
     { table: 'idempotency', actions: ['dynamodb:DeleteItem'], attributes: ['id', 'expiresAt'], returnValues: ['NONE'] },
   ],
+  // The region's health probe runs the health route's check (shared/database-health.ts): the same
+  // reads, each of a key no item has, naming its key attribute alone. Its metric is a log line (EMF).
+  healthProbe: operationAccess.getHealth,
 };
 
 export const AUTHORIZER_ENTRY = 'functions/authorizer.ts';

@@ -2,21 +2,27 @@
  * RegionalRouting: how clients reach this region of a stage that runs in several. The stage's
  * domain (`api.example.com`) is served by every region's API Gateway (a regional custom domain of
  * the same name, made by PetStoreApi with this region's certificate); here, this region's own name
- * (`us-east-2.api.example.com`), a Route 53 health check of this region's `GET /v1/health` through
- * that name, and this region's records: a latency alias (A and AAAA) of the stage's domain, set
- * apart by the region and answered only while the health check passes, and a simple alias of the
- * region's own name. Route 53 answers each client with the healthy region nearest to it
- * (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/routing-policy-latency.html).
+ * (`us-east-2.api.example.com`), a Route 53 health check that follows this region's health probe
+ * alarm (infra/constructs/health-probe.ts), and this region's records: a latency alias (A and AAAA)
+ * of the stage's domain, set apart by the region and answered only while the health check passes,
+ * and a simple alias of the region's own name. Route 53 answers each client with the healthy region
+ * nearest to it (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/routing-policy-latency.html).
+ *
+ * The check calls nothing public: it is the alarm's state (CLOUDWATCH_METRIC), so no caller of the
+ * API can fail it, and it reveals nothing to anyone
+ * (https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/health-checks-types.html).
  */
-import { Duration } from 'aws-cdk-lib';
+import { Tags } from 'aws-cdk-lib';
 import { CfnDomainName, DomainName, EndpointType, SecurityPolicy, type IDomainName, type IRestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import type { IAlarm } from 'aws-cdk-lib/aws-cloudwatch';
 import {
   AaaaRecord,
   ARecord,
   HealthCheck,
   HealthCheckType,
   HostedZone,
+  InsufficientDataHealthStatusEnum,
   RecordTarget,
   type IAliasRecordTarget,
   type IHealthCheck,
@@ -24,21 +30,8 @@ import {
 } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayDomain } from 'aws-cdk-lib/aws-route53-targets';
 import { Construct } from 'constructs';
-import type { Health } from '../../shared/models';
-import { BASE_PATH, routeOf, STAGE_NAME } from '../../shared/routes';
+import { STAGE_NAME } from '../../shared/routes';
 import { regionalDomainName, type RegionalCustomDomain } from '../stages';
-
-/**
- * The health check's cadence. Every 10 s (Route 53's fast interval) from each checker, and
- * unhealthy after 3 failures in a row: a region that cannot read its tables is out of the stage's
- * answers about 30 s after it starts failing, and back about 30 s after it recovers. Route 53's
- * checkers (about 15 per check) then send the health route about 1.5 requests a second, far below
- * its method throttle, and each execution environment reads the tables at most once in 5 s.
- */
-export const HEALTH_CHECK = { intervalSeconds: 10, failureThreshold: 3 } as const;
-
-/** What the check looks for in the first 5,120 bytes of the answer, besides a 2xx: the health route's own body. */
-export const HEALTH_CHECK_SEARCH_STRING = JSON.stringify({ status: 'ok' } satisfies Health);
 
 export interface RegionalRoutingProps {
   /** The REST API of this region: its own name maps to its stage. */
@@ -46,8 +39,10 @@ export interface RegionalRoutingProps {
   /** The API Gateway custom domain of the stage's domain in this region (PetStoreApi's). */
   readonly stageDomain: IDomainName;
   readonly domain: RegionalCustomDomain;
-  /** This stack's region, a concrete one: it names the records and the region's own name. */
+  /** This stack's region, a concrete one: it names the records and the region's own name, and is the alarm's. */
   readonly region: string;
+  /** The region's health probe alarm (HealthProbe's), in ALARM while the region cannot read its tables. */
+  readonly healthAlarm: IAlarm;
 }
 
 export class RegionalRouting extends Construct {
@@ -55,7 +50,7 @@ export class RegionalRouting extends Construct {
   readonly regionalName: string;
   readonly healthCheck: HealthCheck;
 
-  constructor(scope: Construct, id: string, { api, stageDomain, domain, region }: RegionalRoutingProps) {
+  constructor(scope: Construct, id: string, { api, stageDomain, domain, region, healthAlarm }: RegionalRoutingProps) {
     super(scope, id);
     this.regionalName = regionalDomainName(domain.domainName, region);
     const certificate = Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArns[region] ?? '');
@@ -71,16 +66,13 @@ export class RegionalRouting extends Construct {
     for (const served of [regionalDomain, stageDomain]) dualstack(served);
 
     this.healthCheck = new HealthCheck(this, 'HealthCheck', {
-      type: HealthCheckType.HTTPS_STR_MATCH,
-      fqdn: this.regionalName,
-      port: 443,
-      // Through the region's own name: the global one would be answered by whichever region is nearest the checker.
-      resourcePath: `${BASE_PATH}${routeOf('getHealth').path}`,
-      searchString: HEALTH_CHECK_SEARCH_STRING,
-      enableSNI: true,
-      requestInterval: Duration.seconds(HEALTH_CHECK.intervalSeconds),
-      failureThreshold: HEALTH_CHECK.failureThreshold,
+      type: HealthCheckType.CLOUDWATCH_METRIC,
+      alarmIdentifier: { name: healthAlarm.alarmName, region },
+      // No data (a new alarm, or CloudWatch unable to say) is unhealthy too: a region is answered only once proven.
+      insufficientDataHealthStatus: InsufficientDataHealthStatusEnum.UNHEALTHY,
     });
+    // What the console lists the check by: the region's own name.
+    Tags.of(this.healthCheck).add('Name', this.regionalName);
 
     const zone = HostedZone.fromHostedZoneAttributes(this, 'Zone', { hostedZoneId: domain.hostedZoneId, zoneName: domain.zoneName });
     latencyAliases(this, zone, domain.domainName, stageDomain, region, this.healthCheck);

@@ -1,5 +1,5 @@
 /**
- * GET /health over HTTP, as a Route 53 health checker calls it: no key, no Authorization header.
+ * GET /health over HTTP, as a client's or monitor's health check calls it: no key, no Authorization header.
  * It answers whatever credential is sent, and a flood meets its own method throttle.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -582,7 +582,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     [{ DYNAMODB_LOCAL_PORT: '99999' }, 'DYNAMODB_LOCAL_PORT must be a port number'],
     [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT must be a URL'],
     [{ BODY_TIMEOUT: 'soon' }, 'BODY_TIMEOUT must be a number of seconds above 0'],
-    [{ HEALTH_REUSE: 'soon' }, 'HEALTH_REUSE must be a whole number of seconds from 0'],
+    [{ HEALTH_REUSE_SECONDS: '61' }, 'HEALTH_REUSE_SECONDS must be a whole number of seconds from 0 to 60'],
     [{ [STATUS_SHARDS_VARIABLE]: '0' }, `${STATUS_SHARDS_VARIABLE} must be a whole number from 1 to ${MAX_STATUS_SHARDS}`],
     [{ [REGION_INDEX_VARIABLE]: String(REGION_COUNT) }, `${REGION_INDEX_VARIABLE} must be a whole number from 0 to ${REGION_COUNT - 1}`],
   ])('refuses %j in one line saying "%s", without echoing the value, exit status 2', async (env, message) => {

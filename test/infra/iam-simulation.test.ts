@@ -86,12 +86,14 @@ describe.each(stacks)('%s: every role against the calls made with it', (_name, {
   };
 
   /**
-   * The stage's once-only jobs, by the name of their function, and whether this stack runs each:
-   * only its home region's stack does (or a stage's one region's), so their calls are judged there.
+   * The scheduled jobs only some stacks run, by the name of their function, and whether this stack
+   * runs each: the once-only sweeps run in the home region's stack (or a stage's one region's), the
+   * health probe in each region of a stage in several; their calls are judged where they run.
    */
   const jobs: Record<string, boolean> = {
     keyExpiry: stack.keyAudit.expirySweep !== undefined,
     idempotencySweep: stack.idempotencySweep !== undefined,
+    healthProbe: stack.healthProbe !== undefined,
   };
   const isJobElsewhere = (name: string) => jobs[name] === false;
 
@@ -286,6 +288,47 @@ describe.each(stacks)('%s: every role against the calls made with it', (_name, {
           resource: petsTable,
           context: { 'dynamodb:Attributes': ['id', 'expiresAt'] },
         });
+    });
+
+    it('the health probe reads a key on the pets, keys and idempotency tables by its key attribute alone, and writes nothing, nor CloudWatch', async () => {
+      // Only a stage in several regions has one: its Route 53 health check follows the probe's alarm.
+      if (!stack.healthProbe) return expect(functions.has('healthProbe')).toBe(false);
+      const { roleArn, policies } = roleOf('healthProbe');
+      const tablesRead = tableAccess.healthProbe.map(({ table, attributes }) => ({
+        arn: resolver.arn('dynamodb', `table/${stageResources.tableName(table)}`),
+        keyName: attributes?.[0] ?? '',
+      }));
+      expect(tablesRead).toHaveLength(3);
+      for (const { arn, keyName } of tablesRead) {
+        const read = { function: 'healthProbe', action: 'dynamodb:GetItem', resource: arn, by: 'code' as const };
+        expect((await simulate({ ...read, context: { 'dynamodb:Attributes': [keyName] } }, roleArn, policies)).decision).toBe('Allowed');
+        // Any other attribute (what a stored item holds), or none named (the whole item).
+        for (const attribute of ['name', 'scopes', 'revokedAt', 'requestHash', 'petId']) {
+          await refused({ ...read, context: { 'dynamodb:Attributes': [keyName, attribute] } });
+        }
+        await refused({ ...read, context: {} });
+        for (const action of [
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:Query',
+          'dynamodb:Scan',
+          'dynamodb:BatchGetItem',
+        ]) {
+          await refused({ function: 'healthProbe', action, resource: arn, context: { 'dynamodb:Attributes': [keyName] } });
+        }
+      }
+      const lastUseTable = resolver.arn('dynamodb', `table/${stageResources.tableName('apiKeyLastUse')}`);
+      await refused({
+        function: 'healthProbe',
+        action: 'dynamodb:GetItem',
+        resource: lastUseTable,
+        context: { 'dynamodb:Attributes': ['keyHash'] },
+      });
+      // Its metric is a log line (EMF): it may not put metric data, nor touch an alarm, itself.
+      for (const action of ['cloudwatch:PutMetricData', 'cloudwatch:SetAlarmState']) {
+        await refused({ function: 'healthProbe', action, resource: '*', context: {} });
+      }
     });
 
     it('no function that serves a request deletes or changes a pet', async () => {

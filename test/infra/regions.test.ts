@@ -176,7 +176,7 @@ describe('the usage plans of a stage in several regions', () => {
   );
 });
 /** The functions a schedule (an EventBridge rule) runs in a stack: the name of each rule's target, once per rule. */
-const scheduledFunctions = ({ template, stack }: SynthesizedStage) => {
+const scheduledFunctionNames = ({ template, stack }: SynthesizedStage) => {
   const resolver = templateResolver(template.toJSON() as CfnTemplate, stack.region);
   return resourcesOf(template, 'AWS::Events::Rule').flatMap(({ properties }) =>
     (properties.Targets as Array<{ Arn: unknown }>).map(({ Arn }) =>
@@ -194,13 +194,13 @@ describe('jobs that run once per stage', () => {
     const away = synthAwayFromHome();
     expect(away.stack.idempotencySweep).toBeUndefined();
     expect(functionNames(away)).not.toContain(sweepName);
-    expect(scheduledFunctions(away)).not.toContain(sweepName);
+    expect(scheduledFunctionNames(away)).not.toContain(sweepName);
     // The same regions with this stack's first: its home.
     const home = synthStage('prod', { regions: [TEST_REGION, ...REGIONS.filter((region) => region !== TEST_REGION)] });
     expect(home.stack.isHomeRegion).toBe(true);
     expect(home.stack.idempotencySweep).toBeDefined();
     expect(functionNames(home)).toContain(sweepName);
-    expect(scheduledFunctions(home).filter((name) => name === sweepName)).toHaveLength(1);
+    expect(scheduledFunctionNames(home).filter((name) => name === sweepName)).toHaveLength(1);
   });
 });
 
@@ -214,6 +214,26 @@ const home = () => {
   return found;
 };
 const others = () => stacks().filter((synthesized) => synthesized !== home());
+/** The functions a stack's schedules run, each by its name in the stack (`keyExpiry`), through its alias. */
+const scheduledFunctions = (synthesized: SynthesizedStage): string[] => {
+  const functionOfAlias = new Map(
+    resourcesOf(synthesized.template, 'AWS::Lambda::Alias').map(({ logicalId, properties }) => [
+      logicalId,
+      (properties.FunctionName as { Ref?: string }).Ref,
+    ]),
+  );
+  const nameOf = new Map(
+    resourcesOf(synthesized.template, 'AWS::Lambda::Function').map(({ logicalId, properties }) => [
+      logicalId,
+      String(properties.FunctionName).replace(`${PROJECT_NAME}-${STAGE}-`, ''),
+    ]),
+  );
+  return resourcesOf(synthesized.template, 'AWS::Events::Rule').flatMap(({ properties }) =>
+    (properties.Targets as Array<{ Arn: { Ref?: string } }>).map(
+      (target) => nameOf.get(functionOfAlias.get(target.Arn.Ref ?? '') ?? '') ?? 'unknown',
+    ),
+  );
+};
 const resourcesOfType = (synthesized: SynthesizedStage, type: string) => resourcesOf(synthesized.template, type);
 const functionNamed = (synthesized: SynthesizedStage, name: string) =>
   resourcesOfType(synthesized, 'AWS::Lambda::Function').find(
@@ -354,11 +374,11 @@ describe('a stage in several regions', () => {
   it('runs the key expiry sweep in the home region only, and tells every region’s audit writer the home region', () => {
     const sweepName = `${PROJECT_NAME}-${STAGE}-keyExpiry`;
     expect(functionNamed(home(), 'keyExpiry')).toBeDefined();
-    expect(scheduledFunctions(home()).filter((name) => name === sweepName)).toHaveLength(1);
+    // The sweeps are scheduled in the home region only; every region's health probe in each.
+    expect(scheduledFunctions(home()).sort()).toEqual(['healthProbe', 'idempotencySweep', 'keyExpiry']);
     for (const synthesized of others()) {
       expect(functionNamed(synthesized, 'keyExpiry')).toBeUndefined();
-      // No job runs on a schedule away from home: every once-only job is the home region's.
-      expect(resourcesOfType(synthesized, 'AWS::Events::Rule')).toEqual([]);
+      expect(scheduledFunctions(synthesized)).toEqual(['healthProbe']);
       expect(synthesized.stack.isHomeRegion).toBe(false);
     }
     expect(home().stack.isHomeRegion).toBe(true);

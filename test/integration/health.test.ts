@@ -1,12 +1,18 @@
 /**
- * GET /health on DynamoDB Local: 200 `{"status":"ok"}` while both tables answer, and a 503 in the
- * Error shape with Retry-After when either cannot be read, which says nothing of why.
+ * GET /health and the region's health probe on DynamoDB Local: 200 `{"status":"ok"}` (and
+ * DatabaseReadable 1) while the pets, keys and idempotency tables all answer, and a 503 in the
+ * Error shape with Retry-After (and DatabaseReadable 0) when one cannot be read, which says
+ * nothing of why.
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler } from '../../functions/health';
+import { createHandler as createProbe } from '../../functions/health-probe';
 import { databaseHealth, PROBE_KEYS } from '../../shared/database-health';
 import { errorCatalogue } from '../../shared/errors';
+import { tableDefinitions, type TableNames } from '../../shared/tables';
+import { logger } from '../../shared/logger';
+import { captureEmf } from '../support/emf';
 import { operationEvent, context } from '../support/events';
 import { createTestTables, type TestTables } from '../support/tables';
 
@@ -15,11 +21,25 @@ beforeAll(async () => {
   tables = await createTestTables();
 });
 
-const healthOn = (names: Pick<TestTables, 'pets' | 'apiKeys'>) =>
+type ProbedTables = Pick<TestTables, keyof typeof PROBE_KEYS>;
+
+const healthOn = (names: ProbedTables) =>
   createHandler({ health: databaseHealth({ client: tables.client, tables: names }) })(operationEvent('getHealth'), context);
 
+/**
+ * The tables a region serves requests from: every table but the keys' last use, which the
+ * authorizer keeps as bookkeeping and serves without. Each, in turn, named as one that does not exist.
+ */
+const servedFrom = (Object.keys(tableDefinitions) as Array<keyof TableNames>).filter(
+  (table): table is keyof typeof PROBE_KEYS => table !== 'apiKeyLastUse',
+);
+const eachTableMissing = servedFrom.map(
+  (table) => [table, (names: ProbedTables): ProbedTables => ({ ...pick(names), [table]: `${names[table]}-missing` })] as const,
+);
+const pick = ({ pets, apiKeys, idempotency }: ProbedTables): ProbedTables => ({ pets, apiKeys, idempotency });
+
 describe('GET /health', () => {
-  it('answers 200 {"status":"ok"} and nothing more while both tables can be read', async () => {
+  it('answers 200 {"status":"ok"} and nothing more while every table can be read', async () => {
     const response = await healthOn(tables);
     expect(response.statusCode).toBe(200);
     expect(response.body).toBe('{"status":"ok"}');
@@ -31,10 +51,7 @@ describe('GET /health', () => {
     expect((await healthOn(tables)).body).toBe('{"status":"ok"}');
   });
 
-  it.each([
-    ['the pets table', (names: TestTables) => ({ pets: `${names.pets}-missing`, apiKeys: names.apiKeys })],
-    ['the keys table', (names: TestTables) => ({ pets: names.pets, apiKeys: `${names.apiKeys}-missing` })],
-  ])('answers 503 with Retry-After, naming no table, when %s cannot be read', async (_which, broken) => {
+  it.each(eachTableMissing)('answers 503 with Retry-After, naming no table, when the %s table cannot be read', async (_table, broken) => {
     const names = broken(tables);
     const response = await healthOn(names);
     expect(response.statusCode).toBe(503);
@@ -44,6 +61,50 @@ describe('GET /health', () => {
       message: errorCatalogue.service_unavailable.message,
       status: 503,
     });
-    for (const name of [names.pets, names.apiKeys, 'ResourceNotFound']) expect(response.body).not.toContain(name);
+    for (const name of [...Object.values(pick(names)), 'ResourceNotFound']) expect(response.body).not.toContain(name);
   });
+});
+
+describe("the region's health probe", () => {
+  const saved = process.env.POWERTOOLS_METRICS_DISABLED;
+  afterEach(() => {
+    process.env.POWERTOOLS_METRICS_DISABLED = saved;
+    vi.restoreAllMocks();
+  });
+
+  /** One scheduled run on these tables: its result, the EMF lines it wrote, and its error log lines. */
+  const probeOn = async (names: ProbedTables) => {
+    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+    const errors = vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+    const written = captureEmf();
+    const result = await createProbe({ health: databaseHealth({ client: tables.client, tables: names }) })({}, context);
+    return { result, metrics: written(), errors: errors.mock.calls };
+  };
+  const readable = (value: 0 | 1) => ({
+    namespace: 'PetStore',
+    dimensions: [['service']],
+    names: ['DatabaseReadable'],
+    values: { service: 'pet-store', DatabaseReadable: value },
+  });
+
+  it('publishes DatabaseReadable 1 while every table can be read, and logs no error', async () => {
+    const { result, metrics, errors } = await probeOn(tables);
+    expect(result).toEqual({ readable: true });
+    expect(metrics).toEqual([readable(1)]);
+    expect(errors).toEqual([]);
+  });
+
+  it.each(eachTableMissing)(
+    'publishes DatabaseReadable 0 when the %s table cannot be read, and logs why without its name',
+    async (_table, broken) => {
+      const names = broken(tables);
+      const { result, metrics, errors } = await probeOn(names);
+      expect(result).toEqual({ readable: false });
+      expect(metrics).toEqual([readable(0)]);
+      expect(errors).toHaveLength(1);
+      const logged = JSON.stringify(errors);
+      expect(logged).toContain('ResourceNotFoundException');
+      for (const name of Object.values(pick(names))) expect(logged).not.toContain(name);
+    },
+  );
 });

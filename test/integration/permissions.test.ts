@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createAuthorizer } from '../../functions/authorizer';
+import { createHandler as createHealthProbe } from '../../functions/health-probe';
 import { createHandler as createIdempotencySweep } from '../../functions/idempotency-sweep';
 import { createHandler as createKeyExpiry } from '../../functions/key-expiry';
 import { tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
@@ -122,7 +123,7 @@ const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
     },
   },
   getHealth: {
-    paths: 'GetItem on the pets and keys tables, of keys no item has',
+    paths: 'GetItem on the pets, keys and idempotency tables, of keys no item has',
     run: async ({ handler }) => {
       expect((await handler()(operationEvent('getHealth'), context)).statusCode).toBe(200);
     },
@@ -264,5 +265,12 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     );
     expect((await sweep({}, context)).deleted).toBeGreaterThan(0);
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('idempotencySweep')));
+  });
+
+  it("healthProbe: GetItem on the pets, keys and idempotency tables, of keys no item has, as the health route's", async () => {
+    const { client, sent } = recordingClient(tables.endpoint);
+    const probe = as('healthProbe', createHealthProbe({ health: databaseHealth({ client, tables }) }));
+    expect(await probe({}, context)).toEqual({ readable: true });
+    expect(sorted(asGrants(sent))).toEqual(sorted(granted('healthProbe')));
   });
 });

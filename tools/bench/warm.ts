@@ -30,6 +30,7 @@ export interface WarmOptions {
 
 const PETS = 'pets';
 const KEYS = 'api-keys';
+const RECORDS = 'idempotency';
 const LAST_USE = 'api-key-last-use';
 const pet = (id: number) => ({ id, name: `pet ${id}`, categoryId: 1, status: 'available' });
 const page = Array.from({ length: 21 }, (_, index) => pet(1_000 + index));
@@ -113,7 +114,7 @@ type HandlerFactory = (dependencies: { pets: PetsRepository; health: DatabaseHea
 const operationCandidate = async ({ client, sent }: StubbedClient, route: Route, context: Context): Promise<Candidate> => {
   const { createHandler } = (await import(resolve(projectRoot, route.handler ?? ''))) as { createHandler: HandlerFactory };
   // The health route's reads on the stubbed client, every time (its reuse would time nothing).
-  const health = databaseHealth({ client, tables: { pets: PETS, apiKeys: KEYS } });
+  const health = databaseHealth({ client, tables: { pets: PETS, apiKeys: KEYS, idempotency: RECORDS } });
   const handler = lambda(createHandler({ pets: petsRepository({ client, tableName: PETS }), health }));
   const grant = route.tableAccess?.find((candidate) => candidate.index !== undefined);
   const query = grant === undefined ? {} : queryUsing(route, grant);

@@ -38,12 +38,12 @@ Environment:
                         every network interface: see "Settings" in README.md
   AUTH_CACHE_TTL        seconds the authorizer's answer is cached per key (default ${DEFAULT_AUTH_CACHE_TTL_SECONDS}); a key
                         whose item changes loses its cached answers within a second
+  HEALTH_REUSE_SECONDS  seconds GET /v1/health reuses its answer, as each deployed function does (default
+                        ${HEALTH_REUSE_SECONDS}); 0: it reads the tables on every request
   THROTTLE_RATE         requests per second before 429 (default ${DEFAULT_THROTTLE.rate})
   THROTTLE_BURST        burst size before 429 (default ${DEFAULT_THROTTLE.burst})
   BODY_TIMEOUT          seconds a request body has to arrive whole once the key is checked (default
                         ${BODY_TIMEOUT_SECONDS}); past it, 400 and the connection closed
-  HEALTH_REUSE          seconds GET /health reuses its last reading of the tables (default ${HEALTH_REUSE_SECONDS}, as
-                        deployed; 0: every check reads them)
   PLANS_FILE            JSON file of usage plans replacing those of shared/plans.ts:
                         {"plans": {"NAME": {"rateLimit": 5, "burstLimit": 5, "quota": {"limit": 100, "period": "DAY"}}}}
   ${TABLE_VARIABLES}
@@ -69,7 +69,8 @@ const LOCAL_KEY_NAME = 'local';
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65_535).default(fallback);
 const PORT_EXPECTED = 'must be a port number from 0 to 65535 (0 picks a free one)';
 const BODY_TIMEOUT_MAX_SECONDS = 120;
-const HEALTH_REUSE_MAX_SECONDS = 300;
+/** A health answer older than this would hide a database that went down: a monitor polls more often. */
+const HEALTH_REUSE_MAX_SECONDS = 60;
 
 const Settings = z.object({
   PORT: port(3000),
@@ -77,11 +78,11 @@ const Settings = z.object({
   DYNAMODB_ENDPOINT: z.url().optional(),
   DYNAMODB_LOCAL_PORT: port(DEFAULT_DYNAMODB_LOCAL_PORT),
   AUTH_CACHE_TTL: z.coerce.number().int().min(0).max(3600).default(DEFAULT_AUTH_CACHE_TTL_SECONDS),
+  HEALTH_REUSE_SECONDS: z.coerce.number().int().min(0).max(HEALTH_REUSE_MAX_SECONDS).default(HEALTH_REUSE_SECONDS),
   THROTTLE_RATE: z.coerce.number().positive().default(DEFAULT_THROTTLE.rate),
   THROTTLE_BURST: z.coerce.number().int().positive().default(DEFAULT_THROTTLE.burst),
   // Below Node's own limit on receiving a whole request (300 s), which answers with no access line.
   BODY_TIMEOUT: z.coerce.number().positive().max(BODY_TIMEOUT_MAX_SECONDS).default(BODY_TIMEOUT_SECONDS),
-  HEALTH_REUSE: z.coerce.number().int().min(0).max(HEALTH_REUSE_MAX_SECONDS).default(HEALTH_REUSE_SECONDS),
   STAGE_REGION_COUNT: z.coerce.number().int().min(1).max(REGION_COUNT).default(1),
   // The functions read it themselves (shared/config.ts); checked here to be refused in one line.
   [STATUS_SHARDS_VARIABLE]: z.coerce.number().int().min(1).max(MAX_STATUS_SHARDS).default(1),
@@ -102,10 +103,10 @@ const EXPECTED: Record<keyof Settings, string> = {
   DYNAMODB_ENDPOINT: 'must be a URL such as http://127.0.0.1:8000',
   DYNAMODB_LOCAL_PORT: PORT_EXPECTED,
   AUTH_CACHE_TTL: 'must be a whole number of seconds from 0 to 3600',
+  HEALTH_REUSE_SECONDS: `must be a whole number of seconds from 0 to ${HEALTH_REUSE_MAX_SECONDS}`,
   THROTTLE_RATE: 'must be a number of requests per second above 0',
   THROTTLE_BURST: 'must be a whole number of requests above 0',
   BODY_TIMEOUT: `must be a number of seconds above 0, at most ${BODY_TIMEOUT_MAX_SECONDS}`,
-  HEALTH_REUSE: `must be a whole number of seconds from 0 to ${HEALTH_REUSE_MAX_SECONDS}`,
   STAGE_REGION_COUNT: `must be a whole number of regions from 1 to ${REGION_COUNT}`,
   [STATUS_SHARDS_VARIABLE]: `must be a whole number from 1 to ${MAX_STATUS_SHARDS}`,
   [REGION_INDEX_VARIABLE]: `must be a whole number from 0 to ${REGION_COUNT - 1}`,
@@ -233,9 +234,9 @@ const main = async () => {
     server: {
       port: settings.PORT,
       authCacheTtlSeconds: settings.AUTH_CACHE_TTL,
+      healthReuseSeconds: settings.HEALTH_REUSE_SECONDS,
       throttle: { rate: settings.THROTTLE_RATE, burst: settings.THROTTLE_BURST },
       bodyTimeoutSeconds: settings.BODY_TIMEOUT,
-      healthReuseSeconds: settings.HEALTH_REUSE,
       plans,
       // The stage's access log, on standard output with the functions' lines, as one JSON line each.
       accessLog: (line) => void process.stdout.write(`${JSON.stringify(line)}\n`),

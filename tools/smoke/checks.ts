@@ -316,9 +316,9 @@ export const SMOKE_CHECKS = [
   {
     name: 'health',
     tries: ['getHealth'],
-    does: `\`GET ${healthPath}\` without \`Authorization\`: \`200\` \`{"status":"ok"}\`, what Route 53's health check of the region asks`,
+    does: `\`GET ${healthPath}\` without \`Authorization\`: \`200\` \`{"status":"ok"}\`, from the database check the region's health probe runs for Route 53`,
     failureTells:
-      "the region cannot read its pets or keys table (`503`), or the route needs a key it must not (`401`): Route 53 takes this region's answers out of the global name",
+      'the region cannot read its pets, keys or idempotency table (`503`), and so its health probe fails too and Route 53 takes the region out of the global name within minutes; or the route needs a key it must not (`401`)',
     run: async ({ answerTo }) => {
       const { answer } = await answerTo('GET', (client) => client.health());
       const body = Health.safeParse(expectAnswer(answer, 200));
