@@ -46,6 +46,12 @@ const [, MIDDLE = '', LAST = ''] = REGIONS;
 const PLANS = Object.keys(settings.plans);
 const OTHER_PLAN = PLANS.find((plan) => plan !== DEFAULT_PLAN) ?? DEFAULT_PLAN;
 const ARN = 'arn:aws:sts::123456789012:assumed-role/KeyAdmin/alice';
+const TTL = settings.authorizerCacheTtlSeconds;
+/** When a change holds in each region: at once at home; elsewhere once replicated and flushed there by its audit function. */
+const EFFECT_IN_EVERY_REGION =
+  `The change takes effect in ${HOME}, its home region, where it is written, from the next request; ` +
+  `in ${REGIONS.filter((region) => region !== HOME).join(', ')} once it has replicated there (usually within a second) and that ` +
+  `region's audit function has flushed its cache: at most the stage's authorizer cache TTL (${TTL} s).`;
 
 /** Each region's usage plan of `plan`, and its REST API: ids that name their region, as each region's stack outputs them. */
 const usagePlanIdOf = (region: string, plan: string) => `up-${plan}-${region}`;
@@ -245,7 +251,7 @@ describe(`revoke on stage ${STAGE}`, () => {
     expect(lines).toEqual([
       `Revoked key ${record.keyId}. Callers using it are refused.`,
       `Its API Gateway API keys are deleted in every region: ${REGIONS.map((region, index) => `${ids[index]} in ${region}`).join(', ')}.`,
-      `Flushed the authorizer cache of stage ${STAGE} in ${REGIONS.join(', ')}: the change takes effect from the next request.`,
+      `Flushed the authorizer cache of stage ${STAGE} in ${REGIONS.join(', ')}. ${EFFECT_IN_EVERY_REGION}`,
     ]);
   });
 
@@ -258,7 +264,7 @@ describe(`revoke on stage ${STAGE}`, () => {
     expect(error?.message).toBe(
       `The change is stored. Flushed the authorizer cache of stage ${STAGE} in ${REGIONS.filter((region) => region !== MIDDLE).join(', ')}; ` +
         `not in ${MIDDLE} (API Gateway refused the flush (AccessDeniedException)): there it takes effect when that region's audit function ` +
-        "flushes its cache as the change reaches its replica, else within the stage's authorizer cache TTL. Flush it there now: " +
+        `flushes its cache as the change reaches its replica, else within the stage's authorizer cache TTL (${TTL} s). Flush it there now: ` +
         `aws apigateway flush-stage-authorizers-cache --rest-api-id <its RestApiId output> --stage-name ${STAGE_NAME} --region <region>`,
     );
     expect(error?.message).not.toMatch(/arn:|\n/);
@@ -325,6 +331,7 @@ describe(`set-plan and roll on stage ${STAGE}`, () => {
 
     expect(await onStage('set-plan', record.keyId, OTHER_PLAN)).toBe(0);
 
+    expect(lines.at(-1)).toBe(`Flushed the authorizer cache of stage ${STAGE} in ${REGIONS.join(', ')}. ${EFFECT_IN_EVERY_REGION}`);
     for (const region of REGIONS) {
       const [id] = account(region).held.keys();
       expect(account(region).plansOf.get(id ?? '')).toBe(usagePlanIdOf(region, OTHER_PLAN));
