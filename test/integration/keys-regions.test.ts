@@ -14,12 +14,16 @@ import {
   DeleteUsagePlanKeyCommand,
   FlushStageAuthorizersCacheCommand,
   GetApiKeysCommand,
+  GetUsageCommand,
+  GetUsagePlanCommand,
   NotFoundException,
   type CreateApiKeyCommandInput,
   type CreateUsagePlanKeyCommandInput,
   type DeleteUsagePlanKeyCommandInput,
   type FlushStageAuthorizersCacheCommandInput,
   type GetApiKeysCommandInput,
+  type GetUsageCommandInput,
+  type GetUsagePlanCommandInput,
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
@@ -33,6 +37,8 @@ import { STAGE_NAME } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
 import { deleteApiKey } from '../../shared/usage-key-release';
 import { UsageError } from '../../tools/cli';
+import { daysFrom } from '../../tools/keys/usage-keys';
+import { usageDay } from '../../tools/local-server/usage-plans';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { context } from '../support/events';
 import { describedStage } from '../support/stage-stack';
@@ -56,6 +62,8 @@ const EFFECT_IN_EVERY_REGION =
 /** Each region's usage plan of `plan`, and its REST API: ids that name their region, as each region's stack outputs them. */
 const usagePlanIdOf = (region: string, plan: string) => `up-${plan}-${region}`;
 const restApiIdOf = (region: string) => `api-${region}`;
+/** Each region's share of a plan's daily quota, as its usage plan states it. */
+const REGION_QUOTA = 333;
 
 /** A refusal as API Gateway sends it, named as its documented exception. */
 const refusal = (name: string) => Object.assign(new Error(`${name} for arn:aws:apigateway:secret`), { name, $metadata: {} });
@@ -68,6 +76,8 @@ const regionalAccount = (region: string) => {
   const plansOf = new Map<string, string>();
   const flushes: FlushStageAuthorizersCacheCommandInput[] = [];
   const failing = new Set<'create' | 'plan' | 'delete' | 'flush'>();
+  /** Requests each API key was let through today, as this region's usage plans metered them. */
+  const usedToday = new Map<string, number>();
   let made = 0;
   mock.on(CreateApiKeyCommand).callsFake(async ({ value }: CreateApiKeyCommandInput) => {
     if (failing.has('create')) throw refusal('TooManyRequestsException');
@@ -107,7 +117,25 @@ const regionalAccount = (region: string) => {
     flushes.push(input);
     return {};
   });
-  return { region, client, mock, held, plansOf, flushes, failing };
+  // Each region's usage plan meters its share of the quota (per day here).
+  mock.on(GetUsagePlanCommand).callsFake(async ({ usagePlanId }: GetUsagePlanCommandInput) => {
+    if (!String(usagePlanId).endsWith(region)) throw new NotFoundException({ message: 'no', $metadata: {} });
+    return { id: usagePlanId, quota: { limit: REGION_QUOTA, period: 'DAY' } };
+  });
+  // GetUsage's items: per API key of the plan (or the one keyId), one [used, remaining] a day from startDate.
+  mock.on(GetUsageCommand).callsFake(async ({ usagePlanId, startDate, endDate, keyId }: GetUsageCommandInput) => {
+    if (!String(usagePlanId).endsWith(region)) throw new NotFoundException({ message: 'no', $metadata: {} });
+    const days = daysFrom(String(startDate), String(endDate));
+    const ids = [...plansOf].filter(([id, plan]) => plan === usagePlanId && (keyId === undefined || id === keyId)).map(([id]) => id);
+    const items = Object.fromEntries(
+      ids.map((id) => {
+        const used = usedToday.get(id) ?? 0;
+        return [id, days.map((day) => (day === endDate ? [used, REGION_QUOTA - used] : [0, REGION_QUOTA]))];
+      }),
+    );
+    return { usagePlanId, startDate, endDate, items };
+  });
+  return { region, client, mock, held, plansOf, flushes, failing, usedToday };
 };
 type RegionalAccount = ReturnType<typeof regionalAccount>;
 
@@ -367,6 +395,70 @@ describe(`set-plan and roll on stage ${STAGE}`, () => {
     expect(next).toMatchObject({ usageKeyId: record.usageKeyId, regionUsageKeyIds: record.regionUsageKeyIds });
     expect(next && meteringOf(next)).toMatchObject({ usageKeyId: record.usageKeyId, regionUsageKeyIds: record.regionUsageKeyIds });
     expect(Object.values(apiKeysHeld()).map((held) => held.length)).toEqual(REGIONS.map(() => 1));
+  });
+});
+
+describe(`usage on stage ${STAGE}`, () => {
+  /** Requests the key's API key was let through today in each region. */
+  const usedIn = (region: string) => (region === HOME ? 10 : region === MIDDLE ? 2 : 0);
+  const total = REGIONS.reduce((sum, region) => sum + usedIn(region), 0);
+  const meterToday = (record: Awaited<ReturnType<typeof created>>) => {
+    for (const region of REGIONS) {
+      const id = region === HOME ? record.usageKeyId : record.regionUsageKeyIds?.[region];
+      account(region).usedToday.set(id ?? '', usedIn(region));
+    }
+  };
+
+  it("sums a key's requests and what remains of its quota over every region, with each region's column and share", async () => {
+    const record = await created();
+    meterToday(record);
+    const today = usageDay(Date.now());
+
+    expect(await onStage('usage', record.keyId, '--days', '1')).toBe(0);
+
+    const [header, row, ...rest] = lines;
+    expect(header?.split(/\s+/)).toEqual(['day', 'requests', ...REGIONS]);
+    expect(row?.split(/\s+/)).toEqual([today, String(total), ...REGIONS.map((region) => String(usedIn(region)))]);
+    expect(rest).toEqual([
+      `remaining: ${REGIONS.length * REGION_QUOTA - total} of ${REGIONS.length * REGION_QUOTA} this DAY (plan ${DEFAULT_PLAN}), every region together`,
+      ...REGIONS.map((region) => `  in ${region}: ${REGION_QUOTA - usedIn(region)} of ${REGION_QUOTA} this DAY`),
+    ]);
+  });
+
+  it('gives the sum and each region’s report with --json', async () => {
+    const record = await created();
+    meterToday(record);
+
+    expect(await onStage('usage', record.keyId, '--days', '1', '--json')).toBe(0);
+
+    const today = usageDay(Date.now());
+    expect(JSON.parse(lines[0] ?? '')).toEqual({
+      id: record.keyId,
+      plan: DEFAULT_PLAN,
+      days: [{ day: today, requests: total }],
+      quota: { limit: REGIONS.length * REGION_QUOTA, period: 'DAY', remaining: REGIONS.length * REGION_QUOTA - total },
+      regions: REGIONS.map((region) => ({
+        region,
+        days: [{ day: today, requests: usedIn(region) }],
+        quota: { limit: REGION_QUOTA, period: 'DAY', remaining: REGION_QUOTA - usedIn(region) },
+      })),
+    });
+  });
+
+  it('lists each key’s requests today summed over every region, with each region’s, in text and in JSON', async () => {
+    const record = await created();
+    meterToday(record);
+
+    expect(await onStage('list', '--usage')).toBe(0);
+    expect(await onStage('list', '--usage', '--json')).toBe(0);
+
+    const perRegion = REGIONS.map((region) => `${region} ${usedIn(region)}`).join(', ');
+    expect(lines[1]?.split('\t').at(-1)).toBe(`${total} (${perRegion})`);
+    expect(JSON.parse(lines[2] ?? '')).toMatchObject({
+      id: record.keyId,
+      usedToday: total,
+      usedTodayByRegion: Object.fromEntries(REGIONS.map((region) => [region, usedIn(region)])),
+    });
   });
 });
 

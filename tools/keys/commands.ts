@@ -15,7 +15,7 @@ import type { AuthorizerCache } from './authorizer-cache';
 import { attributeText, fullKeyJson, keyJson, LIST_HEADER, listLine, listUsageJson, showLines } from './output';
 import { usageDay } from '../local-server/usage-plans';
 import { releaseUsageKey, type UsageKeyRelease } from '../../shared/usage-key-release';
-import { ApiKeysFull, type MeteredKey, type UsageKeys } from './usage-keys';
+import { ApiKeysFull, type MeteredKey, type UsageKeys, type UsedToday } from './usage-keys';
 
 export interface CommandContext {
   readonly keys: ApiKeysRepository;
@@ -158,18 +158,29 @@ export const createKey = async (context: CommandContext, input: CreateInput): Pr
 };
 
 /** Every key's requests today, by key id: for the keys metered on a plan, each plan's use asked once. */
-const usedToday = async (usageKeys: UsageKeys, records: readonly ApiKeyRecord[], now: Date): Promise<ReadonlyMap<string, number>> => {
+const usedToday = async (usageKeys: UsageKeys, records: readonly ApiKeyRecord[], now: Date): Promise<ReadonlyMap<string, UsedToday>> => {
   const metered = records.flatMap((record): Array<MeteredKey & { keyId: string }> => {
     const metering = meteringOf(record);
-    return 'refused' in metering ? [] : [{ keyId: record.keyId, usageKeyId: metering.usageKeyId, plan: metering.plan }];
+    if ('refused' in metering) return [];
+    const { usageKeyId, regionUsageKeyIds, plan } = metering;
+    return [{ keyId: record.keyId, usageKeyId, plan, ...(regionUsageKeyIds === undefined ? {} : { regionUsageKeyIds }) }];
   });
   const used = await usageKeys.usedOn(metered, usageDay(now.getTime()));
   return new Map(
-    metered.flatMap(({ keyId, usageKeyId }): Array<[string, number]> => {
+    metered.flatMap(({ keyId, usageKeyId }): Array<[string, UsedToday]> => {
       const count = used.get(usageKeyId);
       return count === undefined ? [] : [[keyId, count]];
     }),
   );
+};
+
+/** A key's requests today in `list --usage`: the sum, and in a stage of several regions each region's. */
+const usedTodayText = (used: UsedToday | undefined): string => {
+  if (used === undefined) return '-';
+  const { requests, byRegion } = used;
+  return byRegion === undefined
+    ? String(requests)
+    : `${requests} (${byRegion.map((each) => `${each.region} ${each.requests}`).join(', ')})`;
 };
 
 /**
@@ -193,7 +204,8 @@ export const listKeys = async (
     return 0;
   }
   print(today ? `${LIST_HEADER}\ttoday` : LIST_HEADER);
-  for (const record of records) print(today ? `${listLine(record, now)}\t${today.get(record.keyId) ?? '-'}` : listLine(record, now));
+  for (const record of records)
+    print(today ? `${listLine(record, now)}\t${usedTodayText(today.get(record.keyId))}` : listLine(record, now));
   return 0;
 };
 
