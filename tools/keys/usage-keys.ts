@@ -322,7 +322,6 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     }
     return client;
   };
-  const calls = (): ApiGatewayCalls => callsIn();
   /** The stage's other regions than the one the tool reaches (for a write, its home region). */
   const otherRegions = (): StageRegion[] => stageRegions.filter(({ region }) => region !== target.region);
 
