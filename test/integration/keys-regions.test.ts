@@ -37,7 +37,7 @@ import { STAGE_NAME } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
 import { deleteApiKey } from '../../shared/usage-key-release';
 import { UsageError } from '../../tools/cli';
-import { daysFrom } from '../../tools/keys/usage-keys';
+import { daysFrom, usageKeyName } from '../../tools/keys/usage-keys';
 import { usageDay } from '../../tools/local-server/usage-plans';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { context } from '../support/events';
@@ -73,17 +73,20 @@ const regionalAccount = (region: string) => {
   const client = new APIGatewayClient({ region });
   const mock = mockClient(client);
   const held = new Map<string, string>();
+  /** The names the API keys were created with. */
+  const names = new Map<string, string>();
   const plansOf = new Map<string, string>();
   const flushes: FlushStageAuthorizersCacheCommandInput[] = [];
   const failing = new Set<'create' | 'plan' | 'delete' | 'flush'>();
   /** Requests each API key was let through today, as this region's usage plans metered them. */
   const usedToday = new Map<string, number>();
   let made = 0;
-  mock.on(CreateApiKeyCommand).callsFake(async ({ value }: CreateApiKeyCommandInput) => {
+  mock.on(CreateApiKeyCommand).callsFake(async ({ value, name }: CreateApiKeyCommandInput) => {
     if (failing.has('create')) throw refusal('TooManyRequestsException');
     made += 1;
     const id = `${region}-ak-${made}`;
     held.set(id, String(value));
+    if (name !== undefined) names.set(id, name);
     return { id, value, enabled: true };
   });
   mock.on(CreateUsagePlanKeyCommand).callsFake(async ({ usagePlanId, keyId }: CreateUsagePlanKeyCommandInput) => {
@@ -108,7 +111,7 @@ const regionalAccount = (region: string) => {
     const ids = [...held.keys()];
     const start = Number(position ?? 0);
     return {
-      items: ids.slice(start, start + limit).map((id) => ({ id })),
+      items: ids.slice(start, start + limit).map((id) => ({ id, ...(names.has(id) ? { name: names.get(id) } : {}) })),
       ...(start + limit < ids.length ? { position: String(start + limit) } : {}),
     };
   });
@@ -135,7 +138,7 @@ const regionalAccount = (region: string) => {
     );
     return { usagePlanId, startDate, endDate, items };
   });
-  return { region, client, mock, held, plansOf, flushes, failing, usedToday };
+  return { region, client, mock, held, names, plansOf, flushes, failing, usedToday };
 };
 type RegionalAccount = ReturnType<typeof regionalAccount>;
 
@@ -483,8 +486,43 @@ describe(`capacity on stage ${STAGE}`, () => {
         apiKeysByRegion: Object.fromEntries(REGIONS.map((region) => [region, countIn(region)])),
         limit: 10_000,
         liveKeys: 1,
+        unheldApiKeys: [],
       }),
     ]);
+  });
+
+  it('reports the API keys a create stopped between regions left, which no key holds, with how to delete them', async () => {
+    const record = await created();
+    // A create killed after its API keys in the first two regions, before its last region and its item.
+    const strayKeyId = 'abcdef012345';
+    const strays = [HOME, MIDDLE].map((region) => {
+      const id = `stray-${region}`;
+      account(region).held.set(id, 'value');
+      account(region).names.set(id, usageKeyName(STAGE, strayKeyId));
+      return { region, id, name: usageKeyName(STAGE, strayKeyId) };
+    });
+    // Another stage's, and one made by hand, are not this stage's to report.
+    account(LAST).held.set('other-stage', 'value');
+    account(LAST).names.set('other-stage', usageKeyName(`${STAGE}-eu`, strayKeyId));
+    account(LAST).held.set('by-hand', 'value');
+    account(LAST).names.set('by-hand', 'partner test key');
+
+    expect(await onStage('capacity')).toBe(0);
+    const text = lines.slice(REGIONS.length + 1);
+    lines = [];
+    expect(await onStage('capacity', '--json')).toBe(0);
+
+    expect(text).toEqual([
+      "2 API keys named as this stage's usage keys are held by no key (left by a create stopped part-way); each counts against its region until deleted:",
+      ...strays.map(({ region, id, name }) => `  ${id} (${name}) in ${region}`),
+      'Delete each once no create is running (run capacity again then): aws apigateway delete-api-key --api-key ID --region REGION',
+    ]);
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({
+      liveKeys: 1,
+      unheldApiKeys: strays.map(({ region, id, name }) => ({ id, name, region })),
+    });
+    // The key's own API keys, named as the strays are, are held: not reported.
+    expect(JSON.stringify(JSON.parse(lines[0] ?? ''))).not.toContain(record.usageKeyId);
   });
 });
 

@@ -27,7 +27,7 @@ import * as z from 'zod/mini';
 import { homeRegionOf, stageSettings } from '../../infra/stages';
 import { apiKeysRepository, type UsageKey } from '../../shared/api-keys-repository';
 import type { RegionUsageKeyIds } from '../../shared/plan-policy';
-import { API_KEYS_FULL, API_KEYS_PER_REGION, countApiKeys, deleteApiKey } from '../../shared/usage-key-release';
+import { API_KEYS_FULL, API_KEYS_PER_REGION, deleteApiKey, listApiKeys } from '../../shared/usage-key-release';
 import { PLAN_NAME_PATTERN, plansInForce, QUOTA_PERIODS, type QuotaPeriod } from '../../shared/plans';
 import { PROJECT_NAME } from '../../shared/project';
 import { stackName, stackOutputs } from '../../shared/stack';
@@ -89,6 +89,21 @@ export interface HeldApiKeys {
   readonly held: number;
 }
 
+/**
+ * An API key named as the tool names this stage's usage keys, which no key item holds: one left by
+ * a create stopped between its regions (or between its API keys and its item). It counts against
+ * its region's 10,000 until deleted.
+ */
+export interface StrayApiKey {
+  /** Undefined in a stage of one region. */
+  readonly region?: string;
+  readonly id: string;
+  readonly name: string;
+}
+
+/** The name the tool gives a key's API key in every region (CreateApiKey `name`): as the stack names the usage plans. */
+export const usageKeyName = (stage: string, keyId: string): string => `${PROJECT_NAME}-${stage}-${keyId}`;
+
 /** A usage key and the plan it is metered on. */
 export interface MeteredKey extends UsageKeyIds {
   readonly plan: string;
@@ -144,6 +159,11 @@ export interface UsageKeys {
   count(): Promise<readonly HeldApiKeys[]>;
   /** Deletes, in every region, a usage key `create` made that no key record holds (a write that failed after it). */
   discard(usage: UsageKey): Promise<void>;
+  /**
+   * The API keys named as this stage's usage keys (usageKeyName) that none of `held` (every key
+   * item of the table) names, in each region: none locally, nor on a table named alone.
+   */
+  strays(held: readonly Partial<UsageKeyIds>[]): Promise<readonly StrayApiKey[]>;
   /**
    * The requests `usageKeyId` (on `plan`) was let through on each of `days` (oldest first, the
    * last being today), and what remains of the plan's quota today.
@@ -212,6 +232,8 @@ const localUsageKeys = (target: KeysTarget, env: Readonly<Record<string, string 
       return limit();
     },
     count: async () => [{ held: await count() }],
+    // A local usage key is only a value in the keys table: none can be without a record.
+    strays: async () => [],
     async usage({ usageKeyId, plan }, days) {
       const inForce = plans();
       // Own properties only: a plan named `constructor` is no plan.
@@ -321,6 +343,18 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
       clients.set(key, client);
     }
     return client;
+  };
+  /** Every API key of a region, listed once per run: capacity counts them and looks for strays in the one listing. */
+  const listings = new Map<string | undefined, ReturnType<typeof listApiKeys>>();
+  const apiKeysIn = (region: string | undefined): ReturnType<typeof listApiKeys> => {
+    let listing = listings.get(region);
+    if (listing === undefined) {
+      listing = listApiKeys(callsIn(region)).catch((error: unknown) => {
+        throw failed(`list the API keys${inRegion(region)}`, error);
+      });
+      listings.set(region, listing);
+    }
+    return listing;
   };
   /** The stage's other regions than the one the tool reaches (for a write, its home region). */
   const otherRegions = (): StageRegion[] => stageRegions.filter(({ region }) => region !== target.region);
@@ -451,8 +485,7 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     const created = await callsIn(region)
       .send(
         new CreateApiKeyCommand({
-          // Named as the stack names the usage plans: pet-store-<stage>-….
-          name: `${PROJECT_NAME}-${stage ?? ''}-${keyId}`,
+          name: usageKeyName(stage ?? '', keyId),
           description: `Meters the pet store key ${keyId} on its plan (npm run keys).`,
           value,
           enabled: true,
@@ -568,14 +601,31 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     homeRegion: stageRegions.length === 0 ? undefined : target.region,
     limit: API_KEYS_PER_REGION,
     async count() {
-      const countIn = async (region?: string): Promise<number> =>
-        countApiKeys(callsIn(region)).catch((error: unknown) => {
-          throw failed(`list the API keys${inRegion(region)}`, error);
-        });
+      const countIn = async (region?: string): Promise<number> => (await apiKeysIn(region)).length;
       if (stageRegions.length === 0) return [{ held: await countIn() }];
       return Promise.all(stageRegions.map(async ({ region }) => ({ region, held: await countIn(region) })));
     },
     discard,
+    async strays(held) {
+      if (stage === undefined) return [];
+      const named = new RegExp(`^${usageKeyName(stage, '')}[0-9a-f]{12}$`);
+      const regions = stageRegions.length === 0 ? [undefined] : stageRegions.map(({ region }) => region);
+      const strayIn = async (region: string | undefined): Promise<StrayApiKey[]> => {
+        const known = new Set(
+          held.flatMap(({ usageKeyId, regionUsageKeyIds = {} }) => {
+            const id = region === undefined || region === home ? usageKeyId : regionUsageKeyIds[region];
+            return id === undefined ? [] : [id];
+          }),
+        );
+        // Every API key of the region, its name matched here: GetApiKeys documents no match rule for nameQuery.
+        return (await apiKeysIn(region)).flatMap(({ id, name }) =>
+          id !== undefined && name !== undefined && named.test(name) && !known.has(id)
+            ? [{ ...(region === undefined ? {} : { region }), id, name }]
+            : [],
+        );
+      };
+      return (await Promise.all(regions.map(strayIn))).flat();
+    },
     async usage(key, days) {
       if (stageRegions.length === 0) return usageIn(undefined, key.usageKeyId, key.plan, days);
       const regions = await Promise.all(
