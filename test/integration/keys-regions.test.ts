@@ -230,6 +230,11 @@ describe(`create on stage ${STAGE} (in ${REGIONS.join(', ')})`, () => {
       Object.fromEntries(REGIONS.filter((region) => region !== HOME).map((region) => [region, idIn(region)])),
     );
     // The authorizer meters it by that value, which every region's API key has.
+    // show --json names each region's id, as a break-glass suspension in a region needs it.
+    lines = [];
+    expect(await onStage('show', record.keyId, '--json')).toBe(0);
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({ usageKeyId: record.usageKeyId, regionUsageKeyIds: record.regionUsageKeyIds });
+    expect(Object.keys(record.regionUsageKeyIds ?? {})).toEqual(REGIONS.filter((region) => region !== HOME));
     expect(meteringOf(record)).toMatchObject({ usageKeyId: idIn(HOME), usageIdentifierKey: values[0]?.[0], plan: OTHER_PLAN });
   });
 
