@@ -50,8 +50,8 @@ export interface KeyAuditDependencies {
   readonly homeRegion?: string;
   /**
    * Flushes this region's stage's authorizer cache. By default that of the stage the environment
-   * names (REST_API_ID, API_STAGE_NAME); none where it names none (locally: the local gateway drops
-   * a changed key's answers as it reads the stream itself).
+   * names (REST_API_ID, API_STAGE_NAME); none where it names none. The local server passes the
+   * same flush, made on its gateway's stand-in for API Gateway (tools/local-server/key-audit-stream.ts).
    */
   readonly flushAuthorizerCache?: () => Promise<void>;
 }

@@ -20,7 +20,12 @@ export interface ApiStage {
 
 export type ApiGatewayCalls = Pick<APIGatewayClient, 'send'>;
 
-/** The stage the environment names, or undefined (locally, where the local gateway follows the keys table itself). */
+/** What a flush needs of API Gateway: the one call (the local server's stand-in answers only it). */
+export interface AuthorizerCacheFlushCalls {
+  send(command: FlushStageAuthorizersCacheCommand): Promise<unknown>;
+}
+
+/** The stage the environment names, or undefined (where no stack set them: a test's function, a local tool). */
 export const apiStageOf = (env: Readonly<Record<string, string | undefined>> = process.env): ApiStage | undefined => {
   const restApiId = env[REST_API_ID_VARIABLE];
   const stageName = env[API_STAGE_NAME_VARIABLE];
@@ -28,7 +33,7 @@ export const apiStageOf = (env: Readonly<Record<string, string | undefined>> = p
 };
 
 /** Drops every answer the stage's authorizer cache holds: the next request of each key runs the authorizer. */
-export const flushAuthorizerCache = async (apiGateway: ApiGatewayCalls, { restApiId, stageName }: ApiStage): Promise<void> => {
+export const flushAuthorizerCache = async (apiGateway: AuthorizerCacheFlushCalls, { restApiId, stageName }: ApiStage): Promise<void> => {
   await apiGateway.send(new FlushStageAuthorizersCacheCommand({ restApiId, stageName }));
 };
 
@@ -41,12 +46,13 @@ let apiGatewayClient: APIGatewayClient | undefined;
 
 /**
  * The flush of the stage the environment names (REST_API_ID, API_STAGE_NAME, set by the stack), in
- * the function's own region; undefined where it names none (locally, where the local gateway drops
- * a changed key's answers as it reads the keys table's stream).
+ * the function's own region; undefined where it names none. `apiGateway` is the function's own
+ * client by default; the local server passes its gateway's stand-in for the call.
  */
 export const stageAuthorizerCacheFlush = (
   env: Readonly<Record<string, string | undefined>> = process.env,
+  apiGateway: () => AuthorizerCacheFlushCalls = () => (apiGatewayClient ??= new APIGatewayClient({})),
 ): (() => Promise<void>) | undefined => {
   const stage = apiStageOf(env);
-  return stage === undefined ? undefined : () => flushAuthorizerCache((apiGatewayClient ??= new APIGatewayClient({})), stage);
+  return stage === undefined ? undefined : () => flushAuthorizerCache(apiGateway(), stage);
 };

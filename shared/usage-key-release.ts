@@ -56,10 +56,15 @@ export const deleteApiKey = async (apiGateway: APIGatewayClient, usageKeyId: str
  * API_KEYS_PER_REGION limits. GetApiKeys pages of 500, so at most 20 calls of the control plane's
  * shared 10 requests per second.
  */
-export const countApiKeys = async (apiGateway: APIGatewayClient): Promise<number> => {
-  let count = 0;
-  for await (const page of paginateGetApiKeys({ client: apiGateway, pageSize: API_KEYS_PAGE_SIZE }, {})) count += page.items?.length ?? 0;
-  return count;
+export const countApiKeys = async (apiGateway: APIGatewayClient): Promise<number> => (await listApiKeys(apiGateway)).length;
+
+/** Every API key of the account in the client's region, its id and name (never its value), in pages of API_KEYS_PAGE_SIZE. */
+export const listApiKeys = async (apiGateway: APIGatewayClient): Promise<Array<{ readonly id?: string; readonly name?: string }>> => {
+  const keys: Array<{ id?: string; name?: string }> = [];
+  for await (const page of paginateGetApiKeys({ client: apiGateway, pageSize: API_KEYS_PAGE_SIZE }, {})) {
+    for (const { id, name } of page.items ?? []) keys.push({ id, name });
+  }
+  return keys;
 };
 
 /**

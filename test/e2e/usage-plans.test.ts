@@ -6,6 +6,7 @@
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stages } from '../../infra/stages';
 import { hashApiKey } from '../../shared/api-keys';
 import { QUOTA_RETRY_AFTER_SECONDS, RETRY_AFTER_SECONDS } from '../../shared/errors';
 import { createDocumentClient } from '../../shared/dynamodb';
@@ -143,7 +144,9 @@ describe('a key on no usage plan of the stage', () => {
 
 describe('one region of a stage in several regions', () => {
   it("meters each key on the region's even share of its plan's quota, at the plan's rate, and states that share in RateLimit-Policy", async () => {
-    const regionCount = 3;
+    // As many regions as the stage that runs in several lists.
+    const regionCount = stages.global?.regions?.length ?? 0;
+    expect(regionCount, 'the global stage lists its regions (infra/stages.ts)').toBeGreaterThan(1);
     const metered = PLANS.metered!;
     const share = Math.floor(metered.quota!.limit / regionCount);
     const region = await startLocalApi({ plans: PLANS, regionCount });

@@ -501,6 +501,7 @@ describe('keys show', () => {
         changedAt: revoked.changedAt,
         expiredAt: null,
         usageKeyId: record.usageKeyId,
+        regionUsageKeyIds: null,
       },
     ]);
     expect(lines[0]).not.toContain(record.keyHash);

@@ -14,12 +14,16 @@ import {
   DeleteUsagePlanKeyCommand,
   FlushStageAuthorizersCacheCommand,
   GetApiKeysCommand,
+  GetUsageCommand,
+  GetUsagePlanCommand,
   NotFoundException,
   type CreateApiKeyCommandInput,
   type CreateUsagePlanKeyCommandInput,
   type DeleteUsagePlanKeyCommandInput,
   type FlushStageAuthorizersCacheCommandInput,
   type GetApiKeysCommandInput,
+  type GetUsageCommandInput,
+  type GetUsagePlanCommandInput,
 } from '@aws-sdk/client-api-gateway';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
@@ -33,6 +37,8 @@ import { STAGE_NAME } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
 import { deleteApiKey } from '../../shared/usage-key-release';
 import { UsageError } from '../../tools/cli';
+import { daysFrom, usageKeyName } from '../../tools/keys/usage-keys';
+import { usageDay } from '../../tools/local-server/usage-plans';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { context } from '../support/events';
 import { describedStage } from '../support/stage-stack';
@@ -46,10 +52,18 @@ const [, MIDDLE = '', LAST = ''] = REGIONS;
 const PLANS = Object.keys(settings.plans);
 const OTHER_PLAN = PLANS.find((plan) => plan !== DEFAULT_PLAN) ?? DEFAULT_PLAN;
 const ARN = 'arn:aws:sts::123456789012:assumed-role/KeyAdmin/alice';
+const TTL = settings.authorizerCacheTtlSeconds;
+/** When a change holds in each region: at once at home; elsewhere once replicated and flushed there by its audit function. */
+const EFFECT_IN_EVERY_REGION =
+  `The change takes effect in ${HOME}, its home region, where it is written, from the next request; ` +
+  `in ${REGIONS.filter((region) => region !== HOME).join(', ')} once it has replicated there (usually within a second) and that ` +
+  `region's audit function has flushed its cache: at most the stage's authorizer cache TTL (${TTL} s).`;
 
 /** Each region's usage plan of `plan`, and its REST API: ids that name their region, as each region's stack outputs them. */
 const usagePlanIdOf = (region: string, plan: string) => `up-${plan}-${region}`;
 const restApiIdOf = (region: string) => `api-${region}`;
+/** Each region's share of a plan's daily quota, as its usage plan states it. */
+const REGION_QUOTA = 333;
 
 /** A refusal as API Gateway sends it, named as its documented exception. */
 const refusal = (name: string) => Object.assign(new Error(`${name} for arn:aws:apigateway:secret`), { name, $metadata: {} });
@@ -59,15 +73,20 @@ const regionalAccount = (region: string) => {
   const client = new APIGatewayClient({ region });
   const mock = mockClient(client);
   const held = new Map<string, string>();
+  /** The names the API keys were created with. */
+  const names = new Map<string, string>();
   const plansOf = new Map<string, string>();
   const flushes: FlushStageAuthorizersCacheCommandInput[] = [];
   const failing = new Set<'create' | 'plan' | 'delete' | 'flush'>();
+  /** Requests each API key was let through today, as this region's usage plans metered them. */
+  const usedToday = new Map<string, number>();
   let made = 0;
-  mock.on(CreateApiKeyCommand).callsFake(async ({ value }: CreateApiKeyCommandInput) => {
+  mock.on(CreateApiKeyCommand).callsFake(async ({ value, name }: CreateApiKeyCommandInput) => {
     if (failing.has('create')) throw refusal('TooManyRequestsException');
     made += 1;
     const id = `${region}-ak-${made}`;
     held.set(id, String(value));
+    if (name !== undefined) names.set(id, name);
     return { id, value, enabled: true };
   });
   mock.on(CreateUsagePlanKeyCommand).callsFake(async ({ usagePlanId, keyId }: CreateUsagePlanKeyCommandInput) => {
@@ -92,7 +111,7 @@ const regionalAccount = (region: string) => {
     const ids = [...held.keys()];
     const start = Number(position ?? 0);
     return {
-      items: ids.slice(start, start + limit).map((id) => ({ id })),
+      items: ids.slice(start, start + limit).map((id) => ({ id, ...(names.has(id) ? { name: names.get(id) } : {}) })),
       ...(start + limit < ids.length ? { position: String(start + limit) } : {}),
     };
   });
@@ -101,7 +120,25 @@ const regionalAccount = (region: string) => {
     flushes.push(input);
     return {};
   });
-  return { region, client, mock, held, plansOf, flushes, failing };
+  // Each region's usage plan meters its share of the quota (per day here).
+  mock.on(GetUsagePlanCommand).callsFake(async ({ usagePlanId }: GetUsagePlanCommandInput) => {
+    if (!String(usagePlanId).endsWith(region)) throw new NotFoundException({ message: 'no', $metadata: {} });
+    return { id: usagePlanId, quota: { limit: REGION_QUOTA, period: 'DAY' } };
+  });
+  // GetUsage's items: per API key of the plan (or the one keyId), one [used, remaining] a day from startDate.
+  mock.on(GetUsageCommand).callsFake(async ({ usagePlanId, startDate, endDate, keyId }: GetUsageCommandInput) => {
+    if (!String(usagePlanId).endsWith(region)) throw new NotFoundException({ message: 'no', $metadata: {} });
+    const days = daysFrom(String(startDate), String(endDate));
+    const ids = [...plansOf].filter(([id, plan]) => plan === usagePlanId && (keyId === undefined || id === keyId)).map(([id]) => id);
+    const items = Object.fromEntries(
+      ids.map((id) => {
+        const used = usedToday.get(id) ?? 0;
+        return [id, days.map((day) => (day === endDate ? [used, REGION_QUOTA - used] : [0, REGION_QUOTA]))];
+      }),
+    );
+    return { usagePlanId, startDate, endDate, items };
+  });
+  return { region, client, mock, held, names, plansOf, flushes, failing, usedToday };
 };
 type RegionalAccount = ReturnType<typeof regionalAccount>;
 
@@ -193,6 +230,11 @@ describe(`create on stage ${STAGE} (in ${REGIONS.join(', ')})`, () => {
       Object.fromEntries(REGIONS.filter((region) => region !== HOME).map((region) => [region, idIn(region)])),
     );
     // The authorizer meters it by that value, which every region's API key has.
+    // show --json names each region's id, as a break-glass suspension in a region needs it.
+    lines = [];
+    expect(await onStage('show', record.keyId, '--json')).toBe(0);
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({ usageKeyId: record.usageKeyId, regionUsageKeyIds: record.regionUsageKeyIds });
+    expect(Object.keys(record.regionUsageKeyIds ?? {})).toEqual(REGIONS.filter((region) => region !== HOME));
     expect(meteringOf(record)).toMatchObject({ usageKeyId: idIn(HOME), usageIdentifierKey: values[0]?.[0], plan: OTHER_PLAN });
   });
 
@@ -245,7 +287,7 @@ describe(`revoke on stage ${STAGE}`, () => {
     expect(lines).toEqual([
       `Revoked key ${record.keyId}. Callers using it are refused.`,
       `Its API Gateway API keys are deleted in every region: ${REGIONS.map((region, index) => `${ids[index]} in ${region}`).join(', ')}.`,
-      `Flushed the authorizer cache of stage ${STAGE} in ${REGIONS.join(', ')}: the change takes effect from the next request.`,
+      `Flushed the authorizer cache of stage ${STAGE} in ${REGIONS.join(', ')}. ${EFFECT_IN_EVERY_REGION}`,
     ]);
   });
 
@@ -258,7 +300,7 @@ describe(`revoke on stage ${STAGE}`, () => {
     expect(error?.message).toBe(
       `The change is stored. Flushed the authorizer cache of stage ${STAGE} in ${REGIONS.filter((region) => region !== MIDDLE).join(', ')}; ` +
         `not in ${MIDDLE} (API Gateway refused the flush (AccessDeniedException)): there it takes effect when that region's audit function ` +
-        "flushes its cache as the change reaches its replica, else within the stage's authorizer cache TTL. Flush it there now: " +
+        `flushes its cache as the change reaches its replica, else within the stage's authorizer cache TTL (${TTL} s). Flush it there now: ` +
         `aws apigateway flush-stage-authorizers-cache --rest-api-id <its RestApiId output> --stage-name ${STAGE_NAME} --region <region>`,
     );
     expect(error?.message).not.toMatch(/arn:|\n/);
@@ -325,6 +367,7 @@ describe(`set-plan and roll on stage ${STAGE}`, () => {
 
     expect(await onStage('set-plan', record.keyId, OTHER_PLAN)).toBe(0);
 
+    expect(lines.at(-1)).toBe(`Flushed the authorizer cache of stage ${STAGE} in ${REGIONS.join(', ')}. ${EFFECT_IN_EVERY_REGION}`);
     for (const region of REGIONS) {
       const [id] = account(region).held.keys();
       expect(account(region).plansOf.get(id ?? '')).toBe(usagePlanIdOf(region, OTHER_PLAN));
@@ -363,6 +406,70 @@ describe(`set-plan and roll on stage ${STAGE}`, () => {
   });
 });
 
+describe(`usage on stage ${STAGE}`, () => {
+  /** Requests the key's API key was let through today in each region. */
+  const usedIn = (region: string) => (region === HOME ? 10 : region === MIDDLE ? 2 : 0);
+  const total = REGIONS.reduce((sum, region) => sum + usedIn(region), 0);
+  const meterToday = (record: Awaited<ReturnType<typeof created>>) => {
+    for (const region of REGIONS) {
+      const id = region === HOME ? record.usageKeyId : record.regionUsageKeyIds?.[region];
+      account(region).usedToday.set(id ?? '', usedIn(region));
+    }
+  };
+
+  it("sums a key's requests and what remains of its quota over every region, with each region's column and share", async () => {
+    const record = await created();
+    meterToday(record);
+    const today = usageDay(Date.now());
+
+    expect(await onStage('usage', record.keyId, '--days', '1')).toBe(0);
+
+    const [header, row, ...rest] = lines;
+    expect(header?.split(/\s+/)).toEqual(['day', 'requests', ...REGIONS]);
+    expect(row?.split(/\s+/)).toEqual([today, String(total), ...REGIONS.map((region) => String(usedIn(region)))]);
+    expect(rest).toEqual([
+      `remaining: ${REGIONS.length * REGION_QUOTA - total} of ${REGIONS.length * REGION_QUOTA} this DAY (plan ${DEFAULT_PLAN}), every region together`,
+      ...REGIONS.map((region) => `  in ${region}: ${REGION_QUOTA - usedIn(region)} of ${REGION_QUOTA} this DAY`),
+    ]);
+  });
+
+  it('gives the sum and each region’s report with --json', async () => {
+    const record = await created();
+    meterToday(record);
+
+    expect(await onStage('usage', record.keyId, '--days', '1', '--json')).toBe(0);
+
+    const today = usageDay(Date.now());
+    expect(JSON.parse(lines[0] ?? '')).toEqual({
+      id: record.keyId,
+      plan: DEFAULT_PLAN,
+      days: [{ day: today, requests: total }],
+      quota: { limit: REGIONS.length * REGION_QUOTA, period: 'DAY', remaining: REGIONS.length * REGION_QUOTA - total },
+      regions: REGIONS.map((region) => ({
+        region,
+        days: [{ day: today, requests: usedIn(region) }],
+        quota: { limit: REGION_QUOTA, period: 'DAY', remaining: REGION_QUOTA - usedIn(region) },
+      })),
+    });
+  });
+
+  it('lists each key’s requests today summed over every region, with each region’s, in text and in JSON', async () => {
+    const record = await created();
+    meterToday(record);
+
+    expect(await onStage('list', '--usage')).toBe(0);
+    expect(await onStage('list', '--usage', '--json')).toBe(0);
+
+    const perRegion = REGIONS.map((region) => `${region} ${usedIn(region)}`).join(', ');
+    expect(lines[1]?.split('\t').at(-1)).toBe(`${total} (${perRegion})`);
+    expect(JSON.parse(lines[2] ?? '')).toMatchObject({
+      id: record.keyId,
+      usedToday: total,
+      usedTodayByRegion: Object.fromEntries(REGIONS.map((region) => [region, usedIn(region)])),
+    });
+  });
+});
+
 describe(`capacity on stage ${STAGE}`, () => {
   it('counts the API keys of each region against that region’s quota, in text and in JSON', async () => {
     await created();
@@ -384,8 +491,43 @@ describe(`capacity on stage ${STAGE}`, () => {
         apiKeysByRegion: Object.fromEntries(REGIONS.map((region) => [region, countIn(region)])),
         limit: 10_000,
         liveKeys: 1,
+        unheldApiKeys: [],
       }),
     ]);
+  });
+
+  it('reports the API keys a create stopped between regions left, which no key holds, with how to delete them', async () => {
+    const record = await created();
+    // A create killed after its API keys in the first two regions, before its last region and its item.
+    const strayKeyId = 'abcdef012345';
+    const strays = [HOME, MIDDLE].map((region) => {
+      const id = `stray-${region}`;
+      account(region).held.set(id, 'value');
+      account(region).names.set(id, usageKeyName(STAGE, strayKeyId));
+      return { region, id, name: usageKeyName(STAGE, strayKeyId) };
+    });
+    // Another stage's, and one made by hand, are not this stage's to report.
+    account(LAST).held.set('other-stage', 'value');
+    account(LAST).names.set('other-stage', usageKeyName(`${STAGE}-eu`, strayKeyId));
+    account(LAST).held.set('by-hand', 'value');
+    account(LAST).names.set('by-hand', 'partner test key');
+
+    expect(await onStage('capacity')).toBe(0);
+    const text = lines.slice(REGIONS.length + 1);
+    lines = [];
+    expect(await onStage('capacity', '--json')).toBe(0);
+
+    expect(text).toEqual([
+      "2 API keys named as this stage's usage keys are held by no key (left by a create stopped part-way); each counts against its region until deleted:",
+      ...strays.map(({ region, id, name }) => `  ${id} (${name}) in ${region}`),
+      'Delete each once no create is running (run capacity again then): aws apigateway delete-api-key --api-key ID --region REGION',
+    ]);
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({
+      liveKeys: 1,
+      unheldApiKeys: strays.map(({ region, id, name }) => ({ id, name, region })),
+    });
+    // The key's own API keys, named as the strays are, are held: not reported.
+    expect(JSON.stringify(JSON.parse(lines[0] ?? ''))).not.toContain(record.usageKeyId);
   });
 });
 

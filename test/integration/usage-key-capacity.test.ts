@@ -155,7 +155,7 @@ describe('on a stage, API keys are deleted when no live key uses them (API Gatew
     expect([...account.held]).toEqual([`ak-${3 * LIMIT}`]);
     lines = [];
     expect(await onStage('capacity', '--json')).toBe(0);
-    expect(lines).toEqual([JSON.stringify({ apiKeys: 1, limit: 10_000, liveKeys: 1 })]);
+    expect(lines).toEqual([JSON.stringify({ apiKeys: 1, limit: 10_000, liveKeys: 1, unheldApiKeys: [] })]);
   });
 
   it('refuses a create on LimitExceededException in one line (exit status 1), writing nothing; capacity counts the API keys with GetApiKeys in pages of 500', async () => {

@@ -6,8 +6,13 @@
  * server drops the cached answers of a changed key itself, as it reads the keys table's stream.
  * A stage in several regions has an authorizer cache in each (FlushStageAuthorizersCache is
  * regional): the tool flushes every region's, and says which it reached and which not, and why.
+ * The change holds from the next request in the home region, where it is written; in another only
+ * once it has replicated there, and that region's key-audit function has flushed its cache (the
+ * tool's flush may come first, and the authorizer cache the old answer again): at most the stage's
+ * authorizer cache TTL.
  */
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { homeRegionOf, stageSettings } from '../../infra/stages';
 import { flushAuthorizerCache, flushCommandLine, type ApiGatewayCalls } from '../../shared/authorizer-cache';
 import { STAGE_NAME } from '../../shared/routes';
 import { stackName, stackOutputs } from '../../shared/stack';
@@ -46,6 +51,25 @@ const unreachedBecause = (error: unknown): string => {
  * The authorizer caches of a stage in several regions: each region's flushed at once, with that
  * region's REST API (its stack's RestApiId output) and client.
  */
+/**
+ * When the change takes effect in each of a stage's regions: at once at home, where it is written;
+ * elsewhere once it has replicated and that region's audit function has flushed its cache.
+ */
+export const regionalEffect = (stage: string, regions: readonly string[]): string => {
+  const settings = stageSettings(stage);
+  const home = homeRegionOf(settings);
+  const others = regions.filter((region) => region !== home);
+  const atHome = home === undefined ? [] : [`in ${home}, its home region, where it is written, from the next request`];
+  const elsewhere =
+    others.length === 0
+      ? []
+      : [
+          `in ${others.join(', ')} once it has replicated there (usually within a second) and that region's audit function ` +
+            `has flushed its cache: at most the stage's authorizer cache TTL (${settings.authorizerCacheTtlSeconds} s)`,
+        ];
+  return `The change takes effect ${[...atHome, ...elsewhere].join('; ')}.`;
+};
+
 const regionalCaches = (
   stage: string,
   regions: readonly StageRegion[],
@@ -69,12 +93,12 @@ const regionalCaches = (
       return result?.status === 'rejected' ? [`${region} (${unreachedBecause(result.reason)})`] : [];
     });
     if (missed.length === 0) {
-      return `Flushed the authorizer cache of stage ${stage} in ${reached.join(', ')}: the change takes effect from the next request.`;
+      return `Flushed the authorizer cache of stage ${stage} in ${reached.join(', ')}. ${regionalEffect(stage, reached)}`;
     }
     throw new Error(
       `The change is stored. Flushed the authorizer cache of stage ${stage} in ${reached.length === 0 ? 'no region' : reached.join(', ')}; ` +
         `not in ${missed.join(', ')}: there it takes effect when that region's audit function flushes its cache as the change ` +
-        "reaches its replica, else within the stage's authorizer cache TTL. Flush it there now: " +
+        `reaches its replica, else within the stage's authorizer cache TTL (${stageSettings(stage).authorizerCacheTtlSeconds} s). Flush it there now: ` +
         `${flushCommandLine({ restApiId: `<its ${stackOutputs.restApiId} output>`, stageName: STAGE_NAME })} --region <region>`,
     );
   },

@@ -66,6 +66,9 @@ ${AUDIT_USAGE}
 
   revoke, set-plan and roll --grace 0 take effect from the next request: with --stage the tool
   flushes the stage's authorizer cache, and the local server drops a changed key's answers itself.
+  A stage in several regions: from the next request in its home region; in the others once the
+  change has replicated (usually within a second) and that region's audit function has flushed
+  its cache, at most the stage's authorizer cache TTL.
 
   --name NAME           who or what the new key is for: 1 to ${KEY_NAME_MAX_LENGTH} characters, no control
                         characters (line breaks, tabs, terminal escapes)

@@ -15,7 +15,7 @@ import type { AuthorizerCache } from './authorizer-cache';
 import { attributeText, fullKeyJson, keyJson, LIST_HEADER, listLine, listUsageJson, showLines } from './output';
 import { usageDay } from '../local-server/usage-plans';
 import { releaseUsageKey, type UsageKeyRelease } from '../../shared/usage-key-release';
-import { ApiKeysFull, type MeteredKey, type UsageKeys } from './usage-keys';
+import { ApiKeysFull, type MeteredKey, type StrayApiKey, type UsageKeys, type UsedToday } from './usage-keys';
 
 export interface CommandContext {
   readonly keys: ApiKeysRepository;
@@ -158,18 +158,29 @@ export const createKey = async (context: CommandContext, input: CreateInput): Pr
 };
 
 /** Every key's requests today, by key id: for the keys metered on a plan, each plan's use asked once. */
-const usedToday = async (usageKeys: UsageKeys, records: readonly ApiKeyRecord[], now: Date): Promise<ReadonlyMap<string, number>> => {
+const usedToday = async (usageKeys: UsageKeys, records: readonly ApiKeyRecord[], now: Date): Promise<ReadonlyMap<string, UsedToday>> => {
   const metered = records.flatMap((record): Array<MeteredKey & { keyId: string }> => {
     const metering = meteringOf(record);
-    return 'refused' in metering ? [] : [{ keyId: record.keyId, usageKeyId: metering.usageKeyId, plan: metering.plan }];
+    if ('refused' in metering) return [];
+    const { usageKeyId, regionUsageKeyIds, plan } = metering;
+    return [{ keyId: record.keyId, usageKeyId, plan, ...(regionUsageKeyIds === undefined ? {} : { regionUsageKeyIds }) }];
   });
   const used = await usageKeys.usedOn(metered, usageDay(now.getTime()));
   return new Map(
-    metered.flatMap(({ keyId, usageKeyId }): Array<[string, number]> => {
+    metered.flatMap(({ keyId, usageKeyId }): Array<[string, UsedToday]> => {
       const count = used.get(usageKeyId);
       return count === undefined ? [] : [[keyId, count]];
     }),
   );
+};
+
+/** A key's requests today in `list --usage`: the sum, and in a stage of several regions each region's. */
+const usedTodayText = (used: UsedToday | undefined): string => {
+  if (used === undefined) return '-';
+  const { requests, byRegion } = used;
+  return byRegion === undefined
+    ? String(requests)
+    : `${requests} (${byRegion.map((each) => `${each.region} ${each.requests}`).join(', ')})`;
 };
 
 /**
@@ -193,7 +204,8 @@ export const listKeys = async (
     return 0;
   }
   print(today ? `${LIST_HEADER}\ttoday` : LIST_HEADER);
-  for (const record of records) print(today ? `${listLine(record, now)}\t${today.get(record.keyId) ?? '-'}` : listLine(record, now));
+  for (const record of records)
+    print(today ? `${listLine(record, now)}\t${usedTodayText(today.get(record.keyId))}` : listLine(record, now));
   return 0;
 };
 
@@ -386,26 +398,42 @@ export const revokeKey = async (context: CommandContext, keyId: string): Promise
  * a region, and with --json the fullest region's count as `apiKeys`, each region's in `apiKeysByRegion`.
  */
 export const showCapacity = async ({ keys, usageKeys, print, json }: CommandContext): Promise<number> => {
-  const [counts, live] = [await usageKeys.count(), await liveKeys(keys)];
+  const items = await keys.listItems();
+  const [counts, strays] = [await usageKeys.count(), await usageKeys.strays(items)];
+  const now = new Date();
+  const live = items.filter((record) => keyState(record, now) === 'active').length;
   const { limit } = usageKeys;
   const share = (held: number) => `${Math.floor((held / limit) * 100)}% of the quota`;
   const [only] = counts;
+  const unheldApiKeys = strays.map(({ region, id, name }) => ({ id, name, ...(region === undefined ? {} : { region }) }));
   if (counts.length === 1 && only !== undefined && only.region === undefined) {
     const where = usageKeys.onApiGateway ? 'in this account and region (every stage, and any made by hand)' : 'by the local gateway';
-    if (json) print(JSON.stringify({ apiKeys: only.held, limit, liveKeys: live }));
+    if (json) print(JSON.stringify({ apiKeys: only.held, limit, liveKeys: live, unheldApiKeys }));
     else print(`API keys: ${only.held} of ${limit} held ${where}, ${share(only.held)}; ${live} keys of this table are live.`);
-    return 0;
-  }
-  if (json) {
+  } else if (json) {
     const apiKeysByRegion = Object.fromEntries(counts.map(({ region, held }) => [region, held]));
-    print(JSON.stringify({ apiKeys: Math.max(...counts.map(({ held }) => held)), apiKeysByRegion, limit, liveKeys: live }));
-    return 0;
+    print(JSON.stringify({ apiKeys: Math.max(...counts.map(({ held }) => held)), apiKeysByRegion, limit, liveKeys: live, unheldApiKeys }));
+  } else {
+    for (const { region, held } of counts) {
+      print(
+        `API keys in ${region}: ${held} of ${limit} held in this account and region (every stage, and any made by hand), ${share(held)}.`,
+      );
+    }
+    print(`${live} keys of this table are live; each holds an API key in every region.`);
   }
-  for (const { region, held } of counts) {
-    print(
-      `API keys in ${region}: ${held} of ${limit} held in this account and region (every stage, and any made by hand), ${share(held)}.`,
-    );
-  }
-  print(`${live} keys of this table are live; each holds an API key in every region.`);
+  if (!json && strays.length > 0) for (const line of strayLines(strays)) print(line);
   return 0;
 };
+
+/**
+ * The API keys named as this stage's usage keys that no key item holds, and how to delete them: a
+ * create stopped part-way leaves them (its undo runs only while it runs). A create running now is
+ * among them until it writes its key: hence "once no create is running" (then run capacity again).
+ */
+const strayLines = (strays: readonly StrayApiKey[]): string[] => [
+  `${strays.length} API keys named as this stage's usage keys are held by no key (left by a create stopped part-way); ` +
+    'each counts against its region until deleted:',
+  ...strays.map(({ region, id, name }) => `  ${id} (${name})${region === undefined ? '' : ` in ${region}`}`),
+  'Delete each once no create is running (run capacity again then): aws apigateway delete-api-key --api-key ID' +
+    (strays.some(({ region }) => region !== undefined) ? ' --region REGION' : ''),
+];

@@ -2,6 +2,7 @@
 import { convertToAttr } from '@aws-sdk/util-dynamodb';
 import { type ApiKeyRecord } from '../../shared/api-keys-repository';
 import { keyState } from '../../shared/key-state';
+import type { UsedToday } from './usage-keys';
 
 /** What an absent attribute shows as in the text output. */
 const NONE = '-';
@@ -115,8 +116,15 @@ export const keyJson = (record: ApiKeyRecord, key?: string): string =>
   JSON.stringify({ ...keyObject(record), ...(key === undefined ? {} : { key }) });
 
 /** A key as `list --usage --json` prints it: with its requests today (null when it is metered on no plan the target has). */
-export const listUsageJson = (record: ApiKeyRecord, usedToday: number | undefined): string =>
-  JSON.stringify({ ...keyObject(record), usedToday: usedToday ?? null });
+export const listUsageJson = (record: ApiKeyRecord, usedToday: UsedToday | undefined): string =>
+  JSON.stringify({
+    ...keyObject(record),
+    usedToday: usedToday?.requests ?? null,
+    // A stage in several regions: each region's share of the sum.
+    ...(usedToday?.byRegion === undefined
+      ? {}
+      : { usedTodayByRegion: Object.fromEntries(usedToday.byRegion.map(({ region, requests }) => [region, requests])) }),
+  });
 
 /** `show --json`: the same object, with the key's state and the rest of its attributes (its hash excepted). */
 export const fullKeyJson = (record: ApiKeyRecord, now: Date): string =>
@@ -129,4 +137,7 @@ export const fullKeyJson = (record: ApiKeyRecord, now: Date): string =>
     changedAt: attributeJson(record.changedAt),
     expiredAt: attributeJson(record.expiredAt),
     usageKeyId: attributeJson(record.usageKeyId),
+    // A stage in several regions: its API key's id in each other region, which a break-glass
+    // suspension there needs (docs/operations.md, Revoking while the home region is down).
+    regionUsageKeyIds: record.regionUsageKeyIds ?? null,
   });

@@ -11,7 +11,8 @@
  * A stage in several regions meters a key in each region (API keys and usage plans are regional):
  * the same value is made an API key in every region, each in that region's usage plan of the
  * key's plan, all or none; a plan change moves it in every region, and a release deletes each.
- * Usage (GetUsage) is read in the region the tool reaches.
+ * Usage (GetUsage) is read in every region, each region's API key in that region's usage plan,
+ * and summed: each region meters its own share of a key's quota.
  */
 import {
   APIGatewayClient,
@@ -23,9 +24,10 @@ import {
 } from '@aws-sdk/client-api-gateway';
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod/mini';
+import { homeRegionOf, stageSettings } from '../../infra/stages';
 import { apiKeysRepository, type UsageKey } from '../../shared/api-keys-repository';
 import type { RegionUsageKeyIds } from '../../shared/plan-policy';
-import { API_KEYS_FULL, API_KEYS_PER_REGION, countApiKeys, deleteApiKey } from '../../shared/usage-key-release';
+import { API_KEYS_FULL, API_KEYS_PER_REGION, deleteApiKey, listApiKeys } from '../../shared/usage-key-release';
 import { PLAN_NAME_PATTERN, plansInForce, QUOTA_PERIODS, type QuotaPeriod } from '../../shared/plans';
 import { PROJECT_NAME } from '../../shared/project';
 import { stackName, stackOutputs } from '../../shared/stack';
@@ -59,6 +61,20 @@ export interface UsageReport {
   readonly days: ReadonlyArray<{ readonly day: string; readonly requests: number }>;
   /** Undefined for a plan without a quota. */
   readonly quota: QuotaUse | undefined;
+  /** A stage in several regions: each region's own report, of which `days` and `quota` are the sums. */
+  readonly regions?: ReadonlyArray<RegionUsageReport>;
+}
+
+export interface RegionUsageReport {
+  readonly region: string;
+  readonly days: UsageReport['days'];
+  readonly quota: QuotaUse | undefined;
+}
+
+/** A key's requests today: in every region of a stage in several, with each region's. */
+export interface UsedToday {
+  readonly requests: number;
+  readonly byRegion?: ReadonlyArray<{ readonly region: string; readonly requests: number }>;
 }
 
 /** The API keys of a key's usage key: the home region's id, and the other regions' (none in a stage of one region). */
@@ -73,9 +89,23 @@ export interface HeldApiKeys {
   readonly held: number;
 }
 
+/**
+ * An API key named as the tool names this stage's usage keys, which no key item holds: one left by
+ * a create stopped between its regions (or between its API keys and its item). It counts against
+ * its region's 10,000 until deleted.
+ */
+export interface StrayApiKey {
+  /** Undefined in a stage of one region. */
+  readonly region?: string;
+  readonly id: string;
+  readonly name: string;
+}
+
+/** The name the tool gives a key's API key in every region (CreateApiKey `name`): as the stack names the usage plans. */
+export const usageKeyName = (stage: string, keyId: string): string => `${PROJECT_NAME}-${stage}-${keyId}`;
+
 /** A usage key and the plan it is metered on. */
-export interface MeteredKey {
-  readonly usageKeyId: string;
+export interface MeteredKey extends UsageKeyIds {
   readonly plan: string;
 }
 
@@ -130,12 +160,17 @@ export interface UsageKeys {
   /** Deletes, in every region, a usage key `create` made that no key record holds (a write that failed after it). */
   discard(usage: UsageKey): Promise<void>;
   /**
+   * The API keys named as this stage's usage keys (usageKeyName) that none of `held` (every key
+   * item of the table) names, in each region: none locally, nor on a table named alone.
+   */
+  strays(held: readonly Partial<UsageKeyIds>[]): Promise<readonly StrayApiKey[]>;
+  /**
    * The requests `usageKeyId` (on `plan`) was let through on each of `days` (oldest first, the
    * last being today), and what remains of the plan's quota today.
    */
   usage(key: MeteredKey, days: readonly string[]): Promise<UsageReport>;
-  /** The requests each of `keys` was let through on `today`, by usage key id: one call per plan where the API allows. */
-  usedOn(keys: readonly MeteredKey[], today: string): Promise<ReadonlyMap<string, number>>;
+  /** The requests each of `keys` was let through on `today`, by usage key id: one call per plan (and region) where the API allows. */
+  usedOn(keys: readonly MeteredKey[], today: string): Promise<ReadonlyMap<string, UsedToday>>;
   /** Frees the client, if one was made. */
   close(): void;
 }
@@ -197,6 +232,8 @@ const localUsageKeys = (target: KeysTarget, env: Readonly<Record<string, string 
       return limit();
     },
     count: async () => [{ held: await count() }],
+    // A local usage key is only a value in the keys table: none can be without a record.
+    strays: async () => [],
     async usage({ usageKeyId, plan }, days) {
       const inForce = plans();
       // Own properties only: a plan named `constructor` is no plan.
@@ -220,9 +257,20 @@ const localUsageKeys = (target: KeysTarget, env: Readonly<Record<string, string 
         keys.map(({ usageKeyId }) => usageKeyId),
         [today],
       );
-      return new Map(keys.map(({ usageKeyId }) => [usageKeyId, used.get(usageKeyId)?.get(today) ?? 0]));
+      return new Map(keys.map(({ usageKeyId }) => [usageKeyId, { requests: used.get(usageKeyId)?.get(today) ?? 0 }]));
     },
     close: () => undefined,
+  };
+};
+
+/** A key's use in every region summed: each day's requests, and each quota's limit and remaining (each region meters its share). */
+const sumOfRegions = (days: readonly string[], regions: readonly RegionUsageReport[]): Omit<UsageReport, 'regions'> => {
+  const quotas = regions.map((region) => region.quota);
+  const [first] = quotas;
+  const sum = (of: (quota: QuotaUse) => number) => quotas.reduce((total, quota) => total + (quota === undefined ? 0 : of(quota)), 0);
+  return {
+    days: days.map((day, index) => ({ day, requests: regions.reduce((total, region) => total + (region.days[index]?.requests ?? 0), 0) })),
+    quota: first === undefined ? undefined : { ...first, limit: sum((quota) => quota.limit), remaining: sum((quota) => quota.remaining) },
   };
 };
 
@@ -276,6 +324,7 @@ const regionalKeys = ({ usageKeyId, regionUsageKeyIds = {} }: UsageKeyIds): Regi
 
 const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefined, apiGatewayIn?: ApiGatewayIn): UsageKeys => {
   const { stage, stackOutputs: outputs, stageRegions = [] } = target;
+  const home = stage === undefined ? undefined : homeRegionOf(stageSettings(stage));
   /** The clients this made, destroyed by close. */
   const own: APIGatewayClient[] = [];
   const made = (region: string | undefined): ApiGatewayCalls => {
@@ -295,7 +344,18 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     }
     return client;
   };
-  const calls = (): ApiGatewayCalls => callsIn();
+  /** Every API key of a region, listed once per run: capacity counts them and looks for strays in the one listing. */
+  const listings = new Map<string | undefined, ReturnType<typeof listApiKeys>>();
+  const apiKeysIn = (region: string | undefined): ReturnType<typeof listApiKeys> => {
+    let listing = listings.get(region);
+    if (listing === undefined) {
+      listing = listApiKeys(callsIn(region)).catch((error: unknown) => {
+        throw failed(`list the API keys${inRegion(region)}`, error);
+      });
+      listings.set(region, listing);
+    }
+    return listing;
+  };
   /** The stage's other regions than the one the tool reaches (for a write, its home region). */
   const otherRegions = (): StageRegion[] => stageRegions.filter(({ region }) => region !== target.region);
 
@@ -332,33 +392,76 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
   };
   const failed = (what: string, error: unknown): Error => new Error(`API Gateway refused to ${what} (${reasonOf(error)}).`);
 
-  /** GetUsage of a usage plan from `first` to `last` (of one API key with `keyId`): its items, every page's. */
-  const usageItems = async (plan: string, first: string, last: string, keyId?: string): Promise<Record<string, number[][]>> => {
-    const input = { usagePlanId: usagePlanId(plan), startDate: first, endDate: last, ...(keyId === undefined ? {} : { keyId }) };
+  /** GetUsage of a usage plan in `region` from `first` to `last` (of one API key with `keyId`): its items, every page's. */
+  const usageItems = async (
+    plan: string,
+    first: string,
+    last: string,
+    keyId?: string,
+    region?: string,
+  ): Promise<Record<string, number[][]>> => {
+    const where = inRegion(region);
+    const input = {
+      usagePlanId: await usagePlanIdIn(region, plan),
+      startDate: first,
+      endDate: last,
+      ...(keyId === undefined ? {} : { keyId }),
+    };
     const items: Record<string, number[][]> = {};
     try {
-      for await (const page of paginateGetUsage({ client: calls() }, input)) {
+      for await (const page of paginateGetUsage({ client: callsIn(region) }, input)) {
         const parsed = UsageItems.safeParse(page.items ?? {});
-        if (!parsed.success) throw new Error(`API Gateway answered the usage of plan ${plan} in a shape this tool does not know.`);
+        if (!parsed.success) throw new Error(`API Gateway answered the usage of plan ${plan}${where} in a shape this tool does not know.`);
         // Each page holds other API keys.
         Object.assign(items, parsed.data);
       }
     } catch (error) {
-      throw awsErrorName(error) === undefined ? error : failed(`give the usage of plan ${plan}`, error);
+      throw awsErrorName(error) === undefined ? error : failed(`give the usage of plan ${plan}${where}`, error);
     }
     return items;
   };
-  /** The quota of `plan`'s usage plan (GetUsagePlan), undefined for none. */
-  const quotaOf = async (plan: string): Promise<{ limit: number; period: QuotaPeriod } | undefined> => {
-    const answer = await calls()
-      .send(new GetUsagePlanCommand({ usagePlanId: usagePlanId(plan) }))
+  /** The quota of `plan`'s usage plan in `region` (GetUsagePlan), undefined for none. */
+  const quotaOf = async (plan: string, region?: string): Promise<{ limit: number; period: QuotaPeriod } | undefined> => {
+    const where = inRegion(region);
+    const answer = await callsIn(region)
+      .send(new GetUsagePlanCommand({ usagePlanId: await usagePlanIdIn(region, plan) }))
       .catch((error: unknown) => {
-        throw failed(`describe plan ${plan}`, error);
+        throw failed(`describe plan ${plan}${where}`, error);
       });
     if (answer.quota === undefined) return undefined;
     const quota = UsagePlanQuota.safeParse(answer.quota);
-    if (!quota.success) throw new Error(`API Gateway described the quota of plan ${plan} in a shape this tool does not know.`);
+    if (!quota.success) throw new Error(`API Gateway described the quota of plan ${plan}${where} in a shape this tool does not know.`);
     return quota.data;
+  };
+  /**
+   * Each region's API key of a usage key, by region name (a stage in several regions): the home
+   * region's is `usageKeyId`, whichever region the tool reaches.
+   */
+  const byRegion = ({ usageKeyId, regionUsageKeyIds = {} }: UsageKeyIds): Array<{ region: string; usageKeyId: string | undefined }> =>
+    stageRegions.map(({ region }) => ({
+      region,
+      usageKeyId: region === home ? usageKeyId : Object.hasOwn(regionUsageKeyIds, region) ? regionUsageKeyIds[region] : undefined,
+    }));
+  /** One region's report of a usage key's API key there (`region` undefined: the target's, in a stage of one region). */
+  const usageIn = async (region: string | undefined, usageKeyId: string | undefined, plan: string, days: readonly string[]) => {
+    const quota = await quotaOf(plan, region);
+    const today = days.at(-1) ?? '';
+    // From the period's first day too, when it is before the first day asked: what remains is counted from it.
+    const quotaDays = quota ? periodDays(quota.period, today) : [];
+    const first = [days[0] ?? today, quotaDays[0] ?? today].sort()[0] ?? today;
+    const asked = daysFrom(first, today);
+    // A region with no API key of it (a record written before that region was listed) met none of its requests.
+    const entries = usageKeyId === undefined ? [] : ((await usageItems(plan, first, today, usageKeyId, region))[usageKeyId] ?? []);
+    // The i-th entry is the i-th day from the start date; a key with no use has none.
+    const entryOn = (day: string): number[] | undefined => entries[asked.indexOf(day)];
+    const requestsOn = (day: string): number => entryOn(day)?.[0] ?? 0;
+    return {
+      days: days.map((day) => ({ day, requests: requestsOn(day) })),
+      quota: quota && {
+        ...quota,
+        remaining: entryOn(today)?.[1] ?? Math.max(0, quota.limit - quotaDays.reduce((sum, day) => sum + requestsOn(day), 0)),
+      },
+    };
   };
 
   const addToPlan = async ({ region, usageKeyId }: RegionalKey, usagePlanId: string): Promise<void> => {
@@ -382,8 +485,7 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     const created = await callsIn(region)
       .send(
         new CreateApiKeyCommand({
-          // Named as the stack names the usage plans: pet-store-<stage>-….
-          name: `${PROJECT_NAME}-${stage ?? ''}-${keyId}`,
+          name: usageKeyName(stage ?? '', keyId),
           description: `Meters the pet store key ${keyId} on its plan (npm run keys).`,
           value,
           enabled: true,
@@ -499,42 +601,71 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     homeRegion: stageRegions.length === 0 ? undefined : target.region,
     limit: API_KEYS_PER_REGION,
     async count() {
-      const countIn = async (region?: string): Promise<number> =>
-        countApiKeys(callsIn(region)).catch((error: unknown) => {
-          throw failed(`list the API keys${inRegion(region)}`, error);
-        });
+      const countIn = async (region?: string): Promise<number> => (await apiKeysIn(region)).length;
       if (stageRegions.length === 0) return [{ held: await countIn() }];
       return Promise.all(stageRegions.map(async ({ region }) => ({ region, held: await countIn(region) })));
     },
     discard,
-    async usage({ usageKeyId, plan }, days) {
-      const quota = await quotaOf(plan);
-      const today = days.at(-1) ?? '';
-      // From the period's first day too, when it is before the first day asked: what remains is counted from it.
-      const quotaDays = quota ? periodDays(quota.period, today) : [];
-      const first = [days[0] ?? today, quotaDays[0] ?? today].sort()[0] ?? today;
-      const asked = daysFrom(first, today);
-      const entries = (await usageItems(plan, first, today, usageKeyId))[usageKeyId] ?? [];
-      // The i-th entry is the i-th day from the start date; a key with no use has none.
-      const entryOn = (day: string): number[] | undefined => entries[asked.indexOf(day)];
-      const requestsOn = (day: string): number => entryOn(day)?.[0] ?? 0;
-      return {
-        days: days.map((day) => ({ day, requests: requestsOn(day) })),
-        quota: quota && {
-          ...quota,
-          remaining: entryOn(today)?.[1] ?? Math.max(0, quota.limit - quotaDays.reduce((sum, day) => sum + requestsOn(day), 0)),
-        },
+    async strays(held) {
+      if (stage === undefined) return [];
+      const named = new RegExp(`^${usageKeyName(stage, '')}[0-9a-f]{12}$`);
+      const regions = stageRegions.length === 0 ? [undefined] : stageRegions.map(({ region }) => region);
+      const strayIn = async (region: string | undefined): Promise<StrayApiKey[]> => {
+        const known = new Set(
+          held.flatMap(({ usageKeyId, regionUsageKeyIds = {} }) => {
+            const id = region === undefined || region === home ? usageKeyId : regionUsageKeyIds[region];
+            return id === undefined ? [] : [id];
+          }),
+        );
+        // Every API key of the region, its name matched here: GetApiKeys documents no match rule for nameQuery.
+        return (await apiKeysIn(region)).flatMap(({ id, name }) =>
+          id !== undefined && name !== undefined && named.test(name) && !known.has(id)
+            ? [{ ...(region === undefined ? {} : { region }), id, name }]
+            : [],
+        );
       };
+      return (await Promise.all(regions.map(strayIn))).flat();
+    },
+    async usage(key, days) {
+      if (stageRegions.length === 0) return usageIn(undefined, key.usageKeyId, key.plan, days);
+      const regions = await Promise.all(
+        byRegion(key).map(async ({ region, usageKeyId }) => ({ region, ...(await usageIn(region, usageKeyId, key.plan, days)) })),
+      );
+      return { ...sumOfRegions(days, regions), regions };
     },
     async usedOn(keys, today) {
       const known = usagePlanIds();
-      const used = new Map<string, number>();
-      // One GetUsage (every API key of the plan) per plan of the keys asked.
-      for (const plan of new Set(keys.map((key) => key.plan).filter((plan) => Object.hasOwn(known, plan)))) {
-        const items = await usageItems(plan, today, today);
-        for (const key of keys.filter((other) => other.plan === plan)) used.set(key.usageKeyId, items[key.usageKeyId]?.[0]?.[0] ?? 0);
+      const plans = [...new Set(keys.map((key) => key.plan).filter((plan) => Object.hasOwn(known, plan)))];
+      // One GetUsage (every API key of the plan) per plan of the keys asked, in each region.
+      const usedIn = async (region: string | undefined, idOf: (key: MeteredKey) => string | undefined) => {
+        const used = new Map<MeteredKey, number>();
+        for (const plan of plans) {
+          const items = await usageItems(plan, today, today, undefined, region);
+          for (const key of keys.filter((other) => other.plan === plan)) {
+            const id = idOf(key);
+            used.set(key, id === undefined ? 0 : (items[id]?.[0]?.[0] ?? 0));
+          }
+        }
+        return used;
+      };
+      if (stageRegions.length === 0) {
+        const used = await usedIn(undefined, (key) => key.usageKeyId);
+        return new Map([...used].map(([key, requests]) => [key.usageKeyId, { requests }]));
       }
-      return used;
+      const regions = await Promise.all(
+        stageRegions.map(async ({ region }) => ({
+          region,
+          used: await usedIn(region, (key) => byRegion(key).find((each) => each.region === region)?.usageKeyId),
+        })),
+      );
+      return new Map(
+        keys
+          .filter((key) => regions[0]?.used.has(key))
+          .map((key) => {
+            const each = regions.map(({ region, used }) => ({ region, requests: used.get(key) ?? 0 }));
+            return [key.usageKeyId, { requests: each.reduce((sum, { requests }) => sum + requests, 0), byRegion: each }];
+          }),
+      );
     },
     close() {
       for (const client of own) client.destroy();

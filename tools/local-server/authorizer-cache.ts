@@ -8,7 +8,8 @@
  *
  * A key whose item changes loses its entries at once (`forgetKey`, by the key's hash, which the
  * authorizer's context carries), as the key tool's flush empties API Gateway's cache deployed; and
- * while the changes cannot be followed (`following(false)`), nothing is cached at all.
+ * while the changes cannot be followed (`following(false)`), nothing is cached at all. `flush`
+ * empties it whole, as FlushStageAuthorizersCache empties a stage's.
  */
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 
@@ -33,6 +34,8 @@ export interface AuthorizerCache {
   set(token: string, result: APIGatewayAuthorizerResult, at: number, since?: number): void;
   /** Drops every answer cached for the key with this hash: its item changed. */
   forgetKey(keyHash: string): void;
+  /** Drops every answer cached, of every key. */
+  flush(): void;
   /** Whether changes to keys reach `forgetKey`; while they do not, the cache holds nothing. */
   following(following: boolean): void;
   /** How many times keys have changed (or following stopped): read before asking the authorizer. */
@@ -77,6 +80,10 @@ export const createAuthorizerCache = (ttlSeconds: number, maxEntries = AUTH_CACH
     forgetKey(keyHash) {
       changes += 1;
       for (const [token, entry] of entries) if (entry.keyHash === keyHash) entries.delete(token);
+    },
+    flush() {
+      changes += 1;
+      entries.clear();
     },
     following(following) {
       if (!following) {

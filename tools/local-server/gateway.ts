@@ -140,6 +140,8 @@ export interface Gateway {
   readonly keyChanged: (keyHash: string) => void;
   /** Whether key changes reach `keyChanged`: while they do not, no answer is cached, since one could outlive its key's change. */
   readonly followingKeyChanges: (following: boolean) => void;
+  /** Drops every cached answer of every key, as FlushStageAuthorizersCache does to a deployed stage's cache. */
+  readonly flushAuthorizerCache: () => void;
 }
 
 const bearer = new RegExp(BEARER_PATTERN);
@@ -275,6 +277,7 @@ export const createGateway = ({
     authCacheSize: () => policyCache.size,
     keyChanged: (keyHash: string) => policyCache.forgetKey(keyHash),
     followingKeyChanges: (following: boolean) => policyCache.following(following),
+    flushAuthorizerCache: () => policyCache.flush(),
   });
 
   /**

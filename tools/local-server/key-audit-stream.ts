@@ -49,6 +49,12 @@ export interface LocalKeyAuditDependencies {
   readonly region?: string;
   /** The home region of the stage it stands for, which records the unstamped changes; none for a stage in one region. */
   readonly homeRegion?: string;
+  /**
+   * The key-audit function's flush of its stage's authorizer cache, after a change that alters
+   * answers: the local gateway's (local-stack.ts), made as the function makes it deployed. None: no
+   * gateway to flush.
+   */
+  readonly flushAuthorizerCache?: () => Promise<void>;
 }
 
 export interface LocalKeyAudit {
@@ -107,7 +113,7 @@ const failedRecord = (record: DynamoDBRecord, attempts: number): FailedAuditReco
 };
 
 export const startLocalKeyAudit = async (
-  { client, keysTableName, keys, region: ownRegion, homeRegion }: LocalKeyAuditDependencies,
+  { client, keysTableName, keys, region: ownRegion, homeRegion, flushAuthorizerCache = async () => undefined }: LocalKeyAuditDependencies,
   { pollIntervalMs = DEFAULT_POLL_INTERVAL_MS, expirySweepIntervalMs = DEFAULT_EXPIRY_SWEEP_INTERVAL_MS }: LocalKeyAuditOptions = {},
 ): Promise<LocalKeyAudit> => {
   const streamArn = await keysTableStream(client, keysTableName);
@@ -131,8 +137,7 @@ export const startLocalKeyAudit = async (
       write: localAuditWriter(client, keysTableName),
       region: ownRegion ?? region,
       homeRegion,
-      // The local gateway drops a changed key's answers itself, from the same stream (key-changes.ts).
-      flushAuthorizerCache: async () => undefined,
+      flushAuthorizerCache,
     }),
   );
   const sweepExpired = asInvocation({ functionName: 'keyExpiry', ...keysTable }, createKeyExpiryHandler({ keys }));

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { API_KEY_PATTERN } from '../../shared/api-keys';
 import { HEALTH_REUSE_SECONDS } from '../../shared/database-health';
 import { REGION_COUNT, REGION_INDEX_VARIABLE } from '../../shared/ids';
+import { HOME_REGION_VARIABLE } from '../../shared/key-audit';
 import type { PlanLimits } from '../../shared/plan-policy';
 import { PLANS_FILE_VARIABLE, plansInForce, regionalPlans, type Plans } from '../../shared/plans';
 import { apiKeysTable, MAX_STATUS_SHARDS, STATUS_SHARDS_VARIABLE, tableDefinitions } from '../../shared/tables';
@@ -37,7 +38,8 @@ Environment:
   DYNAMODB_LOCAL_PORT   port for the DynamoDB Local it starts (default ${DEFAULT_DYNAMODB_LOCAL_PORT}); it listens on
                         every network interface: see "Settings" in README.md
   AUTH_CACHE_TTL        seconds the authorizer's answer is cached per key (default ${DEFAULT_AUTH_CACHE_TTL_SECONDS}); a key
-                        whose item changes loses its cached answers within a second
+                        whose item changes loses its cached answers within a second (with HOME_REGION:
+                        when the audit trail reads the change and flushes the cache, about a second)
   HEALTH_REUSE_SECONDS  seconds GET /v1/health reuses its answer, as each deployed function does (default
                         ${HEALTH_REUSE_SECONDS}); 0: it reads the tables on every request
   THROTTLE_RATE         requests per second before 429 (default ${DEFAULT_THROTTLE.rate})
@@ -52,7 +54,9 @@ Environment:
                         (default: none; DynamoDB Local ignores it): key changes made here are stamped
                         with it, and its audit trail records those
   HOME_REGION           the stage's home region, when several servers stand for a stage's regions (default:
-                        unset, one region): a key change with no region stamp is recorded there only
+                        unset, one region): a key change with no region stamp is recorded there only, and
+                        cached answers go only when this server's audit trail flushes its cache, as each
+                        region's key-audit function flushes its stage deployed
   ${REGION_INDEX_VARIABLE}          this region's position in the stage's regions, 0 to ${REGION_COUNT - 1} (default 0): the new pets'
                         ids carry it, so that two regions never mint the same id
   STAGE_REGION_COUNT    regions the stage this server stands for runs in (default 1): each plan's quota is
@@ -231,6 +235,9 @@ const main = async () => {
     revokeOtherKeysOfItsName: true,
     // Changes to keys are recorded in the local audit log (npm run keys -- audit), as deployed.
     keyAudit: true,
+    // One region of several: its audit trail records the unstamped changes only there, and its
+    // flush alone drops the cached answers of a changed key (local-stack.ts).
+    homeRegion: process.env[HOME_REGION_VARIABLE] || undefined,
     server: {
       port: settings.PORT,
       authCacheTtlSeconds: settings.AUTH_CACHE_TTL,

@@ -1,7 +1,8 @@
 /**
  * The local server: a node:http front for the gateway stand-in, wired to the real handler
  * modules (loaded from the route table) and to a DynamoDB the caller names; with the authorizer
- * cache on, it follows the keys table's changes (key-changes.ts) to drop a changed key's answers.
+ * cache on, it follows the keys table's changes (key-changes.ts) to drop a changed key's answers,
+ * unless told not to (a server standing for one region of several: see `dropChangedKeys`).
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { once } from 'node:events';
@@ -41,6 +42,13 @@ export interface LocalServerOptions {
   readonly host?: string;
   readonly tables: TableNames;
   readonly authCacheTtlSeconds?: number;
+  /**
+   * Whether the gateway drops a changed key's cached answers itself, as it reads the keys table's
+   * stream. @default true. Off, only a flush of the whole cache drops them (`flushAuthorizerCache`,
+   * which the local audit trail calls after a key change, as each region's key-audit function
+   * flushes its stage deployed).
+   */
+  readonly dropChangedKeys?: boolean;
   /** How long the health route reuses its answer, as each deployed execution environment does; 0: it reads every time. */
   readonly healthReuseSeconds?: number;
   readonly throttle?: GatewayOptions['throttle'];
@@ -94,6 +102,8 @@ export interface LocalServer {
   /** Base URL of the API, ending in /v1. */
   readonly url: string;
   readonly port: number;
+  /** Empties the gateway's authorizer cache, as FlushStageAuthorizersCache empties a stage's. */
+  flushAuthorizerCache(): void;
   close(): Promise<void>;
 }
 
@@ -114,6 +124,7 @@ export const startLocalServer = async ({
   host = '127.0.0.1',
   tables,
   authCacheTtlSeconds = DEFAULT_AUTH_CACHE_TTL_SECONDS,
+  dropChangedKeys = true,
   healthReuseSeconds = HEALTH_REUSE_SECONDS,
   throttle,
   plans: stagePlans = plansInForce(),
@@ -152,7 +163,7 @@ export const startLocalServer = async ({
 
   // A cached answer goes when its key's item changes, as the key tool's flush of API Gateway's cache does deployed.
   const keyChanges: KeyChanges | undefined =
-    authCacheTtlSeconds > 0
+    authCacheTtlSeconds > 0 && dropChangedKeys
       ? await followKeyChanges({
           client,
           keysTableName: tables.apiKeys,
@@ -242,6 +253,7 @@ export const startLocalServer = async ({
   return {
     url: `http://${ownAddress}/v1`,
     port: address.port,
+    flushAuthorizerCache: gateway.flushAuthorizerCache,
     close: async () => {
       server.closeAllConnections();
       server.close();

@@ -9,6 +9,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../../shared/logger';
 import type { Plans } from '../../../shared/plans';
 import { AUTH_CACHE_MAX_ENTRIES } from '../../../tools/local-server/authorizer-cache';
+import { LOCAL_STAGE_ENV, localApiGateway } from '../../../tools/local-server/api-gateway';
+import { flushAuthorizerCache, stageAuthorizerCacheFlush } from '../../../shared/authorizer-cache';
 import {
   createGateway,
   type BodyRefusal,
@@ -376,6 +378,30 @@ describe("the local gateway's authorizer cache and key changes", () => {
     expect((await gateway(request('/pets'))).statusCode).toBe(200);
 
     expect(gateway.authCacheSize()).toBe(0);
+  });
+
+  it("drops every key's cached answers on the stage's flush, made as the key-audit function makes it", async () => {
+    const authorizer = perKey();
+    const gateway = gatewayWith({ authorizer, authCacheTtlSeconds: 300 });
+    for (const name of ['a', 'b']) await gateway(as(name));
+    expect(gateway.authCacheSize()).toBe(2);
+
+    await stageAuthorizerCacheFlush(LOCAL_STAGE_ENV, () => localApiGateway(gateway.flushAuthorizerCache))?.();
+
+    expect(gateway.authCacheSize()).toBe(0);
+    await gateway(as('a'));
+    expect(authorizer).toHaveBeenCalledTimes(3);
+  });
+
+  it('refuses a flush of a stage other than its own, as API Gateway answers an unknown stage, and keeps its cache', async () => {
+    const gateway = gatewayWith({ authCacheTtlSeconds: 300 });
+    await gateway(request('/pets'));
+    const calls = localApiGateway(gateway.flushAuthorizerCache);
+
+    await expect(flushAuthorizerCache(calls, { restApiId: 'unknown-api', stageName: 'v1' })).rejects.toMatchObject({
+      name: 'NotFoundException',
+    });
+    expect(gateway.authCacheSize()).toBe(1);
   });
 
   it('caches nothing while key changes cannot be followed, and caches again once they can', async () => {
