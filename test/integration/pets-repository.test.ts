@@ -248,7 +248,7 @@ describe('id collisions', () => {
     });
 
     await expect(pets.create(newPet('Unlucky', 'pending'))).rejects.toMatchObject({
-      name: 'ConditionalCheckFailedException',
+      name: 'DatabaseUnavailable',
     });
 
     expect(MAX_ID_ATTEMPTS).toBe(5);
