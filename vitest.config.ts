@@ -2,7 +2,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 import LongPolesFirst from './test/support/sequencer';
 
 /** The checks of AWS's own rules that judge what the rest of the run recorded: they run after it. */
-const AFTER_THE_RUN = ['test/infra/iam-simulation.test.ts'];
+const AFTER_THE_RUN = ['test/infra/iam-simulation.test.ts', 'test/infra/iam-simulation-regions.test.ts'];
 const UNIT = ['test/unit/**/*.test.ts'];
 
 const common = {
