@@ -168,6 +168,20 @@ export const defaultSettings: StageSettings = {
 /** What a stage changes: any setting, and any plan by its name (the others stay as shared/plans.ts defines them). */
 export type StageOverrides = Partial<Omit<StageSettings, 'plans'>> & { readonly plans?: Readonly<Record<string, Plan>> };
 
+/** Prod: the stage clients depend on. */
+const prod: StageOverrides = {
+  throttle: { rateLimit: 1_000, burstLimit: 2_000 },
+  // API Gateway's default: a revoked key stops working within 5 minutes.
+  authorizerCacheTtlSeconds: 300,
+  logRetention: RetentionDays.ONE_YEAR,
+  removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+  terminationProtection: true,
+  // A broken version meets 10% of requests, and its alarms, before the rest.
+  release: 'Canary10Percent5Minutes',
+  // A burst of 2,000 creates of one status, at 2 write units for the largest pet: 4,000 a second.
+  statusIndexShards: 4,
+};
+
 export const stages: Readonly<Record<string, StageOverrides>> = {
   staging: {
     throttle: { rateLimit: 100, burstLimit: 200 },
@@ -178,28 +192,11 @@ export const stages: Readonly<Record<string, StageOverrides>> = {
     // Prod's shards, so that staging lists and writes as prod does.
     statusIndexShards: 4,
   },
-  prod: {
-    throttle: { rateLimit: 1_000, burstLimit: 2_000 },
-    // API Gateway's default: a revoked key stops working within 5 minutes.
-    authorizerCacheTtlSeconds: 300,
-    logRetention: RetentionDays.ONE_YEAR,
-    removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
-    terminationProtection: true,
-    // A broken version meets 10% of requests, and its alarms, before the rest.
-    release: 'Canary10Percent5Minutes',
-    // A burst of 2,000 creates of one status, at 2 write units for the largest pet: 4,000 a second.
-    statusIndexShards: 4,
-  },
+  prod,
   // Prod's settings, served from three regions at once: one region set of DynamoDB's strongly
   // consistent global tables (docs/architecture.md, Regions). Its first region is its home.
   global: {
-    throttle: { rateLimit: 1_000, burstLimit: 2_000 },
-    authorizerCacheTtlSeconds: 300,
-    logRetention: RetentionDays.ONE_YEAR,
-    removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
-    terminationProtection: true,
-    release: 'Canary10Percent5Minutes',
-    statusIndexShards: 4,
+    ...prod,
     regions: ['us-east-1', 'us-east-2', 'us-west-2'],
     // Example values, so that the stage synthesizes offline: give your own domain, zone and certificates.
     customDomain: {
