@@ -21,7 +21,7 @@ import middy from '@middy/core';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import type { ScheduledEvent } from 'aws-lambda';
 import { apiKeysRepository, KeysNotMarked, type ApiKeyRecord, type ApiKeysRepository } from '../shared/api-keys-repository';
-import { apiStageOf, flushAuthorizerCache, type ApiGatewayCalls } from '../shared/authorizer-cache';
+import { apiStageOf, stageAuthorizerCacheFlush } from '../shared/authorizer-cache';
 import { logger, safeErrorFields } from '../shared/logger';
 import { publishLevel } from '../shared/metrics';
 import {
@@ -129,14 +129,6 @@ const apiGateway = (region?: string): APIGatewayClient => {
   return client;
 };
 
-/** The stage's flush. */
-const stageFlush = (): (() => Promise<void>) | undefined => {
-  const stage = apiStageOf();
-  if (stage === undefined) return undefined;
-  const calls: () => ApiGatewayCalls = () => apiGateway();
-  return () => flushAuthorizerCache(calls(), stage);
-};
-
 /** On a stage, API Gateway's DeleteApiKey in the region named; locally nothing to delete. */
 const stageDeleteApiKey = (): DeleteUsageKey =>
   apiStageOf() === undefined ? async () => undefined : (usageKeyId, region) => deleteApiKey(apiGateway(region), usageKeyId);
@@ -186,7 +178,7 @@ const countsThisRun = (event: ScheduledEvent | Record<string, never>, at: Date):
 export const createHandler = ({
   keys = apiKeysRepository(),
   now = () => new Date(),
-  flushAuthorizerCache: flush = stageFlush(),
+  flushAuthorizerCache: flush = stageAuthorizerCacheFlush(process.env, () => apiGateway()),
   deleteApiKey: deleteUsageKey = stageDeleteApiKey(),
   countApiKeys: count = stageCountApiKeys(),
   regions = stageRegionsOf(),
