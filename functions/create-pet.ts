@@ -11,7 +11,8 @@ import { parseRequest, publicUrl } from '../shared/http/request';
 import { json } from '../shared/http/response';
 import { idempotentRequest } from '../shared/idempotency';
 import { operationMetrics } from '../shared/metrics';
-import { petsRepository, type KeyedCreateOutcome, type PetsRepository } from '../shared/pets-repository';
+import type { KeyedCreateOutcome, PetsRepository } from '../shared/pets-repository';
+import { configuredRepositories } from '../shared/repositories';
 import { routeOf } from '../shared/routes';
 
 export interface CreatePetDependencies {
@@ -20,7 +21,7 @@ export interface CreatePetDependencies {
 
 const route = routeOf('createPet');
 
-export const createHandler = ({ pets = petsRepository() }: CreatePetDependencies = {}) => {
+export const createHandler = ({ pets = configuredRepositories().pets }: CreatePetDependencies = {}) => {
   const metrics = operationMetrics(route.operationId);
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpApi({ operationId: route.operationId }))

@@ -5,7 +5,8 @@ import { ApiError } from '../shared/errors';
 import { httpApi, type Clock } from '../shared/http/http-api';
 import { parseRequest } from '../shared/http/request';
 import { json } from '../shared/http/response';
-import { petsRepository, type PetsRepository } from '../shared/pets-repository';
+import type { PetsRepository } from '../shared/pets-repository';
+import { configuredRepositories } from '../shared/repositories';
 import { routeOf } from '../shared/routes';
 
 export interface GetPetDependencies {
@@ -15,7 +16,7 @@ export interface GetPetDependencies {
 
 const route = routeOf('getPet');
 
-export const createHandler = ({ pets = petsRepository(), now }: GetPetDependencies = {}) =>
+export const createHandler = ({ pets = configuredRepositories().pets, now }: GetPetDependencies = {}) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpApi({ operationId: route.operationId, now }))
     .handler(async (event) => {

@@ -5,7 +5,8 @@ import { decodeCursor, encodeCursor } from '../shared/cursor';
 import { httpApi } from '../shared/http/http-api';
 import { parseRequest, publicUrl } from '../shared/http/request';
 import { json, link } from '../shared/http/response';
-import { petsRepository, type PetsRepository } from '../shared/pets-repository';
+import type { PetsRepository } from '../shared/pets-repository';
+import { configuredRepositories } from '../shared/repositories';
 import { routeOf } from '../shared/routes';
 
 export interface ListPetsDependencies {
@@ -14,7 +15,7 @@ export interface ListPetsDependencies {
 
 const route = routeOf('listPets');
 
-export const createHandler = ({ pets = petsRepository() }: ListPetsDependencies = {}) =>
+export const createHandler = ({ pets = configuredRepositories().pets }: ListPetsDependencies = {}) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpApi({ operationId: route.operationId }))
     .handler(async (event) => {

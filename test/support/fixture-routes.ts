@@ -19,4 +19,5 @@ export const noContentRoute = {
   success: { status: 204, description: 'Consumed: no content.' },
   errors: ['not_found'],
   tableAccess: [{ table: 'pets', actions: ['dynamodb:DeleteItem'] }],
+  succeedsWith: { pathParameters: { petId: { operationId: 'createPet', field: 'id' } } },
 } as const satisfies Route;
