@@ -1,5 +1,6 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import LongPolesFirst from './test/support/sequencer';
+// With its extension: Vite loads the config natively, without bundling it, in a coming major.
+import LongPolesFirst from './test/support/sequencer.ts';
 
 /** The checks of AWS's own rules that judge what the rest of the run recorded: they run after it. */
 const AFTER_THE_RUN = ['test/infra/iam-simulation.test.ts', 'test/infra/iam-simulation-regions.test.ts'];
@@ -7,7 +8,6 @@ const UNIT = ['test/unit/**/*.test.ts'];
 
 const common = {
   env: {
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     // Tests that read the logs turn them on for themselves.
     POWERTOOLS_LOG_LEVEL: 'SILENT',
     // And the metrics (EMF lines on stdout); tests that read them turn them on.

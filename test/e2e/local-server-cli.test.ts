@@ -75,7 +75,7 @@ const peakMemoryBytes = (pid: number): number => {
 
 /** Runs a command in its own process group, as a terminal runs a foreground job. */
 const run = (command: string, args: string[], env: Record<string, string>): Started => {
-  const { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: _, POWERTOOLS_LOG_LEVEL: __, ...inherited } = process.env;
+  const { POWERTOOLS_LOG_LEVEL: _, ...inherited } = process.env;
   const child = spawn(command, args, { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   children.push(child);
   let output = '';

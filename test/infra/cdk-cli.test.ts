@@ -148,7 +148,7 @@ describe('npx cdk synth -c stage=staging', { timeout: CDK_CLI_TIMEOUT_MS }, () =
           '-e',
           `const m = await import(${JSON.stringify(join(bundle, 'index.mjs'))}); console.log(typeof m.handler);`,
         ],
-        { env: { ...process.env, AWS_REGION: 'eu-west-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
+        { env: { ...process.env, AWS_REGION: 'eu-west-1' } },
       );
       expect(stdout.trim()).toBe('function');
     }
@@ -197,7 +197,6 @@ describe('npx cdk synth -c stage=staging', { timeout: CDK_CLI_TIMEOUT_MS }, () =
       API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
       IDEMPOTENCY_TABLE_NAME: tables.idempotency,
       POWERTOOLS_LOG_LEVEL: 'SILENT',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
     const [authorized, created] = await Promise.all([
       invokeBundle('Authorizer', tokenEvent(`Bearer ${key}`), env),

@@ -17,14 +17,14 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { FUNCTION_ARCHITECTURE, FUNCTION_BUNDLING, FUNCTION_RUNTIME } from '../../infra/bundling';
+import { FUNCTION_ARCHITECTURE, FUNCTION_BUNDLING, FUNCTION_RUNTIME, nodeMajorOf } from '../../infra/bundling';
 import { AUTHORIZER_ENTRY } from '../../infra/constructs/pet-store-functions';
 import { PetStoreStack } from '../../infra/pet-store-stack';
 import { projectRoot } from '../../shared/project-root';
 import { stageSettings } from '../../infra/stages';
 import { routes } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
-import { BENCH_REGION, coldStartRun, nodeMajorOf, provisionRuntimeNode, templateFunctions, type ImportRun } from './deployed-env';
+import { BENCH_REGION, coldStartRun, templateFunctions, type ImportRun } from './deployed-env';
 import { atMost, type Check, type PartResult } from './results';
 import { median, round, shuffled } from '../stats';
 
@@ -213,7 +213,6 @@ export const runCold = async ({ runs }: ColdOptions): Promise<PartResult> => {
   const notes: string[] = [];
   const { outdir, bundles } = synthesizeBundles();
   const runtime = runtimeOf(bundles.map((bundle) => bundle.fn.runtime));
-  provisionRuntimeNode(runtime);
   // The floor is a function with no settings of its own: only what the Lambda runtime sets.
   const floorRun = coldStartRun({ logicalId: 'floor', functionName: 'floor', runtime, memorySize: 512, variables: {} });
   const nodeVersion = execFileSync(floorRun.node, ['--version'], { encoding: 'utf8' }).trim();
