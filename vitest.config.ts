@@ -57,10 +57,10 @@ export default defineConfig({
             ...common.env,
             // The functions' DynamoDB timeout, through the product's own setting (shared/config.ts):
             // on a busy machine DynamoDB Local answers later than the deployed 1 s, and the servers and
-            // handlers under test would answer 503. A call's two attempts (6 s) still end within a
+            // handlers under test would answer 503. A call's two attempts (8 s) still end within a
             // function's 10 s, so a database that hangs is still the functions' own 503. Tests of the
             // timeout itself read it (test/support/database.ts).
-            DYNAMODB_TIMEOUT_MS: '3000',
+            DYNAMODB_TIMEOUT_MS: '4000',
           },
         },
       },

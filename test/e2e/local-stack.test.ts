@@ -60,8 +60,8 @@ describe('startLocalStack', { timeout: 90_000 }, () => {
      * deployed) by half, and shorter than the stack's own calls wait.
      */
     const BUSY_ANSWER_MS = 1.5 * databaseTimeoutMs();
-    /** Later than the deployed timeout, within this run's. */
-    const LATE_ANSWER_MS = (DYNAMODB_DEFAULTS.requestTimeout + databaseTimeoutMs()) / 2;
+    /** Later than the deployed timeout by half, and well within this run's. */
+    const LATE_ANSWER_MS = 1.5 * DYNAMODB_DEFAULTS.requestTimeout;
     let proxy: FaultProxy | undefined;
     afterEach(async () => {
       await proxy?.close();
@@ -69,7 +69,7 @@ describe('startLocalStack', { timeout: 90_000 }, () => {
 
     it('creates its tables; its functions wait DYNAMODB_TIMEOUT_MS for an answer, then answer 503 after their two attempts', async () => {
       expect(BUSY_ANSWER_MS).toBeLessThan(LOCAL_TOOL_REQUEST_TIMEOUT_MS);
-      expect(databaseTimeoutMs()).toBeGreaterThan(DYNAMODB_DEFAULTS.requestTimeout);
+      expect(databaseTimeoutMs()).toBeGreaterThan(2 * LATE_ANSWER_MS);
       proxy = await startFaultProxy(inject('dynamodbEndpoint'));
       const tables = freshTableNames();
       // Creating a table is the slowest thing DynamoDB Local does, and the first a stack asks of it.
