@@ -8,6 +8,7 @@
  */
 import type { CloudFormationCustomResourceEvent, CloudFormationCustomResourceResponse } from 'aws-lambda';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { putResponse } from '../shared/custom-resource-response';
 import { MAX_PAUSE_SECONDS, PAUSE_SECONDS_PROPERTY } from '../shared/deploy-pause';
 import { logger, safeErrorFields } from '../shared/logger';
 
@@ -17,12 +18,6 @@ export interface DeployPauseDependencies {
   /** Sends the response to CloudFormation. @default an HTTPS PUT of the body to the presigned URL */
   readonly respond?: (url: string, body: string) => Promise<void>;
 }
-
-/** CloudFormation's presigned URL takes the body with no content type (the signature covers none). */
-const putResponse = async (url: string, body: string): Promise<void> => {
-  const answer = await fetch(url, { method: 'PUT', body, headers: { 'content-type': '' } });
-  if (!answer.ok) throw new Error(`CloudFormation's response URL answered ${answer.status}`);
-};
 
 /** The seconds a request asks for, or undefined when they are not a whole number from 0 to MAX_PAUSE_SECONDS. */
 const pauseSecondsOf = (event: CloudFormationCustomResourceEvent): number | undefined => {

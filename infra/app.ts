@@ -5,7 +5,7 @@
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { checkDeployedRegions, parseDropRegions, readDeployedRegions } from './deployed-regions';
+import { checkDeployedRegions, readDeployedRegions } from './deployed-regions';
 import { stageStacks } from './stage-stacks';
 import { parseIgnoreReleaseAlarms, parseStageName, stageSettings } from './stages';
 
@@ -19,8 +19,9 @@ const { stage, settings, ignoreReleaseAlarms } = (() => {
   try {
     const name = parseStageName(app.node.tryGetContext('stage'));
     const settings = stageSettings(name);
-    // A region dropped from a kept stage's regions deletes its replicas: refused unless this deploy names it.
-    checkDeployedRegions(name, settings, readDeployedRegions(), parseDropRegions(app.node.tryGetContext('dropRegions')));
+    // A region dropped from a kept stage's regions would delete its replicas: refused, as its regions are fixed. `cdk destroy`
+    // synthesizes too, and the app cannot tell it from a deploy (the CLI passes no command): destroy with the regions recorded.
+    checkDeployedRegions(name, settings, readDeployedRegions());
     return {
       stage: name,
       settings,

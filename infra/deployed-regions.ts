@@ -5,9 +5,7 @@
  *
  * Synth knows nothing of the last deploy, so the record stands in for it: a kept stage must have
  * one, a region it adds must be in it (so that a later drop of it is caught), and a region it no
- * longer lists is refused unless the deploy names it, `-c dropRegions=<region>[,<region>…]`. Once
- * that deploy has succeeded, the region comes out of the record; until then, every synth without
- * the flag refuses, so the record cannot silently fall behind what is deployed.
+ * longer lists is refused: a stage's regions are fixed (checkDeployedRegions).
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { readFileSync } from 'node:fs';
@@ -41,32 +39,23 @@ export const readDeployedRegions = (file: string = resolve(projectRoot, DEPLOYED
   return Object.fromEntries(entries) as DeployedRegions;
 };
 
-/** `-c dropRegions=us-west-2[,…]`: the regions this deploy may drop from its stage; none when absent. */
-export const parseDropRegions = (value: unknown): readonly string[] => {
-  if (value === undefined) return [];
-  const regions = String(value)
-    .split(',')
-    .map((region) => region.trim());
-  if (regions.some((region) => !REGION_PATTERN.test(region))) {
-    throw new Error(`Invalid dropRegions '${String(value)}': give the regions to drop, comma-separated (e.g. -c dropRegions=us-west-2).`);
-  }
-  return regions;
-};
-
 /** `a`, `a and b`, `a, b and c`. */
 const listed = (regions: readonly string[]): string =>
   regions.length < 2 ? (regions[0] ?? '') : `${regions.slice(0, -1).join(', ')} and ${regions.at(-1) ?? ''}`;
 
 /**
- * Refuses, in one line, a stage's regions that differ from its record but by the regions this
- * deploy names in `dropRegions`: a kept stage with no record, a region the record lacks, a
- * recorded region dropped without the flag, and a flag naming a region the stage does not drop.
+ * Refuses, in one line, a stage's regions that differ from its record: a kept stage with no record,
+ * a region the record lacks, and any recorded region no longer listed. A stage in several regions
+ * has a strongly consistent (MRSC) idempotency table, whose replicas cannot be dropped one at a
+ * time: DynamoDB deletes a replica of one only with another replica or its witness, leaving a table
+ * of one region (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_DeleteGlobalTableWitnessGroupMemberAction.html),
+ * and a stage cannot move from several regions to one by a deploy. A stage in one region has no
+ * replica to drop. So no deploy drops a region: its regions are fixed, and a new stage takes others.
  */
 export const checkDeployedRegions = (
   stage: string,
   settings: Pick<StageSettings, 'regions' | 'removalPolicy'>,
   deployed: DeployedRegions,
-  dropRegions: readonly string[],
 ): void => {
   const regions = settings.regions ?? [];
   const recorded = deployed[stage];
@@ -76,7 +65,6 @@ export const checkDeployedRegions = (
         `Stage '${stage}' keeps its data, and ${DEPLOYED_REGIONS_FILE} has no record of its regions: add "${stage}": ${JSON.stringify(regions)} to it.`,
       );
     }
-    if (dropRegions.length > 0) throw new Error(`Invalid dropRegions: stage '${stage}' has no recorded regions to drop; leave it out.`);
     return;
   }
   const added = regions.filter((region) => !recorded.includes(region));
@@ -86,19 +74,14 @@ export const checkDeployedRegions = (
     );
   }
   const dropped = recorded.filter((region) => !regions.includes(region));
-  const unapproved = dropped.filter((region) => !dropRegions.includes(region));
-  if (unapproved.length > 0) {
-    const [it, its] = unapproved.length > 1 ? ['them', 'their'] : ['it', 'its'];
+  if (dropped.length > 0) {
+    const why =
+      recorded.length > 1
+        ? `, which would delete ${dropped.length > 1 ? 'their replicas' : 'its replica'} of every table, with the data, and a strongly consistent table's`
+        : ` (recorded in ${DEPLOYED_REGIONS_FILE}), and its`;
     throw new Error(
-      `Stage '${stage}': regions no longer lists ${listed(unapproved)}, and the deploy would delete ${its} replica of every table, with its data: ` +
-        `to drop ${it} on purpose, turn off the deletion protection of ${its} replicas and deploy with -c dropRegions=${dropped.join(',')}, ` +
-        `then take ${it} out of the stage's record in ${DEPLOYED_REGIONS_FILE}.`,
-    );
-  }
-  const notDropped = dropRegions.filter((region) => !dropped.includes(region));
-  if (notDropped.length > 0) {
-    throw new Error(
-      `Invalid dropRegions: stage '${stage}' does not drop ${listed(notDropped)} (its record in ${DEPLOYED_REGIONS_FILE}: ${recorded.join(', ') || 'one region'}); leave ${notDropped.length > 1 ? 'them' : 'it'} out.`,
+      `Stage '${stage}': regions no longer lists ${listed(dropped)}${why} regions are fixed: make a new stage ` +
+        `(to destroy this one, list its recorded regions again).`,
     );
   }
 };

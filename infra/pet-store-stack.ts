@@ -11,7 +11,7 @@ import { Construct } from 'constructs';
 import { USAGE_PLANS_VARIABLE } from '../shared/plan-policy';
 import { PROJECT_NAME } from '../shared/project';
 import { STAGE_NAME } from '../shared/routes';
-import { stackOutputs } from '../shared/stack';
+import { stackOutputs, stageResourcePrefix } from '../shared/stack';
 import { petsStatusIndex } from '../shared/tables';
 import { IdempotencySweep } from './constructs/idempotency-sweep';
 import { KeyAuditTrail } from './constructs/key-audit';
@@ -85,7 +85,7 @@ export class PetStoreStack extends Stack {
     // For cost allocation and for finding a stage's resources in the console.
     Tags.of(this).add('project', PROJECT_NAME);
     Tags.of(this).add('stage', stage);
-    const resourceName = `${PROJECT_NAME}-${stage}`;
+    const resourceName = stageResourcePrefix(stage);
     // The service every function logs and counts its metrics under: the stage's own, so that the
     // stages sharing an account (and CloudWatch's PetStore namespace) never mix their metrics or alarms.
     const serviceName = resourceName;
@@ -115,6 +115,7 @@ export class PetStoreStack extends Stack {
         tables: this.tables.defined,
         regions: this.tables.replicaRegions,
         functionName: functionNameOf(resourceName, 'tableProtection'),
+        serviceName,
         ...kept,
       });
     }

@@ -123,8 +123,8 @@ export interface StageSettings {
    * stage's home (where keys are written and once-only jobs run), and the list is one region set
    * of DynamoDB's strongly consistent global tables: three regions, or two and `witnessRegion`
    * (docs/architecture.md, Regions). A stage that keeps its data records its regions in
-   * infra/deployed-regions.json: a region dropped from this list is refused at synth unless the
-   * deploy names it (`-c dropRegions=<region>`), as dropping it deletes its replicas' data.
+   * infra/deployed-regions.json: a region dropped from this list is refused at synth, as the
+   * regions are fixed (dropping one would delete its replicas' data): make a new stage.
    */
   readonly regions?: readonly string[];
   /**

@@ -713,9 +713,21 @@ export const apiKeysRepository = ({
    * The keys one revocation of `record`'s roll chain writes, as read now: the key itself unless it
    * is revoked already, and every other key of its chain that still works at `now`.
    */
-  const chainToRevoke = async (record: ApiKeyRecord, now: Date) => {
-    const others = (await rollsOf(record)).filter((other) => keyState(other, now) === 'active').sort(byCreation);
-    return { others, targets: [...(record.revokedAt === undefined ? [record] : []), ...others] };
+  const chainToRevoke = async (record: ApiKeyRecord, now: Date, keyId: string) => {
+    const named = record.revokedAt === undefined ? [record] : [];
+    const others: ApiKeyRecord[] = [];
+    // Counted as the chain is walked: a chain past the limit is refused without reading the rest of it.
+    for await (const other of walkRolls(record)) {
+      if (keyState(other, now) !== 'active') continue;
+      others.push(other);
+      if (named.length + others.length > MAX_CHAIN_REVOKE) {
+        throw new Error(
+          `Key ${keyId}'s roll chain has more than ${MAX_CHAIN_REVOKE} keys that still work, more than one revocation writes: revoke some with --only-this-key first.`,
+        );
+      }
+    }
+    others.sort(byCreation);
+    return { others, targets: [...named, ...others] };
   };
 
   /** A key's revocation as one action of a transaction: not revoked yet, and its successor the one read (none: not rolled meanwhile). */
@@ -744,12 +756,7 @@ export const apiKeysRepository = ({
       const at = now.toISOString();
       const change = changeValues(changedBy, at, region);
       const record = (await getLatest(found.keyHash)) ?? found;
-      const { others, targets } = await chainToRevoke(record, now);
-      if (targets.length > MAX_CHAIN_REVOKE) {
-        throw new Error(
-          `Key ${keyId}'s roll chain has ${targets.length} keys that still work, more than one revocation writes (${MAX_CHAIN_REVOKE}).`,
-        );
-      }
+      const { others, targets } = await chainToRevoke(record, now, keyId);
       const revokedHere = (revoked: ApiKeyRecord): RevokedKey => ({
         ...revoked,
         revokedAt: at,
@@ -1055,18 +1062,23 @@ export const apiKeysRepository = ({
    * roll only chains them: a key is rolled once, and the keys of a chain share its usage key. A
    * revoked or expired key in between still leads to the next.
    */
-  const rollsOf = async (record: ApiKeyRecord): Promise<ApiKeyRecord[]> => {
+  /** The other keys of `record`'s rolls, read one at a time along the chain: back to the first, then on to the newest. */
+  async function* walkRolls(record: ApiKeyRecord): AsyncGenerator<ApiKeyRecord> {
     const seen = new Set([record.keyHash]);
-    const found: ApiKeyRecord[] = [];
     for (const link of ['replacesKeyHash', 'replacedByKeyHash'] as const) {
       for (let keyHash: unknown = record[link]; isKeyHash(keyHash) && !seen.has(keyHash);) {
         seen.add(keyHash);
         const other = await getLatest(keyHash);
         if (!other) break;
-        found.push(other);
+        yield other;
         keyHash = other[link];
       }
     }
+  }
+
+  const rollsOf = async (record: ApiKeyRecord): Promise<ApiKeyRecord[]> => {
+    const found: ApiKeyRecord[] = [];
+    for await (const other of walkRolls(record)) found.push(other);
     return found;
   };
 

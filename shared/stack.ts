@@ -5,12 +5,15 @@ import type { TableDefinition } from './tables';
 /** A stage's stack: the same name in each of its regions (stack names are per region). */
 export const stackName = (stage: string): string => `${PROJECT_NAME_PASCAL}-${stage}`;
 
+/** What every name of a stage's own resources starts with, `<project>-<stage>`: its functions', alarms', tables'. */
+export const stageResourcePrefix = (stage: string): string => `${PROJECT_NAME}-${stage}`;
+
 /**
  * A table's deployed name: fixed, and the same in every region of the stage, so that each region's
  * stack finds its replica of the home region's global table by name.
  */
 export const deployedTableName = (stage: string, table: Pick<TableDefinition, 'defaultName'>): string =>
-  `${PROJECT_NAME}-${stage}-${table.defaultName}`;
+  `${stageResourcePrefix(stage)}-${table.defaultName}`;
 
 export const stackOutputs = {
   apiUrl: 'ApiUrl',

@@ -32,6 +32,15 @@ export const DOMAIN_PAUSE_SECONDS = CREATE_DOMAIN_NAME_INTERVAL_SECONDS + 5;
 /** A short, stable fingerprint of a JSON value: the same value, the same text, on every synth. */
 const fingerprintOf = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
 
+/** The pause function's timeout: its wait and its answer to CloudFormation, with time to spare. */
+const PAUSE_FUNCTION_TIMEOUT = Duration.seconds(MAX_PAUSE_SECONDS + 30);
+/**
+ * How long CloudFormation waits for a pause's answer before it fails the resource: past the
+ * function's own timeout, so a pause that answers is never cut short, and far from CloudFormation's
+ * default of an hour, so a function that never answers (its response lost) fails the deploy soon.
+ */
+export const PAUSE_SERVICE_TIMEOUT = Duration.minutes(5);
+
 /** The CloudFormation type of a pause. */
 export const DEPLOY_PAUSE_TYPE = 'Custom::DeployPause';
 
@@ -52,14 +61,16 @@ export class DomainCreationOrder extends Construct {
   constructor(scope: Construct, id: string, { domains, namePrefix, serviceName, logRetention, removalPolicy }: DomainCreationOrderProps) {
     super(scope, id);
     if (DOMAIN_PAUSE_SECONDS > MAX_PAUSE_SECONDS) throw new Error(`A pause of ${DOMAIN_PAUSE_SECONDS} s is more than the function takes.`);
+    if (PAUSE_SERVICE_TIMEOUT.toSeconds() <= PAUSE_FUNCTION_TIMEOUT.toSeconds()) {
+      throw new Error(`CloudFormation's wait for a pause must be longer than the pause function's timeout.`);
+    }
     const pause = new ApiFunction(this, 'Pause', {
       entry: 'functions/deploy-pause.ts',
       functionName: functionNameOf(namePrefix, 'deployPause'),
       description: "pet store: waits between a stack's API Gateway custom domains, for API Gateway's CreateDomainName quota",
       serviceName,
       environment: {},
-      // Its wait and its answer to CloudFormation, with time to spare.
-      timeout: Duration.seconds(MAX_PAUSE_SECONDS + 30),
+      timeout: PAUSE_FUNCTION_TIMEOUT,
       // CloudFormation invokes it by its ARN: no version, no alias.
       withLiveAlias: false,
       logRetention,
@@ -78,6 +89,7 @@ export class DomainCreationOrder extends Construct {
       const before = new CustomResource(this, `BeforeDomain${position + 1}`, {
         serviceToken: pause.function.functionArn,
         resourceType: DEPLOY_PAUSE_TYPE,
+        serviceTimeout: PAUSE_SERVICE_TIMEOUT,
         properties: {
           [PAUSE_SECONDS_PROPERTY]: DOMAIN_PAUSE_SECONDS,
           // Ignored by the function: a change of either domain beside it updates the pause, which then waits again.

@@ -19,7 +19,7 @@ import { Construct } from 'constructs';
 import { METRICS_NAMESPACE, SERVICE_DIMENSION } from '../../shared/metrics';
 import type { TableNames } from '../../shared/tables';
 import { ApiFunction } from './api-function';
-import { functionNameOf } from './names';
+import { databaseReadableAlarmNameOf, functionNameOf } from './names';
 import { grantTableAccess, tableAccess, tableNameVariables } from './pet-store-functions';
 
 /** How often the probe runs, and the alarm's period: CloudWatch's standard resolution, which Route 53 requires. */
@@ -63,7 +63,7 @@ export class HealthProbe extends Construct {
       targets: [new LambdaFunction(this.probe.alias, { retryAttempts: 2, maxEventAge: HEALTH_PROBE_INTERVAL })],
     });
     this.alarm = new Alarm(this, 'DatabaseReadable', {
-      alarmName: `${props.namePrefix}-database-readable`,
+      alarmName: databaseReadableAlarmNameOf(props.namePrefix),
       alarmDescription:
         "The region could not read its tables in the last minute, or was drained by its operators (npm run region), or its health probe did not report: Route 53 takes it out of the stage's domain.",
       metric: new Metric({

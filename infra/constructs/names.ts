@@ -40,3 +40,9 @@ export const keysReplicationAlarmId = (region: string) =>
  * of a stage, and a stage deployed to two regions of one account, needs a name of its own.
  */
 export const dashboardNameOf = (namePrefix: string, region: string) => `${namePrefix}-${region}`;
+
+/**
+ * The alarm on a region's health probe (HealthProbe), `<namePrefix>-database-readable`: what the
+ * region's Route 53 health check follows; the region tool names it after a drain.
+ */
+export const databaseReadableAlarmNameOf = (namePrefix: string) => `${namePrefix}-database-readable`;

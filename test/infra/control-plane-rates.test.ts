@@ -7,13 +7,18 @@
  * deployed one after another (infra/stage-stacks.ts), so that each stack's first pause follows the
  * stack before it. Broken, a first deploy of a stage in several regions fails on "Too Many Requests".
  */
-import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { DomainName, EndpointType } from 'aws-cdk-lib/aws-apigateway';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { CREATE_DOMAIN_NAME_INTERVAL_SECONDS, DEPLOY_PAUSE_TYPE, DomainCreationOrder } from '../../infra/constructs/domain-order';
+import {
+  CREATE_DOMAIN_NAME_INTERVAL_SECONDS,
+  DEPLOY_PAUSE_TYPE,
+  DomainCreationOrder,
+  PAUSE_SERVICE_TIMEOUT,
+} from '../../infra/constructs/domain-order';
 import { DEFAULT_STAGE, stages } from '../../infra/stages';
 import { PAUSE_SECONDS_PROPERTY } from '../../shared/deploy-pause';
 import { FIXTURE_PREFIX } from '../support/fixture-names';
@@ -106,6 +111,30 @@ const stacks = stacksByStage.flatMap(([stage, synthesized]) =>
 describe.each(stacks)('%s: its custom domains hold against CreateDomainName’s quota', (_name, synthesized) => {
   it('makes its custom domains one after another, each after a pause of the quota’s interval or more', () => {
     expect(domainQuotaFindings(resourcesOfStack(synthesized))).toEqual([]);
+  });
+});
+
+describe('the pauses before custom domains', () => {
+  it('have CloudFormation give up on a pause that never answers within minutes, not its default hour, and never before the pause function times out', () => {
+    const pauses = stacks.flatMap(([, synthesized]) => {
+      const resources = resourcesOfStack(synthesized);
+      return Object.values(resources)
+        .filter(({ Type }) => Type === DEPLOY_PAUSE_TYPE)
+        .map(({ Properties }) => {
+          const [functionId = ''] = referencedIds(Properties?.ServiceToken);
+          return {
+            serviceTimeout: Number(Properties?.ServiceTimeout),
+            functionTimeout: Number(resources[functionId]?.Properties?.Timeout),
+          };
+        });
+    });
+    expect(pauses.length).toBeGreaterThan(0);
+    for (const { serviceTimeout, functionTimeout } of pauses) {
+      expect(functionTimeout).toBeGreaterThan(0);
+      expect(serviceTimeout).toBe(PAUSE_SERVICE_TIMEOUT.toSeconds());
+      expect(serviceTimeout).toBeGreaterThan(functionTimeout);
+      expect(serviceTimeout).toBeLessThanOrEqual(Duration.minutes(10).toSeconds());
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS } from '../../shared/stack';
 import { tableDefinitions } from '../../shared/tables';
+import { TABLE_NAME_PROPERTY, TABLE_PROTECTION_RESOURCE_TYPE, TABLE_REGION_PROPERTY } from '../../shared/table-protection';
 import { templateResolver, type CfnTemplate } from '../support/iam-simulation';
 import { multiRegionStacks, resourcesOf, synthStage, type SynthesizedStage } from './synth';
 
@@ -87,15 +88,6 @@ type TemplateResources = Record<
   { Type: string; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string; Properties?: Record<string, unknown> }
 >;
 
-/** An SDK call of a custom resource (CDK's AwsCustomResource), as its handler reads it. */
-interface SdkCall {
-  readonly service?: string;
-  readonly action?: string;
-  readonly region?: string;
-  readonly parameters?: { readonly TableName?: string; readonly DeletionProtectionEnabled?: boolean };
-  readonly ignoreErrorCodesMatching?: string;
-}
-
 /** Every resource a resource waits for: its DependsOn and the resources it refers to, and theirs, at any depth. */
 const waitsFor = (resources: TemplateResources, logicalId: string): Set<string> => {
   const found = new Set<string>();
@@ -127,16 +119,14 @@ describe.each(stacks)(
     const resources = json.Resources as TemplateResources;
     const resolver = templateResolver(json, stack.region);
     const kept = settings.removalPolicy !== RemovalPolicy.DESTROY;
-    /** The resources whose calls set a table's deletion protection, with their calls. */
-    const protections = Object.entries(resources).flatMap(([logicalId, resource]) => {
-      const call = (name: 'Create' | 'Update' | 'Delete'): SdkCall | undefined => {
-        const value = resource.Properties?.[name];
-        return value === undefined ? undefined : (JSON.parse(String(resolver.resolve(value))) as SdkCall);
-      };
-      const [create, update, remove] = [call('Create'), call('Update'), call('Delete')];
-      const setsProtection = [create, update, remove].some((sdkCall) => sdkCall?.parameters?.DeletionProtectionEnabled !== undefined);
-      return setsProtection ? [{ logicalId, resource, create, update, remove }] : [];
-    });
+    /** The resources that set a table's deletion protection, with the replica each names (its table, in its region). */
+    const protections = Object.entries(resources)
+      .filter(([, resource]) => resource.Type === TABLE_PROTECTION_RESOURCE_TYPE)
+      .map(([logicalId, resource]) => ({
+        logicalId,
+        resource,
+        replica: `${String(resolver.resolve(resource.Properties?.[TABLE_NAME_PROPERTY]))} in ${String(resolver.resolve(resource.Properties?.[TABLE_REGION_PROPERTY]))}`,
+      }));
     const tables = Object.values(resources).filter(({ Type }) => Type === 'AWS::DynamoDB::GlobalTable');
 
     it(
@@ -152,27 +142,28 @@ describe.each(stacks)(
           ),
         );
         expect(replicas.length).toBeGreaterThanOrEqual(tables.length);
-        const protecting = (sdkCall: SdkCall | undefined) =>
-          sdkCall?.service === 'DynamoDB' && sdkCall.action === 'updateTable' && sdkCall.parameters?.DeletionProtectionEnabled === true
-            ? [`${sdkCall.parameters.TableName} in ${sdkCall.region ?? stack.region}`]
-            : [];
-        // On create, and on an update (the table's own change makes CloudFormation update it, after the table).
-        expect(protections.flatMap(({ create }) => protecting(create)).sort()).toEqual([...replicas].sort());
-        expect(protections.flatMap(({ update }) => protecting(update)).sort()).toEqual([...replicas].sort());
+        // One each (its function turns the protection on at create and at every update: test/infra/table-protection.test.ts).
+        expect(protections.map(({ replica }) => replica).sort()).toEqual([...replicas].sort());
       },
     );
 
-    it('turns the protection off only in the rollback of the operation that made it, and never fails that rollback', () => {
-      for (const { logicalId, resource, create, remove } of protections) {
+    it('is sent a Delete only by the rollback of the operation that made it, and answers CloudFormation within minutes', () => {
+      for (const { logicalId, resource } of protections) {
         // RetainExceptOnCreate: a stack deleted, the resource removed or replaced, sends no Delete; the tables stay protected.
         expect(resource, logicalId).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
-        // The rollback deletes the tables it made, which DynamoDB refuses while they are protected.
-        expect(remove, logicalId).toEqual({
-          ...create,
-          parameters: { ...create?.parameters, DeletionProtectionEnabled: false },
-          ignoreErrorCodesMatching: '.*',
-        });
+        // Not CloudFormation's default hour: a function that never answers fails the deploy soon after its timeout.
+        expect(Number(resource.Properties?.ServiceTimeout), logicalId).toBeGreaterThan(0);
+        expect(Number(resource.Properties?.ServiceTimeout), logicalId).toBeLessThanOrEqual(20 * 60);
       }
+    });
+
+    it("calls only once its function's role may: each protection waits for the role's policy on the tables", () => {
+      const tablePolicies = Object.entries(resources)
+        .filter(([, { Type, Properties }]) => Type === 'AWS::IAM::Policy' && JSON.stringify(Properties).includes('dynamodb:UpdateTable'))
+        .map(([logicalId]) => logicalId);
+      if (kept && stack.isHomeRegion) expect(tablePolicies).toHaveLength(1);
+      for (const { logicalId, resource } of protections)
+        expect(resource.DependsOn ?? [], logicalId).toEqual(expect.arrayContaining(tablePolicies));
     });
 
     it('protects last: each protection waits for every other resource of the stack, and for the protections before it', () => {

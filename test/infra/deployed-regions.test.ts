@@ -1,21 +1,15 @@
 /**
  * A stage's regions against the committed record of where it is deployed (infra/deployed-regions.ts):
  * a change that would drop a replica of a kept stage's tables, with its data, is refused at synth in
- * one line, unless the deploy names the region with `-c dropRegions=…`; the usual deploy needs
- * nothing, and the record cannot fall behind unnoticed.
+ * one line (a stage's regions are fixed: a new stage takes others); the usual deploy needs nothing,
+ * and the record cannot fall behind unnoticed.
  */
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  checkDeployedRegions,
-  DEPLOYED_REGIONS_FILE,
-  parseDropRegions,
-  readDeployedRegions,
-  type DeployedRegions,
-} from '../../infra/deployed-regions';
+import { checkDeployedRegions, DEPLOYED_REGIONS_FILE, readDeployedRegions, type DeployedRegions } from '../../infra/deployed-regions';
 import { MRSC_REGION_SETS, stages, stageSettings, type StageSettings } from '../../infra/stages';
 import { runCommand } from '../support/command';
 import { multiRegionStages } from './synth';
@@ -47,7 +41,7 @@ describe(`the committed record, ${DEPLOYED_REGIONS_FILE}`, () => {
     }
     for (const stage of Object.keys(stages))
       expect(
-        refusalOf(() => checkDeployedRegions(stage, stageSettings(stage), record, [])),
+        refusalOf(() => checkDeployedRegions(stage, stageSettings(stage), record)),
         stage,
       ).toBe('');
   });
@@ -76,40 +70,32 @@ describe('a change of a kept stage’s regions', () => {
   const regions = settings.regions ?? [];
   const [home = '', second = '', third = ''] = regions;
   const deployed: DeployedRegions = { [STAGE]: regions };
-  const check = (changed: Partial<StageSettings>, dropRegions: readonly string[] = []) =>
-    refusalOf(() => checkDeployedRegions(STAGE, { ...settings, ...changed }, deployed, dropRegions));
+  const check = (changed: Partial<StageSettings>) => refusalOf(() => checkDeployedRegions(STAGE, { ...settings, ...changed }, deployed));
 
   it('is not one when the regions are those recorded: the usual deploy needs no flag', () => {
     expect(regions.length).toBeGreaterThan(2);
     expect(check({})).toBe('');
   });
 
-  it('dropping a region: refused in one line naming the stage, the region and the flag that allows it', () => {
+  it('dropping a region of a stage in several: refused in one line, as a strongly consistent table’s regions are fixed: a new stage', () => {
     const refusal = check({ regions: [home, second] });
     expectOneLine(refusal);
     expect(refusal).toBe(
-      `Stage '${STAGE}': regions no longer lists ${third}, and the deploy would delete its replica of every table, with its data: ` +
-        `to drop it on purpose, turn off the deletion protection of its replicas and deploy with -c dropRegions=${third}, ` +
-        `then take it out of the stage's record in ${DEPLOYED_REGIONS_FILE}.`,
+      `Stage '${STAGE}': regions no longer lists ${third}, which would delete its replica of every table, with the data, ` +
+        `and a strongly consistent table's regions are fixed: make a new stage (to destroy this one, list its recorded regions again).`,
     );
+    expect(check({ regions: [home] })).toMatch(
+      new RegExp(`^Stage '${STAGE}': regions no longer lists ${second} and ${third}, which would delete their replicas `),
+    );
+    expect(check({ regions: undefined })).toMatch(/regions are fixed: make a new stage/);
   });
 
-  it('dropping a region the deploy names: allowed', () => {
-    expect(check({ regions: [home, second] }, [third])).toBe('');
-    expect(check({ regions: [home] }, [third, second])).toBe('');
-  });
-
-  it('dropping two regions, the deploy naming one: refused, naming the other, and the flag for both', () => {
-    const refusal = check({ regions: [home] }, [third]);
-    expectOneLine(refusal);
-    expect(refusal).toMatch(new RegExp(`^Stage '${STAGE}': regions no longer lists ${second}, .* -c dropRegions=${second},${third}, `));
-  });
-
-  it('a flag naming a region the stage does not drop: refused, so that a flag left in a script approves nothing later', () => {
-    const refusal = check({}, [third]);
+  it('moving a stage recorded in one region: refused in one line, its regions being fixed too', () => {
+    const refusal = refusalOf(() => checkDeployedRegions(STAGE, { ...settings, regions: undefined }, { [STAGE]: [home] }));
     expectOneLine(refusal);
     expect(refusal).toBe(
-      `Invalid dropRegions: stage '${STAGE}' does not drop ${third} (its record in ${DEPLOYED_REGIONS_FILE}: ${regions.join(', ')}); leave it out.`,
+      `Stage '${STAGE}': regions no longer lists ${home} (recorded in ${DEPLOYED_REGIONS_FILE}), and its regions are fixed: make a new stage ` +
+        `(to destroy this one, list its recorded regions again).`,
     );
   });
 
@@ -118,7 +104,7 @@ describe('a change of a kept stage’s regions', () => {
       .flat()
       .find((region) => !regions.includes(region));
     if (!unlisted) throw new Error(`no region outside ${STAGE}'s`);
-    const refusal = check({ regions: [home, second, unlisted] }, [third]);
+    const refusal = check({ regions: [home, second, unlisted] });
     expectOneLine(refusal);
     expect(refusal).toBe(
       `Stage '${STAGE}': regions lists ${unlisted}, which its record in ${DEPLOYED_REGIONS_FILE} does not: add it there first.`,
@@ -126,44 +112,12 @@ describe('a change of a kept stage’s regions', () => {
   });
 
   it('a stage that keeps its data with no record: refused, naming what to add; a stage thrown away with its tables needs none', () => {
-    const refusal = refusalOf(() => checkDeployedRegions('fixture-stage', settings, {}, []));
+    const refusal = refusalOf(() => checkDeployedRegions('fixture-stage', settings, {}));
     expectOneLine(refusal);
     expect(refusal).toBe(
       `Stage 'fixture-stage' keeps its data, and ${DEPLOYED_REGIONS_FILE} has no record of its regions: add "fixture-stage": ${JSON.stringify(regions)} to it.`,
     );
     const destroyable = { ...settings, removalPolicy: RemovalPolicy.DESTROY } as const;
-    expect(refusalOf(() => checkDeployedRegions('fixture-stage', destroyable, {}, []))).toBe('');
-    expectOneLine(refusalOf(() => checkDeployedRegions('fixture-stage', destroyable, {}, [third])));
-  });
-});
-
-describe('-c dropRegions', () => {
-  it('is none when absent, and each region of a comma-separated list', () => {
-    expect(parseDropRegions(undefined)).toEqual([]);
-    const [first = '', second = ''] = MRSC_REGION_SETS.US ?? [];
-    expect(parseDropRegions(first)).toEqual([first]);
-    expect(parseDropRegions(`${first},${second}`)).toEqual([first, second]);
-  });
-
-  it.each(['', 'US-EAST-1', 'us-east-1;rm', 'us-east-1,,us-east-2', 'true'])('refuses %j in one line', (value) => {
-    expect(() => parseDropRegions(value)).toThrow(
-      /^Invalid dropRegions '.*': give the regions to drop, comma-separated \(e\.g\. -c dropRegions=[a-z0-9-]+\)\.$/,
-    );
-  });
-});
-
-describe('the CDK app', () => {
-  it('refuses a dropRegions its stage does not drop, in one line and no stack trace, before it builds anything', async () => {
-    const [stage = ''] = multiRegionStages();
-    const [, , third = ''] = stageSettings(stage).regions ?? [];
-    const { status, stdout, stderr } = await runCommand('node', ['--env-file=tools/local.env', '--import', 'tsx', 'infra/app.ts'], {
-      CDK_CONTEXT_JSON: JSON.stringify({ stage, dropRegions: third }),
-      CDK_OUTDIR: mkdtempSync(join(tmpdir(), 'deployed-regions-app-')),
-    });
-    expect(status).toBe(1);
-    expect(stdout).toBe('');
-    expect(stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(new RegExp(`^Invalid dropRegions: stage '${stage}' does not drop ${third} `)),
-    ]);
+    expect(refusalOf(() => checkDeployedRegions('fixture-stage', destroyable, {}))).toBe('');
   });
 });

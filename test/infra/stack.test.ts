@@ -1312,7 +1312,7 @@ describe('stage differences', () => {
   });
 
   it("runs each stage's functions, the key audit's and the hook's included, under its own service, so that their metrics never mix", () => {
-    // But CDK's provider of AwsCustomResources (a kept stage's table protection), which runs none of our code.
+    // But CDK's provider of AwsCustomResources (a replica's stream read, in a stage's other regions), which runs none of our code.
     const cdkProvider = `AWS${AwsCustomResource.PROVIDER_FUNCTION_UUID.replace(/-/g, '')}`;
     const servicesOf = ({ template }: SynthesizedStage) =>
       resourcesOf(template, 'AWS::Lambda::Function')

@@ -1550,6 +1550,29 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     }
   });
 
+  it('revoke of a roll chain says a refused deletion of their API key, once, even when the next key of the chain deletes it', async () => {
+    const { record } = await createdOnStage('--plan', 'partner');
+    expect(await onStage('roll', record.keyId, '--grace', '1h', '--json')).toBe(0);
+    const successor = String(parsedLines()[0]?.id);
+    lines = [];
+    // The first key's deletion refused; the second key's, a moment later, taken.
+    aws.apiGatewayMock
+      .on(DeleteApiKeyCommand)
+      .rejectsOnce(Object.assign(new Error('Too Many Requests'), { name: 'TooManyRequestsException' }))
+      .resolves({});
+
+    expect(await onStage('revoke', successor)).toBe(0);
+
+    expect(lines.slice(0, 3)).toEqual([
+      `Revoked key ${successor}. Callers using it are refused.`,
+      `Revoked key ${record.keyId}, of the same roll chain. Callers using it are refused.`,
+      'API Gateway refused to delete the API key ak-1 (TooManyRequestsException): the expiry sweep deletes it within a minute.',
+    ]);
+    expect(lines.filter((line) => line.includes('ak-1'))).toHaveLength(1);
+    // The key whose release failed stays for the sweep.
+    expect((await keys.usageKeysToRelease()).map((pending) => pending.keyId)).toEqual([successor]);
+  });
+
   it('revoke whose DeleteApiKey API Gateway refuses still revokes, says the sweep deletes it, and leaves it for the sweep', async () => {
     aws.apiGatewayMock.on(DeleteApiKeyCommand).rejects(Object.assign(new Error('Too Many Requests'), { name: 'TooManyRequestsException' }));
     const { key, record } = await createdOnStage();

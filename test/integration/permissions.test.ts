@@ -24,6 +24,7 @@ import type { ProxyHandler } from '../../tools/local-server/gateway';
 import { loadHandlerFactories } from '../../tools/local-server/handler-modules';
 import { asInvocation } from '../../tools/local-server/invocation';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
+import { databaseTimeoutMs } from '../support/database';
 import { apiEvent, context, operationEvent, tokenEvent } from '../support/events';
 import { handledOperationIds } from '../support/operations';
 import { recordingClient, type SentCommand } from '../support/recording-client';
@@ -199,7 +200,9 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
       usage: localUsageKey(),
       changedBy: ACTOR,
     });
-    const authorizer = as('authorizer', createAuthorizer({ keys: apiKeysRepository({ client, tables }) }));
+    // Its last-use read and write wait as any other call does: a busy machine can outlast the deployed deadline.
+    const watchedKeys = apiKeysRepository({ client, tables, lastUseDeadlineMs: databaseTimeoutMs() });
+    const authorizer = as('authorizer', createAuthorizer({ keys: watchedKeys }));
     await expect(authorizer(tokenEvent(`Bearer ${key}`), context)).resolves.toMatchObject({ principalId: expect.any(String) });
     await expect(authorizer(tokenEvent(`Bearer ${generateApiKey()}`), context)).rejects.toThrow('Unauthorized');
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('authorizer')));
@@ -215,7 +218,9 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
     const keys = apiKeysRepository({ client: tables.client, tables });
     const key = generateApiKey();
     await keys.register(key, 'permissions-test', { usage: localUsageKey(), changedBy: ACTOR });
-    const authorizer = (now: Date) => as('authorizer', createAuthorizer({ keys: apiKeysRepository({ client, tables }), now: () => now }));
+    const lastUseDeadlineMs = databaseTimeoutMs(); // as the test above
+    const authorizer = (now: Date) =>
+      as('authorizer', createAuthorizer({ keys: apiKeysRepository({ client, tables, lastUseDeadlineMs }), now: () => now }));
     await authorizer(new Date())(tokenEvent(`Bearer ${key}`), context);
     await authorizer(new Date(Date.now() + 2 * 3_600_000))(tokenEvent(`Bearer ${key}`), context);
     expect(sent.filter((command) => command.command === 'UpdateItem')).toHaveLength(2);

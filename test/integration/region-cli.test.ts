@@ -5,20 +5,21 @@
  * aws-sdk-client-mock: there is no AWS account here.
  */
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { userInfo } from 'node:os';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { databaseReadableAlarmNameOf } from '../../infra/constructs/names';
 import { homeRegionOf, isMultiRegion, stageSettings, stages } from '../../infra/stages';
 import { databaseHealth, RegionDrained } from '../../shared/database-health';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { idempotencyRecords } from '../../shared/idempotency-records';
 import { regionSwitchKey } from '../../shared/region-switch';
-import { deployedTableName } from '../../shared/stack';
+import { deployedTableName, stageResourcePrefix } from '../../shared/stack';
 import { idempotencyTable, tableDefinitions } from '../../shared/tables';
 import { UsageError } from '../../tools/cli';
 import { ensureTables, freePort, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
-import { runRegionCommand, type RegionCommandOptions } from '../../tools/region/cli';
+import { runRegionCommand, USAGE, type RegionCommandOptions } from '../../tools/region/cli';
 import { expectOneLineFailure, npmRun } from '../support/command';
 import { createTestTables, type TestTables } from '../support/tables';
 
@@ -146,6 +147,8 @@ describe(`npm run region --stage ${MULTI} (DynamoDB through each region stood in
   /** The regions whose DynamoDB and STS the tool asked, in order. */
   let dynamoDBAsked: string[];
   let stsAsked: string[];
+  /** What the tool wrote on standard error. */
+  let warnings: string[];
   /** Regions whose DynamoDB does not answer. */
   let down: Set<string>;
   let deadEndpoint: string;
@@ -162,6 +165,7 @@ describe(`npm run region --stage ${MULTI} (DynamoDB through each region stood in
     sts.on(GetCallerIdentityCommand).resolves({ Arn: CALLER_ARN });
     dynamoDBAsked = [];
     stsAsked = [];
+    warnings = [];
     down = new Set();
     // Whatever an earlier run left: every region serving.
     for (const region of REGIONS) await onStage('restore', region);
@@ -172,6 +176,7 @@ describe(`npm run region --stage ${MULTI} (DynamoDB through each region stood in
   const options = (lines: string[]): RegionCommandOptions => ({
     env: {},
     print: (line) => lines.push(line),
+    warn: (line) => warnings.push(line),
     dynamoDBIn: (region) => {
       dynamoDBAsked.push(region);
       return createDocumentClient({ endpoint: down.has(region) ? deadEndpoint : tables.endpoint });
@@ -200,6 +205,70 @@ describe(`npm run region --stage ${MULTI} (DynamoDB through each region stood in
       new RegExp(`^Restored ${REGION} of stage ${MULTI} at \\S+Z, by ${CALLER_ARN} \\(drained since `),
     );
     expect(new Set(dynamoDBAsked)).toEqual(new Set([REGION]));
+  });
+
+  it("says how to confirm a drain: the region's health alarm, by the name the stack gives it, and the command that shows it", async () => {
+    const alarm = databaseReadableAlarmNameOf(stageResourcePrefix(MULTI));
+    const { lines } = await onStage('drain', REGION);
+    expect(lines[0]).toContain(
+      `To confirm, its alarm ${alarm} goes to ALARM: aws cloudwatch describe-alarms --region ${REGION} --alarm-names ${alarm}.`,
+    );
+  });
+
+  it('drains and restores when STS does not answer, recorded as by an unknown caller, and says so in one line on standard error', async () => {
+    sts
+      .on(GetCallerIdentityCommand)
+      .rejects(Object.assign(new Error('The security token included in the request is expired'), { name: 'ExpiredTokenException' }));
+    const unknown = 'unknown (STS: ExpiredTokenException)';
+
+    const drained = await onStage('drain', REGION);
+    expect(drained.code).toBe(0);
+    expect(drained.lines[0]).toMatch(
+      new RegExp(`^Drained ${REGION} of stage ${MULTI} at \\S+Z, by unknown \\(STS: ExpiredTokenException\\): `),
+    );
+    expect(await switchOf(tableName, REGION)).toMatchObject({ drainedBy: unknown });
+    expect(warnings).toEqual([
+      `AWS STS in ${REGION} could not say who you are (ExpiredTokenException): going on, recorded as by an unknown caller.`,
+    ]);
+
+    const restored = await onStage('restore', REGION);
+    expect(restored.code).toBe(0);
+    expect(restored.lines[0]).toMatch(
+      new RegExp(`^Restored ${REGION} of stage ${MULTI} at \\S+Z, by unknown \\(STS: ExpiredTokenException\\) `),
+    );
+    expect(await switchOf(tableName, REGION)).toBeUndefined();
+    expect(warnings).toHaveLength(2);
+  });
+
+  it('takes its drain back when another operator drained the last other region between its check and its write', async () => {
+    const [first = '', ...rest] = REGIONS;
+    const [racing = '', ...drainedBefore] = rest.reverse();
+    for (const region of drainedBefore) expect((await onStage('drain', region)).code).toBe(0);
+    // Between the check (one region left besides this one) and the write: the other operator drains it.
+    sts.on(GetCallerIdentityCommand).callsFake(async () => {
+      await tables.client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: {
+            ...regionSwitchKey(first),
+            drainedAt: new Date().toISOString(),
+            drainedBy: 'arn:aws:sts::111111111111:assumed-role/operator/bob',
+          },
+        }),
+      );
+      return { Arn: CALLER_ARN };
+    });
+
+    const error = await refusal(onStage('drain', racing));
+
+    expect(error).toBeInstanceOf(UsageError);
+    expect(error.message).toMatch(
+      new RegExp(`^Every other region of stage ${MULTI} was drained meanwhile .*: this drain of ${racing} is taken back`),
+    );
+    expect(await switchOf(tableName, racing)).toBeUndefined();
+    // The other operator's drains stand.
+    expect(await switchOf(tableName, first)).toMatchObject({ drainedBy: expect.stringContaining('bob') });
+    for (const region of drainedBefore) expect(await switchOf(tableName, region)).toBeDefined();
   });
 
   it("drains a region whose own DynamoDB does not answer through another region with --via, and says where that is when it doesn't", async () => {
@@ -267,6 +336,16 @@ describe(`npm run region --stage ${MULTI} (DynamoDB through each region stood in
 
 describe('npm run region, as an operator runs it', () => {
   const env = () => ({ DYNAMODB_ENDPOINT: tables.endpoint, [idempotencyTable.nameVariable]: tables.idempotency });
+
+  it('tells in its usage that credentials must not depend on the region drained nor on us-east-1', async () => {
+    const { code, lines } = await local('--help');
+    expect(code).toBe(0);
+    expect(lines).toEqual([USAGE]);
+    const usage = USAGE.replace(/\s+/g, ' ');
+    expect(usage).toContain('Credentials must not depend on the region being drained, nor on us-east-1');
+    expect(usage).toContain("set AWS_REGION (or your profile's region) to a region that stays");
+    expect(usage).toContain('IAM Identity Center');
+  });
 
   it('drains with one command and prints one line', async () => {
     const result = await npmRun('region', ['drain', REGION], env());

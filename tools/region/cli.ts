@@ -7,7 +7,9 @@
  * us-east-1, and no CloudFormation, a control plane the drained region may have lost (docs). Every
  * input is checked before any call.
  */
-import { localActor, actorOf, type CallerLookup } from '../keys/caller';
+import { databaseReadableAlarmNameOf } from '../../infra/constructs/names';
+import { stageResourcePrefix } from '../../shared/stack';
+import { actorOf, CallerUnknown, localActor, type CallerLookup } from '../keys/caller';
 import { parseCommandLine, UsageError, writeOutput } from '../cli';
 import type { RegionDrain } from '../../shared/region-switch';
 import { regionSwitches } from './switches';
@@ -35,7 +37,13 @@ export const USAGE = `Usage:
   consistent across its regions: a write needs a quorum of them, so it is taken with any one
   region down (us-east-1 too), and every region reads it at once. A drain stays until restored,
   deploys included. The last region not drained cannot be drained: with every region's check
-  failing, Route 53 would answer with all of them.
+  failing, Route 53 would answer with all of them (a drain that finds, once written, that every
+  region is drained takes itself back).
+
+  Credentials must not depend on the region being drained, nor on us-east-1: set AWS_REGION (or
+  your profile's region) to a region that stays, and mind that IAM Identity Center signs you in
+  through its home region. When STS does not answer, the change is still made, recorded as by
+  "unknown (STS: <error>)".
 
   --json    status: one JSON object per region: region, drained, drainedAt, drainedBy
 
@@ -52,6 +60,8 @@ export interface RegionCommandOptions {
   readonly stsIn?: (region: string) => CallerLookup;
   /** How the tool reaches DynamoDB through one region on AWS; the SDK's client of that region when absent. */
   readonly dynamoDBIn?: DynamoDBIn;
+  /** Where a warning line goes (STS did not answer); standard error when absent. */
+  readonly warn?: (line: string) => void;
   readonly now?: () => Date;
 }
 
@@ -92,6 +102,16 @@ const placeOf = (target: RegionTarget, region: string): string => {
 const commandFor = (command: Command, region: string, target: RegionInvocation['target']): string =>
   ['npm run region --', command, region, ...Object.entries(target).map(([option, value]) => `--${option} ${value}`)].join(' ');
 
+/** An error's kind for a warning line: its name only (an SDK's message may quote ARNs). */
+const errorName = (error: unknown): string => (error instanceof Error ? error.name : 'no answer');
+
+/** How to see the drain take effect: the region's health alarm (HealthProbe), which Route 53's health check follows. */
+const confirmationOf = (target: RegionTarget, region: string): string => {
+  if (target.stage === undefined) return '';
+  const alarm = databaseReadableAlarmNameOf(stageResourcePrefix(target.stage.name));
+  return ` To confirm, its alarm ${alarm} goes to ALARM: aws cloudwatch describe-alarms --region ${region} --alarm-names ${alarm}.`;
+};
+
 const drainLine = ({ region, drainedAt, drainedBy }: RegionDrain): string => `${region}\tdrained\tsince ${drainedAt}\tby ${drainedBy}`;
 
 const statusOf = (region: string, drain: RegionDrain | undefined, json: boolean): string =>
@@ -107,6 +127,7 @@ export const runRegionCommand = async (argv: string[], options: RegionCommandOpt
   // A reader that closed standard output loses the line, never the change, and meets no stack trace.
   const print = options.print ?? ((line: string) => void writeOutput(`${line}\n`).catch(() => undefined));
   const now = options.now ?? (() => new Date());
+  const warn = options.warn ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const invocation = parseRegionCommand(argv);
   if ('usage' in invocation) {
     print(USAGE);
@@ -125,10 +146,21 @@ export const runRegionCommand = async (argv: string[], options: RegionCommandOpt
         throw targetFailure(target, of, error);
       }
     };
-    /** Who makes the change: on AWS asked of the STS of the region the call goes through (not us-east-1's unless it is that one). */
-    const caller = (of: string) => {
+    /**
+     * Who makes the change: on AWS asked of the STS of the region the call goes through (not
+     * us-east-1's unless it is that one). STS not answering does not stop the change, which
+     * DynamoDB may well take: it is recorded as by an unknown caller, and said on standard error.
+     */
+    const caller = async (of: string): Promise<string> => {
       const via = target.viaFor(of);
-      return via === undefined ? Promise.resolve(localActor(env)) : actorOf({ onAws: true, region: via }, env, options.stsIn?.(via));
+      if (via === undefined) return localActor(env);
+      try {
+        return await actorOf({ onAws: true, region: via }, env, options.stsIn?.(via));
+      } catch (error) {
+        if (!(error instanceof CallerUnknown)) throw error;
+        warn(`AWS STS in ${via} could not say who you are (${error.reason}): going on, recorded as by an unknown caller.`);
+        return `unknown (STS: ${error.reason})`;
+      }
     };
 
     if (command === 'status') {
@@ -157,10 +189,32 @@ export const runRegionCommand = async (argv: string[], options: RegionCommandOpt
       }
       const by = await caller(acting);
       const { drain, written } = await about(acting, () => switches(acting).drain(acting, by, now()));
+      if (written && others.length > 0) {
+        // The check above and the write are two calls: another operator may have drained the
+        // other regions in between. Read again, as status does; if none is left, this drain goes.
+        // Through the DynamoDB that just took the write, as the check: strongly consistent reads
+        // there see every region's latest write (a quorum's), and no other region's endpoint,
+        // perhaps the one in trouble, is waited on.
+        const standing = await Promise.all((target.stage?.regions ?? []).map((each) => switches(acting).status(each))).catch(
+          (error: unknown) => {
+            warn(`Could not read the other regions' switches again after the drain (${errorName(error)}): check with status.`);
+            return undefined;
+          },
+        );
+        if (standing?.every((each) => each !== undefined)) {
+          const undone = await about(acting, () => switches(acting).undo(drain));
+          throw new UsageError(
+            `Every other region of stage ${target.stage?.name} was drained meanwhile (${others.join(', ')}): ` +
+              (undone ? `this drain of ${acting} is taken back` : `${acting}'s switch was changed meanwhile too, and is left as it is`) +
+              ', as Route 53 answers with every region when every check fails. Restore one first.',
+          );
+        }
+      }
       print(
         written
           ? `Drained ${acting}${placeOf(target, acting)} at ${drain.drainedAt}, by ${by}: its health check fails from its next probe, ` +
-              `and Route 53 stops answering with it within minutes. Undo: ${commandFor('restore', acting, invocation.target)}`
+              `and Route 53 stops answering with it within minutes.${confirmationOf(target, acting)} ` +
+              `Undo: ${commandFor('restore', acting, invocation.target)}`
           : `${acting}${placeOf(target, acting)} was drained already, since ${drain.drainedAt} by ${drain.drainedBy}: nothing changed.`,
       );
       return 0;

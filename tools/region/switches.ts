@@ -1,9 +1,9 @@
 /**
  * The regional switches as `npm run region` reads and writes them (shared/region-switch.ts): a
  * drain puts a region's item, once (a second drain keeps the first one's who and when); a restore
- * deletes it; a status reads it, strongly consistent. Each write goes through callReplicated: on
- * the strongly consistent global table two regions writing one switch at once meet a replicated
- * write conflict, retried a few times.
+ * deletes it; a status reads it, strongly consistent; an undo deletes a drain only while it is the
+ * one this run wrote. Each write goes through callReplicated: on the strongly consistent global
+ * table two regions writing one switch at once meet a replicated write conflict, retried a few times.
  */
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
@@ -19,6 +19,8 @@ export interface RegionSwitches {
   restore(region: string): Promise<RegionDrain | undefined>;
   /** The drain that stands for `region`, or none. */
   status(region: string): Promise<RegionDrain | undefined>;
+  /** Takes back `drain`, this run's own: deletes the switch only while it is still that drain (its drainedAt); whether it did. */
+  undo(drain: RegionDrain): Promise<boolean>;
 }
 
 const KEY = idempotencyTable.partitionKey.name;
@@ -66,5 +68,25 @@ export const regionSwitches = (client: DynamoDBDocumentClient, tableName: string
     return drainOf(region, Attributes);
   };
 
-  return { drain, restore, status };
+  const undo = async ({ region, drainedAt, drainedBy }: RegionDrain): Promise<boolean> => {
+    try {
+      await callReplicated(() =>
+        client.send(
+          new DeleteCommand({
+            TableName: tableName,
+            Key: regionSwitchKey(region),
+            // Restored, or drained again by someone else, meanwhile: theirs stays.
+            ConditionExpression: 'drainedAt = :at AND drainedBy = :by',
+            ExpressionAttributeValues: { ':at': drainedAt, ':by': drainedBy },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  };
+
+  return { drain, restore, status, undo };
 };
