@@ -7,6 +7,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '../shared/errors';
 import { httpApi } from '../shared/http/http-api';
 import { callerOf, idempotencyKeyOf, IDEMPOTENT_REPLAYED_HEADER } from '../shared/http/idempotency-key';
+import { jsonBody } from '../shared/http/json-body';
 import { parseRequest, publicUrl } from '../shared/http/request';
 import { json } from '../shared/http/response';
 import { idempotentRequest } from '../shared/idempotency';
@@ -23,7 +24,7 @@ const route = routeOf('createPet');
 export const createHandler = ({ pets = petsRepository() }: CreatePetDependencies = {}) => {
   const metrics = operationMetrics(route.operationId);
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpApi({ operationId: route.operationId }))
+    .use(httpApi({ operationId: route.operationId, jsonBody }))
     .handler(async (event) => {
       const newPet = parseRequest(route, event).body;
       const key = idempotencyKeyOf(event);

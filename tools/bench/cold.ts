@@ -12,12 +12,11 @@
 import { App, type CfnElement } from 'aws-cdk-lib';
 import type { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import { execFile, execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { FUNCTION_ARCHITECTURE, FUNCTION_BUNDLING, FUNCTION_RUNTIME } from '../../infra/bundling';
+import { cdkEsbuildCommand, runEsbuild } from '../../infra/esbuild-command';
 import { AUTHORIZER_ENTRY } from '../../infra/constructs/pet-store-functions';
 import { PetStoreStack } from '../../infra/pet-store-stack';
 import { projectRoot } from '../../shared/project-root';
@@ -29,7 +28,6 @@ import { atMost, type Check, type PartResult } from './results';
 import { median, round, shuffled } from '../stats';
 
 const run = promisify(execFile);
-const require = createRequire(import.meta.url);
 
 const SIZE_BUDGET_BYTES = 350 * 1000;
 /** Each bundle imports in at most this fraction of the floor's time, as deployed. */
@@ -71,47 +69,7 @@ const synthesizeBundles = () => {
   return { outdir, bundles };
 };
 
-/** The esbuild command line CDK runs for an entry, from CDK's own Bundling class and FUNCTION_BUNDLING. */
-export const cdkEsbuildCommand = (entry: string, outputDir: string): string[] => {
-  const cdkRoot = dirname(require.resolve('aws-cdk-lib/package.json'));
-  // Not a public API: the alternative, copying its option mapping, would drift from what CDK runs.
-  const { Bundling } = require(join(cdkRoot, 'aws-lambda-nodejs/lib/bundling.js')) as {
-    Bundling: new (
-      scope: unknown,
-      props: object,
-    ) => {
-      createBundlingSteps(scope: unknown, options: object): Array<{ type: string; command?: string[] }>;
-    };
-  };
-  const app = new App();
-  const bundling = new Bundling(app, {
-    ...FUNCTION_BUNDLING,
-    entry: resolve(projectRoot, entry),
-    runtime: FUNCTION_RUNTIME,
-    architecture: FUNCTION_ARCHITECTURE,
-    projectRoot,
-    depsLockFilePath: resolve(projectRoot, 'package-lock.json'),
-  });
-  const steps = bundling.createBundlingSteps(app, {
-    inputDir: projectRoot,
-    outputDir,
-    pathJoin: join,
-    esbuildRunner: ['esbuild'],
-    createFileOps: () => [],
-  });
-  const spawn = steps.filter((step) => step.type === 'spawn');
-  if (spawn.length !== 1 || !spawn[0]?.command) throw new Error(`expected one esbuild step, CDK planned ${JSON.stringify(steps)}`);
-  return spawn[0].command.slice(1); // without the runner
-};
-
-const esbuild = (args: string[]) => {
-  const bin = join(projectRoot, 'node_modules/.bin/esbuild');
-  try {
-    execFileSync(bin, args, { cwd: projectRoot, stdio: ['ignore', 'ignore', 'pipe'] });
-  } catch (error) {
-    throw new Error(`esbuild ${args.join(' ')} failed:\n${String((error as { stderr?: Buffer }).stderr ?? error)}`);
-  }
-};
+export { cdkEsbuildCommand };
 
 /** Builds a variant: CDK's command for `entry`, changed by `adjust`, or with the entry swapped. */
 const build = (entry: string, outputDir: string, adjust: (args: string[]) => string[] = (args) => args, entryFile?: string) => {
@@ -119,11 +77,12 @@ const build = (entry: string, outputDir: string, adjust: (args: string[]) => str
   let args = cdkEsbuildCommand(entry, outputDir);
   if (entryFile) {
     args[args.indexOf('--bundle') + 1] = entryFile;
-    // The floor is the SDK as published: our Lambda-only aliases (LAMBDA_ALIASES) are what the
-    // handlers do to beat it, so they stay out of the reference.
-    args = args.filter((arg) => !arg.startsWith('--alias:'));
+    // The floor is the SDK as published: our Lambda-only aliases (LAMBDA_ALIASES), and the request
+    // path's JSON loader and defined client version (REQUEST_PATH_BUNDLING), are what the handlers
+    // do to beat it, so they stay out of the reference.
+    args = args.filter((arg) => !['--alias:', '--loader:', '--define:'].some((option) => arg.startsWith(option)));
   }
-  esbuild(adjust(args));
+  runEsbuild(adjust(args));
   return join(outputDir, 'index.mjs');
 };
 
