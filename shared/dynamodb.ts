@@ -9,7 +9,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createDefaultUserAgentProvider } from '@aws-sdk/core/client';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
-import type { MiddlewareStack, SdkError } from '@smithy/types';
+import type { HttpHandlerOptions, HttpRequest, HttpResponse, MiddlewareStack, RequestHandler, SdkError } from '@smithy/types';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/service-error-classification';
 
 export interface DynamoDBOptions {
@@ -21,6 +21,8 @@ export interface DynamoDBOptions {
   /** Milliseconds to open a connection, and to wait for an answer once sent. */
   readonly connectionTimeout?: number;
   readonly requestTimeout?: number;
+  /** What sends the requests in place of the SDK's HTTP handler (a benchmark's stand-in for DynamoDB), the rest of the SDK as it is. */
+  readonly requestHandler?: RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions>;
 }
 
 const DYNAMODB_DEFAULTS = {
@@ -91,7 +93,7 @@ const bundledUserAgent = () => {
 };
 
 export const createDocumentClient = (options: DynamoDBOptions = {}): DynamoDBDocumentClient => {
-  const { endpoint, region, maxAttempts, connectionTimeout, requestTimeout } = { ...DYNAMODB_DEFAULTS, ...options };
+  const { endpoint, region, maxAttempts, connectionTimeout, requestTimeout, requestHandler } = { ...DYNAMODB_DEFAULTS, ...options };
   // DynamoDB Local accepts any credentials and region; AWS uses the default chains.
   const local =
     endpoint === undefined
@@ -106,7 +108,7 @@ export const createDocumentClient = (options: DynamoDBOptions = {}): DynamoDBDoc
     // The strategy decides; this is what each attempt tells DynamoDB (amz-sdk-request: attempt=1; max=2).
     maxAttempts,
     // Without throwOnRequestTimeout the SDK only warns when an answer is late, and waits on.
-    requestHandler: { connectionTimeout, requestTimeout, throwOnRequestTimeout: true },
+    requestHandler: requestHandler ?? { connectionTimeout, requestTimeout, throwOnRequestTimeout: true },
     ...(region ? { region } : {}),
     ...local,
     ...bundledUserAgent(),

@@ -23,6 +23,7 @@ import {
 import type { ReservedConcurrency } from '../stages';
 import { requestPathBundling } from '../bundling';
 import { ApiFunction } from './api-function';
+import { RequestMetrics } from './request-metrics';
 import { functionNameOf, pascalCase } from './names';
 
 export { pascalCase } from './names';
@@ -179,7 +180,7 @@ export class PetStoreFunctions extends Construct {
     const origins = props.corsAllowedOrigins;
     const cors: Record<string, string> = origins.length > 0 ? { [CORS_ORIGINS_VARIABLE]: origins.join(',') } : {};
     const reserved = props.reservedConcurrency;
-    const operations = new Map<string, ApiFunction>();
+    const operations = new Map<HandledOperationId, ApiFunction>();
     for (const route of routes) {
       if (!('handler' in route)) continue;
       operations.set(
@@ -188,6 +189,8 @@ export class PetStoreFunctions extends Construct {
       );
     }
     this.operations = operations;
+    // What each answer counts, from its function's access lines.
+    new RequestMetrics(this, 'RequestMetrics', { functions: operations });
     this.authorizer = build('authorizer', AUTHORIZER_ENTRY, 'pet store: bearer API key authorizer', reserved?.authorizer);
   }
 }

@@ -1,8 +1,9 @@
 /**
  * httpApi: the middleware every API handler uses, chosen from the route table. Order matters:
  * middy runs `before`s in this order and `after`/`onError`s in reverse, so the error formatter
- * answers first, then deprecation and common headers are added, and the metrics and the access
- * log see the final answer.
+ * answers first, then deprecation and common headers are added, and the access log sees the final
+ * answer. The access line is what the operation's metrics are counted from (metric filters,
+ * infra/constructs/request-metrics.ts): no line of its own per request.
  *
  * What an operation does not use is not in its bundle: the JSON body parser comes from the handler
  * of an operation that takes a body (the route says which, and httpApi checks it), and CORS only
@@ -18,7 +19,6 @@ import { deprecation, type Clock } from './deprecation';
 import { errorFormatter } from './error-formatter';
 import type { jsonBody } from './json-body';
 import { rateLimitPolicy } from './rate-limit-policy';
-import { requestMetrics } from './request-metrics';
 import { responseHeaders } from './response-headers';
 
 export type { Clock } from './deprecation';
@@ -49,7 +49,6 @@ export const httpApi = <Id extends OperationId>(options: HttpApiOptions<Id>): Mi
   }
   return [
     accessLog(operationId),
-    ...requestMetrics(operationId),
     responseHeaders(),
     rateLimitPolicy(),
     // Written out in full: a deployed bundle has the stage's origins in place of this expression
