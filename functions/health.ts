@@ -1,9 +1,10 @@
 /**
  * GET /health (keyless): 200 `{"status":"ok"}` when this region can read its pets, keys and
- * idempotency tables, else 503 with Retry-After (the error formatter's answer to
- * DatabaseUnavailable). It says nothing else: no region, table, version or reason. For clients and
- * monitors; Route 53 follows the region's health probe instead, which runs the same check
- * (functions/health-probe.ts, docs/operations.md).
+ * idempotency tables and is not drained, else 503 with Retry-After (the error formatter's answer
+ * to DatabaseUnavailable, which a drained region's RegionDrained is). It says nothing else: no
+ * region, table, version or reason; its log line tells a drained region from an unreadable table.
+ * For clients and monitors; Route 53 follows the region's health probe instead, which runs the
+ * same check (functions/health-probe.ts).
  */
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';

@@ -8,7 +8,8 @@
  *
  * A stage in several regions runs it in each, on its region's replica, whose stream holds every
  * change wherever it was made: it writes the lines of the changes made in its own region only
- * (logsChangeHere), and after a batch with a change that can alter the authorizer's answers
+ * (logsChangeHere; a change stamped with no region of the stage, such as a console edit, in the
+ * home region), and after a batch with a change that can alter the authorizer's answers
  * (changesAnswer), made here or not, it flushes its own region's authorizer cache: the replica has
  * just received the change, and an answer cached before it would outlive it by up to the cache's TTL.
  */
@@ -28,6 +29,7 @@ import {
   type KeyAuditEntry,
 } from '../shared/key-audit';
 import { logger, safeErrorFields } from '../shared/logger';
+import { stageRegionsOf } from '../shared/usage-key-release';
 
 /** Writes one audit line. The entry names its stream record (eventId, sequenceNumber), and fits in one log event. */
 export type AuditWriter = (entry: KeyAuditEntry) => Promise<void> | void;
@@ -48,6 +50,11 @@ export interface KeyAuditDependencies {
   readonly region?: string;
   /** The stage's home region, which records the changes no region stamped; none on a stage in one region. @default HOME_REGION */
   readonly homeRegion?: string;
+  /**
+   * The stage's regions, the home region first: a change stamped with none of them is recorded in
+   * the home region (logsChangeHere). @default STAGE_REGIONS
+   */
+  readonly stageRegions?: readonly string[];
   /**
    * Flushes this region's stage's authorizer cache. By default that of the stage the environment
    * names (REST_API_ID, API_STAGE_NAME); none where it names none. The local server passes the
@@ -72,9 +79,10 @@ export const createHandler = ({
   write = logAuditEntry,
   region = process.env.AWS_REGION,
   homeRegion = process.env[HOME_REGION_VARIABLE] || undefined,
+  stageRegions = stageRegionsOf(),
   flushAuthorizerCache = stageAuthorizerCacheFlush(),
 }: KeyAuditDependencies = {}) => {
-  const here: AuditRegion = { region, homeRegion };
+  const here: AuditRegion = { region, homeRegion, stageRegions };
   return middy<DynamoDBStreamEvent, DynamoDBBatchResponse>().handler(async (event) => {
     let answersChanged = false;
     let failed: string | undefined;

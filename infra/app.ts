@@ -5,18 +5,22 @@
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { checkDeployedRegions, parseDropRegions, readDeployedRegions } from './deployed-regions';
 import { stageStacks } from './stage-stacks';
 import { parseIgnoreReleaseAlarms, parseStageName, stageSettings } from './stages';
 
 const app = new App();
 /**
- * The stage and its settings, and whether this deploy's release ignores its alarms; a bad value is
- * the operator's to fix: its message alone, no stack trace.
+ * The stage and its settings (its regions checked against infra/deployed-regions.json), and whether
+ * this deploy's release ignores its alarms; a bad value is the operator's to fix: its message
+ * alone, no stack trace.
  */
 const { stage, settings, ignoreReleaseAlarms } = (() => {
   try {
     const name = parseStageName(app.node.tryGetContext('stage'));
     const settings = stageSettings(name);
+    // A region dropped from a kept stage's regions deletes its replicas: refused unless this deploy names it.
+    checkDeployedRegions(name, settings, readDeployedRegions(), parseDropRegions(app.node.tryGetContext('dropRegions')));
     return {
       stage: name,
       settings,

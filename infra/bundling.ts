@@ -13,6 +13,20 @@ import { projectRoot } from '../shared/project-root';
 
 /** The newest Node.js LTS runtime aws-cdk-lib offers. */
 export const FUNCTION_RUNTIME = Runtime.NODEJS_24_X;
+
+/** The Node.js major version a Lambda runtime identifier names (`nodejs24.x` is 24). */
+export const nodeMajorOf = (runtime: string): number => {
+  const match = /^nodejs(\d+)\.x$/.exec(runtime);
+  if (!match) throw new Error(`runtime ${runtime} is not a Node.js runtime`);
+  return Number(match[1]);
+};
+
+/**
+ * The Node.js major the functions run on, and so the one everything else runs on: `npm ci`
+ * installs it as the optional dependency node-<platform>-<arch>, which npm scripts find first on PATH.
+ */
+export const FUNCTION_NODE_MAJOR = nodeMajorOf(FUNCTION_RUNTIME.name);
+
 /** Graviton: cheaper per millisecond than x86, and the code has no native parts. */
 export const FUNCTION_ARCHITECTURE = Architecture.ARM_64;
 
@@ -42,8 +56,8 @@ export const FUNCTION_BUNDLING = {
   // start-up (--enable-source-maps) adds to a bundle's import time on
   // Node 24 (BENCHMARKS.md's source-map columns). So none is emitted: nothing would read it.
   sourceMap: false,
-  // The deployed runtime is Node 24; the syntax stays loadable by Node 20, where the tests run.
-  target: 'node20',
+  // The deployed runtime's Node: the tests, the local server and the tools run on the same one.
+  target: `node${FUNCTION_NODE_MAJOR}`,
   // middy and the AWS SDK ship ES modules: prefer them, so esbuild can drop what is unused.
   mainFields: ['module', 'main'],
   // Ship the SDK version the tests ran with, instead of whatever the runtime provides.

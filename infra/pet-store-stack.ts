@@ -5,7 +5,7 @@
  * in several regions has one such stack in each (infra/stage-stacks.ts): the home region's defines
  * the global tables and runs the once-only jobs (`isHomeRegion`).
  */
-import { CfnOutput, Stack, Tags, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, Tags, type StackProps } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Construct } from 'constructs';
 import { USAGE_PLANS_VARIABLE } from '../shared/plan-policy';
@@ -18,11 +18,12 @@ import { KeyAuditTrail } from './constructs/key-audit';
 import { Monitoring } from './constructs/monitoring';
 import { PetStoreApi } from './constructs/pet-store-api';
 import { PetStoreFunctions } from './constructs/pet-store-functions';
-import { RELEASE_ID } from './constructs/names';
+import { functionNameOf, RELEASE_ID } from './constructs/names';
 import { Release } from './constructs/release';
 import { SavedQueries } from './constructs/saved-queries';
 import { Throttling } from './constructs/throttling';
 import { PetStoreTables } from './constructs/tables';
+import { TableProtection } from './constructs/table-protection';
 import {
   homeRegionOf,
   isHomeRegion,
@@ -35,6 +36,7 @@ import {
 } from './stages';
 import { HealthProbe } from './constructs/health-probe';
 import { RegionalRouting } from './constructs/regional-routing';
+import { DomainCreationOrder } from './constructs/domain-order';
 
 export interface PetStoreStackProps extends StackProps {
   readonly stage: string;
@@ -58,10 +60,14 @@ export class PetStoreStack extends Stack {
   readonly routing?: RegionalRouting;
   /** The scheduled probe and alarm that the region's Route 53 health check follows; only with `routing`. */
   readonly healthProbe?: HealthProbe;
+  /** The order, and the pauses, of the stack's API Gateway custom domains; only with a custom domain. */
+  readonly domainOrder?: DomainCreationOrder;
   /** The CodeDeploy release of the functions; none when the stage releases all at once. */
   readonly release?: Release;
   /** The idempotency sweep: in the stage's home region only, as one sweep deletes every replica's records. */
   readonly idempotencySweep?: IdempotencySweep;
+  /** The tables' deletion protection, turned on last in every deploy: in the home region's stack of a stage that keeps its data. */
+  readonly tableProtection?: TableProtection;
   /** The stage this stack is one region of. */
   readonly stage: string;
   /**
@@ -103,6 +109,15 @@ export class PetStoreStack extends Stack {
       namePrefix: resourceName,
       ...kept,
     });
+    // A stage that keeps its data: every replica of every table protected once the rest of the deploy has succeeded.
+    if (settings.removalPolicy !== RemovalPolicy.DESTROY && this.tables.defined.length > 0) {
+      this.tableProtection = new TableProtection(this, 'TableProtection', {
+        tables: this.tables.defined,
+        regions: this.tables.replicaRegions,
+        functionName: functionNameOf(resourceName, 'tableProtection'),
+        ...kept,
+      });
+    }
     this.functions = new PetStoreFunctions(this, 'Functions', {
       namePrefix: resourceName,
       serviceName,
@@ -148,6 +163,11 @@ export class PetStoreStack extends Stack {
         healthAlarm: this.healthProbe.alarm,
       });
     }
+    // API Gateway makes an account's custom domains 30 s apart at most: the stack's are made one after another, paused.
+    const domains = [this.api.api.domainName, this.routing?.regionalDomain].filter((domain) => domain !== undefined);
+    if (domains.length > 0) {
+      this.domainOrder = new DomainCreationOrder(this, 'DomainOrder', { domains, namePrefix: resourceName, serviceName, ...kept });
+    }
     // The region's plans, from which the authorizer states each key's RateLimit-Policy (its share of a quota).
     this.functions.authorizer.function.addEnvironment(USAGE_PLANS_VARIABLE, JSON.stringify(plans));
     this.keyAudit = new KeyAuditTrail(this, 'KeyAudit', {
@@ -188,7 +208,7 @@ export class PetStoreStack extends Stack {
       },
     });
     this.monitoring = new Monitoring(this, 'Monitoring', {
-      dashboardName: resourceName,
+      namePrefix: resourceName,
       serviceName,
       apiStage: this.api.api.deploymentStage,
       functions: operations,

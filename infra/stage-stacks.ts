@@ -45,7 +45,7 @@ export const stageStacks = (app: App, { stage, settings, account, defaultRegion,
  * The home region's stack first, then each other region's after the one before it in the stage's
  * regions: the home region's defines the global tables the others import, and a chain releases
  * one region at a time whatever `cdk deploy --concurrency` says, so that a release that rolls back
- * stops the deploy before the next region (docs/operations.md, Releasing a stage in several regions).
+ * stops the deploy before the next region (docs/deploy.md, Releasing to prod).
  */
 const chainReleases = (stacks: readonly PetStoreStack[], homeRegion: string | undefined): void => {
   const home = stacks.find((stack) => stack.region === homeRegion);

@@ -103,9 +103,9 @@ export interface StageSettings {
    * What `cdk destroy` does to the tables, logs and the audit trail's queue. RETAIN_ON_UPDATE_OR_DELETE
    * (CloudFormation's RetainExceptOnCreate) keeps them: data outlives the stack, and a rolled-back
    * first create still deletes what it made, so the deploy can be run again. The tables' deletion
-   * protection, which would stop that rollback, is turned on once they exist (docs/operations.md,
-   * Protecting the tables). A plain RETAIN would also keep them when the stack's first create
-   * fails and rolls back, and the retry would then fail on their fixed names ("already exists").
+   * protection, which would stop that rollback, is turned on by the stack, last in every deploy
+   * (infra/constructs/table-protection.ts). A plain RETAIN would also keep them when the stack's
+   * first create fails and rolls back, and the retry would then fail on their fixed names ("already exists").
    */
   readonly removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE | RemovalPolicy.DESTROY;
   /** CloudFormation termination protection: `cdk destroy` refuses until it is turned off in the console. */
@@ -122,7 +122,9 @@ export interface StageSettings {
    * None: the stage runs in the one region it is deployed to, index 0. Several: the first is the
    * stage's home (where keys are written and once-only jobs run), and the list is one region set
    * of DynamoDB's strongly consistent global tables: three regions, or two and `witnessRegion`
-   * (docs/architecture.md, Regions).
+   * (docs/architecture.md, Regions). A stage that keeps its data records its regions in
+   * infra/deployed-regions.json: a region dropped from this list is refused at synth unless the
+   * deploy names it (`-c dropRegions=<region>`), as dropping it deletes its replicas' data.
    */
   readonly regions?: readonly string[];
   /**
@@ -132,7 +134,7 @@ export interface StageSettings {
   readonly witnessRegion?: string;
   /**
    * Reserved concurrency for the authorizer and each operation's function. Off by default: it
-   * needs an account whose concurrency quota leaves room for it (docs/operations.md, Stage settings).
+   * needs an account whose concurrency quota leaves room for it (docs/operations.md, Reserved concurrency).
    */
   readonly reservedConcurrency?: ReservedConcurrency;
   /**

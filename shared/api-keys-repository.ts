@@ -197,6 +197,15 @@ export class WriteOutcomeUnknown extends Error {
 /** A revocation, and whether this call wrote it (false: the key was revoked before). */
 export type RevokedKey = ApiKeyRecord & { readonly revokedNow: boolean };
 
+/** A roll chain's revocation: the key named, and the other keys of its chain this call revoked, oldest first. */
+export interface RevokedChain {
+  readonly named: RevokedKey;
+  readonly others: readonly RevokedKey[];
+}
+
+/** The most keys one revocation of a roll chain writes: DynamoDB's TransactWriteItems takes 100 actions. */
+export const MAX_CHAIN_REVOKE = 100;
+
 /** Expired keys the sweep could not mark; the others were marked. Names the keys and the errors' kinds only. */
 export class KeysNotMarked extends Error {
   override readonly name = 'KeysNotMarked';
@@ -213,9 +222,14 @@ export class KeysNotMarked extends Error {
 const failureKind = (error: unknown): string =>
   error instanceof Error ? ((error as Error & { reason?: unknown }).reason?.toString() ?? error.name) : typeof error;
 
-/** Whether a key can be rolled: it must be active, and not rolled already (its successor is the one to roll). */
+/**
+ * Whether a key can be rolled: it must be active, not marked expired by the sweep at its current
+ * expiry (the sweep's clock may be ahead of this one), and not rolled already (its successor is the
+ * one to roll).
+ */
 const rollState = (record: ApiKeyRecord, now: Date): KeyState | 'rolled' => {
   const state = keyState(record, now);
+  if (state === 'active' && record.expiresAt !== undefined && record.expiredAt === record.expiresAt) return 'expired';
   return state === 'active' && record.replacedBy !== undefined ? 'rolled' : state;
 };
 
@@ -228,6 +242,32 @@ const unchangedSince = (attribute: 'expiresAt' | 'plan' | 'usageKeyId' | 'usageK
   return value === undefined
     ? { condition: `attribute_not_exists(#${attribute})`, names, values: {} }
     : { condition: `#${attribute} = :${attribute}AsRead`, names, values: { [`:${attribute}AsRead`]: value } };
+};
+
+/**
+ * The conditions that a key read active is still unexpired when the roll writes, at `writtenAt`:
+ * the expiry sweep has not marked its expiry (`expiredAt`, on the sweep's clock), and, its expiry
+ * stored as the key tool writes one (ISO 8601 in UTC, whose text sorts as time does), that expiry
+ * is after `writtenAt`. Between the roll's read and its write the key may expire and the sweep
+ * release its usage key (deleted, no live key of its rolls using it yet): the successor would hold
+ * an API key that is gone. An expiry the console wrote in another form is held to the sweep's mark only.
+ */
+const unexpiredAtWrite = (expiresAt: unknown, writtenAt: Date) => {
+  if (expiresAt === undefined) return [];
+  const names = { '#expiredAt': 'expiredAt' };
+  const notMarked = {
+    condition: '(attribute_not_exists(#expiredAt) OR #expiredAt <> :expiryAsRead)',
+    names,
+    values: { ':expiryAsRead': expiresAt },
+  };
+  const instant = parseInstant(expiresAt);
+  const inUtc = instant !== undefined && instant.toISOString() === expiresAt;
+  return inUtc
+    ? [
+        notMarked,
+        { condition: '#expiresAt > :writtenAt', names: { '#expiresAt': 'expiresAt' }, values: { ':writtenAt': writtenAt.toISOString() } },
+      ]
+    : [notMarked];
 };
 
 /** Attempts at a roll that meets concurrent changes to the same key. */
@@ -269,6 +309,15 @@ export interface ApiKeysRepository {
    * first time (and `revokedNow` is false).
    */
   revoke(keyId: string, changedBy: Actor): Promise<RevokedKey | undefined>;
+  /**
+   * Revokes the key with this id and every key of its roll chain (linked by `replaces` and
+   * `replacedBy`, both ways) that still works, in one transaction: all of them, or none. Each is
+   * revoked on the condition that it is not revoked yet and not rolled meanwhile (a roll that
+   * lengthened the chain): otherwise the chain is read again and revoked as it is then, a few
+   * times. Keys of the chain that have ended (revoked, expired) are left as they are. Undefined
+   * when there is no such key.
+   */
+  revokeRollChain(keyId: string, changedBy: Actor): Promise<RevokedChain | undefined>;
   /** Revokes every active key of this name but the one with the id `keep`; returns the ids revoked. */
   revokeOthersNamed(name: string, keep: string, changedBy: Actor): Promise<string[]>;
   /**
@@ -298,7 +347,9 @@ export interface ApiKeysRepository {
   usageKeysToRelease(): Promise<ApiKeyRecord[]>;
   /**
    * Records that the key's usage key was deleted (`usageKeyDeletedAt`, an audited change) and takes
-   * it out of the release index; on the condition that the item still holds that usage key.
+   * it out of the release index; once, on the condition that the key is still there. The release
+   * read the item strongly consistent just before (the usage key it deleted is the one it read); a
+   * console edit of `usageKeyId` in the milliseconds between is not told apart.
    */
   recordUsageKeyDeleted(record: ApiKeyRecord, changedBy: Actor, now?: Date): Promise<void>;
   /** Takes the key out of the release index, its usage key kept: another live key uses it, or it has none. */
@@ -588,6 +639,81 @@ export const apiKeysRepository = ({
     return record && revokeRecord(record, changedBy);
   };
 
+  /**
+   * The keys one revocation of `record`'s roll chain writes, as read now: the key itself unless it
+   * is revoked already, and every other key of its chain that still works at `now`.
+   */
+  const chainToRevoke = async (record: ApiKeyRecord, now: Date) => {
+    const others = (await rollsOf(record)).filter((other) => keyState(other, now) === 'active').sort(byCreation);
+    return { others, targets: [...(record.revokedAt === undefined ? [record] : []), ...others] };
+  };
+
+  /** A key's revocation as one action of a transaction: not revoked yet, and its successor the one read (none: not rolled meanwhile). */
+  const revokeAction = (record: ApiKeyRecord, at: string, change: ReturnType<typeof changeValues>) => {
+    const successor =
+      record.replacedBy === undefined
+        ? { condition: 'attribute_not_exists(replacedBy)', values: {} }
+        : { condition: 'replacedBy = :successorAsRead', values: { ':successorAsRead': record.replacedBy } };
+    return {
+      Update: {
+        TableName: tableName,
+        Key: { keyHash: record.keyHash },
+        UpdateExpression: `SET revokedAt = :now${change.set}${ENTER_RELEASE_INDEX.set} ${LEAVE_EXPIRY_INDEX}`,
+        ConditionExpression: `attribute_exists(keyHash) AND attribute_not_exists(revokedAt) AND ${successor.condition}`,
+        ExpressionAttributeValues: { ':now': at, ...change.values, ...ENTER_RELEASE_INDEX.values, ...successor.values },
+      },
+    };
+  };
+
+  const revokeRollChain = async (keyId: string, changedBy: Actor): Promise<RevokedChain | undefined> => {
+    const found = await findById(keyId);
+    if (!found) return undefined;
+    const region = await regionOfWrites();
+    for (let attempt = 1; ; attempt += 1) {
+      const now = new Date();
+      const at = now.toISOString();
+      const change = changeValues(changedBy, at, region);
+      const record = (await getLatest(found.keyHash)) ?? found;
+      const { others, targets } = await chainToRevoke(record, now);
+      if (targets.length > MAX_CHAIN_REVOKE) {
+        throw new Error(
+          `Key ${keyId}'s roll chain has ${targets.length} keys that still work, more than one revocation writes (${MAX_CHAIN_REVOKE}).`,
+        );
+      }
+      const revokedHere = (revoked: ApiKeyRecord): RevokedKey => ({
+        ...revoked,
+        revokedAt: at,
+        changedBy,
+        changedAt: at,
+        ...(region === undefined ? {} : { changedInRegion: region }),
+        revokedNow: true,
+      });
+      const result = (): RevokedChain => ({
+        named: record.revokedAt === undefined ? revokedHere(record) : { ...record, revokedNow: false },
+        others: others.map(revokedHere),
+      });
+      if (targets.length === 0) return result();
+      try {
+        await callDatabase(() =>
+          db.send(new TransactWriteCommand({ TransactItems: targets.map((target) => revokeAction(target, at, change)) })),
+        );
+        return result();
+      } catch (error) {
+        // A lost answer: the revocation is this call's when every key now holds its time.
+        if (error instanceof DatabaseUnavailable) {
+          const asNow = await Promise.all(targets.map((target) => getLatest(target.keyHash))).catch(() => undefined);
+          if (asNow?.every((target) => target?.revokedAt === at)) return result();
+        }
+        const reasons = cancellationReasons(error);
+        const conflict = reasons.some((reason) => reason?.Code === 'TransactionConflict');
+        if (!conflict && !reasons.some((reason) => reason?.Code === 'ConditionalCheckFailed')) throw classifyCancellation(error, reasons);
+        // Revoked, rolled or changed meanwhile: the chain is read again and revoked as it is now, a few times.
+        if (attempt >= MAX_ROLL_ATTEMPTS) throw new KeyStateError(keyId, 'changing');
+        if (conflict) await new Promise((resolve) => setTimeout(resolve, 20 * attempt * Math.random()));
+      }
+    }
+  };
+
   // The local server's start, on its own table: it reads the table whole.
   const revokeOthersNamed = async (name: string, keep: string, changedBy: Actor): Promise<string[]> => {
     const others = (await list()).filter((record) => record.name === name && record.revokedAt === undefined && record.keyId !== keep);
@@ -595,12 +721,17 @@ export const apiKeysRepository = ({
     return others.map((record) => record.keyId);
   };
 
-  /** One attempt at a roll of the key of this hash: the new key and the old key's expiry, in one transaction. */
+  /**
+   * One attempt at a roll of the key of this hash: the new key and the old key's expiry, in one
+   * transaction. `now` is the roll's instant, which its read of the key is judged at; `writtenAt`
+   * the clock when the write is made, which the old key must still be unexpired at.
+   */
   const rollOnce = async (
     keyId: string,
     keyHash: string,
     newKey: string,
-    { graceMs, expiresAt, changedBy, now = new Date() }: RollOptions,
+    { graceMs, expiresAt, changedBy, now }: RollOptions & { readonly now: Date },
+    writtenAt: () => Date,
   ) => {
     const previous = await getLatest(keyHash);
     if (!previous) throw new KeyStateError(keyId, 'missing');
@@ -645,6 +776,7 @@ export const apiKeysRepository = ({
       unchangedSince('usageKey', previous.usageKey),
       // Its ids in the other regions, which the binding covers.
       unchangedSince('usageKeyBinding', previous.usageKeyBinding),
+      ...unexpiredAtWrite(previous.expiresAt, writtenAt()),
     ];
     await db.send(
       new TransactWriteCommand({
@@ -705,11 +837,14 @@ export const apiKeysRepository = ({
   };
 
   const roll = async (keyId: string, newKey: string, options: RollOptions): Promise<RolledKeys> => {
+    // The roll's instant, before any read: the clock (or the one given) when each write is made.
+    const now = options.now ?? new Date();
+    const writtenAt = () => options.now ?? new Date();
     const found = await findById(keyId);
     if (!found) throw new KeyStateError(keyId, 'missing');
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await callDatabase(() => rollOnce(keyId, found.keyHash, newKey, options));
+        return await callDatabase(() => rollOnce(keyId, found.keyHash, newKey, { ...options, now }, writtenAt));
       } catch (error) {
         // A lost answer, or a retry refused as the old key is rolled already: by this roll, if its new key exists.
         if (error instanceof DatabaseUnavailable || cancellationReasons(error).length > 0) {
@@ -902,13 +1037,15 @@ export const apiKeysRepository = ({
           TableName: tableName,
           Key: { keyHash: record.keyHash },
           UpdateExpression: `SET usageKeyDeletedAt = :now${change.set} REMOVE #release`,
-          ConditionExpression: 'usageKeyId = :usageKeyId AND attribute_not_exists(usageKeyDeletedAt)',
+          // Reads only what the sweep writes (its role names no other attribute, IAM's
+          // dynamodb:Attributes counting a condition's too): not `usageKeyId`, which it may then not write.
+          ConditionExpression: 'attribute_exists(keyHash) AND attribute_not_exists(usageKeyDeletedAt)',
           ExpressionAttributeNames: { '#release': apiKeysUsageKeyReleaseIndex.partitionKey.name },
-          ExpressionAttributeValues: { ':now': now.toISOString(), ':usageKeyId': record.usageKeyId, ...change.values },
+          ExpressionAttributeValues: { ':now': now.toISOString(), ...change.values },
         }),
       ),
     ).catch((error: unknown) => {
-      // Recorded already (a sweep and a revoke at once), or the item changed by hand: nothing to record.
+      // Recorded already (a sweep and a revoke at once), or the item deleted by hand: nothing to record.
       if (!isConditionFailure(error)) throw error;
     });
   };
@@ -939,6 +1076,7 @@ export const apiKeysRepository = ({
     lastUseOf,
     recordUse,
     revoke,
+    revokeRollChain,
     revokeOthersNamed,
     roll,
     setPlan,

@@ -28,9 +28,31 @@ export const tableNames = (env: Environment = process.env): TableNames => ({
   idempotency: idempotencyTableName(env),
 });
 
-/** `DYNAMODB_ENDPOINT` points the functions at another DynamoDB, such as DynamoDB Local. */
-export const dynamoDBOptions = (env: Environment = process.env): DynamoDBOptions =>
-  env.DYNAMODB_ENDPOINT ? { endpoint: env.DYNAMODB_ENDPOINT } : {};
+/**
+ * Milliseconds each DynamoDB attempt has to connect, and to be answered, when not the client's
+ * default (shared/dynamodb.ts): for a DynamoDB slower than AWS's, such as DynamoDB Local on a busy
+ * machine. No stack sets it: deployed, the default holds.
+ */
+export const DYNAMODB_TIMEOUT_VARIABLE = 'DYNAMODB_TIMEOUT_MS';
+/** The most DYNAMODB_TIMEOUT_MS may be: a minute. */
+export const MAX_DYNAMODB_TIMEOUT_MS = 60_000;
+
+/** The timeouts DYNAMODB_TIMEOUT_MS sets (none when unset); a value that is not one stops the function at its start. */
+export const dynamoDBTimeouts = (env: Environment = process.env): Pick<DynamoDBOptions, 'connectionTimeout' | 'requestTimeout'> => {
+  const value = env[DYNAMODB_TIMEOUT_VARIABLE];
+  if (value === undefined || value === '') return {};
+  const ms = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(ms >= 1 && ms <= MAX_DYNAMODB_TIMEOUT_MS)) {
+    throw new Error(`${DYNAMODB_TIMEOUT_VARIABLE} must be a whole number of milliseconds from 1 to ${MAX_DYNAMODB_TIMEOUT_MS}.`);
+  }
+  return { connectionTimeout: ms, requestTimeout: ms };
+};
+
+/** `DYNAMODB_ENDPOINT` points the functions at another DynamoDB, such as DynamoDB Local; `DYNAMODB_TIMEOUT_MS` gives it longer. */
+export const dynamoDBOptions = (env: Environment = process.env): DynamoDBOptions => ({
+  ...(env.DYNAMODB_ENDPOINT ? { endpoint: env.DYNAMODB_ENDPOINT } : {}),
+  ...dynamoDBTimeouts(env),
+});
 
 /** Whether `count` can be a stage's number of status index shards: a whole number from 1 to MAX_STATUS_SHARDS. */
 export const isStatusShardCount = (count: number): boolean => Number.isInteger(count) && count >= 1 && count <= MAX_STATUS_SHARDS;

@@ -25,7 +25,8 @@ export interface DynamoDBOptions {
   readonly requestHandler?: RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions>;
 }
 
-const DYNAMODB_DEFAULTS = {
+/** The client's settings unless told otherwise (shared/config.ts reads the environment's). */
+export const DYNAMODB_DEFAULTS = {
   maxAttempts: 2,
   connectionTimeout: 1_000,
   requestTimeout: 1_000,

@@ -3,9 +3,10 @@
  * in the sweep's index. A keyed create reserves its pet's id, then writes its record, then its pet,
  * with no transaction (pets repository, `createOnce`; docs/architecture.md, "Idempotent creates,
  * record first"): the record's conditional put fixes the pet's id and fields, so that every retry,
- * in any region, finds the record and puts that same pet, under an id no other create holds. A
- * record may stand without its pet for a while (the first try failed between the writes); no pet
- * ever stands without its record.
+ * in any region, finds the record and puts that same pet, under an id no other create holds, and
+ * only where that id holds no item yet: a replay never overwrites the pet, so it never undoes a
+ * later change to it. A record may stand without its pet for a while (the first try failed
+ * between the writes); no pet ever stands without its record.
  */
 import { hash } from 'node:crypto';
 import type { NewPet } from './models';

@@ -350,10 +350,19 @@ export const auditEntryOf = (record: DynamoDBRecord, now = new Date()): KeyAudit
   };
 };
 
-/** Where a key-audit function runs: its own region (AWS_REGION), and the stage's home region (none: one region). */
+/**
+ * Where a key-audit function runs: its own region (AWS_REGION), the stage's home region (none: one
+ * region), and the stage's regions (STAGE_REGIONS, the home region first).
+ */
 export interface AuditRegion {
   readonly region: string | undefined;
   readonly homeRegion: string | undefined;
+  /**
+   * The stage's regions: a stamp that names none of them is no region's, and the home region
+   * records the change. None given (a setting left out): the regions known here, this one and the
+   * home region, so that a change stamped with another region of the stage is recorded twice, never lost.
+   */
+  readonly stageRegions?: readonly string[];
 }
 
 /** The region a stream record's change was written in, as the write stamped it: the new image's `changedInRegion`, a REMOVE's old image's. */
@@ -363,14 +372,27 @@ export const changedInRegionOf = (record: DynamoDBRecord): string | undefined =>
 };
 
 /**
+ * The region whose audit records a change: the region it was stamped with, when that is one of the
+ * stage's; otherwise (no stamp: the console's edit, or a stamp naming no region of the stage, which
+ * only an edit by hand writes) the home region. A stamp no region answers to would otherwise leave
+ * the change recorded nowhere, while the caches it flushes make it take effect everywhere.
+ */
+const recordingRegionOf = (record: DynamoDBRecord, { region, homeRegion, stageRegions = [] }: AuditRegion): string | undefined => {
+  const stamp = changedInRegionOf(record);
+  const known = stageRegions.length > 0 ? stageRegions : [homeRegion, region];
+  return stamp !== undefined && known.includes(stamp) ? stamp : homeRegion;
+};
+
+/**
  * Whether this region's audit records the change: each replica of a global table streams every
  * write, wherever it was made, so each change is recorded once, by the region it was stamped with;
- * an unstamped change (the console's) by the home region. A stage in one region (no home region)
- * records every change. The images are the item as replicated, the same in every region's stream,
- * so the regions agree on which of them records it.
+ * an unstamped change, or one stamped with a region the stage does not run in, by the home region
+ * (recordingRegionOf). A stage in one region (no home region) records every change. The images
+ * are the item as replicated, the same in every region's stream, so the regions agree on which of
+ * them records it.
  */
-export const logsChangeHere = (record: DynamoDBRecord, { region, homeRegion }: AuditRegion): boolean =>
-  homeRegion === undefined || (changedInRegionOf(record) ?? homeRegion) === region;
+export const logsChangeHere = (record: DynamoDBRecord, here: AuditRegion): boolean =>
+  here.homeRegion === undefined || recordingRegionOf(record, here) === here.region;
 
 /**
  * The attributes an authorizer's answer is made of: whether the key is revoked or expired

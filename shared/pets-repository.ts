@@ -23,8 +23,9 @@ export interface PetWrites {
   create(newPet: NewPet): Promise<Pet>;
   /**
    * Reserves a keyed pet id, then puts the idempotency record, which fixes the pet's id and fields,
-   * then the pet, unless a live record for the same key exists: then the same request gets (and
-   * stores, if it is not yet) that record's pet, another request `reused`. No transaction:
+   * then the pet, unless a live record for the same key exists: then the same request gets that
+   * record's pet (and stores it only where no item holds its id yet: a replay never overwrites the
+   * pet, so never undoes a later change to it), another request `reused`. No transaction:
    * shared/idempotency.ts says why.
    */
   createOnce(newPet: NewPet, request: IdempotentRequest): Promise<KeyedCreateOutcome>;
@@ -143,7 +144,12 @@ export const petWrites = ({
     }
   };
 
-  /** Whether the pet a record fixed is stored now: put where its id is free or already holds it (a try before, or its replica). */
+  /**
+   * Whether the pet a record fixed is stored now. Put only where its id is free: where the id holds
+   * an item of the same `createdAt` (a try before, this put's own SDK retry, or its replica), that is
+   * the pet, maybe changed since, and nothing is written, so a replay never undoes a later change.
+   * Another `createdAt`: another pet holds the id (a clock set back), and the record moves.
+   */
   const putRecordedPet = async (record: RecordedPet): Promise<boolean> => {
     try {
       await callDatabase(() =>
@@ -151,28 +157,16 @@ export const petWrites = ({
           new PutCommand({
             TableName: tableName,
             Item: storedItem(record.pet, record.createdAt),
-            ConditionExpression:
-              'attribute_not_exists(#id) OR (#name = :name AND #categoryId = :categoryId AND #status = :status AND #createdAt = :createdAt)',
-            ExpressionAttributeNames: {
-              '#id': 'id',
-              '#name': 'name',
-              '#categoryId': 'categoryId',
-              '#status': 'status',
-              '#createdAt': 'createdAt',
-            },
-            ExpressionAttributeValues: {
-              ':name': record.pet.name,
-              ':categoryId': record.pet.categoryId,
-              ':status': record.pet.status,
-              ':createdAt': record.createdAt,
-            },
+            ConditionExpression: 'attribute_not_exists(#id)',
+            ExpressionAttributeNames: { '#id': 'id' },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
       );
       return true;
     } catch (error) {
-      if (isConditionFailure(error)) return false; // another pet holds the id
-      throw error;
+      if (!isConditionFailure<StoredItem>(error)) throw error;
+      return error.Item?.createdAt?.S === record.createdAt;
     }
   };
 

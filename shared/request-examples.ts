@@ -5,7 +5,7 @@
  */
 import type { ProxyEventInit } from './gateway-events';
 import { routeDocs, type RouteDocs } from './route-docs';
-import type { HttpMethod, Route } from './routes';
+import type { HttpMethod, MadeBy, Route } from './routes';
 import type { TableAccess } from './table-access';
 import { tableDefinitions } from './tables';
 
@@ -29,18 +29,25 @@ export interface ExampleRequest {
 }
 
 export interface ExampleOptions {
-  /** The value of each path parameter (default EXAMPLE_PATH_PARAMETER). */
+  /** The value of each path parameter not in `pathParameters` (default EXAMPLE_PATH_PARAMETER). */
   readonly pathParameter?: string | number;
+  /** Path parameters by name. */
+  readonly pathParameters?: Readonly<Record<string, string>>;
+  /** Body fields in place of the example body's. */
+  readonly bodyFields?: Readonly<Record<string, unknown>>;
   readonly query?: Readonly<Record<string, string>>;
 }
 
 export const exampleRequest = (
   route: Route,
-  { pathParameter = EXAMPLE_PATH_PARAMETER, query = {} }: ExampleOptions = {},
+  { pathParameter = EXAMPLE_PATH_PARAMETER, pathParameters: given = {}, bodyFields = {}, query = {} }: ExampleOptions = {},
 ): ExampleRequest => {
-  const pathParameters = Object.fromEntries([...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => [name ?? '', String(pathParameter)]));
+  const pathParameters = Object.fromEntries(
+    [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name = '']) => [name, given[name] ?? String(pathParameter)]),
+  );
   const path = route.path.replace(/\{(\w+)\}/g, (_parameter, name: string) => encodeURIComponent(pathParameters[name] ?? ''));
-  const body = route.request?.body === undefined ? undefined : JSON.stringify(docsFor(route).bodyExample ?? {});
+  const exampleBody = (docsFor(route).bodyExample ?? {}) as Record<string, unknown>;
+  const body = route.request?.body === undefined ? undefined : JSON.stringify({ ...exampleBody, ...bodyFields });
   return {
     method: route.method,
     resource: route.path,
@@ -84,4 +91,21 @@ export const queryUsing = (route: Route, grant: TableAccess): Record<string, str
   const value = item?.[attribute];
   if (value === undefined) throw new Error(`${route.operationId}: its example answer has no ${attribute}`);
   return { [attribute]: String(value) };
+};
+
+/** Makes one resource a request names (routes.ts `MadeBy`), and answers what names it. */
+export type ResourceMaker = (madeBy: MadeBy) => Promise<string | number>;
+
+/**
+ * An example request that succeeds: each resource the route says it must name (`succeedsWith`)
+ * made first by `make`, and named where the route names it, in its path or body.
+ */
+export const succeedingRequest = async (route: Route, make: ResourceMaker, options: ExampleOptions = {}): Promise<ExampleRequest> => {
+  const made = async (wanted: Readonly<Record<string, MadeBy>> = {}) =>
+    Object.fromEntries(await Promise.all(Object.entries(wanted).map(async ([name, madeBy]) => [name, await make(madeBy)] as const)));
+  const pathParameters = Object.fromEntries(
+    Object.entries(await made(route.succeedsWith?.pathParameters)).map(([name, value]) => [name, String(value)]),
+  );
+  const bodyFields = await made(route.succeedsWith?.body);
+  return exampleRequest(route, { ...options, pathParameters: { ...options.pathParameters, ...pathParameters }, bodyFields });
 };

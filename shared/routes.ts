@@ -91,6 +91,25 @@ export interface Keyless {
   readonly throttle: MethodThrottle;
 }
 
+/**
+ * A resource a request names, and how to make one: a successful request to `operationId` (its
+ * example request, shared/request-examples.ts) makes it, and `field` of that answer names it.
+ */
+export interface MadeBy {
+  readonly operationId: string;
+  readonly field: string;
+}
+
+/**
+ * What a request must name to succeed, by where it names it: each path parameter, and each body
+ * field, that names a resource which must exist. Tests, the smoke checks and the benchmark make
+ * those resources this way before the request, rather than assume what a parameter names.
+ */
+export interface SucceedsWith {
+  readonly pathParameters?: Readonly<Record<string, MadeBy>>;
+  readonly body?: Readonly<Record<string, MadeBy>>;
+}
+
 interface RouteCommon {
   readonly operationId: string;
   readonly method: HttpMethod;
@@ -111,6 +130,8 @@ interface RouteCommon {
   /** What its function may do on the tables, and nothing more (a test checks the code sends exactly these). */
   readonly tableAccess?: readonly TableAccess[];
   readonly deprecated?: Deprecation;
+  /** The resources a request must name to succeed, and how to make each; none: its example request succeeds as it is. */
+  readonly succeedsWith?: SucceedsWith;
 }
 
 /** A route behind the bearer-key authorizer: every route but a keyless one. */
@@ -199,6 +220,7 @@ export const routes = [
     success: { status: 200, model: 'Pet' },
     errors: ['not_found', 'gone'],
     tableAccess: [{ table: 'pets', actions: ['dynamodb:GetItem'] }],
+    succeedsWith: { pathParameters: { petId: { operationId: 'createPet', field: 'id' } } },
     deprecated: {
       deprecatedAt: new Date('2026-01-01T00:00:00Z'),
       sunsetAt: new Date('2030-12-05T00:00:00Z'),

@@ -26,8 +26,8 @@ export const USAGE_KEYS_ALARM_SHARE = 0.8;
 export const USAGE_KEYS_REGION_DIMENSION = 'Region';
 
 /**
- * The variable that gives the expiry sweep its stage's regions, comma-separated, the home region
- * (its own) first: set by the stack for a stage of several regions only.
+ * The variable that gives the expiry sweep and the key-audit function their stage's regions,
+ * comma-separated, the home region first: set by the stack for a stage of several regions only.
  */
 export const STAGE_REGIONS_VARIABLE = 'STAGE_REGIONS';
 

@@ -1,11 +1,13 @@
 /**
  * HealthProbe: what Route 53's health check of a region follows, in place of a public request. A
  * schedule runs the probe (functions/health-probe.ts) each minute; it reads the region's tables as
- * the health route does and publishes `DatabaseReadable`, 1 or 0, by the stage's service. The
- * alarm is in ALARM when the minute's lowest value is below 1, or when the minute has none (the
- * probe did not run, or could not publish): a probe that cannot run counts as failing. Its role may
- * read a key no item has on each table, by its key attribute alone, and nothing else; the metric
- * is a log line (the Embedded Metric Format), so it needs no CloudWatch permission.
+ * the health route does and publishes `DatabaseReadable`, 1 or 0, by the stage's service: 0 also
+ * while operators have drained the region (`npm run region`), whose switch is the key it reads on
+ * the idempotency table. The alarm is in ALARM when the minute's lowest value is below 1, or when
+ * the minute has none (the probe did not run, or could not publish): a probe that cannot run counts
+ * as failing. Its role may read one key on each table, by its key attribute alone, and nothing
+ * else (no write: it cannot drain or restore a region); the metric is a log line (the Embedded
+ * Metric Format), so it needs no CloudWatch permission.
  */
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -63,7 +65,7 @@ export class HealthProbe extends Construct {
     this.alarm = new Alarm(this, 'DatabaseReadable', {
       alarmName: `${props.namePrefix}-database-readable`,
       alarmDescription:
-        "The region could not read its tables in the last minute, or its health probe did not report: Route 53 takes it out of the stage's domain.",
+        "The region could not read its tables in the last minute, or was drained by its operators (npm run region), or its health probe did not report: Route 53 takes it out of the stage's domain.",
       metric: new Metric({
         namespace: METRICS_NAMESPACE,
         metricName: 'DatabaseReadable',

@@ -53,8 +53,9 @@ export interface KeyAuditTrailProps {
   readonly homeRegion?: string;
   /**
    * A stage in several regions: its regions, the home region (this stack's, where the sweep runs)
-   * first. The sweep deletes a usage key's API key in each and counts each region's API keys.
-   * None for a stage in one region: the stack's own.
+   * first. The sweep deletes a usage key's API key in each and counts each region's API keys; the
+   * audit function records a change stamped with none of them in the home region. None for a
+   * stage in one region: the stack's own.
    */
   readonly regions?: readonly string[];
 }
@@ -93,6 +94,8 @@ export class KeyAuditTrail extends Construct {
         ...tableNameVariables(tableAccess.keyAudit, tables),
         ...stageVariables(props.apiStage),
         ...(props.homeRegion === undefined ? {} : { [HOME_REGION_VARIABLE]: props.homeRegion }),
+        // A change stamped with a region not among these (an edit by hand) is the home region's to record.
+        ...stageRegionsVariable(props.regions),
       },
       logRetention: AUDIT_LOG_RETENTION,
       removalPolicy: props.removalPolicy,
@@ -153,7 +156,7 @@ export class KeyAuditTrail extends Construct {
       environment: {
         ...tableNameVariables(tableAccess.keyExpiry, tables),
         ...stageVariables(props.apiStage),
-        ...((props.regions ?? []).length === 0 ? {} : { [STAGE_REGIONS_VARIABLE]: (props.regions ?? []).join(',') }),
+        ...stageRegionsVariable(props.regions),
       },
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
@@ -186,6 +189,10 @@ export class KeyAuditTrail extends Construct {
     return expirySweep;
   }
 }
+
+/** STAGE_REGIONS, the stage's regions (its home first), for a stage in several; nothing for a stage in one. */
+const stageRegionsVariable = (regions: readonly string[] = []): Record<string, string> =>
+  regions.length === 0 ? {} : { [STAGE_REGIONS_VARIABLE]: regions.join(',') };
 
 /** The variables that name the stage whose authorizer cache a function flushes (shared/authorizer-cache.ts). */
 const stageVariables = ({ restApiId, stageName }: ApiStage) => ({

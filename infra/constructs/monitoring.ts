@@ -1,6 +1,6 @@
 /**
- * Monitoring: one CloudWatch dashboard for the stage, and the alarms an operator is paged for,
- * all sent to one SNS topic (and to an e-mail address when the stage has one).
+ * Monitoring: one CloudWatch dashboard for the stage in this region, and the alarms an operator is
+ * paged for, all sent to one SNS topic (and to an e-mail address when the stage has one).
  */
 import { type CfnResource, Duration, Stack } from 'aws-cdk-lib';
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
@@ -28,7 +28,7 @@ import { AUTHORIZER_FAILURE_LINE } from '../../shared/http/authorizer-log';
 import { METRICS_NAMESPACE, SERVICE_DIMENSION } from '../../shared/metrics';
 import { API_KEYS_PER_REGION, USAGE_KEYS_ALARM_SHARE, USAGE_KEYS_REGION_DIMENSION } from '../../shared/usage-key-release';
 import { serverErrorRate } from './api-metrics';
-import { functionErrorsAlarmId, keysReplicationAlarmId } from './names';
+import { dashboardNameOf, functionErrorsAlarmId, keysReplicationAlarmId } from './names';
 import { STAGE_THROTTLE_ALARM_SHARE } from '../stages';
 import { THROTTLING_METRICS, type Throttling } from './throttling';
 
@@ -39,7 +39,11 @@ export interface MonitoredTable {
 }
 
 export interface MonitoringProps {
-  readonly dashboardName: string;
+  /**
+   * The stage's `pet-store-<stage>`: the dashboard is `<namePrefix>-<region>` (dashboardNameOf), as
+   * an account holds a dashboard name once whatever the region.
+   */
+  readonly namePrefix: string;
   /** The stage's `service` (its functions' POWERTOOLS_SERVICE_NAME): its own metrics are under it, no other stage's. */
   readonly serviceName: string;
   /** The API's deployed stage. */
@@ -166,6 +170,8 @@ export const authorizerFailures = (serviceName: string, period: Duration): Metri
 
 export class Monitoring extends Construct {
   readonly dashboard: Dashboard;
+  /** The dashboard's name, this region's own (dashboardNameOf). */
+  readonly dashboardName: string;
   readonly alarmTopic: Topic;
   readonly alarms: Alarm[] = [];
 
@@ -257,7 +263,7 @@ export class Monitoring extends Construct {
         alarm('UsageKeysNearLimit', {
           alarmDescription:
             `The account holds ${USAGE_KEYS_ALARM_SHARE * 100}% or more of the ${API_KEYS_PER_REGION} API keys API Gateway allows per region, a quota that cannot be raised: ` +
-            'new keys will be refused (docs/architecture.md, Scaling; docs/operations.md, Key tool).',
+            'new keys will be refused (docs/architecture.md, Scaling; docs/keys.md, Room for keys: capacity).',
           metric: usageKeysAlarmMetric(props.serviceName, usageKeys.regions),
           threshold: API_KEYS_PER_REGION * USAGE_KEYS_ALARM_SHARE,
           comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -319,7 +325,8 @@ export class Monitoring extends Construct {
       });
     }
 
-    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName });
+    this.dashboardName = dashboardNameOf(props.namePrefix, Stack.of(this).region);
+    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: this.dashboardName });
     // The stack's tags reach the dashboard (CloudFormation takes Tags on it), but cfn-lint's
     // bundled schema of AWS::CloudWatch::Dashboard lacks Tags: E3002 is a false positive here only.
     (this.dashboard.node.defaultChild as CfnResource).addMetadata('cfn-lint', { config: { ignore_checks: ['E3002'] } });
@@ -459,10 +466,10 @@ export class Monitoring extends Construct {
     );
   }
 
-  /** The dashboard's address in the console. */
+  /** The dashboard's address in the console: this region's console, this region's dashboard. */
   get dashboardUrl(): string {
     const region = Stack.of(this).region;
-    return `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#dashboards:name=${this.dashboard.dashboardName}`;
+    return `https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#dashboards:name=${this.dashboardName}`;
   }
 }
 

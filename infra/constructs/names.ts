@@ -32,3 +32,11 @@ export const keysReplicationAlarmId = (region: string) =>
     .split('-')
     .map((part) => pascalCase(part))
     .join('')}`;
+
+/**
+ * The stage's dashboard in one region: `<namePrefix>-<region>`, e.g. `pet-store-global-us-east-2`.
+ * CloudWatch holds a dashboard name once per account, not per region ("All dashboards in your
+ * account are global, not region-specific": AWS::CloudWatch::Dashboard), so each region's stack
+ * of a stage, and a stage deployed to two regions of one account, needs a name of its own.
+ */
+export const dashboardNameOf = (namePrefix: string, region: string) => `${namePrefix}-${region}`;

@@ -88,7 +88,7 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
         // The region the change was written in (the sweep's own, the home region): each region's
         // audit logs the change once, where it was made (shared/key-audit.ts).
         'changedInRegion',
-        'usageKeyId',
+        // Not usageKeyId: no condition of the sweep reads it, so its role may not write it either.
         'usageKeyDeletedAt',
         apiKeysExpiryIndex.partitionKey.name,
         apiKeysExpiryIndex.sortKey.name,

@@ -48,20 +48,22 @@ export interface RegionalRoutingProps {
 export class RegionalRouting extends Construct {
   /** This region's own name, `<region>.<domainName>`. */
   readonly regionalName: string;
+  /** The API Gateway custom domain of the region's own name. */
+  readonly regionalDomain: DomainName;
   readonly healthCheck: HealthCheck;
 
   constructor(scope: Construct, id: string, { api, stageDomain, domain, region, healthAlarm }: RegionalRoutingProps) {
     super(scope, id);
     this.regionalName = regionalDomainName(domain.domainName, region);
     const certificate = Certificate.fromCertificateArn(this, 'Certificate', domain.certificateArns[region] ?? '');
-    const regionalDomain = new DomainName(this, 'RegionalDomain', {
+    const regionalDomain = (this.regionalDomain = new DomainName(this, 'RegionalDomain', {
       domainName: this.regionalName,
       certificate,
       endpointType: EndpointType.REGIONAL,
       securityPolicy: SecurityPolicy.TLS_1_2,
       mapping: api,
       basePath: STAGE_NAME,
-    });
+    }));
     // IPv6 clients too (the AAAA records): API Gateway answers both on a dualstack domain.
     for (const served of [regionalDomain, stageDomain]) dualstack(served);
 

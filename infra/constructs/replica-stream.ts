@@ -4,15 +4,11 @@
  * it is read at deploy with DynamoDB's DescribeTable (`Table.LatestStreamArn`), by a custom
  * resource whose role may describe that one table and write its own log group, nothing else.
  *
- * CloudFormation runs a custom resource again only when its properties change, and the call's
- * parameters (the table's name) never do. The resource therefore also carries a fingerprint of
- * what the replica's stream comes from (`streamSource`): a change of it (a stream turned off and on
- * for a new view type, a replica made again for a change of regions, a table replaced for a new
- * key) makes CloudFormation update the resource, which reads the new stream's ARN, and the audit
- * mapping follows it.
+ * It is read once, when the stack is created: the stream of a global table with more than one
+ * replica cannot be changed (CloudFormation refuses a change of its StreamSpecification), and the
+ * replica in this region, by its fixed name, lives as long as the stage runs here.
  */
-import { createHash } from 'node:crypto';
-import { type CfnResource, type RemovalPolicy } from 'aws-cdk-lib';
+import type { RemovalPolicy } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -26,18 +22,7 @@ export interface ReplicaStreamProps {
   readonly functionName: string;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
-  /**
-   * What the replica's stream comes from, as the home region's stack defines the global table: its
-   * name, key and stream, and the stage's regions. Any change of it re-reads the stream's ARN.
-   */
-  readonly streamSource: Readonly<Record<string, unknown>>;
 }
-
-/** The property of the custom resource that carries the fingerprint of `streamSource`. */
-export const STREAM_SOURCE_PROPERTY = 'StreamSource';
-
-/** A short, stable fingerprint of a JSON value: the same value, the same text, on every synth. */
-export const fingerprintOf = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
 
 /** Where DescribeTable's answer holds the stream of the table in the region it was asked in. */
 const LATEST_STREAM_ARN = 'Table.LatestStreamArn';
@@ -46,7 +31,7 @@ export class ReplicaStream extends Construct {
   /** The replica's stream ARN, read at deploy. */
   readonly streamArn: string;
 
-  constructor(scope: Construct, id: string, { table, functionName, logRetention, removalPolicy, streamSource }: ReplicaStreamProps) {
+  constructor(scope: Construct, id: string, { table, functionName, logRetention, removalPolicy }: ReplicaStreamProps) {
     super(scope, id);
     const logGroup = new LogGroup(this, 'Logs', { logGroupName: `/aws/lambda/${functionName}`, retention: logRetention, removalPolicy });
     const role = new Role(this, 'Role', {
@@ -56,7 +41,7 @@ export class ReplicaStream extends Construct {
     role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }),
     );
-    // The same call on create and on every update: a replica whose stream was turned off and on has a new one.
+    // The same call on an update (CloudFormation sends one only if the resource's own properties change).
     const describe: AwsSdkCall = {
       service: 'DynamoDB',
       action: 'describeTable',
@@ -77,11 +62,6 @@ export class ReplicaStream extends Construct {
         new PolicyStatement({ actions: ['dynamodb:DescribeTable'], resources: [table.tableArn] }),
       ]),
     });
-    // Ignored by the handler; its change is what makes CloudFormation send the update.
-    (resource.node.findChild('Resource').node.defaultChild as CfnResource).addPropertyOverride(
-      STREAM_SOURCE_PROPERTY,
-      fingerprintOf(streamSource),
-    );
     this.streamArn = resource.getResponseField(LATEST_STREAM_ARN);
   }
 }

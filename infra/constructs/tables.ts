@@ -25,6 +25,7 @@ import { Construct } from 'constructs';
 import { deployedTableName } from '../../shared/stack';
 import { tableDefinitions, type KeyAttribute, type TableDefinition, type TableNames } from '../../shared/tables';
 import { ReplicaStream } from './replica-stream';
+import type { ProtectedTable } from './table-protection';
 
 export interface PetStoreTablesProps {
   /** Names the tables `<project>-<stage>-<table>`. */
@@ -41,8 +42,8 @@ export interface PetStoreTablesProps {
   readonly logRetention: RetentionDays;
   /**
    * RETAIN_ON_UPDATE_OR_DELETE keeps the tables when the stack is deleted or they are replaced, but
-   * lets a rolled-back first create delete them; the operator turns deletion protection on once
-   * they exist (docs/operations.md, Protecting the tables).
+   * lets a rolled-back first create delete them; the stack turns their deletion protection on,
+   * last in every deploy (./table-protection.ts).
    */
   readonly removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE | RemovalPolicy.DESTROY;
 }
@@ -59,18 +60,27 @@ export class PetStoreTables extends Construct {
   readonly apiKeys: ITableV2;
   readonly apiKeyLastUse: ITableV2;
   readonly idempotency: ITableV2;
+  /** The global tables this stack defines, by their fixed names: every table in the home region's stack, none in the others. */
+  readonly defined: readonly ProtectedTable[];
+  /** The regions of every table's replicas: this stack's region first, then the stage's others. */
+  readonly replicaRegions: readonly string[];
   constructor(scope: Construct, id: string, props: PetStoreTablesProps) {
     super(scope, id);
+    const defined: ProtectedTable[] = [];
     const table = (key: keyof TableNames): ITableV2 => {
       const definition = tableDefinitions[key];
       const tableName = deployedTableName(props.stage, definition);
-      if (props.home) return globalTable(this, definition, tableName, { ...props, strong: STRONGLY_CONSISTENT_TABLES.has(key) });
-      return replicaOf(this, definition, tableName, props);
+      if (!props.home) return replicaOf(this, definition, tableName, props);
+      const global = globalTable(this, definition, tableName, { ...props, strong: STRONGLY_CONSISTENT_TABLES.has(key) });
+      defined.push({ tableName, table: global });
+      return global;
     };
     this.pets = table('pets');
     this.apiKeys = table('apiKeys');
     this.apiKeyLastUse = table('apiKeyLastUse');
     this.idempotency = table('idempotency');
+    this.defined = defined;
+    this.replicaRegions = [props.region, ...props.regions.filter((other) => other !== props.region)];
   }
 }
 
@@ -105,7 +115,7 @@ const globalTable = (
     encryption: TableEncryptionV2.awsManagedKey(),
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     // No deletion protection in the template: a rolled-back first create must delete the tables it
-    // made, which DynamoDB refuses for a protected one (docs/operations.md, Protecting the tables).
+    // made, which DynamoDB refuses for a protected one. TableProtection turns it on, last.
     removalPolicy,
     globalSecondaryIndexes: globalSecondaryIndexes(definition),
     ...(definition.stream ? { dynamoStream: StreamViewType[definition.stream] } : {}),
@@ -122,7 +132,7 @@ const replicaOf = (
   scope: Construct,
   definition: TableDefinition,
   tableName: string,
-  { namePrefix, logRetention, removalPolicy, regions, witnessRegion }: PetStoreTablesProps,
+  { namePrefix, logRetention, removalPolicy }: PetStoreTablesProps,
 ): ITableV2 => {
   const grantIndexPermissions = definition.globalSecondaryIndexes.length > 0;
   if (!definition.stream) return TableV2.fromTableAttributes(scope, definition.id, { tableName, grantIndexPermissions });
@@ -132,8 +142,6 @@ const replicaOf = (
     functionName: `${namePrefix}-${definition.defaultName}-stream`,
     logRetention,
     removalPolicy,
-    // What the home region's stack makes the replica and its stream from (globalTable, above).
-    streamSource: { tableName, partitionKey: definition.partitionKey, stream: definition.stream, regions, witnessRegion },
   });
   return TableV2.fromTableAttributes(scope, definition.id, { tableName, grantIndexPermissions, tableStreamArn: streamArn });
 };

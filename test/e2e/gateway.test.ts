@@ -13,6 +13,8 @@ import {
   startServerWithMissingPetsTable,
   type LocalApi,
 } from '../support/local-api';
+import { BASE_PATH } from '../../shared/routes';
+import { fixturePath } from '../support/fixture-names';
 
 let api: LocalApi;
 
@@ -32,17 +34,17 @@ afterAll(() => api.close());
 
 describe('unknown routes', () => {
   it.each([
-    ['GET', '/v1/unknown'],
+    ['GET', `${BASE_PATH}${fixturePath('unknown')}`],
     ['DELETE', '/v1/pets'],
     ['PUT', '/v1/pets/1'],
     ['PATCH', '/v1/pets'],
     ['POST', '/v1/pets/1'],
-    ['GET', '/v1/pets/1/owner'],
+    ['GET', `${BASE_PATH}/pets/1${fixturePath('owner')}`],
     ['GET', '/v1/pets/'],
     ['GET', '/pets'],
     ['GET', '/v2/pets'],
     ['GET', '/'],
-    ['POST', '/v1/store/orders'],
+    ['POST', `${BASE_PATH}${fixturePath('orders')}`],
   ])('answers %s %s with 404 not_found, with or without a key', async (method, path) => {
     const origin = new URL(api.url).origin;
     const headerSets: Array<Record<string, string>> = [{}, { Authorization: `Bearer ${api.key}` }];

@@ -20,6 +20,7 @@ import packageJson from '../../package.json';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { DEFAULT_PLAN, plans } from '../../shared/plans';
 import { MAX_STATUS_SHARDS, STATUS_SHARDS_VARIABLE } from '../../shared/tables';
+import { DYNAMODB_TIMEOUT_VARIABLE, MAX_DYNAMODB_TIMEOUT_MS } from '../../shared/config';
 import { REGION_COUNT, REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { ALL_SCOPES_FIELD, literally, OTHER_PLAN } from '../support/vocabulary';
@@ -74,7 +75,7 @@ const peakMemoryBytes = (pid: number): number => {
 
 /** Runs a command in its own process group, as a terminal runs a foreground job. */
 const run = (command: string, args: string[], env: Record<string, string>): Started => {
-  const { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: _, POWERTOOLS_LOG_LEVEL: __, ...inherited } = process.env;
+  const { POWERTOOLS_LOG_LEVEL: _, ...inherited } = process.env;
   const child = spawn(command, args, { env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   children.push(child);
   let output = '';
@@ -96,7 +97,7 @@ const startRefusing = (env: Record<string, string>) => runCommand(process.execPa
 const npmStart = (env: Record<string, string>, args: string[] = []): Started =>
   run('npm', ['start', '--silent', ...(args.length ? ['--', ...args] : [])], env);
 
-const waitFor = async (started: Started, text: string, timeoutMs = 60_000) => {
+const waitFor = async (started: Started, text: string, timeoutMs = 120_000) => {
   const deadline = Date.now() + timeoutMs;
   while (!started.output().includes(text)) {
     if (Date.now() > deadline || started.child.exitCode !== null) throw new Error(`no "${text}" in:\n${started.output()}`);
@@ -164,7 +165,7 @@ const groupEnds = async (pid: number): Promise<boolean> => {
   return !groupAlive(pid);
 };
 
-describe('npm start', { timeout: 90_000 }, () => {
+describe('npm start', { timeout: 180_000 }, () => {
   it('serves the API on DynamoDB Local, prints a working curl line, and stops everything on Ctrl-C', async () => {
     const dynamoPort = await freePort();
     const started = npmStart({ PORT: '0', DYNAMODB_LOCAL_PORT: String(dynamoPort) });
@@ -365,7 +366,7 @@ describe('npm start', { timeout: 90_000 }, () => {
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
-  }, 120_000);
+  }, 300_000);
 
   it('uses DYNAMODB_ENDPOINT instead of starting DynamoDB Local; npm run keys creates and revokes keys there, a revoke holding within 2 s', async () => {
     const suffix = Date.now().toString(36);
@@ -581,6 +582,10 @@ describe('npm start', { timeout: 90_000 }, () => {
     [{ PORT: 'abc' }, 'PORT must be a port number from 0 to 65535'],
     [{ DYNAMODB_LOCAL_PORT: '99999' }, 'DYNAMODB_LOCAL_PORT must be a port number'],
     [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT must be a URL'],
+    [
+      { [DYNAMODB_TIMEOUT_VARIABLE]: '5s' },
+      `${DYNAMODB_TIMEOUT_VARIABLE} must be a whole number of milliseconds from 1 to ${MAX_DYNAMODB_TIMEOUT_MS}`,
+    ],
     [{ BODY_TIMEOUT: 'soon' }, 'BODY_TIMEOUT must be a number of seconds above 0'],
     [{ HEALTH_REUSE_SECONDS: '61' }, 'HEALTH_REUSE_SECONDS must be a whole number of seconds from 0 to 60'],
     [{ [STATUS_SHARDS_VARIABLE]: '0' }, `${STATUS_SHARDS_VARIABLE} must be a whole number from 1 to ${MAX_STATUS_SHARDS}`],

@@ -2,12 +2,15 @@
  * The local stack every tool stands the API up with: on a DynamoDB Local of its own it has every
  * table the API writes (an idempotent create works end to end), and stop() leaves nothing running;
  * on a DynamoDB it is given, it keeps a key of its name unique when asked, and refuses a revoked key;
- * on a busy DynamoDB Local it waits for its own calls, while its functions keep the API's timeouts.
+ * on a busy DynamoDB Local it waits for its own calls, while its functions keep the API's timeouts
+ * (or those DYNAMODB_TIMEOUT_MS sets, as it would a deployed function's).
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PetStore } from '../../client/src/index';
-import { isListening } from '../../tools/dynamodb-local';
+import { isListening, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
 import { RevokedKeyError, startLocalStack } from '../../tools/local-server/local-stack';
+import { DYNAMODB_DEFAULTS } from '../../shared/dynamodb';
+import { databaseTimeoutMs } from '../support/database';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import { createPetAnswer } from '../support/local-api';
 import { freshTableNames } from '../support/tables';
@@ -51,15 +54,22 @@ describe('startLocalStack', { timeout: 90_000 }, () => {
     await expect(startLocalStack({ ...options, apiKey: first.key })).rejects.toBeInstanceOf(RevokedKeyError);
   });
 
-  describe("on a DynamoDB Local too busy to answer within the functions' 1 s timeout", () => {
-    /** Longer than a function's client waits for an answer (shared/dynamodb.ts), twice over. */
-    const BUSY_ANSWER_MS = 1_500;
+  describe("on a DynamoDB Local too busy to answer within the functions' timeout", () => {
+    /**
+     * Longer than a function's client waits for an answer (DYNAMODB_TIMEOUT_MS in this run; 1 s
+     * deployed) by half, and shorter than the stack's own calls wait.
+     */
+    const BUSY_ANSWER_MS = 1.5 * databaseTimeoutMs();
+    /** Later than the deployed timeout by half, and well within this run's. */
+    const LATE_ANSWER_MS = 1.5 * DYNAMODB_DEFAULTS.requestTimeout;
     let proxy: FaultProxy | undefined;
     afterEach(async () => {
       await proxy?.close();
     });
 
-    it('creates its tables, and its functions still answer 503 after their two 1 s attempts', async () => {
+    it('creates its tables; its functions wait DYNAMODB_TIMEOUT_MS for an answer, then answer 503 after their two attempts', async () => {
+      expect(BUSY_ANSWER_MS).toBeLessThan(LOCAL_TOOL_REQUEST_TIMEOUT_MS);
+      expect(databaseTimeoutMs()).toBeGreaterThan(2 * LATE_ANSWER_MS);
       proxy = await startFaultProxy(inject('dynamodbEndpoint'));
       const tables = freshTableNames();
       // Creating a table is the slowest thing DynamoDB Local does, and the first a stack asks of it.
@@ -70,7 +80,13 @@ describe('startLocalStack', { timeout: 90_000 }, () => {
         const call = () => fetch(`${stack.url}/pets`, { headers: { Authorization: `Bearer ${stack.key}` } });
         expect((await call()).status).toBe(200);
 
+        // Answered later than the deployed 1 s: the functions wait, as DYNAMODB_TIMEOUT_MS tells them.
         const scan = { operation: 'Scan', table: tables.pets };
+        proxy.resetCalls();
+        proxy.inject({ ...scan, fault: 'slow', delayMs: LATE_ANSWER_MS, times: 1 });
+        expect((await call()).status).toBe(200);
+        expect(proxy.calls(scan)).toBe(1);
+
         proxy.resetCalls();
         proxy.inject({ ...scan, fault: 'slow', delayMs: BUSY_ANSWER_MS });
         const response = await call();

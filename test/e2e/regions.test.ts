@@ -4,7 +4,7 @@
  * last-writer-wins, the idempotency table one table for all (the strongly consistent one). Each
  * test asserts what a client or an operator sees.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
@@ -12,9 +12,14 @@ import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { DEFAULT_PLAN } from '../../shared/plans';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { runKeysCommand } from '../../tools/keys/cli';
+import { runRegionCommand } from '../../tools/region/cli';
+import { idempotencyTable } from '../../shared/tables';
 import { expectError } from '../support/local-api';
 import { startLocalRegions, type LocalRegion, type LocalRegions } from '../support/regions';
 import { keyTablesEnv } from '../support/tables';
+import { FIXTURE_PREFIX } from '../support/fixture-names';
+import { READ_PETS } from '../support/vocabulary';
+import { SCOPES } from '../../shared/scopes';
 
 /** How long a change takes to reach the other regions here: well within what AWS states for MREC replication. */
 const REPLICATION_DELAY_MS = 200;
@@ -24,6 +29,8 @@ const REFUSED_EVERYWHERE_WITHIN_MS = 10_000;
 const POLL_MS = 50;
 /** The most the audit trails may take to record a change, for this test. */
 const AUDIT_WITHIN_MS = 10_000;
+/** The most a drain or a restore may take to show in the region's health answer: its reuse window (HEALTH_REUSE_SECONDS) at most. */
+const HEALTH_FOLLOWS_WITHIN_MS = 10_000;
 
 let stage: LocalRegions;
 
@@ -197,6 +204,30 @@ describe('a stage in several regions', () => {
     expect(new Set(homeActions).size).toBe(homeActions.length);
   });
 
+  it('records once, in the home region, a console edit that widens a key and names a region the stage does not run in', async () => {
+    const created = JSON.parse((await keysTool('create', '--name', 'edited-by-hand', '--scopes', READ_PETS, '--json'))[0] ?? '');
+    const { id, key } = created as { id: string; key: string };
+    await stage.replication.settled();
+    const [, second] = stage.regions;
+    if (second === undefined) throw new Error('the stage runs in one region');
+    // Its scopes widened in the second region's console, the stamp set to a region of no stage here.
+    await stage.client.send(
+      new UpdateCommand({
+        TableName: second.tables.apiKeys,
+        Key: { keyHash: hashApiKey(key) },
+        UpdateExpression: 'SET scopes = :all, changedInRegion = :nowhere',
+        ExpressionAttributeValues: { ':all': new Set(SCOPES), ':nowhere': `${FIXTURE_PREFIX}-region-1` },
+      }),
+    );
+    await stage.replication.settled();
+    await Promise.all(stage.regions.map(auditedPastNow));
+
+    const trails = await Promise.all(
+      stage.regions.map(async (region) => (await region.auditTrail(id)).entries.map((entry) => entry.action)),
+    );
+    expect(trails).toEqual(stage.regions.map((region) => (region === stage.home ? ['created', 'scopes_changed'] : [])));
+  });
+
   it('fails the health check of a region whose database is down, while the other regions answer theirs', async () => {
     const down = stage.regions.at(-1) as LocalRegion;
     const health = (region: LocalRegion) => region.call('/health', { key: null });
@@ -229,5 +260,47 @@ describe('a stage in several regions', () => {
     // Failback: the region passes its check again as soon as its database answers.
     const recovered = await health(down);
     expect({ status: recovered.status, body: await recovered.json() }).toEqual({ status: 200, body: { status: 'ok' } });
+  });
+
+  it('drains a region with one command, whose health check then fails while the others pass, and restores it with another', async () => {
+    // The home region (us-east-1 in the global stage): draining it needs nothing of it but the switch.
+    const { home } = stage;
+    const healthOf = async (region: LocalRegion) => {
+      const answer = await region.call('/health', { key: null });
+      return {
+        region: region.name,
+        status: answer.status,
+        body: (await answer.json()) as unknown,
+        retryAfter: answer.headers.get('retry-after'),
+      };
+    };
+    /** `npm run region -- …` on the stage's one strongly consistent table, as an operator runs it locally: the one line it printed. */
+    const regionTool = async (...argv: string[]) => {
+      const lines: string[] = [];
+      const code = await runRegionCommand(argv, {
+        env: { DYNAMODB_ENDPOINT: stage.endpoint, [idempotencyTable.nameVariable]: home.tables.idempotency },
+        print: (line) => lines.push(line),
+      });
+      expect(code, lines.join('\n')).toBe(0);
+      expect(lines).toHaveLength(1);
+      return lines[0] ?? '';
+    };
+    const others = stage.regions.filter((region) => region !== home);
+    const serving = (region: LocalRegion) => ({ region: region.name, status: 200, body: { status: 'ok' }, retryAfter: null });
+
+    expect(await regionTool('drain', home.name)).toMatch(new RegExp(`^Drained ${home.name} at `));
+    try {
+      // Wait by condition: a deployed function reuses its answer for HEALTH_REUSE_SECONDS.
+      await expect.poll(async () => (await healthOf(home)).status, { timeout: HEALTH_FOLLOWS_WITHIN_MS, interval: POLL_MS }).toBe(503);
+      const failing = await home.call('/health', { key: null });
+      await expectError(failing, 503, 'service_unavailable');
+      expect(failing.headers.get('retry-after')).toMatch(/^\d+$/);
+      for (const region of others) expect(await healthOf(region)).toEqual(serving(region));
+      expect(await regionTool('status', home.name)).toMatch(new RegExp(`^${home.name}\tdrained\t`));
+    } finally {
+      expect(await regionTool('restore', home.name)).toMatch(new RegExp(`^Restored ${home.name} at `));
+    }
+    await expect.poll(() => healthOf(home), { timeout: HEALTH_FOLLOWS_WITHIN_MS, interval: POLL_MS }).toEqual(serving(home));
+    for (const region of others) expect(await healthOf(region)).toEqual(serving(region));
   });
 });

@@ -41,8 +41,15 @@ const offline = (): NodeJS.ProcessEnv => {
   };
 };
 
+/**
+ * How long a CDK CLI run, and a test of several child processes, may take. The synth bundles every
+ * function with esbuild and runs cdk-nag, and the listing beside it synthesizes each region's stack:
+ * some 30 s of CPU together, which took over 120 s on two cores beside four busy processes.
+ */
+const CDK_CLI_TIMEOUT_MS = 600_000;
+
 const cdk = (args: string[]) =>
-  run('npx', ['cdk', ...args], { cwd: projectRoot, env: offline(), timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
+  run('npx', ['cdk', ...args], { cwd: projectRoot, env: offline(), timeout: CDK_CLI_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 });
 
 let outdir: string;
 let synth: { stdout: string; stderr: string };
@@ -57,7 +64,7 @@ beforeAll(async () => {
   listing = cdk(['ls', '-c', `stage=${MULTI_REGION_STAGE}`]);
   listing.catch(() => undefined);
   synth = await cdk(['synth', '-c', 'stage=staging', '-o', outdir, '--quiet']);
-}, 120_000);
+}, CDK_CLI_TIMEOUT_MS);
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 interface AssetManifest {
@@ -114,7 +121,7 @@ const invokeBundle = async (fn: string, event: unknown, env: NodeJS.ProcessEnv):
   return JSON.parse(answer?.slice('ANSWER '.length) ?? 'null');
 };
 
-describe('npx cdk synth -c stage=staging', () => {
+describe('npx cdk synth -c stage=staging', { timeout: CDK_CLI_TIMEOUT_MS }, () => {
   it('writes the PetStore-staging template without AWS credentials', () => {
     const template = JSON.parse(readFileSync(join(outdir, 'PetStore-staging.template.json'), 'utf8')) as {
       Resources: Record<string, { Type: string }>;
@@ -141,7 +148,7 @@ describe('npx cdk synth -c stage=staging', () => {
           '-e',
           `const m = await import(${JSON.stringify(join(bundle, 'index.mjs'))}); console.log(typeof m.handler);`,
         ],
-        { env: { ...process.env, AWS_REGION: 'eu-west-1', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } },
+        { env: { ...process.env, AWS_REGION: 'eu-west-1' } },
       );
       expect(stdout.trim()).toBe('function');
     }
@@ -190,7 +197,6 @@ describe('npx cdk synth -c stage=staging', () => {
       API_KEY_LAST_USE_TABLE_NAME: tables.apiKeyLastUse,
       IDEMPOTENCY_TABLE_NAME: tables.idempotency,
       POWERTOOLS_LOG_LEVEL: 'SILENT',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
     const [authorized, created] = await Promise.all([
       invokeBundle('Authorizer', tokenEvent(`Bearer ${key}`), env),
@@ -254,7 +260,7 @@ describe('npx cdk ls -c stage=<a stage in several regions>', () => {
   });
 });
 
-describe('npx cdk synth with a bad stage name', () => {
+describe('npx cdk synth with a bad stage name', { timeout: CDK_CLI_TIMEOUT_MS }, () => {
   it('refuses it with advice in one line, no stack trace, and writes nothing', async () => {
     const failed = await cdk(['synth', '-c', 'stage=Not_A_Stage', '-o', join(outdir, 'bad'), '--quiet']).then(
       () => undefined,

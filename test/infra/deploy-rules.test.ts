@@ -5,6 +5,8 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { API_GATEWAY_INTEGRATION_TIMEOUT_SECONDS } from '../../shared/stack';
+import { tableDefinitions } from '../../shared/tables';
+import { templateResolver, type CfnTemplate } from '../support/iam-simulation';
 import { multiRegionStacks, resourcesOf, synthStage, type SynthesizedStage } from './synth';
 
 /** The stages in one region, and every region's stack of each stage in several. */
@@ -78,6 +80,118 @@ const protectionsIn = (value: unknown, path = 'Properties'): string[] => {
     /^DeletionProtection(Enabled)?$/.test(key) && child !== false ? [`${path}.${key}`] : protectionsIn(child, `${path}.${key}`),
   );
 };
+
+/** A template's resources, as CloudFormation reads them. */
+type TemplateResources = Record<
+  string,
+  { Type: string; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string; Properties?: Record<string, unknown> }
+>;
+
+/** An SDK call of a custom resource (CDK's AwsCustomResource), as its handler reads it. */
+interface SdkCall {
+  readonly service?: string;
+  readonly action?: string;
+  readonly region?: string;
+  readonly parameters?: { readonly TableName?: string; readonly DeletionProtectionEnabled?: boolean };
+  readonly ignoreErrorCodesMatching?: string;
+}
+
+/** Every resource a resource waits for: its DependsOn and the resources it refers to, and theirs, at any depth. */
+const waitsFor = (resources: TemplateResources, logicalId: string): Set<string> => {
+  const found = new Set<string>();
+  const direct = (id: string): string[] => {
+    const resource = resources[id];
+    if (!resource) return [];
+    const referred = [...JSON.stringify(resource.Properties ?? {}).matchAll(/\{"(?:Ref|Fn::GetAtt)":(?:\[)?"([A-Za-z0-9]+)"/g)].map(
+      (match) => match[1] ?? '',
+    );
+    const substituted = [...JSON.stringify(resource.Properties ?? {}).matchAll(/\$\{([A-Za-z0-9]+)(?:\.[A-Za-z0-9.]+)?\}/g)].map(
+      (match) => match[1] ?? '',
+    );
+    return [...(resource.DependsOn ?? []), ...referred, ...substituted].filter((id) => id in resources);
+  };
+  const pending = direct(logicalId);
+  while (pending.length > 0) {
+    const id = pending.pop() ?? '';
+    if (found.has(id)) continue;
+    found.add(id);
+    pending.push(...direct(id));
+  }
+  return found;
+};
+
+describe.each(stacks)(
+  '%s: a successful deploy ends with every replica of every table protected from deletion',
+  (_name, { template, settings, stack }) => {
+    const json = template.toJSON() as CfnTemplate;
+    const resources = json.Resources as TemplateResources;
+    const resolver = templateResolver(json, stack.region);
+    const kept = settings.removalPolicy !== RemovalPolicy.DESTROY;
+    /** The resources whose calls set a table's deletion protection, with their calls. */
+    const protections = Object.entries(resources).flatMap(([logicalId, resource]) => {
+      const call = (name: 'Create' | 'Update' | 'Delete'): SdkCall | undefined => {
+        const value = resource.Properties?.[name];
+        return value === undefined ? undefined : (JSON.parse(String(resolver.resolve(value))) as SdkCall);
+      };
+      const [create, update, remove] = [call('Create'), call('Update'), call('Delete')];
+      const setsProtection = [create, update, remove].some((sdkCall) => sdkCall?.parameters?.DeletionProtectionEnabled !== undefined);
+      return setsProtection ? [{ logicalId, resource, create, update, remove }] : [];
+    });
+    const tables = Object.values(resources).filter(({ Type }) => Type === 'AWS::DynamoDB::GlobalTable');
+
+    it(
+      kept
+        ? 'protects each replica of each table, in its region, on create and on every update'
+        : 'protects none: the stage is thrown away with its tables',
+      () => {
+        if (!kept) return expect(protections).toEqual([]);
+        expect(tables.length).toBe(stack.isHomeRegion ? Object.keys(tableDefinitions).length : 0);
+        const replicas = tables.flatMap(({ Properties = {} }) =>
+          (Properties.Replicas as Array<{ Region: unknown }>).map(
+            ({ Region }) => `${String(Properties.TableName)} in ${String(resolver.resolve(Region))}`,
+          ),
+        );
+        expect(replicas.length).toBeGreaterThanOrEqual(tables.length);
+        const protecting = (sdkCall: SdkCall | undefined) =>
+          sdkCall?.service === 'DynamoDB' && sdkCall.action === 'updateTable' && sdkCall.parameters?.DeletionProtectionEnabled === true
+            ? [`${sdkCall.parameters.TableName} in ${sdkCall.region ?? stack.region}`]
+            : [];
+        // On create, and on an update (the table's own change makes CloudFormation update it, after the table).
+        expect(protections.flatMap(({ create }) => protecting(create)).sort()).toEqual([...replicas].sort());
+        expect(protections.flatMap(({ update }) => protecting(update)).sort()).toEqual([...replicas].sort());
+      },
+    );
+
+    it('turns the protection off only in the rollback of the operation that made it, and never fails that rollback', () => {
+      for (const { logicalId, resource, create, remove } of protections) {
+        // RetainExceptOnCreate: a stack deleted, the resource removed or replaced, sends no Delete; the tables stay protected.
+        expect(resource, logicalId).toMatchObject({ DeletionPolicy: 'RetainExceptOnCreate', UpdateReplacePolicy: 'Retain' });
+        // The rollback deletes the tables it made, which DynamoDB refuses while they are protected.
+        expect(remove, logicalId).toEqual({
+          ...create,
+          parameters: { ...create?.parameters, DeletionProtectionEnabled: false },
+          ignoreErrorCodesMatching: '.*',
+        });
+      }
+    });
+
+    it('protects last: each protection waits for every other resource of the stack, and for the protections before it', () => {
+      for (const { logicalId } of protections) {
+        const waited = waitsFor(resources, logicalId);
+        expect(waited.has(logicalId), `${logicalId} waits for itself`).toBe(false);
+        const notWaited = Object.keys(resources).filter(
+          (id) => id !== logicalId && !waited.has(id) && !protections.some((protection) => protection.logicalId === id),
+        );
+        expect(notWaited, `${logicalId} does not wait for`).toEqual([]);
+      }
+      // One at a time: of any two, one waits for the other.
+      const order = protections.map(({ logicalId }) => ({ logicalId, waited: waitsFor(resources, logicalId) }));
+      for (const a of order)
+        for (const b of order)
+          if (a !== b) expect(a.waited.has(b.logicalId) || b.waited.has(a.logicalId), `${a.logicalId}, ${b.logicalId}`).toBe(true);
+    });
+  },
+);
 
 describe.each(stacks)('%s: every function a request waits on answers within API Gateway’s integration timeout', (_name, { template }) => {
   const functions = new Map(resourcesOf(template, 'AWS::Lambda::Function').map(({ logicalId, properties }) => [logicalId, properties]));

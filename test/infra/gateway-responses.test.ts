@@ -4,10 +4,10 @@
  * and compared with what the local server sends for a request that provokes the same type.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { GATEWAY_REQUEST_ID_HEADER, type GatewayResponseType } from '../../shared/gateway-responses';
 import { startLocalServer, type LocalServer } from '../../tools/local-server/server';
 import { GATEWAY_MAX_BODY_BYTES } from '../../tools/local-server/gateway';
+import { functionsClient } from '../support/database';
 import { startLocalApi, type LocalApi } from '../support/local-api';
 import { resourcesOf, synthStage } from './synth';
 
@@ -61,7 +61,7 @@ beforeAll(async () => {
   api = await startLocalApi();
   throttled = await startLocalApi({ throttle: { rate: 0.001, burst: 1 } });
   keysDown = await startLocalServer({
-    client: createDocumentClient({ endpoint: inject('dynamodbEndpoint') }),
+    client: functionsClient(inject('dynamodbEndpoint')),
     port: 0,
     tables: { ...api.tables, apiKeys: 'no-such-keys-table' },
   });

@@ -233,8 +233,9 @@ export const describeRoleChecks = (stacks: ReadonlyArray<[string, SynthesizedSta
           'plan',
           'name',
           'keyId',
-          // Not usageKeyId: the usage-key release's condition reads it. Written, it would only make
-          // the authorizer refuse the key, as it no longer matches the key's usageKeyBinding.
+          // What meters the key: its usage key's id (no condition of the sweep reads it), its value
+          // and their binding.
+          'usageKeyId',
           'usageKey',
           'usageKeyBinding',
           'lastUsedAt',

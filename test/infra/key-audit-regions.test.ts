@@ -1,8 +1,8 @@
 /**
  * The expiry sweep of a stage in several regions (the `global` stage's regions, infra/stages.ts),
  * at the construct level: its role may delete and count API keys in each of the stage's regions
- * and in no other (IAM simulation with AWS's authorization data), it is told those regions, and
- * UsageKeysNearLimit watches the fullest region's count.
+ * and in no other (IAM simulation with AWS's authorization data), it is told those regions (as is
+ * the key-audit function), and UsageKeysNearLimit watches the fullest region's count.
  */
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -56,12 +56,24 @@ const synthTrail = (stageRegions?: readonly string[]) => {
   return { app, template: Template.fromStack(stack) };
 };
 
-const sweepEnvironment = (template: Template): Record<string, unknown> => {
-  const sweep = resourcesOf(template, 'AWS::Lambda::Function').find(
-    ({ properties }) => properties.FunctionName === `${namePrefix}-keyExpiry`,
+/** The environment of the trail's function named `<namePrefix>-<name>`. */
+const environmentOf = (template: Template, name: 'keyExpiry' | 'keyAudit'): Record<string, unknown> => {
+  const found = resourcesOf(template, 'AWS::Lambda::Function').find(
+    ({ properties }) => properties.FunctionName === `${namePrefix}-${name}`,
   );
-  return (sweep?.properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+  return (found?.properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
 };
+const sweepEnvironment = (template: Template): Record<string, unknown> => environmentOf(template, 'keyExpiry');
+
+describe(`the key-audit function of a stage in ${regions.join(', ')}`, () => {
+  it("is told the stage's regions, its home first: a change stamped with none of them is the home region's to record", () => {
+    expect(environmentOf(synthTrail(regions).template, 'keyAudit')[STAGE_REGIONS_VARIABLE]).toBe(regions.join(','));
+  });
+
+  it('of a stage in one region, is told no regions', () => {
+    expect(environmentOf(synthTrail().template, 'keyAudit')).not.toHaveProperty(STAGE_REGIONS_VARIABLE);
+  });
+});
 
 describe(`the expiry sweep of a stage in ${regions.join(', ')}`, () => {
   const { app, template } = synthTrail(regions);

@@ -68,7 +68,7 @@ describe(`the ${STAGE} stage's routing, in ${region}`, () => {
       Type: 'CLOUDWATCH_METRIC',
       AlarmIdentifier: { Name: { Ref: probeAlarm?.logicalId }, Region: region },
       InsufficientDataHealthStatus: 'Unhealthy',
-      // Not inverted: an operator inverts it by hand to take the region out (docs/operations.md, Failover and failback).
+      // Not inverted, and a deploy resets a hand inversion: an operator drains a region with npm run region (docs).
       Inverted: false,
     });
     // Listed in the console by the region's own name, which the runbook finds it by.

@@ -6,15 +6,11 @@
  * at synth; each region's key audit knows the home region and flushes its own stage; each region's
  * usage plans carry its share of every quota. A stage in one region is one stack, as before.
  */
-import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { App, Stack } from 'aws-cdk-lib';
 import type { CfnRestApi } from 'aws-cdk-lib/aws-apigateway';
-import { TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
 import { PetStoreStack } from '../../infra/pet-store-stack';
-import { ReplicaStream, STREAM_SOURCE_PROPERTY } from '../../infra/constructs/replica-stream';
 import { regionalStackId } from '../../infra/stage-stacks';
 import { homeRegionOf, MRSC_REGION_SETS, stageSettings, type StageOverrides } from '../../infra/stages';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
@@ -324,22 +320,6 @@ describe('a stage in several regions', () => {
     }
   });
 
-  it("reads its replica's stream again when the stage's regions change (a replica made again has a new stream), and not on a deploy that changes neither", () => {
-    const [, second = '', third = ''] = settings().regions ?? [];
-    const streamSources = (synthesized: SynthesizedStage | undefined) =>
-      resourcesOfType(synthesized as SynthesizedStage, 'Custom::AWS').map(({ properties }) => properties[STREAM_SOURCE_PROPERTY]);
-    const now = streamSources(synthStageIn(STAGE, second));
-    expect(now).toHaveLength(1);
-    expect(now[0]).toEqual(expect.any(String));
-    // The same settings, synthesized again: the same properties, so CloudFormation leaves it alone.
-    expect(streamSources(synthStageStacks(STAGE).find(({ stack }) => stack.region === second))).toEqual(now);
-    // The same region in a stage of two regions and a witness: its replica is another table's.
-    const changed = synthStageStacks(STAGE, { regions: [homeRegionOf(settings()) ?? '', second], witnessRegion: third });
-    const after = streamSources(changed.find(({ stack }) => stack.region === second));
-    expect(after).toHaveLength(1);
-    expect(after).not.toEqual(now);
-  });
-
   it("reads the audit trail from this region's replica's stream, which DescribeTable names at deploy", () => {
     for (const synthesized of others()) {
       const { stack, template } = synthesized;
@@ -460,30 +440,5 @@ describe('a stage in one region', () => {
     for (const { properties } of resourcesOfType(synthesized, 'AWS::Lambda::Function'))
       expect(variablesOf(properties)).not.toHaveProperty(HOME_REGION_VARIABLE);
     expect(resourcesOfType(synthesized, 'Custom::AWS')).toEqual([]);
-  });
-});
-
-describe("a region's reader of its replica's stream", () => {
-  /** The reader's custom resource, for a replica whose stream comes from `streamSource`. */
-  const readerFor = (streamSource: Record<string, unknown>) => {
-    const stack = new Stack(new App(), 'FixtureStack', { env: { account: TEST_ACCOUNT, region: TEST_REGION } });
-    new ReplicaStream(stack, 'Stream', {
-      table: TableV2.fromTableAttributes(stack, 'Replica', { tableName: 'fixture-table' }),
-      functionName: 'fixture-stream',
-      logRetention: RetentionDays.ONE_DAY,
-      removalPolicy: RemovalPolicy.DESTROY,
-      streamSource,
-    });
-    const [reader] = resourcesOf(Template.fromStack(stack), 'Custom::AWS').map(({ properties }) => properties);
-    return reader ?? {};
-  };
-
-  it("changes its properties, so CloudFormation runs it again, when the stream's view type changes; its call stays the same", () => {
-    const regions = stageSettings(STAGE).regions;
-    const before = readerFor({ tableName: 'fixture-table', stream: 'NEW_AND_OLD_IMAGES', regions });
-    const after = readerFor({ tableName: 'fixture-table', stream: 'KEYS_ONLY', regions });
-    expect(after[STREAM_SOURCE_PROPERTY]).not.toEqual(before[STREAM_SOURCE_PROPERTY]);
-    expect(after.Create).toEqual(before.Create);
-    expect(after.Update).toEqual(before.Update);
   });
 });

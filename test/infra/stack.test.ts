@@ -10,10 +10,12 @@ import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { AwsCustomResource } from 'aws-cdk-lib/custom-resources';
 import { describe, expect, it } from 'vitest';
 import type { ApiFunction } from '../../infra/constructs/api-function';
 import { grantTableAccess, tableAccess, type FunctionName, type TableAccess } from '../../infra/constructs/pet-store-functions';
 import { KEYS_REPLICATION_LATENCY_THRESHOLD_MS } from '../../infra/constructs/monitoring';
+import { dashboardNameOf } from '../../infra/constructs/names';
 import { isMultiRegion, regionalDomainName } from '../../infra/stages';
 import { BEARER_PATTERN } from '../../shared/api-keys';
 import { API_STAGE_NAME_VARIABLE, REST_API_ID_VARIABLE } from '../../shared/authorizer-cache';
@@ -197,8 +199,9 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
     expect(outputs[stackOutputs.petsTableName]?.Value).toEqual(tableNameRef('pets'));
     expect(outputs[stackOutputs.apiKeysTableName]?.Value).toEqual(tableNameRef('apiKeys'));
     expect(outputs[stackOutputs.apiKeyLastUseTableName]?.Value).toEqual(tableNameRef('apiKeyLastUse'));
-    expect(JSON.stringify(outputs[stackOutputs.dashboardUrl]?.Value)).toContain(
-      `https://${stack.region}.console.aws.amazon.com/cloudwatch/home?region=${stack.region}#dashboards:name=`,
+    // This region's console, on this region's dashboard.
+    expect(outputs[stackOutputs.dashboardUrl]?.Value).toBe(
+      `https://${stack.region}.console.aws.amazon.com/cloudwatch/home?region=${stack.region}#dashboards:name=${dashboardNameOf(`pet-store-${stage}`, stack.region)}`,
     );
   });
 
@@ -773,10 +776,10 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
     );
 
     it.each(Object.values(tableDefinitions).map((table) => table.id))(
-      `%s: ${isProd ? 'retained except when its create rolls back' : 'destroyed with the stack'}, its deletion protection left to the operator`,
+      `%s: ${isProd ? 'retained except when its create rolls back' : 'destroyed with the stack'}, no deletion protection in its template`,
       (id) => {
         expect(tableProperties(id).deletionPolicy).toBe(isProd ? 'RetainExceptOnCreate' : 'Delete');
-        // Turned on once the table exists (docs/operations.md): in the template it would stop a rolled-back create.
+        // In the template it would stop a rolled-back create: the stack turns it on last (test/infra/deploy-rules.test.ts).
         expect(tableProperties(id).properties).not.toHaveProperty('DeletionProtectionEnabled');
         for (const replica of replicasOf(id)) expect(replica).not.toHaveProperty('DeletionProtectionEnabled');
       },
@@ -1019,7 +1022,8 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
 
     it('has a dashboard with requests, errors, latency, functions, the authorizer and DynamoDB', () => {
       template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
-      template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: `pet-store-${stage}` });
+      // Its region's own: an account holds a dashboard name once, whatever the region (test/infra/account-wide-names.test.ts).
+      template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: dashboardNameOf(`pet-store-${stage}`, stack.region) });
       const body = dashboardBody();
       for (const metric of [
         '"Count"',
@@ -1308,10 +1312,12 @@ describe('stage differences', () => {
   });
 
   it("runs each stage's functions, the key audit's and the hook's included, under its own service, so that their metrics never mix", () => {
+    // But CDK's provider of AwsCustomResources (a kept stage's table protection), which runs none of our code.
+    const cdkProvider = `AWS${AwsCustomResource.PROVIDER_FUNCTION_UUID.replace(/-/g, '')}`;
     const servicesOf = ({ template }: SynthesizedStage) =>
-      resourcesOf(template, 'AWS::Lambda::Function').map(
-        ({ properties }) => (properties.Environment as { Variables: Record<string, unknown> }).Variables.POWERTOOLS_SERVICE_NAME,
-      );
+      resourcesOf(template, 'AWS::Lambda::Function')
+        .filter(({ logicalId }) => !logicalId.startsWith(cdkProvider))
+        .map(({ properties }) => (properties.Environment as { Variables: Record<string, unknown> }).Variables.POWERTOOLS_SERVICE_NAME);
     // The API's four, the key audit's two and, on a gradual release, the pre-traffic hook.
     for (const [stage, synthesized] of Object.entries(stages)) {
       const services = servicesOf(synthesized);

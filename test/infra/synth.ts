@@ -47,12 +47,17 @@ const testApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] }, buil
 
 /**
  * Every stack of a stage, as the app builds them (infra/stage-stacks.ts): one per region of a stage
- * with regions, in the order of its regions, all in one app; one in TEST_REGION for the others.
+ * with regions, in the order of its regions, all in one app; one in the deployer's region
+ * (`defaultRegion`, TEST_REGION unless given) for the others.
  */
-export const synthStageStacks = (stage: string, overrides: Partial<StageSettings> = {}): SynthesizedStage[] => {
+export const synthStageStacks = (
+  stage: string,
+  overrides: Partial<StageSettings> = {},
+  defaultRegion: string = TEST_REGION,
+): SynthesizedStage[] => {
   const app = testApp();
   const settings = { ...stageSettings(stage), ...overrides };
-  return stageStacks(app, { stage, settings, account: TEST_ACCOUNT, defaultRegion: TEST_REGION }).map((stack) => ({
+  return stageStacks(app, { stage, settings, account: TEST_ACCOUNT, defaultRegion }).map((stack) => ({
     app,
     stack,
     template: Template.fromStack(stack),

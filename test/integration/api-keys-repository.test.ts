@@ -1,7 +1,7 @@
 /** The API-keys repository against the real DynamoDB Local: only hashes are stored; keys can be revoked. */
 import { PutItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeEach, describe, expect, inject, it } from 'vitest';
+import { beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import {
   apiKeysRepository,
   KeysNotMarked,
@@ -12,6 +12,7 @@ import {
 import { InvalidKeyName, KEY_NAME_MAX_LENGTH } from '../../shared/key-names';
 import { keyState } from '../../shared/key-state';
 import { usageKeyBinding } from '../../shared/plan-policy';
+import { releaseUsageKeys } from '../../shared/usage-key-release';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -407,6 +408,79 @@ describe('roll', () => {
     client.destroy();
   });
 
+  /** A repository whose first roll transaction is sent only once `meanwhile` has run: between the roll's read and its write. */
+  const rollRacedBy = (meanwhile: () => Promise<unknown>) => {
+    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const race = { ran: false };
+    client.middlewareStack.add(
+      (next, { commandName }) =>
+        async (args) => {
+          if (commandName === 'TransactWriteItemsCommand' && !race.ran) {
+            race.ran = true;
+            await meanwhile();
+          }
+          return next(args);
+        },
+      { step: 'initialize' },
+    );
+    return { keys: apiKeysRepository({ client, tables }), client, race };
+  };
+
+  it('refuses, writing nothing, when the expiry sweep marks the key expired and deletes its usage key between its read and its write', async () => {
+    const now = new Date();
+    const old = await keys.register(generateApiKey(), 'ci', {
+      usage: localUsageKey(),
+      expiresAt: at(HOUR, now.getTime()).toISOString(),
+      changedBy: ACTOR,
+    });
+    const deleted: string[] = [];
+    // The sweep with a clock past the expiry (its clock, or the time the roll took): it marks the key and releases its usage key.
+    const sweepAt = at(2 * HOUR, now.getTime());
+    const raced = rollRacedBy(async () => {
+      await keys.markExpired(sweepAt, 'system:key-expiry');
+      await releaseUsageKeys(keys, async (usageKeyId) => void deleted.push(usageKeyId), 'system:key-expiry', sweepAt);
+    });
+
+    const refusal = raced.keys.roll(old.keyId, generateApiKey(), { graceMs: DAY, changedBy: ACTOR, now });
+
+    await expect(refusal).rejects.toMatchObject({ name: 'KeyStateError', keyId: old.keyId, state: 'expired' });
+    expect(raced.race.ran).toBe(true);
+    expect(deleted).toEqual([old.usageKeyId]);
+    // No successor holds the usage key the sweep deleted: there is none.
+    expect((await rawItems()).filter((item) => item.usageKeyId === old.usageKeyId).map((item) => item.keyId)).toEqual([old.keyId]);
+    expect(await itemOfId(old.keyId)).not.toHaveProperty('replacedBy');
+    raced.client.destroy();
+  });
+
+  it('refuses, writing nothing, a key whose expiry passes between its read and its write, before any sweep', async () => {
+    const old = await keys.register(generateApiKey(), 'ci', {
+      usage: localUsageKey(),
+      expiresAt: at(HOUR).toISOString(),
+      changedBy: ACTOR,
+    });
+    // The roll's first read of the key answers, then the clock moves past its expiry before the write is made.
+    const client = createDocumentClient({ endpoint: tables.endpoint });
+    vi.useFakeTimers({ toFake: ['Date'], now: new Date() });
+    client.middlewareStack.add(
+      (next, { commandName }) =>
+        async (args) => {
+          const result = await next(args);
+          if (commandName === 'GetItemCommand') vi.setSystemTime(at(2 * HOUR));
+          return result;
+        },
+      { step: 'initialize' },
+    );
+    try {
+      const refusal = apiKeysRepository({ client, tables }).roll(old.keyId, generateApiKey(), { graceMs: DAY, changedBy: ACTOR });
+
+      await expect(refusal).rejects.toMatchObject({ name: 'KeyStateError', keyId: old.keyId, state: 'expired' });
+      expect((await rawItems()).filter((item) => item.replaces === old.keyId)).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+      client.destroy();
+    }
+  });
+
   it('refuses to roll a key rolled already: its successor is the one to roll', async () => {
     const old = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
@@ -555,6 +629,68 @@ describe('revoke', () => {
     await keys.revoke(record.keyId, 'local:alice');
     await keys.revoke(record.keyId, 'local:bob');
     expect(await itemOfId(record.keyId)).toMatchObject({ changedBy: 'local:alice', revokedAt: expect.any(String) });
+  });
+});
+
+describe('revokeRollChain', () => {
+  /**
+   * A repository each of whose first `times` chain transactions is sent only once the chain's
+   * newest key (`newest.keyId`) has been rolled again: a roll lengthening the chain between the
+   * revocation's read and its write.
+   */
+  const lengthenedBeforeEachWrite = (newest: { keyId: string }, times: number) => {
+    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const rolledMeanwhile: string[] = [];
+    client.middlewareStack.add(
+      (next, { commandName }) =>
+        async (args) => {
+          if (commandName === 'TransactWriteItemsCommand' && rolledMeanwhile.length < times) {
+            const { next: rolled } = await keys.roll(newest.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
+            newest.keyId = rolled.keyId;
+            rolledMeanwhile.push(rolled.keyId);
+          }
+          return next(args);
+        },
+      { step: 'initialize' },
+    );
+    return { keys: apiKeysRepository({ client, tables }), client, rolledMeanwhile };
+  };
+
+  it('reads the chain again when a roll lengthens it meanwhile, and revokes the longer chain', async () => {
+    const old = await keys.register(generateApiKey(), 'app', { usage: localUsageKey(), changedBy: ACTOR });
+    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
+    const raced = lengthenedBeforeEachWrite({ keyId: next.keyId }, 1);
+
+    const chain = await raced.keys.revokeRollChain(old.keyId, 'local:alice');
+
+    expect(raced.rolledMeanwhile).toHaveLength(1);
+    expect([chain?.named.keyId, ...(chain?.others ?? []).map((record) => record.keyId)]).toEqual([
+      old.keyId,
+      next.keyId,
+      ...raced.rolledMeanwhile,
+    ]);
+    for (const keyId of [old.keyId, next.keyId, ...raced.rolledMeanwhile]) {
+      expect(await itemOfId(keyId)).toMatchObject({ revokedAt: chain?.named.revokedAt, changedBy: 'local:alice' });
+    }
+    raced.client.destroy();
+  });
+
+  it('is all or nothing: a chain that changes at every attempt is left with no key revoked, and the refusal says it kept changing', async () => {
+    const old = await keys.register(generateApiKey(), 'app', { usage: localUsageKey(), changedBy: ACTOR });
+    const { next } = await keys.roll(old.keyId, generateApiKey(), { graceMs: HOUR, changedBy: ACTOR });
+    const raced = lengthenedBeforeEachWrite({ keyId: next.keyId }, Number.POSITIVE_INFINITY);
+
+    await expect(raced.keys.revokeRollChain(old.keyId, 'local:alice')).rejects.toMatchObject({ name: 'KeyStateError', state: 'changing' });
+
+    expect(raced.rolledMeanwhile.length).toBeGreaterThan(1);
+    expect((await rawItems()).filter((item) => item.revokedAt !== undefined)).toEqual([]);
+    raced.client.destroy();
+  });
+
+  it('answers undefined for an id no key has, revoking nothing', async () => {
+    await keys.register(generateApiKey(), 'app', { usage: localUsageKey(), changedBy: ACTOR });
+    expect(await keys.revokeRollChain('ffffffffffff', ACTOR)).toBeUndefined();
+    expect((await rawItems()).filter((item) => item.revokedAt !== undefined)).toEqual([]);
   });
 });
 

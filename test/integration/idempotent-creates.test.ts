@@ -4,18 +4,20 @@
  * duplicates, id collisions, lost answers, a failure between the two writes, replicated write
  * conflicts, and two regions sharing one strongly consistent idempotency table.
  */
-import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../functions/create-pet';
-import { createDocumentClient, DatabaseUnavailable, REPLICATED_WRITE_ATTEMPTS } from '../../shared/dynamodb';
+import { DatabaseUnavailable, REPLICATED_WRITE_ATTEMPTS } from '../../shared/dynamodb';
 import { idempotentRequest, IDEMPOTENCY_WINDOW_SECONDS, type IdempotentRequest } from '../../shared/idempotency';
 import { newPetId, type IdGenerator } from '../../shared/ids';
 import type { NewPet } from '../../shared/models';
 import { petsRepository, type KeyedCreateOutcome, type PetsRepositoryOptions } from '../../shared/pets-repository';
+import { functionsClient } from '../support/database';
 import { apiEvent, context } from '../support/events';
 import { startFaultProxy, type Fault, type FaultPlan, type FaultProxy, type ProxiedCall } from '../support/fault-proxy';
+import { petsStatusIndex } from '../../shared/tables';
 import { createTestTables, type TestTables } from '../support/tables';
 
 let tables: TestTables;
@@ -34,9 +36,9 @@ const request = (newPet: NewPet = rex, caller = 'caller-hash-a', key = `key-${++
 const repository = (options: Partial<PetsRepositoryOptions> = {}) =>
   petsRepository({ client: tables.client, tableName: tables.pets, idempotencyTableName: tables.idempotency, ...options });
 
-/** A repository whose calls go through the fault proxy (a client of its own, with the API's settings). */
+/** A repository whose calls go through the fault proxy (a client of its own, with the functions' settings). */
 const faultedRepository = (options: Partial<PetsRepositoryOptions> = {}) =>
-  repository({ client: createDocumentClient({ endpoint: proxy.endpoint }), ...options });
+  repository({ client: functionsClient(proxy.endpoint), ...options });
 
 /** Whether a call through the proxy is a put on the idempotency table. */
 const isIdempotencyPut = (call: ProxiedCall) => call.operation === 'PutItem' && call.table === tables.idempotency;
@@ -92,6 +94,30 @@ describe('createOnce', () => {
     // The same fields in the same order: a replayed answer is the first one's bytes.
     expect(JSON.stringify(petOf(again))).toBe(JSON.stringify(petOf(first)));
     expect(await counts()).toMatchObject({ pets: before.pets + 1, records: before.records + 1 });
+  });
+
+  it('a replay after the pet changed writes nothing: the pet keeps the change, and the replay answers the recorded pet', async () => {
+    const pets = repository();
+    const keyed = request();
+    const first = petOf(await pets.createOnce(rex, keyed));
+    const before = await counts();
+    // A later operation changes the pet (an order makes it pending, and records the order).
+    const shard = String((await storedPet(tables.pets, first.id))?.[petsStatusIndex.partitionKey.name]);
+    await tables.client.send(
+      new UpdateCommand({
+        TableName: tables.pets,
+        Key: { id: first.id },
+        UpdateExpression: 'SET #status = :pending, #shard = :shard, orderId = :order',
+        ExpressionAttributeNames: { '#status': 'status', '#shard': petsStatusIndex.partitionKey.name },
+        ExpressionAttributeValues: { ':pending': 'pending', ':shard': shard.replace(/^available#/, 'pending#'), ':order': 'order-1' },
+      }),
+    );
+    const changed = await storedPet(tables.pets, first.id);
+
+    expect(await pets.createOnce(rex, keyed)).toEqual({ kind: 'replayed', pet: first });
+    expect(await storedPet(tables.pets, first.id)).toEqual(changed);
+    expect(changed).toMatchObject({ status: 'pending', orderId: 'order-1' });
+    expect(await counts()).toMatchObject({ pets: before.pets, records: before.records }); // no second pet
   });
 
   it("reserves its id first, for as long as its record, in the sweep's index; the id is in the keyed space", async () => {
@@ -411,7 +437,7 @@ describe('createOnce across regions: one strongly consistent idempotency table, 
     const gate = new Promise<void>((resolve) => (release = resolve));
     let reached = () => {};
     const atGate = new Promise<void>((resolve) => (reached = resolve));
-    const gated = createDocumentClient({ endpoint: tables.endpoint });
+    const gated = functionsClient(tables.endpoint);
     gated.middlewareStack.add(
       (next, { commandName }) =>
         async (args) => {

@@ -37,6 +37,7 @@ import { startLocalStack } from '../../tools/local-server/local-stack';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { startLocalApi, type LocalApi } from '../support/local-api';
 import { putConsoleKey } from '../support/console-keys';
+import { FIXTURE_PREFIX } from '../support/fixture-names';
 import { createTestTables, freshTableNames, keyTablesEnv } from '../support/tables';
 import { READ_ORDERS, READ_PETS, WRITE_PETS } from '../support/vocabulary';
 
@@ -283,7 +284,8 @@ describe('the local audit trail', () => {
     };
     const [created] = await tool('create', '--name', 'by-the-tool', '--scopes', READ_PETS);
     const [successor] = await tool('roll', created!.id, '--grace', '1h');
-    await tool('revoke', created!.id);
+    // The old key alone: its successor, sharing its usage key, keeps it.
+    await tool('revoke', created!.id, '--only-this-key');
     const me = `local:${userInfo().username}`;
 
     expect((await entriesOf(created!.id)).map(({ action, by }) => ({ action, by }))).toEqual([
@@ -641,6 +643,8 @@ describe('a DynamoDB Local without -sharedDb (one database per access key and re
 describe('the local audit trails of a stage in several regions', () => {
   const regions = stageSettings('global').regions ?? [];
   const [home = '', second = ''] = regions;
+  /** What a hand-written stamp may name: a region the stage does not run in. */
+  const NO_REGION_OF_THE_STAGE = `${FIXTURE_PREFIX}-region-1`;
   const quiet = { pollIntervalMs: 60_000, expirySweepIntervalMs: 3_600_000 };
 
   /** Each region: its replica of the keys table, a repository writing in it, and its trail. */
@@ -650,7 +654,7 @@ describe('the local audit trails of a stage in several regions', () => {
         const tables = await createTestTables();
         const keys = apiKeysRepository({ client: tables.client, tables, region });
         const trail = await startLocalKeyAudit(
-          { client: tables.client, keysTableName: tables.apiKeys, keys, region, homeRegion: home },
+          { client: tables.client, keysTableName: tables.apiKeys, keys, region, homeRegion: home, stageRegions: regions },
           quiet,
         );
         return { region, tables, keys, trail };
@@ -703,6 +707,40 @@ describe('the local audit trails of a stage in several regions', () => {
         [home, created.keyId, 'created'],
         [home, keyIdOf(consoleKey), 'created'],
         [second, created.keyId, 'revoked'],
+      ]);
+    } finally {
+      for (const { trail, tables } of all) {
+        await trail.stop();
+        tables.client.destroy();
+      }
+    }
+  });
+
+  it('record a console edit stamped with a region the stage does not run in once, in the home region', async () => {
+    const all = await startRegions();
+    try {
+      const homeRegion = all[0]!;
+      const secondRegion = all[1]!;
+      const created = await homeRegion.keys.register(generateApiKey(), 'narrow', {
+        usage: localUsageKey(),
+        scopes: [READ_PETS],
+        changedBy: ACTOR,
+      });
+      await replicate(all, homeRegion, created.keyHash);
+      // Its scopes widened by hand in the second region's console, the stamp set to a region of no stage here.
+      await secondRegion.tables.client.send(
+        new UpdateItemCommand({
+          TableName: secondRegion.tables.apiKeys,
+          Key: { keyHash: { S: created.keyHash } },
+          UpdateExpression: 'SET scopes = :scopes, changedInRegion = :nowhere',
+          ExpressionAttributeValues: { ':scopes': { SS: [READ_PETS, WRITE_PETS] }, ':nowhere': { S: NO_REGION_OF_THE_STAGE } },
+        }),
+      );
+      await replicate(all, secondRegion, created.keyHash);
+
+      expect(await linesOf(all)).toEqual([
+        [home, created.keyId, 'created'],
+        [home, created.keyId, 'scopes_changed'],
       ]);
     } finally {
       for (const { trail, tables } of all) {

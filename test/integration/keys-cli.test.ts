@@ -24,6 +24,7 @@ import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { API_KEY_PREFIX, generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { keyState } from '../../shared/key-state';
 import { runKeysCommand, stageKeysTable, USAGE } from '../../tools/keys/cli';
 import { targetFailure } from '../../tools/keys/target';
 import { UsageError } from '../../tools/cli';
@@ -34,6 +35,7 @@ import { ALL_SCOPES_FIELD, ALL_SCOPES_SAID, literally, OTHER_PLAN, READ_ONLY_SCO
 import { SCOPES } from '../../shared/scopes';
 import { DEFAULT_PLAN } from '../../shared/plans';
 import { createTestTables, type TestTables } from '../support/tables';
+import { usageKeyBinding } from '../../shared/plan-policy';
 import { freePort } from '../../tools/dynamodb-local';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 
@@ -291,6 +293,16 @@ describe('keys create', () => {
     ]) {
       expect(await refusal('create', '--name', name)).toBe(
         '--name must not contain control characters (U+0000 to U+001F, U+007F to U+009F: line breaks, tabs, terminal escapes).',
+      );
+    }
+    expect(await keys.list()).toEqual([]);
+  });
+
+  it('refuses a name with a bidirectional or line-separator character in one line (exit status 2), registering nothing', async () => {
+    // A reversal would show another id than the one printed; a separator would break the line for some readers.
+    for (const name of ['ci \u202effffffffffff', 'ci\u2066x\u2069', 'ci\u200f', 'ci\u2028revoked']) {
+      expect(await refusal('create', '--name', name)).toBe(
+        '--name must not contain bidirectional or line-separator characters (U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069, U+2028, U+2029).',
       );
     }
     expect(await keys.list()).toEqual([]);
@@ -690,13 +702,13 @@ const dynamoDBCommandsOf = async (call: () => Promise<unknown>) => {
 };
 
 describe('keys revoke', () => {
-  it('revoking a key a roll has just replaced names the successor, still active, having read it by its hash, strongly consistent, without a scan', async () => {
+  it('revoking --only-this-key a key a roll has just replaced names the successor, still active, having read it by its hash, strongly consistent, without a scan', async () => {
     const { record } = await createKey('ci', '--scopes', 'pets:read');
     expect(await run('roll', record.keyId, '--grace', '1h', '--json')).toBe(0);
     const successor = String(parsedLines()[0]?.id);
     lines = [];
 
-    const sent = await dynamoDBCommandsOf(() => run('revoke', record.keyId));
+    const sent = await dynamoDBCommandsOf(() => run('revoke', record.keyId, '--only-this-key'));
 
     expect(lines).toEqual([
       `Revoked key ${record.keyId}. Callers using it are refused.`,
@@ -712,6 +724,101 @@ describe('keys revoke', () => {
     const next = await recordOf(successor);
     expect(next).toMatchObject({ name: 'ci', scopes: ['pets:read'] });
     expect(next.revokedAt).toBeUndefined();
+  });
+
+  describe('of a key mid-roll: the whole roll chain, in one command', () => {
+    /** A key rolled `rolls` times, each roll's old key working on for an hour: the chain's ids, oldest first, and the newest key. */
+    const rolledChain = async (rolls: number) => {
+      const { record } = await createKey('partner-app', '--scopes', READ_ONLY_SCOPES.join(','));
+      const ids = [record.keyId];
+      let newest = '';
+      for (let roll = 0; roll < rolls; roll += 1) {
+        expect(await run('roll', ids.at(-1) ?? '', '--grace', '1h', '--json')).toBe(0);
+        const printed = parsedLines()[0];
+        ids.push(String(printed?.id));
+        newest = String(printed?.key);
+        lines = [];
+      }
+      return { ids, newest };
+    };
+
+    it('revokes the new key and the old one it replaces, whichever is named, printing each key revoked', async () => {
+      for (const named of ['new', 'old'] as const) {
+        const { ids, newest } = await rolledChain(1);
+        const [old = '', successor = ''] = ids;
+        const [first, second] = named === 'new' ? [successor, old] : [old, successor];
+
+        expect(await run('revoke', first)).toBe(0);
+
+        expect(lines).toEqual([
+          `Revoked key ${first}. Callers using it are refused.`,
+          `Revoked key ${second}, of the same roll chain. Callers using it are refused.`,
+          TAKES_EFFECT_LOCALLY,
+        ]);
+        expect(await keys.findActive(newest)).toBeUndefined();
+        for (const keyId of ids) {
+          // Each revoked by the caller, in one write: the same time on both; their one usage key deleted, and recorded on each.
+          expect(await recordOf(keyId)).toMatchObject({
+            revokedAt: (await recordOf(first)).revokedAt,
+            changedBy: LOCAL_ACTOR,
+            usageKeyDeletedAt: expect.any(String),
+          });
+        }
+        lines = [];
+      }
+    });
+
+    it('follows the chain both ways through every roll: three keys, the middle one named', async () => {
+      const { ids } = await rolledChain(2);
+      const [oldest = '', middle = '', newest = ''] = ids;
+
+      expect(await run('revoke', middle, '--json')).toBe(0);
+
+      expect(parsedLines().map(({ id, revokedAt }) => [id, typeof revokedAt])).toEqual([
+        [middle, 'string'],
+        [oldest, 'string'],
+        [newest, 'string'],
+      ]);
+      for (const keyId of ids) expect(keyState(await recordOf(keyId), new Date())).toBe('revoked');
+    });
+
+    it('revokes the rest of the chain of a key revoked already, saying the named one was, and leaves an ended key as it is', async () => {
+      const { ids } = await rolledChain(2);
+      const [oldest = '', middle = '', newest = ''] = ids;
+      expect(await run('revoke', oldest, '--only-this-key')).toBe(0);
+      const { revokedAt } = await recordOf(oldest);
+      // The middle key's grace over: it has ended, and is left so.
+      await tables.client.send(
+        new UpdateCommand({
+          TableName: tables.apiKeys,
+          Key: { keyHash: (await recordOf(middle)).keyHash },
+          UpdateExpression: 'SET expiresAt = :past',
+          ExpressionAttributeValues: { ':past': new Date(Date.now() - HOUR).toISOString() },
+        }),
+      );
+      lines = [];
+
+      expect(await run('revoke', oldest)).toBe(0);
+
+      expect(lines).toEqual([
+        `Key ${oldest} was already revoked at ${revokedAt}.`,
+        `Revoked key ${newest}, of the same roll chain. Callers using it are refused.`,
+        TAKES_EFFECT_LOCALLY,
+      ]);
+      expect((await recordOf(oldest)).revokedAt).toBe(revokedAt);
+      expect(await recordOf(middle)).not.toHaveProperty('revokedAt');
+      expect(keyState(await recordOf(newest), new Date())).toBe('revoked');
+    });
+
+    it('with --only-this-key revokes the key named alone: the other end of the roll keeps working', async () => {
+      const { ids, newest } = await rolledChain(1);
+      const [old = '', successor = ''] = ids;
+
+      expect(await run('revoke', old, '--only-this-key')).toBe(0);
+
+      expect(lines[0]).toBe(`Revoked key ${old}. Callers using it are refused.`);
+      expect(await keys.findActive(newest)).toMatchObject({ keyId: successor });
+    });
   });
 
   it('revokes a key by id, recording by whom: it stops working and the listing shows it revoked', async () => {
@@ -1341,6 +1448,35 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     expect(await recordOf(record.keyId)).toEqual(record);
   });
 
+  it('quotes a usage key id written in the console escaped, in a refusal of API Gateway and in the line of its deletion', async () => {
+    const { record } = await createdOnStage();
+    const forgedId = 'ak-1\n\tak-2\u001b[2K\u0085\u202e';
+    // Rebound to it as the key tool would bind it: the authorizer and the tool take it as the key's own.
+    await tables.client.send(
+      new UpdateCommand({
+        TableName: tables.apiKeys,
+        Key: { keyHash: record.keyHash },
+        UpdateExpression: 'SET usageKeyId = :id, usageKeyBinding = :binding',
+        ExpressionAttributeValues: {
+          ':id': forgedId,
+          ':binding': usageKeyBinding(record.keyHash, forgedId, String(record.usageKey)),
+        },
+      }),
+    );
+    aws.apiGatewayMock
+      .on(CreateUsagePlanKeyCommand, { usagePlanId: 'up-partner' })
+      .rejects(Object.assign(new Error('Too many requests'), { name: 'TooManyRequestsException' }));
+    const shown = 'ak-1\\n\\tak-2\\x1b[2K\\u0085\\u202e';
+
+    const error = await onStage('set-plan', record.keyId, 'partner').catch((thrown: unknown) => thrown);
+    expect((error as Error).message).toBe(`API Gateway refused to put the API key ${shown} in plan partner (TooManyRequestsException).`);
+
+    expect(await onStage('revoke', record.keyId)).toBe(0);
+    expect(lines).toContain(`Its API Gateway API key ${shown} is deleted.`);
+    expect(lines.join('\n')).not.toMatch(/[\t\u001b\u0085\u202e]/);
+    expect(lines.every((line) => !line.includes('\n'))).toBe(true);
+  });
+
   it('set-plan brings the keys table in line with a move made in the console (the API key in the new plan already)', async () => {
     const { record } = await createdOnStage();
     aws.apiGatewayMock
@@ -1379,18 +1515,39 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     expect(await recordOf(record.keyId)).toMatchObject({ usageKeyId: 'ak-1', usageKeyDeletedAt: expect.any(String), changedBy: ARN });
   });
 
-  it('revoke keeps the API key while a rolled successor shares it, and deletes it with the last key', async () => {
+  it('revoke --only-this-key keeps the API key while a rolled successor shares it, and deletes it with the last key', async () => {
     const { record } = await createdOnStage('--plan', 'partner');
     expect(await onStage('roll', record.keyId, '--grace', '1h', '--json')).toBe(0);
     const successor = String(parsedLines()[0]?.id);
     lines = [];
 
-    expect(await onStage('revoke', record.keyId)).toBe(0);
+    expect(await onStage('revoke', record.keyId, '--only-this-key')).toBe(0);
     expect(calls(DeleteApiKeyCommand)).toEqual([]);
     expect(lines).toContain(`Its API Gateway API key ak-1 stays: key ${successor} shares it.`);
 
-    expect(await onStage('revoke', successor)).toBe(0);
+    expect(await onStage('revoke', successor, '--only-this-key')).toBe(0);
     expect(calls(DeleteApiKeyCommand)).toEqual([{ apiKey: 'ak-1' }]);
+  });
+
+  it('revoke of a key mid-roll revokes both ends, deletes their API key once and flushes the stage once', async () => {
+    const { record } = await createdOnStage('--plan', 'partner');
+    expect(await onStage('roll', record.keyId, '--grace', '1h', '--json')).toBe(0);
+    const successor = String(parsedLines()[0]?.id);
+    lines = [];
+    aws.apiGatewayMock.resetHistory();
+
+    expect(await onStage('revoke', successor)).toBe(0);
+
+    expect(apiGatewayCalls()).toEqual(['DeleteApiKeyCommand', 'FlushStageAuthorizersCacheCommand']);
+    expect(calls(DeleteApiKeyCommand)).toEqual([{ apiKey: 'ak-1' }]);
+    expect(lines.slice(0, 3)).toEqual([
+      `Revoked key ${successor}. Callers using it are refused.`,
+      `Revoked key ${record.keyId}, of the same roll chain. Callers using it are refused.`,
+      'Its API Gateway API key ak-1 is deleted.',
+    ]);
+    for (const keyId of [record.keyId, successor]) {
+      expect(await recordOf(keyId)).toMatchObject({ revokedAt: expect.any(String), usageKeyDeletedAt: expect.any(String), changedBy: ARN });
+    }
   });
 
   it('revoke whose DeleteApiKey API Gateway refuses still revokes, says the sweep deletes it, and leaves it for the sweep', async () => {
@@ -1407,13 +1564,13 @@ describe('plans on a stage: the API Gateway calls (mocked with aws-sdk-client-mo
     expect((await recordOf(record.keyId)).usageKeyDeletedAt).toBeUndefined();
   });
 
-  it('revoke right after a roll finds the successor by its hash, strongly consistent, without a scan, and leaves its API key enabled', async () => {
+  it('revoke --only-this-key right after a roll finds the successor by its hash, strongly consistent, without a scan, and leaves its API key enabled', async () => {
     const { record } = await createdOnStage('--plan', 'partner');
     expect(await onStage('roll', record.keyId, '--grace', '1h', '--json')).toBe(0);
     const successor = String(parsedLines()[0]?.id);
     lines = [];
 
-    const sent = await dynamoDBCommandsOf(() => onStage('revoke', record.keyId));
+    const sent = await dynamoDBCommandsOf(() => onStage('revoke', record.keyId, '--only-this-key'));
 
     expect(calls(DeleteApiKeyCommand)).toEqual([]);
     expect(lines).toContain(`Its API Gateway API key ak-1 stays: key ${successor} shares it.`);
@@ -1937,6 +2094,54 @@ describe('names written in the console with control characters, through the tool
       `Key ${keyId} cannot be rolled: its successor would take its stored name. A key name must not contain control characters ` +
         '(U+0000 to U+001F, U+007F to U+009F: line breaks, tabs, terminal escapes). Rename it in the console first.',
     );
+  });
+});
+
+describe("values written in the console, in the tool's own lines and refusals", () => {
+  /** What a console edit would forge the tool's output with: a line of its own, a terminal escape, a C1 control, a reversal. */
+  const FORGED = 'partner\nMoved key ffffffffffff\u001b[2K\u0085\u202e';
+  const SHOWN = 'partner\\nMoved key ffffffffffff\\x1b[2K\\u0085\\u202e';
+  /** What no line of the tool holds as it is: a control character (the line break aside) or a bidirectional one. */
+  const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/;
+
+  it('set-plan names the stored plan it moved a key from escaped', async () => {
+    const key = await putConsoleKey(tables.client, tables.apiKeys, { metered: true, extra: { plan: { S: FORGED } } });
+    const keyId = keyIdOf(hashApiKey(key));
+
+    expect(await run('set-plan', keyId, DEFAULT_PLAN)).toBe(0);
+
+    expect(lines).toEqual([`Moved key ${keyId} from plan ${SHOWN} to plan ${DEFAULT_PLAN}.`, TAKES_EFFECT_LOCALLY]);
+  });
+
+  it("set-plan's refusal names the stored successor escaped, in one line", async () => {
+    const key = await putConsoleKey(tables.client, tables.apiKeys, { metered: true, extra: { replacedBy: { S: FORGED } } });
+    const keyId = keyIdOf(hashApiKey(key));
+
+    const refused = await refusal('set-plan', keyId, OTHER_PLAN);
+
+    expect(refused).toBe(`Key ${keyId} has been rolled to ${SHOWN}, which shares its usage key: set the plan of ${SHOWN}.`);
+    expect(refused).not.toMatch(RAW);
+  });
+
+  it('refuses to roll a key whose stored name holds a bidirectional override, in one line: its successor would take it', async () => {
+    const extra = { scopes: { SS: [READ_ONLY_SCOPES[0] ?? ''] } };
+    const keyId = keyIdOf(hashApiKey(await putConsoleKey(tables.client, tables.apiKeys, { name: 'ci \u202eadmin', metered: true, extra })));
+
+    expect(await refusal('roll', keyId)).toBe(
+      `Key ${keyId} cannot be rolled: its successor would take its stored name. A key name must not contain bidirectional or ` +
+        'line-separator characters (U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069, U+2028, U+2029). Rename it in the console first.',
+    );
+  });
+
+  it('roll prints the stored name its successor takes escaped (a format character the name rule leaves)', async () => {
+    const name = 'ci\u200b\u2060\ufeff';
+    const extra = { scopes: { SS: [READ_ONLY_SCOPES[0] ?? ''] } };
+    const keyId = keyIdOf(hashApiKey(await putConsoleKey(tables.client, tables.apiKeys, { name, metered: true, extra })));
+
+    expect(await run('roll', keyId)).toBe(0);
+
+    expect(lines[0]).toMatch(new RegExp(`^Rolled key ${keyId} to [0-9a-f]{12} \\(ci\\\\u200b\\\\u2060\\\\ufeff, scopes `));
+    expect(lines.join('\n')).not.toMatch(/[\u200b\u2060\ufeff]/);
   });
 });
 

@@ -18,7 +18,7 @@ import { idempotencyRecords } from '../../shared/idempotency-records';
 import { databaseHealth } from '../../shared/database-health';
 import { newPetId } from '../../shared/ids';
 import type { Pet } from '../../shared/models';
-import { petsRepository, type PetsRepositoryOptions } from '../../shared/pets-repository';
+import { repositoriesFor, type RepositoriesOptions } from '../../shared/repositories';
 import type { HandledOperationId } from '../../shared/routes';
 import type { ProxyHandler } from '../../tools/local-server/gateway';
 import { loadHandlerFactories } from '../../tools/local-server/handler-modules';
@@ -51,7 +51,7 @@ const as = <Args extends unknown[], Result>(functionName: FunctionName, handler:
 
 beforeAll(async () => {
   tables = await createTestTables();
-  const pets = petsRepository({ client: tables.client, tableName: tables.pets });
+  const { pets } = repositoriesFor(tables.client, tables);
   for (const status of ['available', 'pending', 'sold', 'available', 'available'] as const) {
     await pets.create({ name: 'seed', categoryId: 1, status });
   }
@@ -73,8 +73,8 @@ const sorted = (records: Recorded[]) => distinct(records).sort((a, b) => JSON.st
 
 /** What an operation's case runs its handler with. */
 interface CaseTools {
-  /** The operation's handler, from its route's module, on a pets repository that records what it sends (these options added). */
-  readonly handler: (options?: Partial<PetsRepositoryOptions>) => ProxyHandler;
+  /** The operation's handler, from its route's module, on repositories that record what they send (these options added). */
+  readonly handler: (options?: RepositoriesOptions) => ProxyHandler;
   /** A pet stored before the case runs. */
   readonly storedPet: Pet;
 }
@@ -118,7 +118,7 @@ const operationCases: Readonly<Record<HandledOperationId, OperationCase>> = {
       expect((await create(post(key, 'Max'), context)).statusCode).toBe(422); // the key reused
       // An id collision: a new id is reserved and the record moves to it (two more PutItems), then the pet is put under it.
       const ids = [storedPet.id];
-      const colliding = handler({ newId: (kind) => ids.shift() ?? newPetId({ kind }) });
+      const colliding = handler({ newPetId: (kind) => ids.shift() ?? newPetId({ kind }) });
       expect((await colliding(post(`"${randomUUID()}"`), context)).statusCode).toBe(201);
     },
   },
@@ -176,15 +176,12 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
       const operationCase = caseOf(operationId);
       if (!operationCase) throw new Error(`No permissions case for ${operationId}: add one to operationCases.`);
       const { client, sent } = recordingClient(tables.endpoint);
-      const [storedPet] = (await petsRepository({ client: tables.client, tableName: tables.pets }).list({ limit: 1 })).pets;
+      const [storedPet] = (await repositoriesFor(tables.client, tables).pets.list({ limit: 1 })).pets;
       if (!storedPet) throw new Error('no pet stored');
-      const handler = (options: Partial<PetsRepositoryOptions> = {}) =>
+      const handler = (options: RepositoriesOptions = {}) =>
         as(
           operationId,
-          handlerFactories[operationId]({
-            pets: petsRepository({ client, tableName: tables.pets, idempotencyTableName: tables.idempotency, ...options }),
-            health: databaseHealth({ client, tables }),
-          }),
+          handlerFactories[operationId]({ ...repositoriesFor(client, tables, options), health: databaseHealth({ client, tables }) }),
         );
 
       await operationCase.run({ handler, storedPet });
@@ -254,10 +251,7 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
   it('idempotencySweep: Query on the expiry index and DeleteItem of an expired record, naming only its key and expiry', async () => {
     const { client, sent } = recordingClient(tables.endpoint);
     const keyed = idempotentRequest('permissions-caller', randomUUID(), { name: 'Rex', categoryId: 2, status: 'available' });
-    await petsRepository({ client: tables.client, tableName: tables.pets, idempotencyTableName: tables.idempotency }).createOnce(
-      { name: 'Rex', categoryId: 2, status: 'available' },
-      keyed,
-    );
+    await repositoriesFor(tables.client, tables).pets.createOnce({ name: 'Rex', categoryId: 2, status: 'available' }, keyed);
     const afterWindow = new Date(Date.now() + (IDEMPOTENCY_WINDOW_SECONDS + 3600) * 1000);
     const sweep = as(
       'idempotencySweep',
@@ -270,7 +264,7 @@ describe('each function sends exactly the DynamoDB actions the stack grants it',
   it("healthProbe: GetItem on the pets, keys and idempotency tables, of keys no item has, as the health route's", async () => {
     const { client, sent } = recordingClient(tables.endpoint);
     const probe = as('healthProbe', createHealthProbe({ health: databaseHealth({ client, tables }) }));
-    expect(await probe({}, context)).toEqual({ readable: true });
+    expect(await probe({}, context)).toEqual({ readable: true, drained: false });
     expect(sorted(asGrants(sent))).toEqual(sorted(granted('healthProbe')));
   });
 });

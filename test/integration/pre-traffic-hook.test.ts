@@ -19,7 +19,8 @@ import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys
 import type { Environment } from '../../shared/config';
 import { logger } from '../../shared/logger';
 import { databaseHealth } from '../../shared/database-health';
-import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
+import type { PetsRepository } from '../../shared/pets-repository';
+import { repositoriesFor, type Repositories } from '../../shared/repositories';
 import { FUNCTION_NAME_VARIABLES, releaseChecks, type CheckedFunction, type CheckEvent, type Invoke } from '../../shared/release-checks';
 import { PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS } from '../../shared/stack';
 import { loadHandlerFactories } from '../../tools/local-server/handler-modules';
@@ -43,6 +44,7 @@ const NEW = '7';
 const hookContext = { getRemainingTimeInMillis: () => PRE_TRAFFIC_HOOK_TIMEOUT_SECONDS * 1000 };
 
 let tables: TestTables;
+let repositories: Repositories;
 let pets: PetsRepository;
 let keys: ApiKeysRepository;
 /** Every command the authorizer sends the keys table. */
@@ -51,7 +53,8 @@ const codeDeploy = mockClient(CodeDeployClient);
 
 beforeAll(async () => {
   tables = await createTestTables();
-  pets = petsRepository({ client: tables.client, tableName: tables.pets });
+  repositories = repositoriesFor(tables.client, tables);
+  ({ pets } = repositories);
   const recording = recordingClient(tables.endpoint);
   keys = apiKeysRepository({ client: recording.client, tables });
   keysCommands = recording.sent;
@@ -72,7 +75,7 @@ const realHandlers = (): Handlers => ({
   ...byHandledOperation(
     (operationId): Handler =>
       (event) =>
-        handlerFactories[operationId]({ pets, health: databaseHealth({ client: tables.client, tables }) })(
+        handlerFactories[operationId]({ ...repositories, health: databaseHealth({ client: tables.client, tables }) })(
           event as APIGatewayProxyEvent,
           context,
         ),

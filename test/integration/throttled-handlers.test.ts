@@ -11,13 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseHealth } from '../../shared/database-health';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { errorCatalogue } from '../../shared/errors';
-import { petsRepository } from '../../shared/pets-repository';
+import { repositoriesFor } from '../../shared/repositories';
 import { routes } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
 import { loadHandlerFactories } from '../../tools/local-server/handler-modules';
+import { functionsClient } from '../support/database';
 import { apiEvent, context } from '../support/events';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import { faultRows } from '../support/fault-rows';
+import { handlerResourceMaker } from '../support/resource-makers';
 import { createTestTables, type TestTables } from '../support/tables';
 
 /** The first attempt and one retry (shared/dynamodb.ts). */
@@ -62,18 +64,22 @@ describe('a handler on a throttled table', () => {
   it.each(throttledCalls)('$name: 503 with Retry-After after one short retry, in well under a second', async (call) => {
     const factories = await loadHandlerFactories();
     // Its own client: its own retry quota, as a fresh execution environment has.
-    const client = createDocumentClient({ endpoint: proxy.endpoint });
-    const pets = petsRepository({ client, tableName: tables.pets, idempotencyTableName: tables.idempotency });
-    const handler = factories[call.operationId as keyof typeof factories]({ pets, health: databaseHealth({ client, tables }) });
-    // A pet the request may name, made past the proxy, so that only the request meets the throttle.
-    const direct = petsRepository({ client: tables.client, tableName: tables.pets, idempotencyTableName: tables.idempotency });
-    const newPet = async () => (await direct.create({ name: 'Resident', categoryId: 1, status: 'available' })).id;
+    const client = functionsClient(proxy.endpoint);
+    const handler = factories[call.operationId as keyof typeof factories]({
+      ...repositoriesFor(client, tables),
+      health: databaseHealth({ client, tables }),
+    });
+    // The resources the request names (its route's succeedsWith), made past the proxy, so that only the request meets the throttle.
+    const make = handlerResourceMaker({
+      ...repositoriesFor(tables.client, tables),
+      health: databaseHealth({ client: tables.client, tables }),
+    });
     const selector = { operation: call.operation, table: tables.pets };
 
     for (const throttleError of THROTTLE_ERRORS) {
       const times: number[] = [];
       for (let repeat = 0; repeat < REPEATS; repeat += 1) {
-        const { method, resource, path, pathParameters, query, headers, body = null } = await call.request(newPet);
+        const { method, resource, path, pathParameters, query, headers, body = null } = await call.request(make);
         proxy.resetCalls();
         proxy.inject({ ...selector, fault: 'throttle', throttleError });
         const event = apiEvent({ method, resource, path, pathParameters, query, headers, body });

@@ -73,6 +73,44 @@ describe('locally, the local gateway holds at most LOCAL_API_KEY_LIMIT usage key
     expect(records.filter((record) => record.usageKeyDeletedAt !== undefined)).toHaveLength(3 * LIMIT - 1);
   });
 
+  /** Makes a key and rolls it, then revokes the new key and the old one apart: their one usage key is deleted by the second. */
+  const rolledAndRevokedApart = async (runIt: (...argv: string[]) => Promise<number>) => {
+    lines = [];
+    expect(await runIt('create', '--name', 'rolled', '--json')).toBe(0);
+    const old = printedId();
+    lines = [];
+    expect(await runIt('roll', old, '--json')).toBe(0);
+    const successor = printedId();
+    expect(await runIt('revoke', successor, '--only-this-key', '--json')).toBe(0);
+    expect(await runIt('revoke', old, '--only-this-key', '--json')).toBe(0);
+    lines = [];
+    return { old, successor };
+  };
+
+  it('counts no usage key for a roll revoked key by key, the new key first, once its usage key is deleted', async () => {
+    // Another key, live throughout, holds a usage key of its own.
+    expect(await run('create', '--name', 'live', '--json')).toBe(0);
+    const { old, successor } = await rolledAndRevokedApart(run);
+    // The deletion is recorded on the key whose release made it, the old one, not on the new one.
+    expect((await keys.findById(old))?.usageKeyDeletedAt).toEqual(expect.any(String));
+    expect((await keys.findById(successor))?.usageKeyDeletedAt).toBeUndefined();
+
+    expect(await run('capacity')).toBe(0);
+
+    expect(lines).toEqual([`API keys: 1 of ${LIMIT} held by the local gateway, 20% of the quota; 1 keys of this table are live.`]);
+  });
+
+  it('lets a gateway that holds one API key create a key once such a roll is revoked: none is held', async () => {
+    const runWithOne = (...argv: string[]) =>
+      runKeysCommand(argv, {
+        env: { ...keyTablesEnv(tables.endpoint, tables), [LOCAL_API_KEY_LIMIT_VARIABLE]: '1' },
+        print: (line) => lines.push(line),
+      });
+    await rolledAndRevokedApart(runWithOne);
+
+    expect(await runWithOne('create', '--name', 'after', '--json')).toBe(0);
+  });
+
   it('refuses a create at the limit in one line (exit status 1): what is full, how many are live, and the way past', async () => {
     for (let round = 1; round <= LIMIT; round += 1) expect(await run('create', '--name', `live ${round}`, '--json')).toBe(0);
 
@@ -156,6 +194,22 @@ describe('on a stage, API keys are deleted when no live key uses them (API Gatew
     lines = [];
     expect(await onStage('capacity', '--json')).toBe(0);
     expect(lines).toEqual([JSON.stringify({ apiKeys: 1, limit: 10_000, liveKeys: 1, unheldApiKeys: [] })]);
+  });
+
+  it('counts no API key for a roll revoked key by key, the new key first: its API key is deleted, and GetApiKeys lists it no more', async () => {
+    expect(await onStage('create', '--name', 'rolled', '--json')).toBe(0);
+    const old = printedId();
+    lines = [];
+    expect(await onStage('roll', old, '--json')).toBe(0);
+    const successor = printedId();
+    expect(await onStage('revoke', successor, '--only-this-key', '--json')).toBe(0);
+    expect(await onStage('revoke', old, '--only-this-key', '--json')).toBe(0);
+    lines = [];
+
+    expect(await onStage('capacity', '--json')).toBe(0);
+
+    expect([...account.held]).toEqual([]);
+    expect(lines).toEqual([JSON.stringify({ apiKeys: 0, limit: 10_000, liveKeys: 0, unheldApiKeys: [] })]);
   });
 
   it('refuses a create on LimitExceededException in one line (exit status 1), writing nothing; capacity counts the API keys with GetApiKeys in pages of 500', async () => {

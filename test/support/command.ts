@@ -4,6 +4,9 @@ import { expect } from 'vitest';
 import { projectRoot } from '../../shared/project-root';
 import { reportFailure } from '../../tools/cli';
 
+/** How long a command may run before it is killed: long enough for a busy machine's Node and npm to start. */
+const COMMAND_TIMEOUT_MS = 180_000;
+
 export interface CommandResult {
   readonly status: number | null;
   readonly stdout: string;
@@ -18,7 +21,7 @@ export const runCommand = (
   command: string,
   args: readonly string[],
   env: Record<string, string> = {},
-  { timeout = 60_000, input }: { timeout?: number; input?: string } = {},
+  { timeout = COMMAND_TIMEOUT_MS, input }: { timeout?: number; input?: string } = {},
 ): Promise<CommandResult> =>
   new Promise((resolve, reject) => {
     const child = execFile(
@@ -43,7 +46,7 @@ export const runCommandClosingOutput = (
   command: string,
   args: readonly string[],
   env: Record<string, string> = {},
-  { timeout = 60_000 }: { timeout?: number } = {},
+  { timeout = COMMAND_TIMEOUT_MS }: { timeout?: number } = {},
 ): Promise<CommandResult> =>
   new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: projectRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout });

@@ -53,6 +53,8 @@ export interface ProxiedCall {
   readonly body: Readonly<Record<string, unknown>>;
   /** The SDK's `amz-sdk-request` header: the attempt, and the most the client makes (`attempt=1; max=2`). */
   readonly sdkRequest: string | undefined;
+  /** When the proxy had read it (performance.now()). */
+  readonly at: number;
 }
 
 /** Decides a call's fault; `undefined` leaves it to the rules. */
@@ -68,6 +70,8 @@ export interface FaultProxy {
   recover(): void;
   /** The calls seen (faulted or not) that match the selector. */
   calls(selector?: Selector): number;
+  /** When each of those calls arrived, in order (performance.now()). */
+  arrivals(selector?: Selector): number[];
   resetCalls(): void;
   close(): Promise<void>;
 }
@@ -156,6 +160,7 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
       table: typeof body.TableName === 'string' ? body.TableName : undefined,
       body,
       sdkRequest: req.headers['amz-sdk-request'] as string | undefined,
+      at: performance.now(),
     };
     seen.push(call);
     const { fault, rule } = decide(call);
@@ -208,6 +213,7 @@ export const startFaultProxy = async (target: string): Promise<FaultProxy> => {
       currentPlan = undefined;
     },
     calls: (selector = {}) => seen.filter((call) => matches(selector, call)).length,
+    arrivals: (selector = {}) => seen.filter((call) => matches(selector, call)).map((call) => call.at),
     resetCalls: () => {
       seen = [];
     },

@@ -1,11 +1,11 @@
 /**
  * The rows of the fault matrix (test/e2e/faults.test.ts), from the route table: each grant of each
  * operation with a function, faulted under the operation's example request
- * (shared/request-examples.ts). A request that names a resource by its path gets a fresh one each
- * time, made before the fault is injected: the operation may consume it (a delete), and the next
- * request of the row must not find it gone.
+ * (shared/request-examples.ts). A request that names a resource (its route's `succeedsWith`, in its
+ * path or body) gets a fresh one each time, made before the fault is injected: the operation may
+ * consume it (a delete), and the next request of the row must not find it gone.
  */
-import { exampleRequest, queryUsing, type ExampleRequest } from '../../shared/request-examples';
+import { queryUsing, succeedingRequest, type ExampleRequest, type ResourceMaker } from '../../shared/request-examples';
 import type { Route } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
 import { statusShardCount } from '../../shared/config';
@@ -22,12 +22,9 @@ export interface FaultRow {
   readonly success: number;
   /** The calls of `operation` one request makes: one, or one per shard of a sharded index, sent together. */
   readonly callsPerRequest: number;
-  /** The row's next request, with a pet of its own from `newPet` when its path names one. */
-  request(newPet: () => Promise<number>): Promise<ExampleRequest>;
+  /** The row's next request, with each resource it names made afresh by `make` (its route's `succeedsWith`). */
+  request(make: ResourceMaker): Promise<ExampleRequest>;
 }
-
-/** Whether a route's path names one resource (`/pets/{petId}`). */
-export const namesAResource = (route: Route): boolean => /\{\w+\}/.test(route.path);
 
 /**
  * The idempotency table is written only for a request with an Idempotency-Key, whose create makes
@@ -57,8 +54,7 @@ export const faultRows = (routes: readonly Route[]): FaultRow[] =>
               table: grant.table,
               success: route.success?.status ?? 200,
               callsPerRequest: callsOf(grant),
-              request: async (newPet: () => Promise<number>) =>
-                namesAResource(route) ? exampleRequest(route, { pathParameter: await newPet(), query }) : exampleRequest(route, { query }),
+              request: (make: ResourceMaker) => succeedingRequest(route, make, { query }),
             };
           }),
         ),

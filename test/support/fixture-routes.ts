@@ -19,6 +19,7 @@ export const noContentRoute = {
   success: { status: 204 },
   errors: ['not_found'],
   tableAccess: [{ table: 'pets', actions: ['dynamodb:DeleteItem'] }],
+  succeedsWith: { pathParameters: { petId: { operationId: 'createPet', field: 'id' } } },
 } as const satisfies Route;
 
 /** Its docs, as shared/route-docs.ts holds the route table's. */

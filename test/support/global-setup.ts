@@ -9,7 +9,6 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const database = await startDynamoDBLocal({ port: 0 });
   project.provide('dynamodbEndpoint', database.endpoint);
   return () => database.stop();

@@ -31,8 +31,11 @@ export interface RawClient {
   close(): void;
 }
 
-/** A request left unanswered this long is a failure (answers normally take milliseconds). */
-const ANSWER_TIMEOUT_MS = 10_000;
+/**
+ * A request left unanswered this long is a failure (answers normally take milliseconds): more than
+ * a request's DynamoDB calls can take in this run, each retried once after its timeout.
+ */
+const ANSWER_TIMEOUT_MS = 30_000;
 
 /** A client for the server behind `baseUrl` (its origin; targets carry their own /v1). */
 export const rawClient = (baseUrl: string): RawClient => {

@@ -246,27 +246,36 @@ export const platformRequests = (template: CfnTemplate, resolver: TemplateResolv
   return requests;
 };
 
+/** The IAM action of each SDK call the template's AwsCustomResources make. */
+const CUSTOM_RESOURCE_ACTIONS: Readonly<Record<string, string>> = {
+  describeTable: 'dynamodb:DescribeTable',
+  updateTable: 'dynamodb:UpdateTable',
+};
+
 /**
  * The SDK calls of the template's AwsCustomResources whose provider is this function, made with its
- * role at deploy: each resource's call on create and on update.
+ * role at deploy: each resource's call on create, on update and on delete, in the region it names
+ * (the stack's, unless the call says another).
  */
 const customResourceRequests = (template: CfnTemplate, resolver: TemplateResolver, name: string, functionId: string): IamRequest[] =>
   Object.values(template.Resources)
-    .filter(({ Type, Properties }) => Type === 'Custom::AWS' && refOf(Properties?.ServiceToken) === functionId)
-    .flatMap(({ Properties }) => [Properties?.Create, Properties?.Update])
+    .filter(({ Type, Properties }) => Type.startsWith('Custom::') && refOf(Properties?.ServiceToken) === functionId)
+    .flatMap(({ Properties }) => [Properties?.Create, Properties?.Update, Properties?.Delete])
     .filter((call) => call !== undefined)
     .map((call) => {
-      const { service, action, parameters } = JSON.parse(String(resolver.resolve(call))) as {
+      const { service, action, parameters, region } = JSON.parse(String(resolver.resolve(call))) as {
         service: string;
         action: string;
         parameters?: { TableName?: string };
+        region?: string;
       };
-      if (service !== 'DynamoDB' || action !== 'describeTable' || parameters?.TableName === undefined)
+      const iamAction = CUSTOM_RESOURCE_ACTIONS[action];
+      if (service !== 'DynamoDB' || iamAction === undefined || parameters?.TableName === undefined)
         throw new Error(`A custom resource's ${service}.${action} is not simulated here: add it`);
       return {
         function: name,
-        action: 'dynamodb:DescribeTable',
-        resource: resolver.arn('dynamodb', `table/${parameters.TableName}`),
+        action: iamAction,
+        resource: `arn:${PARTITION}:dynamodb:${region ?? resolver.region}:${ACCOUNT}:table/${parameters.TableName}`,
         context: {},
         by: 'AWS',
       };

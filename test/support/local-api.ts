@@ -5,12 +5,12 @@ import { expect, inject } from 'vitest';
 import { PetStore, type AllOptions, type ListOptions, type Page, type Pet, type PetStoreOptions } from '../../client/src/index';
 import { generateApiKey } from '../../shared/api-keys';
 import type { ApiKeysRepository } from '../../shared/api-keys-repository';
-import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../tools/local-server/local-stack';
 import { startLocalServer } from '../../tools/local-server/server';
 import type { components, paths } from '../../generated/openapi-types';
+import { functionsClient } from './database';
 import { freshTableNames } from './tables';
 import { ROOMY_PLANS } from '../../tools/local-server/usage-plans';
 
@@ -59,7 +59,7 @@ export const startLocalApi = async ({
     dynamodbEndpoint: inject('dynamodbEndpoint'),
     tables: freshTableNames(),
     keyName: 'test',
-    serverClient: serverClient ?? (endpoint ? createDocumentClient({ endpoint }) : undefined),
+    serverClient: serverClient ?? (endpoint ? functionsClient(endpoint) : undefined),
     server: { ...server, plans, port: 0 },
     keyAudit,
   });
@@ -105,7 +105,7 @@ export const getWith = (api: LocalApi, key: string, path = '/pets') => api.call(
 /** A second server with the same keys whose pets table does not exist: every pet operation fails unexpectedly. */
 export const startServerWithMissingPetsTable = (api: LocalApi, petsTable: string) =>
   startLocalServer({
-    client: createDocumentClient({ endpoint: inject('dynamodbEndpoint') }),
+    client: functionsClient(inject('dynamodbEndpoint')),
     port: 0,
     tables: { ...api.tables, pets: petsTable },
   });

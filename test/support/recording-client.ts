@@ -1,6 +1,6 @@
 /** A DynamoDB client on the run's DynamoDB Local that notes every command it sends, for tests. */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient } from '../../shared/dynamodb';
+import { functionsClient } from './database';
 import { attributesOf, TRANSACTION_ITEM_ACTIONS } from './aws-calls';
 
 export interface SentCommand {
@@ -27,7 +27,7 @@ const TRANSACTION_ACTIONS = TRANSACTION_ITEM_ACTIONS;
 type TransactItem = Partial<Record<keyof typeof TRANSACTION_ACTIONS, { TableName: string }>>;
 
 export const recordingClient = (endpoint: string) => {
-  const client: DynamoDBDocumentClient = createDocumentClient({ endpoint });
+  const client: DynamoDBDocumentClient = functionsClient(endpoint);
   const sent: SentCommand[] = [];
   client.middlewareStack.add(
     (next, { commandName }) =>

@@ -1,7 +1,7 @@
 /**
  * A stage in several regions, locally: one local server per region of the `global` stage, each
  * `npm start` in a process of its own with the environment a region's functions get (AWS_REGION,
- * REGION_INDEX, HOME_REGION), each on its own copies of the eventually consistent tables (pets,
+ * REGION_INDEX, HOME_REGION, STAGE_REGIONS), each on its own copies of the eventually consistent tables (pets,
  * api-keys, api-key-last-use) in the run's DynamoDB Local, reached through a fault proxy of its
  * own so that a test can take one region's database down. The idempotency table is one table for
  * all of them: it stands for the strongly consistent (MRSC) global table, which every region reads
@@ -186,6 +186,8 @@ export const startLocalRegions = async ({ replicationDelayMs }: LocalRegionsOpti
           DYNAMODB_ENDPOINT: proxy.endpoint,
           AWS_REGION: name,
           HOME_REGION: homeName,
+          // A change stamped with none of these (an edit by hand) is the home region's to record.
+          STAGE_REGIONS: STAGE_REGIONS.join(','),
           [REGION_INDEX_VARIABLE]: String(index),
           API_KEY: key,
           // Each health request reads the tables: a test sees a region's database go down, and come back, at once.

@@ -3,6 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { createDocumentClient } from '../../shared/dynamodb';
+import { functionsClient } from './database';
 import { apiKeyLastUseTable, apiKeysTable, tableDefinitions, type TableNames } from '../../shared/tables';
 import { ensureTables, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
 
@@ -28,8 +29,9 @@ const ALL_TABLES = Object.keys(tableDefinitions) as Array<keyof TableNames>;
 
 /**
  * The tables are created by a client that waits for a busy DynamoDB Local, all at once rather than
- * one after the other; the client returned has the API's settings. `only` names the tables the
- * code under test uses, where that is fewer than all (the others are named, never created).
+ * one after the other; the client returned has the functions' settings, with this run's timeout.
+ * `only` names the tables the code under test uses, where that is fewer than all (the others are
+ * named, never created).
  */
 export const createTestTables = async (only: ReadonlyArray<keyof TableNames> = ALL_TABLES): Promise<TestTables> => {
   const endpoint = inject('dynamodbEndpoint');
@@ -40,7 +42,7 @@ export const createTestTables = async (only: ReadonlyArray<keyof TableNames> = A
   } finally {
     creator.destroy();
   }
-  return { endpoint, client: createDocumentClient({ endpoint }), ...names };
+  return { endpoint, client: functionsClient(endpoint), ...names };
 };
 
 /** The environment that points the key tool at these keys and last-use tables, in the DynamoDB at `endpoint`. */

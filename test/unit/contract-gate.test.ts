@@ -218,7 +218,7 @@ describe('the gate refuses a breaking change and names it', () => {
 });
 
 describe('a new error code', () => {
-  // docs/api.md, Versioning: a release decision, which contract:accept never takes.
+  // docs/architecture.md, The contract is enforced: a release decision, which contract:accept never takes.
   it('is refused as breaking in every operation, since every Error answer shares the enum of codes', () => {
     const { breaking, review } = judge((document) => schema(document, 'Error').properties?.code?.enum?.push('new_error_code'));
     const operations = Object.entries(generated().paths).flatMap(([route, item]) =>

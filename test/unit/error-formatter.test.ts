@@ -82,7 +82,7 @@ describe("classifyError with the service's own errors", () => {
 });
 
 describe('errorFormatter', () => {
-  const format = async (error: Error): Promise<APIGatewayProxyResult | null> => {
+  const format = async (error: Error): Promise<APIGatewayProxyResult | null | undefined> => {
     const onError = errorFormatter().onError;
     if (!onError) throw new Error('errorFormatter has no onError');
     const req = request({});

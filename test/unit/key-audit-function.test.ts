@@ -11,6 +11,7 @@ import { HOME_REGION_VARIABLE } from '../../shared/key-audit';
 import { logger } from '../../shared/logger';
 import { authorizerCacheFlushCall, recordAwsCall } from '../support/aws-calls';
 import { context } from '../support/events';
+import { FIXTURE_PREFIX } from '../support/fixture-names';
 import { inStreamOf, modifyRecord, removeRecord, stampedIn } from '../support/stream-records';
 
 const batch = (...records: DynamoDBRecord[]): DynamoDBStreamEvent => ({ Records: records });
@@ -61,15 +62,21 @@ describe('the key-audit function', () => {
 describe('the key-audit functions of a stage in several regions', () => {
   const regions = stageSettings('global').regions ?? [];
   const [home = '', elsewhere = ''] = regions;
+  /** What a hand-written stamp may name: a region the stage does not run in. */
+  const NO_REGION_OF_THE_STAGE = `${FIXTURE_PREFIX}-region-1`;
 
-  /** Each region's function, as the stack configures it there (AWS_REGION, HOME_REGION): the lines it writes and the flushes it makes. */
-  const regionalFunctions = (homeRegion: string | undefined) =>
+  /**
+   * Each region's function, as the stack configures it there (AWS_REGION, HOME_REGION,
+   * STAGE_REGIONS): the lines it writes and the flushes it makes.
+   */
+  const regionalFunctions = (homeRegion: string | undefined, stageRegions: readonly string[] = homeRegion === undefined ? [] : regions) =>
     regions.map((region) => {
       const lines: KeyAuditEntry[] = [];
       const flushes: string[] = [];
       const handler = createHandler({
         region,
         homeRegion,
+        stageRegions,
         write: (entry) => void lines.push(entry),
         flushAuthorizerCache: async () => void flushes.push(region),
       });
@@ -107,6 +114,25 @@ describe('the key-audit functions of a stage in several regions', () => {
     await replicate(functions, modifyRecord('3', 'scopes', 'nothing-real'));
 
     expect(linesOf(functions)).toEqual([[home, 'scopes_changed']]);
+  });
+
+  it('records a change stamped with a region the stage does not run in (an edit by hand) once, in the home region', async () => {
+    const functions = regionalFunctions(home);
+    // Scopes widened by hand, stamped with no region of the stage: every region's cache is flushed all the same.
+    await replicate(functions, stampedIn(modifyRecord('12', 'scopes', 'nothing-real'), NO_REGION_OF_THE_STAGE));
+
+    expect(linesOf(functions)).toEqual([[home, 'scopes_changed']]);
+    expect(functions.map(({ flushes }) => flushes.length)).toEqual(regions.map(() => 1));
+  });
+
+  it("without the stage's regions (a setting left out), records a change stamped with a region it does not know twice rather than never", async () => {
+    const functions = regionalFunctions(home, []);
+    await replicate(functions, stampedIn(modifyRecord('13', 'scopes', 'nothing-real'), elsewhere));
+
+    expect(linesOf(functions)).toEqual([
+      [home, 'scopes_changed'],
+      [elsewhere, 'scopes_changed'],
+    ]);
   });
 
   it('records every change on a stage in one region (no home region), whatever region stamped it', async () => {

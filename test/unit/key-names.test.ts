@@ -34,6 +34,18 @@ describe('checkKeyName', () => {
     }
   });
 
+  it('refuses every bidirectional mark, embedding, override and isolate, and the line and paragraph separators', () => {
+    const range = (first: number, last: number) => Array.from({ length: last - first + 1 }, (_, index) => first + index);
+    const reordering = [0x200e, 0x200f, ...range(0x202a, 0x202e), ...range(0x2066, 0x2069), 0x2028, 0x2029];
+    for (const code of reordering) {
+      expect(problemOf(`ci${String.fromCodePoint(code)}x`), code.toString(16)).toMatch(
+        /^must not contain bidirectional or line-separator characters/,
+      );
+    }
+    // Other format characters (a zero-width joiner in an emoji, a soft hyphen) stay names: the tools print them escaped.
+    for (const name of ['👩\u200d💻 deploy', 'co\u00adop']) expect(checkKeyName(name)).toBe(name);
+  });
+
   it('refuses a lone surrogate, a value that is not text, and a name holding an API key, never repeating the name', () => {
     expect(problemOf('ci\ud800')).toBe('must be well-formed Unicode (no lone surrogates)');
     expect(problemOf(42)).toBe('must be a string');

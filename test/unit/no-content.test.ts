@@ -10,6 +10,7 @@ import { noContent, withCommonHeaders } from '../../shared/http/response';
 import { answersNoContent, routes, type Route } from '../../shared/routes';
 import { buildOpenApiDocument } from '../../tools/openapi/document';
 import { clientOperations } from '../../tools/openapi/files';
+import type { ResourceMaker } from '../../shared/request-examples';
 import { faultRows } from '../support/fault-rows';
 import { noContentRoute, noContentRouteDocs } from '../support/fixture-routes';
 
@@ -89,15 +90,18 @@ describe('the fault matrix', () => {
       { name: noContentRoute.operationId, operation: 'DeleteItem', table: 'pets', success: 204 },
     ]);
     let made = 0;
-    const newPet = async () => (made += 1);
+    const newPet: ResourceMaker = async (madeBy) => {
+      expect(madeBy).toEqual(noContentRoute.succeedsWith.pathParameters.petId);
+      return (made += 1);
+    };
     const [row] = rows;
     const first = await row!.request(newPet);
     const second = await row!.request(newPet);
     expect([first.path, second.path]).toEqual([noContentRoute.path.replace('{petId}', '1'), noContentRoute.path.replace('{petId}', '2')]);
   });
 
-  it('sends an operation on no resource as it is, with no pet made for it', async () => {
-    const collection = routes.filter((route) => 'handler' in route && !route.path.includes('{'));
+  it('sends an operation that names no resource as it is, with nothing made for it', async () => {
+    const collection = routes.filter((route: Route) => 'handler' in route && route.succeedsWith === undefined);
     expect(collection.length).toBeGreaterThan(0);
     const made: number[] = [];
     for (const row of faultRows(collection)) await row.request(async () => made.push(1));

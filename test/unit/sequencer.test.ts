@@ -16,7 +16,7 @@ const spec = (path: string, project: string, groupOrder = 0) =>
 /** A fresh clone's run: no durations cached, no sizes known. */
 const freshRun = {
   config: { root: projectRoot },
-  cache: { getFileTestResults: () => undefined, getFileStats: () => undefined },
+  cache: { getTestSpecificationResult: () => undefined },
 } as unknown as Vitest;
 
 const pathsOf = (files: TestSpecification[]) => files.map((file) => file.moduleId.slice(projectRoot.length + 1));

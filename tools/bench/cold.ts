@@ -16,6 +16,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { nodeMajorOf } from '../../infra/bundling';
 import { cdkEsbuildCommand, runEsbuild } from '../../infra/esbuild-command';
 import { requestPathBudgets } from '../../infra/bundle-budgets';
 import { AUTHORIZER_ENTRY } from '../../infra/constructs/pet-store-functions';
@@ -24,7 +25,7 @@ import { projectRoot } from '../../shared/project-root';
 import { stageSettings } from '../../infra/stages';
 import { routes } from '../../shared/routes';
 import { stackName } from '../../shared/stack';
-import { BENCH_REGION, coldStartRun, nodeMajorOf, provisionRuntimeNode, templateFunctions, type ImportRun } from './deployed-env';
+import { BENCH_REGION, coldStartRun, templateFunctions, type ImportRun } from './deployed-env';
 import { atMost, type Check, type PartResult } from './results';
 import { median, round, shuffled } from '../stats';
 
@@ -173,7 +174,6 @@ export const runCold = async ({ runs }: ColdOptions): Promise<PartResult> => {
   const notes: string[] = [];
   const { outdir, bundles } = synthesizeBundles();
   const runtime = runtimeOf(bundles.map((bundle) => bundle.fn.runtime));
-  provisionRuntimeNode(runtime);
   // The floor is a function with no settings of its own: only what the Lambda runtime sets.
   const floorRun = coldStartRun({ logicalId: 'floor', functionName: 'floor', runtime, memorySize: 512, variables: {} });
   const nodeVersion = execFileSync(floorRun.node, ['--version'], { encoding: 'utf8' }).trim();

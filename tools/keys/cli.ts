@@ -31,6 +31,7 @@ import {
   type KeysTarget,
   type TargetOptions,
 } from './target';
+import { printable } from './output';
 import { keysPrinter, type KeysPrinter } from './printer';
 import { usageKeysFor, type ApiGatewayCalls, type ApiGatewayIn } from './usage-keys';
 import { DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, showUsage, usageDaysArgument } from './usage';
@@ -56,9 +57,12 @@ export const USAGE = `Usage:
                                             the grace
   npm run keys -- set-plan KEY_ID PLAN [--json] [TARGET]
                                             put a key on another usage plan
-  npm run keys -- revoke KEY_ID [--json] [TARGET]
-                                            revoke a key by its id (and delete its API
-                                            Gateway API key, unless a rolled key shares it)
+  npm run keys -- revoke KEY_ID [--only-this-key] [--json] [TARGET]
+                                            revoke a key by its id and every key of its roll
+                                            chain that still works (the other end of a roll in
+                                            its grace), all at once; each key revoked is printed.
+                                            Their API Gateway API key is deleted, unless a key
+                                            still active shares it
   npm run keys -- capacity [--json] [TARGET]
                                             the API keys held against API Gateway's quota
                                             (per account and region), and the live keys
@@ -71,7 +75,9 @@ ${AUDIT_USAGE}
   its cache, at most the stage's authorizer cache TTL.
 
   --name NAME           who or what the new key is for: 1 to ${KEY_NAME_MAX_LENGTH} characters, no control
-                        characters (line breaks, tabs, terminal escapes)
+                        characters (line breaks, tabs, terminal escapes), nor bidirectional or
+                        line-separator characters (U+200E, U+200F, U+202A-U+202E, U+2066-U+2069,
+                        U+2028, U+2029)
   --scopes S,…          what the new key may do, comma-separated (default: all of them):
                         ${SCOPES.join(', ')}
   --plan PLAN           the usage plan that meters the new key (default: ${DEFAULT_PLAN}); locally
@@ -86,10 +92,13 @@ ${AUDIT_USAGE}
   --usage               each key's requests today (one usage call per plan on a stage)
   --json                one JSON object per key (id, name, scopes, createdAt, expiresAt,
                         revokedAt, lastUsedAt, plan; for create and roll also key, shown only
-                        that once; roll prints the new key, then the old one; list --usage adds
+                        that once; roll prints the new key, then the old one; revoke the key
+                        named, then each other key of its roll chain it revoked; list --usage adds
                         usedToday); for usage one object: id, plan, days [{day, requests}],
                         quota {limit, period, remaining} or null
   --days N              the days usage shows, today included (default ${DEFAULT_USAGE_DAYS}, 1 to ${MAX_USAGE_DAYS})
+  --only-this-key       revoke only the key named, not the other keys of its roll chain (its
+                        successor or predecessor in a roll's grace keeps working)
 
   DURATION is a whole number and a unit: s, m, h or d (45s, 90m, 24h, 30d).
 
@@ -122,7 +131,7 @@ const COMMAND_OPTIONS = {
   usage: ['days', 'json'],
   roll: ['grace', 'expires-in', 'expires-at', 'json'],
   'set-plan': ['json'],
-  revoke: ['json'],
+  revoke: ['only-this-key', 'json'],
   capacity: ['json'],
   audit: ['json'],
 } as const;
@@ -149,6 +158,7 @@ const PARSE_OPTIONS = {
   usage: { type: 'boolean' },
   days: { type: 'string' },
   json: { type: 'boolean' },
+  'only-this-key': { type: 'boolean' },
   ...TARGET_OPTIONS,
   help: { type: 'boolean' },
 } as const;
@@ -220,6 +230,8 @@ interface KeysInvocation {
   readonly listUsage: boolean;
   /** usage's --days. */
   readonly days: number;
+  /** revoke --only-this-key: the key named alone, not its roll chain. */
+  readonly onlyThisKey: boolean;
   readonly json: boolean;
   readonly target: TargetOptions;
 }
@@ -249,6 +261,7 @@ const parseKeysCommand = (argv: string[], now: Date): KeysInvocation | { readonl
     unusedMs: values.unused === undefined ? undefined : parseDuration(values.unused, '--unused'),
     listUsage: values.usage === true,
     days: usageDaysArgument(values.days),
+    onlyThisKey: values['only-this-key'] === true,
     json: values.json === true,
     target: values,
   };
@@ -256,7 +269,7 @@ const parseKeysCommand = (argv: string[], now: Date): KeysInvocation | { readonl
 
 /** Runs a checked invocation on its target. */
 const dispatch = async (invocation: KeysInvocation, target: KeysTarget, context: CommandContext): Promise<number> => {
-  const { command, keyId = '', name, scopes, plan, expiresAt, graceMs, unusedMs, listUsage, days } = invocation;
+  const { command, keyId = '', name, scopes, plan, expiresAt, graceMs, unusedMs, listUsage, days, onlyThisKey } = invocation;
   switch (command) {
     case 'create':
       return createKey(context, { name, scopes, expiresAt, plan });
@@ -271,7 +284,7 @@ const dispatch = async (invocation: KeysInvocation, target: KeysTarget, context:
     case 'set-plan':
       return setKeyPlan(context, keyId, plan ?? '');
     case 'revoke':
-      return revokeKey(context, keyId);
+      return revokeKey(context, keyId, { onlyThisKey });
     case 'capacity':
       return showCapacity(context);
     case 'audit':
@@ -297,8 +310,21 @@ export const runKeysCommand = async (argv: string[], options: KeysCommandOptions
     });
     return code;
   } catch (error) {
-    throw maskedError(error, printer.secrets);
+    throw maskedError(printableError(error), printer.secrets);
   }
+};
+
+/**
+ * The error with every non-printable character of its message escaped, line by line (printable,
+ * as `list`, `show` and `audit` print a stored value): a name, plan or id a console edit wrote,
+ * quoted in a refusal, cannot drive the terminal or forge a line. The line breaks the tool writes
+ * itself stay: the failure line joins them.
+ */
+const printableError = (error: unknown): Error => {
+  const escape = (message: string) => message.split('\n').map(printable).join('\n');
+  if (!(error instanceof Error)) return new Error(escape(String(error)));
+  error.message = escape(error.message);
+  return error;
 };
 
 /** The command line run, its lines printed by `printer`. */

@@ -4,7 +4,7 @@
  * (an id no key has, a key that cannot be rolled) is a UsageError of one line.
  */
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
-import { KeyStateError, type Actor, type ApiKeyRecord, type ApiKeysRepository } from '../../shared/api-keys-repository';
+import { KeyStateError, type Actor, type ApiKeyRecord, type ApiKeysRepository, type RevokedKey } from '../../shared/api-keys-repository';
 import { parseInstant } from '../../shared/instants';
 import { InvalidKeyName } from '../../shared/key-names';
 import { keyState } from '../../shared/key-state';
@@ -12,7 +12,7 @@ import { DEFAULT_PLAN, meteringOf, type MeteringRefusal } from '../../shared/pla
 import type { Scope } from '../../shared/scopes';
 import { UsageError } from '../cli';
 import type { AuthorizerCache } from './authorizer-cache';
-import { attributeText, fullKeyJson, keyJson, LIST_HEADER, listLine, listUsageJson, showLines } from './output';
+import { attributeText, fullKeyJson, keyJson, LIST_HEADER, listLine, listUsageJson, printable, showLines } from './output';
 import { usageDay } from '../local-server/usage-plans';
 import { releaseUsageKey, type UsageKeyRelease } from '../../shared/usage-key-release';
 import { ApiKeysFull, type MeteredKey, type StrayApiKey, type UsageKeys, type UsedToday } from './usage-keys';
@@ -32,8 +32,13 @@ export interface CommandContext {
   readonly caller: () => Promise<Actor>;
 }
 
+/**
+ * A new key as its line names it. Every stored value a line or an error of the tool prints goes
+ * through attributeText (printable): a name, a plan or an id a console edit wrote cannot start a
+ * line, hide a character or drive the terminal.
+ */
 const describeNew = (record: ApiKeyRecord): string =>
-  `${record.name}, scopes ${record.scopes.join(',')}${record.expiresAt === undefined ? '' : `, expires ${record.expiresAt}`}`;
+  `${attributeText(record.name)}, scopes ${record.scopes.join(',')}${record.expiresAt === undefined ? '' : `, expires ${attributeText(record.expiresAt)}`}`;
 
 const describePlan = (record: ApiKeyRecord): string => `plan ${attributeText(record.plan)}`;
 
@@ -272,12 +277,12 @@ export const rollKey = async (context: CommandContext, keyId: string, input: Rol
         `Rolled key ${keyId} to ${next.keyId} (${describeNew(next)}) on ${describePlan(next)}. The new key is shown only this once:`,
         key,
         ended
-          ? `The old key ${keyId} expired at ${previous.expiresAt}: callers still using it are refused.`
-          : `The old key ${keyId} expires at ${previous.expiresAt}: both work until then.`,
+          ? `The old key ${keyId} expired at ${attributeText(previous.expiresAt)}: callers still using it are refused.`
+          : `The old key ${keyId} expires at ${attributeText(previous.expiresAt)}: both work until then.`,
       ];
   await shownOrRevoked(context, next.keyId, key, lines, changedBy).catch(async (error: unknown) => {
     // Its predecessor is not given back its time: it ends as the roll said, and cannot be rolled again.
-    const old = ended ? `the old key ${keyId} has ended` : `the old key ${keyId} still ends at ${previous.expiresAt}`;
+    const old = ended ? `the old key ${keyId} has ended` : `the old key ${keyId} still ends at ${attributeText(previous.expiresAt)}`;
     // Ended, its cached answers go all the same.
     const flush = ended
       ? await context.authorizerCache.afterChange().then(
@@ -311,9 +316,8 @@ export const setKeyPlan = async (context: CommandContext, keyId: string, plan: s
   const state = keyState(record, new Date());
   if (state !== 'active') throw new UsageError(`Key ${keyId} is ${state}: only an active key can be put on another plan.`);
   if (record.replacedBy !== undefined) {
-    throw new UsageError(
-      `Key ${keyId} has been rolled to ${record.replacedBy}, which shares its usage key: set the plan of ${record.replacedBy}.`,
-    );
+    const successor = attributeText(record.replacedBy);
+    throw new UsageError(`Key ${keyId} has been rolled to ${successor}, which shares its usage key: set the plan of ${successor}.`);
   }
   const metering = meteringOf(record);
   if ('refused' in metering) throw unmeteredKey(keyId, metering.refused, 'be put on another plan');
@@ -342,7 +346,7 @@ export const setKeyPlan = async (context: CommandContext, keyId: string, plan: s
   if (json) print(keyJson(updated));
   else {
     const along = followers.length === 0 ? '' : ` Key ${followers.join(', ')}, which shares its usage key, moved with it.`;
-    print(`Moved key ${keyId} from plan ${from} to plan ${plan}.${along}`);
+    print(`Moved key ${keyId} from plan ${attributeText(from)} to plan ${plan}.${along}`);
   }
   // The cached answers name the old plan.
   await takeEffect(context);
@@ -355,37 +359,89 @@ const releaseLine = (release: Release, { onApiGateway, homeRegion }: UsageKeys):
     case 'deleted': {
       if (!onApiGateway) return undefined;
       const others = Object.entries(release.regionUsageKeyIds ?? {});
-      if (others.length === 0) return `Its API Gateway API key ${release.usageKeyId} is deleted.`;
-      const each = [[homeRegion ?? '', release.usageKeyId], ...others].map(([region, id]) => `${id} in ${region}`).join(', ');
+      if (others.length === 0) return `Its API Gateway API key ${attributeText(release.usageKeyId)} is deleted.`;
+      const each = [[homeRegion ?? '', release.usageKeyId], ...others]
+        .map(([region, id]) => `${attributeText(id)} in ${attributeText(region)}`)
+        .join(', ');
       return `Its API Gateway API keys are deleted in every region: ${each}.`;
     }
     case 'shared': {
       const others = release.sharing.map((other) => other.keyId).join(', ');
       // A roll made meanwhile (or before) left a key of the same name and scopes that still lets its callers in.
       return onApiGateway
-        ? `Its API Gateway API key ${release.usageKeyId} stays: key ${others} shares it.`
+        ? `Its API Gateway API key ${attributeText(release.usageKeyId)} stays: key ${others} shares it.`
         : `Key ${others}, of a roll of the same key (same name and scopes), stays active.`;
     }
     case 'failed':
-      return `${release.reason.replace(/\.$/, '')}: the expiry sweep deletes it within a minute.`;
+      return `${printable(release.reason).replace(/\.$/, '')}: the expiry sweep deletes it within a minute.`;
     default:
       return undefined;
   }
 };
 
-export const revokeKey = async (context: CommandContext, keyId: string): Promise<number> => {
-  const { usageKeys, print, json, caller } = context;
+/** What a revoke says of a key: revoked now, or (revoking twice keeps the first time, and the first revoker) before. */
+const revokedLine = (record: RevokedKey, ofChain: boolean): string =>
+  record.revokedNow
+    ? `Revoked key ${record.keyId}${ofChain ? ', of the same roll chain' : ''}. Callers using it are refused.`
+    : `Key ${record.keyId} was already revoked at ${attributeText(record.revokedAt)}.`;
+
+/**
+ * Releases the usage key of each revoked key, in order: deleted unless another live key still uses
+ * it. The keys of a roll chain share one: it is deleted once (API Gateway's call made once), and
+ * each key records it.
+ */
+const releaseEach = async ({ keys, usageKeys }: CommandContext, records: readonly RevokedKey[], changedBy: Actor): Promise<Release[]> => {
+  const deleted = new Set<string>();
+  const remove = async (usageKeyId: string, region?: string) => {
+    const deletion = `${region ?? ''}/${usageKeyId}`;
+    if (deleted.has(deletion)) return;
+    await usageKeys.remove(usageKeyId, region);
+    deleted.add(deletion);
+  };
+  const releases: Release[] = [];
+  for (const record of records) {
+    releases.push(
+      await releaseUsageKey(keys, record, remove, changedBy, new Date(), usageKeys.homeRegion).catch((error: unknown) => ({
+        outcome: 'failed' as const,
+        reason: messageOf(error),
+      })),
+    );
+  }
+  return releases;
+};
+
+/**
+ * Revokes a key and, unless `onlyThisKey`, every key of its roll chain that still works (the other
+ * end of a roll in its grace, and any roll after it), all at once or none; prints each key revoked.
+ * Their API key goes too, unless another active key still uses it. A revoke run again (the key
+ * revoked already) deletes it again, in case the first could not. The stage's authorizer cache is
+ * flushed once, after.
+ */
+export const revokeKey = async (context: CommandContext, keyId: string, { onlyThisKey = false } = {}): Promise<number> => {
+  const { keys, usageKeys, print, json, caller } = context;
   const changedBy = await caller();
-  // Its API key goes too, unless another active key still uses it (the other end of a roll). A
-  // revoke run again (the key revoked already) deletes it again, in case the first could not.
-  const { record, release } = await revokeWithUsageKey(context, keyId, changedBy);
-  if (json) print(keyJson(record));
+  let revoked: RevokedKey[];
+  let releases: Release[];
+  if (onlyThisKey) {
+    const { record, release } = await revokeWithUsageKey(context, keyId, changedBy);
+    [revoked, releases] = [[record], [release]];
+  } else {
+    const chain = await keys.revokeRollChain(keyId, changedBy).catch((error: unknown) => {
+      throw error instanceof KeyStateError && error.state === 'changing'
+        ? new Error(
+            `Key ${keyId}'s roll chain kept changing while it was revoked (a roll at the same moment): nothing was revoked; revoke it again.`,
+          )
+        : error;
+    });
+    if (!chain) throw noSuchKey(keyId);
+    revoked = [chain.named, ...chain.others];
+    releases = await releaseEach(context, revoked, changedBy);
+  }
+  if (json) for (const record of revoked) print(keyJson(record));
   else {
-    // Revoking twice keeps the first time, and the first revoker.
-    if (!record.revokedNow) print(`Key ${keyId} was already revoked at ${attributeText(record.revokedAt)}.`);
-    else print(`Revoked key ${keyId}. Callers using it are refused.`);
-    const line = releaseLine(release, usageKeys);
-    if (line !== undefined) print(line);
+    revoked.forEach((record, index) => print(revokedLine(record, index > 0)));
+    // The keys of a chain share one usage key: its line once.
+    for (const line of new Set(releases.map((release) => releaseLine(release, usageKeys)))) if (line !== undefined) print(line);
   }
   // Flushed again by a revoke run again, in case the first flush could not be made.
   await takeEffect(context);

@@ -138,6 +138,6 @@ export const fullKeyJson = (record: ApiKeyRecord, now: Date): string =>
     expiredAt: attributeJson(record.expiredAt),
     usageKeyId: attributeJson(record.usageKeyId),
     // A stage in several regions: its API key's id in each other region, which a break-glass
-    // suspension there needs (docs/operations.md, Revoking while the home region is down).
+    // suspension there needs (docs/keys.md, While the home region is down).
     regionUsageKeyIds: record.regionUsageKeyIds ?? null,
   });

@@ -6,7 +6,7 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { homeRegionOf, stageSettings } from '../../infra/stages';
-import { apiKeyLastUseTableName, apiKeysTableName } from '../../shared/config';
+import { apiKeyLastUseTableName, apiKeysTableName, dynamoDBTimeouts } from '../../shared/config';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { UsageError } from '../cli';
@@ -176,7 +176,8 @@ export const resolveKeysTarget = async (
   const ofStage = stage !== undefined && outputs !== undefined;
   const tableName = table ?? (ofStage ? keysTableOf(stage, outputs) : apiKeysTableName(env));
   const lastUseTableName = ofStage ? tableOutputOf(stage, outputs, stackOutputs.apiKeyLastUseTableName) : apiKeyLastUseTableName(env);
-  const client = createDocumentClient({ endpoint, region });
+  // The functions' timeouts, or those DYNAMODB_TIMEOUT_MS gives them (a DynamoDB Local on a busy machine).
+  const client = createDocumentClient({ endpoint, region, ...dynamoDBTimeouts(env) });
   return { client, tableName, lastUseTableName, onAws, endpoint, region, stage, stackOutputs: outputs, stageRegions };
 };
 

@@ -42,6 +42,7 @@ import {
   quotaPeriodStart,
   usageDay,
 } from '../local-server/usage-plans';
+import { printable } from './output';
 import { KEYS_HELP, type KeysTarget, type StageRegion } from './target';
 import { apiGatewayClientFor } from './api-gateway-client';
 
@@ -390,7 +391,8 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
     }
     return id;
   };
-  const failed = (what: string, error: unknown): Error => new Error(`API Gateway refused to ${what} (${reasonOf(error)}).`);
+  /** What it names may be a stored usage key id, plan or region (a console edit): escaped as the tool prints a stored value. */
+  const failed = (what: string, error: unknown): Error => new Error(`API Gateway refused to ${printable(what)} (${reasonOf(error)}).`);
 
   /** GetUsage of a usage plan in `region` from `first` to `last` (of one API key with `keyId`): its items, every page's. */
   const usageItems = async (
@@ -589,7 +591,7 @@ const awsUsageKeys = (target: KeysTarget, apiGateway: ApiGatewayCalls | undefine
             stuck.length === 0
               ? ` Its API keys in ${moved.map(({ region }) => region ?? target.region ?? '').join(', ')} are back on plan ${from}.`
               : ` Its API keys in ${stuck.join(', ')} are not back on plan ${from}: move them back in the console.`;
-          throw new Error(`${messageOf(error)}${left}`);
+          throw new Error(`${messageOf(error)}${printable(left)}`);
         }
       }
     },

@@ -9,14 +9,17 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { DatabaseHealth } from '../../shared/database-health';
 import type { Clock } from '../../shared/http/http-api';
-import type { PetsRepository } from '../../shared/pets-repository';
 import { projectRoot } from '../../shared/project-root';
+import type { Repositories } from '../../shared/repositories';
 import { routes, type HandledOperationId, type Route } from '../../shared/routes';
 import type { ProxyHandler } from './gateway';
 
-/** What an operation's handler is built with: its repository, the clock of a deprecated one, the health route's tables. */
-export interface HandlerDependencies {
-  readonly pets: PetsRepository;
+/**
+ * What an operation's handler is built with: every repository (shared/repositories.ts
+ * `repositoriesFor`, so a new one reaches every handler with no change here), the clock of a
+ * deprecated one, the health route's tables.
+ */
+export interface HandlerDependencies extends Repositories {
   readonly now?: Clock;
   /** What the health route reads; by default the tables the environment names. */
   readonly health?: DatabaseHealth;

@@ -50,6 +50,11 @@ export interface LocalKeyAuditDependencies {
   /** The home region of the stage it stands for, which records the unstamped changes; none for a stage in one region. */
   readonly homeRegion?: string;
   /**
+   * The regions of the stage it stands for, the home region first: a change stamped with none of
+   * them is the home region's to record, as deployed (STAGE_REGIONS).
+   */
+  readonly stageRegions?: readonly string[];
+  /**
    * The key-audit function's flush of its stage's authorizer cache, after a change that alters
    * answers: the local gateway's (local-stack.ts), made as the function makes it deployed. None: no
    * gateway to flush.
@@ -113,7 +118,15 @@ const failedRecord = (record: DynamoDBRecord, attempts: number): FailedAuditReco
 };
 
 export const startLocalKeyAudit = async (
-  { client, keysTableName, keys, region: ownRegion, homeRegion, flushAuthorizerCache = async () => undefined }: LocalKeyAuditDependencies,
+  {
+    client,
+    keysTableName,
+    keys,
+    region: ownRegion,
+    homeRegion,
+    stageRegions = [],
+    flushAuthorizerCache = async () => undefined,
+  }: LocalKeyAuditDependencies,
   { pollIntervalMs = DEFAULT_POLL_INTERVAL_MS, expirySweepIntervalMs = DEFAULT_EXPIRY_SWEEP_INTERVAL_MS }: LocalKeyAuditOptions = {},
 ): Promise<LocalKeyAudit> => {
   const streamArn = await keysTableStream(client, keysTableName);
@@ -137,6 +150,7 @@ export const startLocalKeyAudit = async (
       write: localAuditWriter(client, keysTableName),
       region: ownRegion ?? region,
       homeRegion,
+      stageRegions,
       flushAuthorizerCache,
     }),
   );

@@ -7,7 +7,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeysRepository } from '../../shared/api-keys-repository';
-import { tableNames } from '../../shared/config';
+import { dynamoDBTimeouts, tableNames } from '../../shared/config';
 import { createDocumentClient } from '../../shared/dynamodb';
 import type { TableNames } from '../../shared/tables';
 import { DEFAULT_PLAN, meteringOf } from '../../shared/plan-policy';
@@ -55,6 +55,11 @@ export interface LocalStackOptions {
    * stack): the one whose trail records the changes no region stamped. None: a stage in one region.
    */
   readonly homeRegion?: string;
+  /**
+   * The regions of that stage, the home region first: its audit trail records a change stamped
+   * with none of them in the home region, as deployed. None: a stage in one region.
+   */
+  readonly stageRegions?: readonly string[];
 }
 
 export interface LocalStack {
@@ -102,12 +107,14 @@ export const startLocalStack = async ({
   keyAudit: keyAuditOptions = false,
   region,
   homeRegion,
+  stageRegions,
 }: LocalStackOptions): Promise<LocalStack> => {
   const dynamodbLocal = dynamodbEndpoint === undefined ? await startDynamoDBLocal(localOptions) : undefined;
   const endpoint = dynamodbEndpoint ?? dynamodbLocal?.endpoint ?? '';
-  // The stack's own calls wait for a busy DynamoDB Local; the functions keep the API's timeouts and retry.
+  // The stack's own calls wait for a busy DynamoDB Local; the functions keep the API's timeouts and
+  // retry, or the timeout DYNAMODB_TIMEOUT_MS gives them, as it would a deployed function.
   const client = createDocumentClient({ endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
-  const functionsClient = serverClient ?? createDocumentClient({ endpoint });
+  const functionsClient = serverClient ?? createDocumentClient({ endpoint, ...dynamoDBTimeouts() });
   let server: LocalServer | undefined;
   let keyAudit: LocalKeyAudit | undefined;
   const stop = async () => {
@@ -125,7 +132,7 @@ export const startLocalStack = async ({
       // gateway's stand-in for API Gateway: nothing is cached before the server starts.
       const flushAuthorizerCache = stageAuthorizerCacheFlush(LOCAL_STAGE_ENV, () => localApiGateway(() => server?.flushAuthorizerCache()));
       keyAudit = await startLocalKeyAudit(
-        { client, keysTableName: tables.apiKeys, keys, region, homeRegion, flushAuthorizerCache },
+        { client, keysTableName: tables.apiKeys, keys, region, homeRegion, stageRegions, flushAuthorizerCache },
         keyAuditOptions === true ? {} : keyAuditOptions,
       );
     }

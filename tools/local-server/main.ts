@@ -3,13 +3,18 @@
  * memory unless --persist DIR), with a local API key registered and printed. Ctrl-C stops
  * everything it started.
  */
+// First: DYNAMODB_TIMEOUT_MS is read as the functions' modules load, and refused before then.
+import './database-timeout-setting';
 import { z } from 'zod';
 import { API_KEY_PATTERN } from '../../shared/api-keys';
+import { DYNAMODB_TIMEOUT_VARIABLE } from '../../shared/config';
 import { HEALTH_REUSE_SECONDS } from '../../shared/database-health';
+import { DYNAMODB_DEFAULTS } from '../../shared/dynamodb';
 import { REGION_COUNT, REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { HOME_REGION_VARIABLE } from '../../shared/key-audit';
 import type { PlanLimits } from '../../shared/plan-policy';
 import { PLANS_FILE_VARIABLE, plansInForce, regionalPlans, type Plans } from '../../shared/plans';
+import { stageRegionsOf } from '../../shared/usage-key-release';
 import { apiKeysTable, MAX_STATUS_SHARDS, STATUS_SHARDS_VARIABLE, tableDefinitions } from '../../shared/tables';
 import { parseCommandLine, reportFailure, UsageError } from '../cli';
 import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-local';
@@ -37,6 +42,8 @@ Environment:
   DYNAMODB_ENDPOINT     use this DynamoDB instead of starting DynamoDB Local
   DYNAMODB_LOCAL_PORT   port for the DynamoDB Local it starts (default ${DEFAULT_DYNAMODB_LOCAL_PORT}); it listens on
                         every network interface: see "Settings" in README.md
+  ${DYNAMODB_TIMEOUT_VARIABLE}   milliseconds each DynamoDB call of the functions has to connect and to be answered
+                        (default ${DYNAMODB_DEFAULTS.requestTimeout}, as deployed); more for a DynamoDB Local on a busy machine
   AUTH_CACHE_TTL        seconds the authorizer's answer is cached per key (default ${DEFAULT_AUTH_CACHE_TTL_SECONDS}); a key
                         whose item changes loses its cached answers within a second (with HOME_REGION:
                         when the audit trail reads the change and flushes the cache, about a second)
@@ -57,6 +64,9 @@ Environment:
                         unset, one region): a key change with no region stamp is recorded there only, and
                         cached answers go only when this server's audit trail flushes its cache, as each
                         region's key-audit function flushes its stage deployed
+  STAGE_REGIONS         with HOME_REGION: the stage's regions, comma-separated, the home region first (default:
+                        unset): a key change stamped with a region not among them (an edit by hand) is
+                        recorded in the home region, as deployed
   ${REGION_INDEX_VARIABLE}          this region's position in the stage's regions, 0 to ${REGION_COUNT - 1} (default 0): the new pets'
                         ids carry it, so that two regions never mint the same id
   STAGE_REGION_COUNT    regions the stage this server stands for runs in (default 1): each plan's quota is
@@ -238,6 +248,7 @@ const main = async () => {
     // One region of several: its audit trail records the unstamped changes only there, and its
     // flush alone drops the cached answers of a changed key (local-stack.ts).
     homeRegion: process.env[HOME_REGION_VARIABLE] || undefined,
+    stageRegions: stageRegionsOf(process.env),
     server: {
       port: settings.PORT,
       authCacheTtlSeconds: settings.AUTH_CACHE_TTL,

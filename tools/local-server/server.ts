@@ -18,7 +18,7 @@ import { apiKeysRepository } from '../../shared/api-keys-repository';
 import type { Clock } from '../../shared/http/http-api';
 import type { IdGenerator } from '../../shared/ids';
 import { databaseHealth, HEALTH_REUSE_SECONDS, reusedFor } from '../../shared/database-health';
-import { petsRepository } from '../../shared/pets-repository';
+import { repositoriesFor } from '../../shared/repositories';
 import type { TableNames } from '../../shared/tables';
 import { createDocumentation } from './docs';
 import {
@@ -35,6 +35,7 @@ import { plansInForce, regionalPlans, type Plans } from '../../shared/plans';
 import { asInvocation } from './invocation';
 import { loadHandlerFactories, type HandlerDependencies, type HandlerFactory } from './handler-modules';
 import { followKeyChanges, type KeyChanges } from './key-changes';
+import { BODIES_IN_FLIGHT_MAX_BYTES, createBodyBudget, KEY_SHARE_OF_BODIES_IN_FLIGHT, type BodyBudget } from './body-budget';
 
 export interface LocalServerOptions {
   readonly client: DynamoDBDocumentClient;
@@ -63,7 +64,15 @@ export interface LocalServerOptions {
   readonly now?: Clock;
   /** Tests only: the pets repository's id generator, to force an id collision. */
   readonly newPetId?: IdGenerator;
-  /** The bytes of request bodies the server holds at once; by default BODIES_IN_FLIGHT_MAX_BYTES. A key holds at most a quarter besides one body. */
+  /**
+   * Tests only: how long the authorizer's read and write of a key's last use may each take; by
+   * default LAST_USE_DEADLINE_MS, which a DynamoDB Local on a busy machine can miss.
+   */
+  readonly lastUseDeadlineMs?: number;
+  /**
+   * The bytes of request bodies the server holds at once; by default BODIES_IN_FLIGHT_MAX_BYTES. A
+   * key holds at most a quarter of it besides its largest body (body-budget.ts).
+   */
   readonly maxBodyBytesInFlight?: number;
   /** Seconds a body has to arrive whole once the gateway reads it; by default BODY_TIMEOUT_SECONDS. */
   readonly bodyTimeoutSeconds?: number;
@@ -73,17 +82,7 @@ export interface LocalServerOptions {
   readonly usageLog?: GatewayOptions['usageLog'];
 }
 
-/**
- * The bytes of request bodies held at once, across requests, by default: six bodies at API
- * Gateway's limit. A body that would pass it is not read, and its request is answered 503.
- */
-export const BODIES_IN_FLIGHT_MAX_BYTES = 64 * 1024 * 1024;
-
-/**
- * The share of those bytes one key may hold besides one body (always allowed, up to API Gateway's
- * limit): past it, its next body is its own 429. So that no one key holds the budget from others.
- */
-const KEY_SHARE_OF_BODIES_IN_FLIGHT = 1 / 4;
+export { BODIES_IN_FLIGHT_MAX_BYTES } from './body-budget';
 
 /**
  * Seconds a body has to arrive whole once the gateway reads it, by default: plenty for 10 MB on a
@@ -131,26 +130,25 @@ export const startLocalServer = async ({
   regionCount = 1,
   now,
   newPetId,
+  lastUseDeadlineMs,
   maxBodyBytesInFlight = BODIES_IN_FLIGHT_MAX_BYTES,
   bodyTimeoutSeconds = BODY_TIMEOUT_SECONDS,
   accessLog,
   usageLog,
 }: LocalServerOptions): Promise<LocalServer> => {
-  const pets = petsRepository({
-    client,
-    tableName: tables.pets,
-    idempotencyTableName: tables.idempotency,
-    ...(newPetId ? { newId: newPetId } : {}),
-  });
+  const repositories = repositoriesFor(client, tables, { newPetId });
   const plans = regionalPlans(stagePlans, regionCount);
   // The server's own address, known once it listens: the host of the URLs the API writes.
   let ownAddress = host;
   const gateway = createGateway({
-    handlers: await loadHandlers({ pets, now, health: reusedFor(databaseHealth({ client, tables }), healthReuseSeconds) }, tables),
+    handlers: await loadHandlers(
+      { ...repositories, now, health: reusedFor(databaseHealth({ client, tables }), healthReuseSeconds) },
+      tables,
+    ),
     // The authorizer as the stack configures it: with the plans, for RateLimit-Policy.
     authorizer: asInvocation(
       { functionName: 'authorizer', tables },
-      createAuthorizer({ keys: apiKeysRepository({ client, tables }), now, plans }),
+      createAuthorizer({ keys: apiKeysRepository({ client, tables, lastUseDeadlineMs }), now, plans }),
     ),
     authCacheTtlSeconds,
     throttle,
@@ -276,37 +274,6 @@ const headerPairs = (raw: string[]): Array<readonly [string, string]> => {
   return pairs;
 };
 
-/** The bytes of bodies held at once, and by each key: taken as a body is read, given back once its request is answered. */
-interface BodyBudget {
-  /**
-   * Takes `bytes` more for a body of `holder` that already holds `own`; or says whose limit they
-   * would pass: the server's, or the key's share (which does not count the key's one body).
-   */
-  take(holder: string, bytes: number, own: number): 'BODIES_IN_FLIGHT' | 'KEY_BODIES_IN_FLIGHT' | undefined;
-  give(holder: string, bytes: number): void;
-}
-
-const createBodyBudget = (limit: number, keyShare: number): BodyBudget => {
-  let held = 0;
-  const heldBy = new Map<string, number>();
-  return {
-    take: (holder, bytes, own) => {
-      const byHolder = heldBy.get(holder) ?? 0;
-      if (byHolder > own && byHolder + bytes > keyShare) return 'KEY_BODIES_IN_FLIGHT';
-      if (held + bytes > limit) return 'BODIES_IN_FLIGHT';
-      held += bytes;
-      heldBy.set(holder, byHolder + bytes);
-      return undefined;
-    },
-    give: (holder, bytes) => {
-      held -= bytes;
-      const left = (heldBy.get(holder) ?? 0) - bytes;
-      if (left > 0) heldBy.set(holder, left);
-      else heldBy.delete(holder);
-    },
-  };
-};
-
 /** A request's body, read only when the gateway asks for it. */
 interface RequestBody {
   /** Its bytes as sent, or why they were not read; held as `holder`'s (the key's id). */
@@ -328,20 +295,17 @@ const requestBody = (req: IncomingMessage, budget: BodyBudget, timeoutMs: number
   const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
   // RFC 9112: without Content-Length or Transfer-Encoding a request has no body (most GETs).
   const framed = req.headers['transfer-encoding'] !== undefined || (declared ?? 0) > 0;
-  let held = 0;
+  /** This body, as the budget tells it from the key's others. */
+  const body = {};
   let holderOfHeld = '';
   let complete = !framed;
   // Reading stopped part-way (a deadline, a limit, a client gone): what is left is not waited for.
   let stopped = false;
-  const release = () => {
-    budget.give(holderOfHeld, held);
-    held = 0;
-  };
+  const release = () => budget.give(holderOfHeld, body);
   const take = (holder: string, bytes: number) => {
-    const refusal = budget.take(holder, bytes, held);
+    const refusal = budget.take(holder, body, bytes);
     if (refusal) return refusal;
     holderOfHeld = holder;
-    held += bytes;
     return undefined;
   };
   const read = (holder: string): Promise<Buffer | BodyRefusal> => {

@@ -29,13 +29,16 @@ export const localApiKeyLimit = (env: Readonly<Record<string, string | undefined
   return Number(value);
 };
 
-/** The local gateway's API keys: each usage key the keys table holds and has not deleted, once (the keys of a roll share one). */
-export const localApiKeysHeld = (records: readonly ApiKeyRecord[]): number =>
-  new Set(
-    records
-      .filter((record) => record.usageKeyDeletedAt === undefined && record.usageKeyId !== undefined)
-      .map((record) => record.usageKeyId),
-  ).size;
+/**
+ * The local gateway's API keys: each usage key the keys table names and has not deleted, once. The
+ * keys of a roll share one, and its deletion is recorded on the key whose release deleted it only
+ * (the last of them to end): a usage key any record has recorded deleted is held by none, as
+ * API Gateway holds no API key once it is deleted.
+ */
+export const localApiKeysHeld = (records: readonly ApiKeyRecord[]): number => {
+  const deleted = new Set(records.filter((record) => record.usageKeyDeletedAt !== undefined).map((record) => record.usageKeyId));
+  return new Set(records.map((record) => record.usageKeyId).filter((id) => id !== undefined && !deleted.has(id))).size;
+};
 
 /**
  * Every plan of shared/plans.ts at the most API Gateway allows a plan, without a quota: for the

@@ -178,7 +178,7 @@ const grantsTable = (): string =>
     ),
   );
 
-/** docs/operations.md: the smoke's checks, in the order they run, from their declarations. */
+/** docs/deploy.md: the smoke's checks, in the order they run, from their declarations. */
 const smokeTable = (): string =>
   table(
     ['Check', 'What it does', 'A failure tells you'],

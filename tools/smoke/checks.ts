@@ -170,7 +170,7 @@ interface CheckContext {
 }
 
 /**
- * One check, declared whole: the smoke runs it, the tests judge it, docs/operations.md's table
+ * One check, declared whole: the smoke runs it, the tests judge it, docs/deploy.md's table
  * of checks is generated from it (`npm run openapi`). A new check is one more declaration.
  */
 export interface SmokeCheck {
