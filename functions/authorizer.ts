@@ -12,7 +12,8 @@
  */
 import middy from '@middy/core';
 import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 'aws-lambda';
-import { apiKeysRepository, type ApiKeyRecord, type ApiKeysRepository } from '../shared/api-keys-repository';
+import type { ApiKeyRecord } from '../shared/api-keys-repository';
+import { keyReads, type KeyReads } from '../shared/key-reads';
 import { keyState } from '../shared/key-state';
 import { bearerKey } from '../shared/api-keys';
 import { allowScopedMethods, AuthorizerRefusal } from '../shared/auth-policy';
@@ -23,14 +24,15 @@ import { logger } from '../shared/logger';
 import { meteringOf, policiesOf, policiesOfJson, USAGE_PLANS_VARIABLE } from '../shared/plan-policy';
 
 export interface AuthorizerDependencies {
-  readonly keys?: ApiKeysRepository;
+  /** Its reads of the key tables (a key repository has them too). */
+  readonly keys?: KeyReads;
   /** The time a key's expiry and last use are read against; injectable so tests can stand past an expiry. */
   readonly now?: Clock;
   /** The stage's plans, for the `RateLimit-Policy` each key's answers carry; by default those of `USAGE_PLANS`. */
   readonly plans?: Readonly<Record<string, unknown>>;
 }
 
-export const createHandler = ({ keys = apiKeysRepository(), now = () => new Date(), plans }: AuthorizerDependencies = {}) => {
+export const createHandler = ({ keys = keyReads(), now = () => new Date(), plans }: AuthorizerDependencies = {}) => {
   const policies = plans === undefined ? policiesOfJson(process.env[USAGE_PLANS_VARIABLE]) : policiesOf(plans);
   return middy<APIGatewayTokenAuthorizerEvent, APIGatewayAuthorizerResult>()
     .use(authorizerLog())
@@ -74,7 +76,7 @@ const reasonOf = (error: unknown): string =>
   error instanceof DatabaseUnavailable ? error.reason : error instanceof Error ? error.name : typeof error;
 
 /** Last use is bookkeeping: a failed read of it is no refusal of the key, only no write. */
-const readLastUse = (keys: ApiKeysRepository, key: string): Promise<LastUse> =>
+const readLastUse = (keys: KeyReads, key: string): Promise<LastUse> =>
   keys.lastUseOf(key).then(
     (lastUsedAt) => ({ lastUsedAt }),
     (error: unknown) => ({ unread: reasonOf(error) }),
@@ -85,7 +87,7 @@ const readLastUse = (keys: ApiKeysRepository, key: string): Promise<LastUse> =>
  * failure only) and never a refusal. Awaited all the same (Lambda may freeze the process as soon
  * as the handler returns), within a short deadline.
  */
-const recordUse = async (keys: ApiKeysRepository, record: ApiKeyRecord, lastUse: LastUse, at: Date) => {
+const recordUse = async (keys: KeyReads, record: ApiKeyRecord, lastUse: LastUse, at: Date) => {
   const reason =
     'unread' in lastUse
       ? lastUse.unread

@@ -7,24 +7,22 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { ApiError } from '../shared/errors';
 import { httpApi } from '../shared/http/http-api';
 import { callerOf, idempotencyKeyOf, IDEMPOTENT_REPLAYED_HEADER } from '../shared/http/idempotency-key';
+import { jsonBody } from '../shared/http/json-body';
 import { parseRequest, publicUrl } from '../shared/http/request';
 import { json } from '../shared/http/response';
 import { idempotentRequest } from '../shared/idempotency';
-import { operationMetrics } from '../shared/metrics';
-import type { KeyedCreateOutcome, PetsRepository } from '../shared/pets-repository';
-import { configuredRepositories } from '../shared/repositories';
+import { petWrites, type KeyedCreateOutcome, type PetWrites } from '../shared/pets-repository';
 import { routeOf } from '../shared/routes';
 
 export interface CreatePetDependencies {
-  readonly pets?: PetsRepository;
+  readonly pets?: PetWrites;
 }
 
 const route = routeOf('createPet');
 
-export const createHandler = ({ pets = configuredRepositories().pets }: CreatePetDependencies = {}) => {
-  const metrics = operationMetrics(route.operationId);
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpApi({ operationId: route.operationId }))
+export const createHandler = ({ pets = petWrites() }: CreatePetDependencies = {}) =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpApi({ operationId: route.operationId, jsonBody }))
     .handler(async (event) => {
       const newPet = parseRequest(route, event).body;
       const key = idempotencyKeyOf(event);
@@ -34,11 +32,10 @@ export const createHandler = ({ pets = configuredRepositories().pets }: CreatePe
         : { kind: 'created', pet: await pets.create(newPet) };
 
       if (outcome.kind === 'reused') throw new ApiError('idempotency_key_reused');
+      // Its access line says it was replayed (IdempotentReplays), as the header does.
       const replayed = outcome.kind === 'replayed';
-      metrics?.count(replayed ? 'IdempotentReplays' : 'PetsCreated');
       const location = { Location: publicUrl(event, `/pets/${outcome.pet.id}`) };
       return json(201, outcome.pet, replayed ? { ...location, [IDEMPOTENT_REPLAYED_HEADER]: 'true' } : location);
     });
-};
 
 export const handler = createHandler();

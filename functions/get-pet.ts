@@ -5,18 +5,17 @@ import { ApiError } from '../shared/errors';
 import { httpApi, type Clock } from '../shared/http/http-api';
 import { parseRequest } from '../shared/http/request';
 import { json } from '../shared/http/response';
-import type { PetsRepository } from '../shared/pets-repository';
-import { configuredRepositories } from '../shared/repositories';
+import { petReads, type PetReads } from '../shared/pet-reads';
 import { routeOf } from '../shared/routes';
 
 export interface GetPetDependencies {
-  readonly pets?: PetsRepository;
+  readonly pets?: PetReads;
   readonly now?: Clock;
 }
 
 const route = routeOf('getPet');
 
-export const createHandler = ({ pets = configuredRepositories().pets, now }: GetPetDependencies = {}) =>
+export const createHandler = ({ pets = petReads(), now }: GetPetDependencies = {}) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpApi({ operationId: route.operationId, now }))
     .handler(async (event) => {

@@ -5,17 +5,16 @@ import { decodeCursor, encodeCursor } from '../shared/cursor';
 import { httpApi } from '../shared/http/http-api';
 import { parseRequest, publicUrl } from '../shared/http/request';
 import { json, link } from '../shared/http/response';
-import type { PetsRepository } from '../shared/pets-repository';
-import { configuredRepositories } from '../shared/repositories';
+import { petReads, type PetReads } from '../shared/pet-reads';
 import { routeOf } from '../shared/routes';
 
 export interface ListPetsDependencies {
-  readonly pets?: PetsRepository;
+  readonly pets?: PetReads;
 }
 
 const route = routeOf('listPets');
 
-export const createHandler = ({ pets = configuredRepositories().pets }: ListPetsDependencies = {}) =>
+export const createHandler = ({ pets = petReads() }: ListPetsDependencies = {}) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpApi({ operationId: route.operationId }))
     .handler(async (event) => {

@@ -4,7 +4,11 @@
  */
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
+import { DYNAMODB_CLIENT_VERSION_VARIABLE } from '../shared/dynamodb';
+import { CORS_ORIGINS_VARIABLE } from '../shared/http/cors';
 import { projectRoot } from '../shared/project-root';
 
 /** The newest Node.js LTS runtime aws-cdk-lib offers. */
@@ -37,6 +41,12 @@ export const LAMBDA_ALIASES = {
   '@aws-sdk/credential-provider-node': resolve(projectRoot, 'shared/lambda-aliases/credential-provider.ts'),
   // Event-stream codecs: DynamoDB has no event-stream operation.
   '@smithy/core/event-streams': resolve(projectRoot, 'shared/lambda-aliases/event-streams.ts'),
+  // Endpoint discovery: no DynamoDB command this project sends uses it, yet the client builds its cache.
+  '@aws-sdk/middleware-endpoint-discovery': resolve(projectRoot, 'shared/lambda-aliases/endpoint-discovery.ts'),
+  // Checksums: the client signs with SHA-256 from node:crypto, never with the JavaScript fallback.
+  '@smithy/core/checksum': resolve(projectRoot, 'shared/lambda-aliases/checksum.ts'),
+  // The document client's entry, which builds both paginators at import: each bundle takes the commands it sends.
+  '@aws-sdk/lib-dynamodb': resolve(projectRoot, 'shared/lambda-aliases/lib-dynamodb.mjs'),
 } as const;
 
 export const FUNCTION_BUNDLING = {
@@ -54,6 +64,34 @@ export const FUNCTION_BUNDLING = {
   bundleAwsSDK: true,
   esbuildArgs: { '--alias': Object.entries(LAMBDA_ALIASES).map(([module, path]) => `${module}=${path}`) },
 } as const satisfies BundlingOptions;
+
+/** The version of the DynamoDB client the bundles ship, from its package.json, read at build. */
+const dynamoDBClientVersion = (): string => {
+  const file = createRequire(import.meta.url).resolve('@aws-sdk/client-dynamodb/package.json');
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+};
+
+/**
+ * The bundles on a request's path (the API's handlers and the authorizer) of a stage: as every
+ * function's, with two things decided at build that a request never needs at run time.
+ * - The DynamoDB client's package.json, the one JSON file they import, which the client keeps
+ *   whole (2.4 KB, parsed on every cold start) for its version, a part of its user agent: it is
+ *   left out, its version defined instead and the client told it (shared/dynamodb.ts). Only these
+ *   bundles: another SDK client (the key sweep's API Gateway one) would lose its version.
+ * - The stage's CORS origins (CORS_ALLOWED_ORIGINS): a stage that allows none, as every stage does
+ *   by default, has no CORS code in its bundles (shared/http/http-api.ts).
+ * The bundle budgets' test checks that no other JSON file comes into them, and that the client
+ * sends its version.
+ */
+export const requestPathBundling = (corsAllowedOrigins: readonly string[]) =>
+  ({
+    ...FUNCTION_BUNDLING,
+    loader: { '.json': 'empty' },
+    define: {
+      [`process.env.${DYNAMODB_CLIENT_VERSION_VARIABLE}`]: JSON.stringify(dynamoDBClientVersion()),
+      [`process.env.${CORS_ORIGINS_VARIABLE}`]: JSON.stringify(corsAllowedOrigins.join(',')),
+    },
+  }) as const satisfies BundlingOptions;
 
 /**
  * The pre-traffic hook's bundle: as every function's, but with the SDK's event-stream codecs. The

@@ -67,17 +67,11 @@ import {
   isConditionFailure,
 } from './dynamodb';
 import { hashApiKey, isKeyId, keyIdOf } from './api-keys';
-import {
-  apiKeysExpiryIndex,
-  apiKeysIdIndex,
-  apiKeysUsageKeyReleaseIndex,
-  EXPIRY_QUEUE,
-  USAGE_KEY_RELEASE_QUEUE,
-  type TableNames,
-} from './tables';
+import { apiKeysExpiryIndex, apiKeysIdIndex, apiKeysUsageKeyReleaseIndex, EXPIRY_QUEUE, USAGE_KEY_RELEASE_QUEUE } from './tables';
 import { parseInstant } from './instants';
+import { keyReads, recordOf, type KeyTableNames } from './key-reads';
 import { checkKeyName } from './key-names';
-import { keyState, LAST_USE_RESOLUTION_MS, type KeyState } from './key-state';
+import { keyState, type KeyState } from './key-state';
 import { DEFAULT_PLAN, meteringOf, usageKeyBinding, type RegionUsageKeyIds } from './plan-policy';
 import { grantedScopes, SCOPES, type Scope } from './scopes';
 
@@ -131,11 +125,7 @@ export interface UsageKey {
 
 export { LAST_USE_RESOLUTION_MS } from './key-state';
 
-/**
- * The most the `lastUsedAt` write may add to a request: it is bookkeeping on the authorizer's
- * path, so one attempt with this deadline rather than the shared client's retries.
- */
-export const LAST_USE_DEADLINE_MS = 250;
+export { LAST_USE_DEADLINE_MS, type KeyTableNames } from './key-reads';
 
 /** Who makes a change, as `changedBy` records it: an AWS identity's ARN, or `local:<user>`. */
 export type Actor = string;
@@ -304,7 +294,7 @@ export interface ApiKeysRepository {
   listItems(): Promise<ApiKeyRecord[]>;
   /**
    * The key's last use as the last-use table holds it: undefined when none is recorded. The
-   * authorizer's read: eventually consistent, one attempt within LAST_USE_DEADLINE_MS, as the write.
+   * authorizer's read (shared/key-reads.ts): eventually consistent, one attempt within LAST_USE_DEADLINE_MS, as the write.
    */
   lastUseOf(key: string): Promise<ApiKeyRecord['lastUsedAt']>;
   /**
@@ -366,19 +356,10 @@ export interface ApiKeysRepository {
   keepUsageKey(record: ApiKeyRecord): Promise<void>;
 }
 
-/** The two tables of keys: the keys, and their last use. */
-export type KeyTableNames = Pick<TableNames, 'apiKeys' | 'apiKeyLastUse'>;
-
 export interface ApiKeysRepositoryOptions {
   readonly client?: DynamoDBDocumentClient;
   /** @default the configured names (shared/config.ts) */
   readonly tables?: KeyTableNames;
-  /**
-   * The client of the authorizer's `lastUsedAt` read and write. By default `client`, or, when the
-   * repository makes its own, one that makes a single attempt (the SDK's retries would outlast
-   * LAST_USE_DEADLINE_MS).
-   */
-  readonly lastUseClient?: DynamoDBDocumentClient;
   /** How long the authorizer's `lastUsedAt` read, and its write, may each take. @default LAST_USE_DEADLINE_MS */
   readonly lastUseDeadlineMs?: number;
   /**
@@ -404,22 +385,6 @@ interface DueKey {
 
 /** An item as stored: `scopes` a String Set, read back as a Set (or anything else a console edit left). */
 type ApiKeyItem = Omit<ApiKeyRecord, 'scopes'> & { readonly scopes?: unknown } & ExpiryIndexAttributes;
-
-/**
- * The record of an item. Its id is derived from its hash, as the key's is: a `keyId` edited in the
- * console is not trusted. Its last use is read from the last-use table, never from the item.
- */
-const recordOf = ({
-  expiryQueue: _queue,
-  expiryDueAt: _due,
-  usageKeyRelease: _release,
-  lastUsedAt: _notItsLastUse,
-  ...item
-}: ApiKeyItem): ApiKeyRecord => ({
-  ...item,
-  keyId: keyIdOf(item.keyHash),
-  scopes: grantedScopes(item.scopes),
-});
 
 /** The expiry index's attributes of a key expiring at `expiresAt`: its instant in UTC, whose text sorts as time does. */
 const expiryIndexOf = (expiresAt: unknown) => {
@@ -466,16 +431,13 @@ const byCreation = (a: ApiKeyRecord, b: ApiKeyRecord): number => String(a.create
 export const apiKeysRepository = ({
   client,
   tables = tableNames(),
-  lastUseClient,
-  lastUseDeadlineMs = LAST_USE_DEADLINE_MS,
+  lastUseDeadlineMs,
   region,
 }: ApiKeysRepositoryOptions = {}): ApiKeysRepository => {
   const { apiKeys: tableName, apiKeyLastUse: lastUseTableName } = tables;
-  const ownClient = client === undefined;
   const db = client ?? createDocumentClient(dynamoDBOptions());
-  // Made on first use only: the key tool never needs it.
-  let lastUseDb = lastUseClient;
-  const lastUseCaller = () => (lastUseDb ??= ownClient ? createDocumentClient({ ...dynamoDBOptions(), maxAttempts: 1 }) : db);
+  // The authorizer's reads and write, on the same client.
+  const reads = keyReads({ client: db, tables, ...(lastUseDeadlineMs === undefined ? {} : { lastUseDeadlineMs }) });
   /** The region each change stamps, resolved once. */
   let writeRegion: Promise<string | undefined> | undefined;
   const regionOfWrites = () => (writeRegion ??= region === undefined ? regionOfClient(db) : Promise.resolve(region));
@@ -576,14 +538,7 @@ export const apiKeysRepository = ({
 
   const find = (key: string): Promise<ApiKeyRecord | undefined> => get(hashApiKey(key));
 
-  const lastUseOf = async (key: string): Promise<ApiKeyRecord['lastUsedAt']> => {
-    const { Item } = await callDatabase(() =>
-      lastUseCaller().send(new GetCommand({ TableName: lastUseTableName, Key: { keyHash: hashApiKey(key) } }), {
-        abortSignal: AbortSignal.timeout(lastUseDeadlineMs),
-      }),
-    );
-    return Item?.lastUsedAt as ApiKeyRecord['lastUsedAt'];
-  };
+  const lastUseOf = reads.lastUseOf;
 
   const findActive = async (key: string, now = new Date()): Promise<ApiKeyRecord | undefined> => {
     const record = await find(key);
@@ -651,32 +606,7 @@ export const apiKeysRepository = ({
     return found && shown ? getLatestWithLastUse(found.keyHash) : found;
   };
 
-  const recordUse = async (record: ApiKeyRecord, now = new Date()): Promise<boolean> => {
-    const sinceSeen = now.getTime() - (parseInstant(record.lastUsedAt)?.getTime() ?? Number.NaN);
-    if (sinceSeen >= 0 && sinceSeen < LAST_USE_RESOLUTION_MS) return false;
-    const seenAsRead =
-      record.lastUsedAt === undefined
-        ? { condition: 'attribute_not_exists(lastUsedAt)', values: {} }
-        : { condition: 'lastUsedAt = :seen', values: { ':seen': record.lastUsedAt } };
-    try {
-      await callDatabase(() =>
-        lastUseCaller().send(
-          new UpdateCommand({
-            TableName: lastUseTableName,
-            Key: { keyHash: record.keyHash },
-            UpdateExpression: 'SET lastUsedAt = :now',
-            ConditionExpression: seenAsRead.condition,
-            ExpressionAttributeValues: { ':now': now.toISOString(), ...seenAsRead.values },
-          }),
-          { abortSignal: AbortSignal.timeout(lastUseDeadlineMs) },
-        ),
-      );
-      return true;
-    } catch (error) {
-      if (isConditionFailure(error)) return false; // another caller wrote it first
-      throw error;
-    }
-  };
+  const recordUse = reads.recordUse;
 
   const revokeRecord = async (record: ApiKeyRecord, changedBy: Actor): Promise<RevokedKey> => {
     const at = new Date().toISOString();

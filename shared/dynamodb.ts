@@ -6,9 +6,10 @@
  * rate and starve every other route of the account's concurrency (docs/reliability.md).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createDefaultUserAgentProvider } from '@aws-sdk/core/client';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
-import type { SdkError } from '@smithy/types';
+import type { HttpHandlerOptions, HttpRequest, HttpResponse, MiddlewareStack, RequestHandler, SdkError } from '@smithy/types';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/service-error-classification';
 
 export interface DynamoDBOptions {
@@ -20,6 +21,8 @@ export interface DynamoDBOptions {
   /** Milliseconds to open a connection, and to wait for an answer once sent. */
   readonly connectionTimeout?: number;
   readonly requestTimeout?: number;
+  /** What sends the requests in place of the SDK's HTTP handler (a benchmark's stand-in for DynamoDB), the rest of the SDK as it is. */
+  readonly requestHandler?: RequestHandler<HttpRequest, HttpResponse, HttpHandlerOptions>;
 }
 
 /** The client's settings unless told otherwise (shared/config.ts reads the environment's). */
@@ -36,12 +39,62 @@ export const DYNAMODB_DEFAULTS = {
  */
 export const RETRY_BACKOFF_MAX_MS = 100;
 
-/** The SDK's standard retry (its quota included), with a short jittered wait before each retry. */
-const shortRetries = (maxAttempts: number) =>
-  new ConfiguredRetryStrategy(maxAttempts, () => Math.floor(Math.random() * RETRY_BACKOFF_MAX_MS));
+/** What marks the failure of an attempt that singleAttempt says is not to be retried. */
+const SINGLE_ATTEMPT = Symbol('single attempt');
+
+/**
+ * The SDK's standard retry (its quota included), with a short jittered wait before each retry;
+ * none after a single attempt's failure (singleAttempt).
+ */
+class ShortRetries extends ConfiguredRetryStrategy {
+  constructor(maxAttempts: number) {
+    super(maxAttempts, () => Math.floor(Math.random() * RETRY_BACKOFF_MAX_MS));
+  }
+
+  override async refreshRetryTokenForRetry(...[token, errorInfo]: Parameters<ConfiguredRetryStrategy['refreshRetryTokenForRetry']>) {
+    if ((errorInfo.error as { [SINGLE_ATTEMPT]?: true } | undefined)?.[SINGLE_ATTEMPT]) throw new Error('a single attempt');
+    return super.refreshRetryTokenForRetry(token, errorInfo);
+  }
+}
+
+/**
+ * Sends a command once, however many attempts its client makes of others: what a call bounded by
+ * a short deadline needs (the authorizer's last use), without a second client, and so a second
+ * connection pool, for it. Its failure is marked as it leaves each attempt, and the client's retry
+ * strategy (ShortRetries) declines to retry a marked one.
+ */
+export const singleAttempt = <Command extends object>(command: Command): Command => {
+  (command as unknown as { readonly middlewareStack: MiddlewareStack<object, object> }).middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        if (error instanceof Error) Object.assign(error, { [SINGLE_ATTEMPT]: true });
+        throw error;
+      }
+    },
+    // Inside the retry (finalizeRequest), around the parsing of DynamoDB's answer: every attempt's
+    // failure passes here. Unnamed: a document client's command stack is applied twice.
+    { step: 'deserialize', priority: 'high' },
+  );
+  return command;
+};
+
+/**
+ * The variable the request path's bundles define at build as the DynamoDB client's version
+ * (infra/bundling.ts REQUEST_PATH_BUNDLING), as they leave out the package.json the client reads
+ * it from. Written out in full where it is read: the build replaces that very expression.
+ */
+export const DYNAMODB_CLIENT_VERSION_VARIABLE = 'AWS_SDK_DYNAMODB_CLIENT_VERSION';
+
+/** The client's user agent, with the version the build defined; the client's own where none is (unbundled). */
+const bundledUserAgent = () => {
+  const clientVersion = process.env.AWS_SDK_DYNAMODB_CLIENT_VERSION;
+  return clientVersion ? { defaultUserAgentProvider: createDefaultUserAgentProvider({ serviceId: 'DynamoDB', clientVersion }) } : {};
+};
 
 export const createDocumentClient = (options: DynamoDBOptions = {}): DynamoDBDocumentClient => {
-  const { endpoint, region, maxAttempts, connectionTimeout, requestTimeout } = { ...DYNAMODB_DEFAULTS, ...options };
+  const { endpoint, region, maxAttempts, connectionTimeout, requestTimeout, requestHandler } = { ...DYNAMODB_DEFAULTS, ...options };
   // DynamoDB Local accepts any credentials and region; AWS uses the default chains.
   const local =
     endpoint === undefined
@@ -52,13 +105,14 @@ export const createDocumentClient = (options: DynamoDBOptions = {}): DynamoDBDoc
           ...(process.env.AWS_ACCESS_KEY_ID ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
         };
   const client = new DynamoDBClient({
-    retryStrategy: shortRetries(maxAttempts),
+    retryStrategy: new ShortRetries(maxAttempts),
     // The strategy decides; this is what each attempt tells DynamoDB (amz-sdk-request: attempt=1; max=2).
     maxAttempts,
     // Without throwOnRequestTimeout the SDK only warns when an answer is late, and waits on.
-    requestHandler: { connectionTimeout, requestTimeout, throwOnRequestTimeout: true },
+    requestHandler: requestHandler ?? { connectionTimeout, requestTimeout, throwOnRequestTimeout: true },
     ...(region ? { region } : {}),
     ...local,
+    ...bundledUserAgent(),
   });
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 };

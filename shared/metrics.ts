@@ -1,10 +1,11 @@
 /**
- * The service's CloudWatch metrics, in the Embedded Metric Format (Powertools Metrics): one EMF
- * line per count, by service and operation, and `Errors` by error code too. Dimensions stay
+ * The service's CloudWatch metrics: what each answer counts, by service and operation (`Errors`
+ * by error code too), counted from the functions' access lines by metric filters
+ * (infra/constructs/request-metrics.ts), so that a request writes no line for them; and levels the
+ * scheduled functions measure, in the Embedded Metric Format (Powertools Metrics). Dimensions stay
  * low-cardinality: never a key id, a request id or a pet id.
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { ErrorCode } from './errors';
 import { PROJECT_NAME, PROJECT_NAME_PASCAL } from './project';
 
 export const METRICS_NAMESPACE = PROJECT_NAME_PASCAL;
@@ -17,8 +18,8 @@ export const METRICS_SERVICE = PROJECT_NAME;
 /** Powertools' name for the service: a dimension of every metric it writes, and a field of every log line. */
 export const SERVICE_DIMENSION = 'service';
 
-/** Every answer (`Requests`), and what createPet did: a new pet, or an idempotent replay. */
-export type CountName = 'Requests' | 'PetsCreated' | 'IdempotentReplays';
+/** Every answer (`Requests`), every error answer (`Errors`), and what createPet did: a new pet, or an idempotent replay. */
+export type CountName = 'Requests' | 'Errors' | 'PetsCreated' | 'IdempotentReplays';
 
 /**
  * A level measured now, rather than a count of events, by the stage's `service`: `UsageKeys`, the
@@ -30,43 +31,12 @@ export type CountName = 'Requests' | 'PetsCreated' | 'IdempotentReplays';
  */
 export type LevelName = 'UsageKeys' | 'IdempotencyRecordsDeleted' | 'IdempotencySweepCutShort' | 'DatabaseReadable';
 
-/** One operation's counts. Each call writes its EMF line at once. */
-export interface OperationMetrics {
-  count(name: CountName): void;
-  /** An answer in the Error shape, by its catalogue code. */
-  countError(code: ErrorCode): void;
-}
-
 /** Powertools' Metrics, telling whether it is switched off by its own rules (env variables). */
 class SwitchableMetrics extends Metrics {
   get switchedOff(): boolean {
     return this.isDisabled();
   }
 }
-
-/**
- * The metrics of one operation, or none when metrics are switched off (POWERTOOLS_METRICS_DISABLED,
- * as the local server runs): then callers skip them and they cost nothing. Build it once per
- * handler, never per request: a Metrics costs about 25 µs to build.
- */
-export const operationMetrics = (operation: string): OperationMetrics | undefined => {
-  const metrics = new SwitchableMetrics({
-    namespace: METRICS_NAMESPACE,
-    serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? METRICS_SERVICE,
-  });
-  if (metrics.switchedOff) return undefined;
-  // Each count adds and publishes without awaiting in between, so requests running at once (the
-  // local server) never mix their counts or dimensions in the one instance.
-  const write = (name: string, dimensions: Record<string, string>) => {
-    metrics.addDimensions(dimensions);
-    metrics.addMetric(name, MetricUnit.Count, 1);
-    metrics.publishStoredMetrics();
-  };
-  return {
-    count: (name) => write(name, { operation }),
-    countError: (errorCode) => write('Errors', { operation, errorCode }),
-  };
-};
 
 /** Publishes a level (one EMF line), by `dimensions` besides the service, unless metrics are switched off (locally). */
 export const publishLevel = (name: LevelName, value: number, dimensions: Readonly<Record<string, string>> = {}): void => {

@@ -1,35 +1,25 @@
 /**
- * The pets repository: the only module that knows how pets are stored in DynamoDB.
- * Listing reads one page's worth of items (plus one, to know whether another page exists):
- * a status filter is one Query per shard of the status index, merged by id; the unfiltered
- * listing a Scan with a Limit. Neither ever reads the whole table.
+ * The pets repository: the only modules that know how pets are stored in DynamoDB. The writes are
+ * here (a create, a keyed create); the reads in shared/pet-reads.ts, apart, so that each
+ * operation's bundle holds what it does and no more. `petsRepository` is both, for the local
+ * server and the tests.
  */
 import { randomUUID } from 'node:crypto';
-import { GetCommand, paginateQuery, paginateScan, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamoDBOptions, idempotencyTableName as defaultIdempotencyTableName, petsTableName, statusShardCount } from './config';
 import { callDatabase, callReplicated, createDocumentClient, DatabaseUnavailable, isConditionFailure } from './dynamodb';
 import { expiryBucketOf, idReservationKey, IDEMPOTENCY_WINDOW_SECONDS, reservationBucketOf, type IdempotentRequest } from './idempotency';
 import { petIdGenerator, type IdGenerator } from './ids';
 import type { NewPet, Pet, PetStatus } from './models';
+import { petReads, statusShardOf, type PetReads } from './pet-reads';
 import { idempotencyExpiryIndex, petsStatusIndex } from './tables';
 
-export interface ListPetsInput {
-  readonly limit: number;
-  readonly status?: PetStatus;
-  /** Resume after the pet with this id (from the previous page). */
-  readonly afterId?: number;
-}
-
-export interface PetsPage {
-  readonly pets: Pet[];
-  /** Id of the last pet when another page follows. */
-  readonly lastId?: number;
-}
+export { statusShardOf, type ListPetsInput, type PetsPage } from './pet-reads';
 
 /** What a keyed create did: stored its pet, found its own earlier one, or found the key used by another request. */
 export type KeyedCreateOutcome = { readonly kind: 'created' | 'replayed'; readonly pet: Pet } | { readonly kind: 'reused' };
 
-export interface PetsRepository {
+export interface PetWrites {
   create(newPet: NewPet): Promise<Pet>;
   /**
    * Reserves a keyed pet id, then puts the idempotency record, which fixes the pet's id and fields,
@@ -39,9 +29,10 @@ export interface PetsRepository {
    * shared/idempotency.ts says why.
    */
   createOnce(newPet: NewPet, request: IdempotentRequest): Promise<KeyedCreateOutcome>;
-  get(id: number): Promise<Pet | undefined>;
-  list(input: ListPetsInput): Promise<PetsPage>;
 }
+
+/** Pets, read and written. */
+export type PetsRepository = PetReads & PetWrites;
 
 export interface PetsRepositoryOptions {
   readonly client?: DynamoDBDocumentClient;
@@ -66,12 +57,6 @@ export const MAX_ID_ATTEMPTS = 5;
 
 /** No free id (or no kept record) in `maxIdAttempts` tries: a retry later draws afresh. */
 const exhausted = (what: string) => new DatabaseUnavailable(what);
-
-// Only the Pet fields are read back; other stored attributes (createdAt, writeId) stay in the table.
-const PET_PROJECTION = {
-  ProjectionExpression: '#id, #name, categoryId, #status',
-  ExpressionAttributeNames: { '#id': 'id', '#name': 'name', '#status': 'status' },
-};
 
 type StoredItem = Record<string, { S?: string; N?: string } | undefined>;
 
@@ -115,40 +100,7 @@ const recordedPetOf = (item: StoredItem): RecordedPet => ({
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-/** Every promise's value, once all have settled; the first failure, once all have settled, if any failed. */
-const allOrFirstFailure = async <T>(promises: ReadonlyArray<Promise<T>>): Promise<T[]> => {
-  const settled = await Promise.allSettled(promises);
-  const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.map((result) => (result as PromiseFulfilledResult<T>).value);
-};
-
-/**
- * The status index's partition key of a pet: its status and a shard, `id mod shards`. Ids end in
- * random bits, so the creates of one status spread evenly over the shards. The shard is stored
- * with the pet, so a stage that raises its shard count still finds each pet where it was written.
- */
-export const statusShardOf = (status: PetStatus, id: number, shards: number): string => `${status}#${id % shards}`;
-
-/** Every partition key of one status in the index, for a stage of `shards` shards. */
-const statusShardsOf = (status: PetStatus, shards: number): string[] =>
-  Array.from({ length: shards }, (_, shard) => statusShardOf(status, shard, shards));
-
-/** The first `count` pets of several lists, each ascending by id, in ascending order of id. */
-const firstById = (lists: readonly Pet[][], count: number): Pet[] =>
-  lists
-    .flat()
-    .sort((a, b) => a.id - b.id)
-    .slice(0, count);
-
-const toPet = (item: Record<string, unknown>): Pet => ({
-  id: Number(item.id),
-  name: String(item.name),
-  categoryId: Number(item.categoryId),
-  status: item.status as PetStatus,
-});
-
-export const petsRepository = ({
+export const petWrites = ({
   client = createDocumentClient(dynamoDBOptions()),
   tableName = petsTableName(),
   // Reads the region index when the function starts: a bad one fails there, not at a request.
@@ -157,7 +109,7 @@ export const petsRepository = ({
   idempotencyTableName,
   newWriteId = () => randomUUID(),
   statusShards = statusShardCount(),
-}: PetsRepositoryOptions = {}): PetsRepository => {
+}: PetsRepositoryOptions = {}): PetWrites => {
   // What the table holds beside the pet: its status index key, and when it was created.
   const storedItem = (pet: Pet, createdAt = new Date().toISOString()) => ({
     ...pet,
@@ -365,65 +317,11 @@ export const petsRepository = ({
     return { claim, redraw };
   };
 
-  const get = async (id: number): Promise<Pet | undefined> => {
-    const { Item } = await callDatabase(() =>
-      client.send(new GetCommand({ TableName: tableName, Key: { id }, ConsistentRead: true, ...PET_PROJECTION })),
-    );
-    return Item ? toPet(Item) : undefined;
-  };
+  return { create, createOnce };
+};
 
-  /** Up to `wanted` items from the first pages of a Scan or Query. */
-  const firstItems = async (pages: AsyncIterable<{ Items?: Record<string, unknown>[] }>, wanted: number): Promise<Pet[]> => {
-    const pets: Pet[] = [];
-    for await (const page of pages) {
-      for (const item of page.Items ?? []) pets.push(toPet(item));
-      if (pets.length >= wanted) break;
-    }
-    return pets;
-  };
-
-  const scanned = (wanted: number, afterId: number | undefined) =>
-    firstItems(
-      paginateScan(
-        { client, pageSize: wanted },
-        { TableName: tableName, ...PET_PROJECTION, ...(afterId === undefined ? {} : { ExclusiveStartKey: { id: afterId } }) },
-      ),
-      wanted,
-    );
-
-  // One Query per shard, in parallel: each shard's first `wanted` pets after the cursor hold the
-  // first `wanted` of the status, since ids order the shards as they order the whole. The answer
-  // waits for every shard, failed or not: no query goes on retrying after the function has answered
-  // (Lambda would freeze it mid-call and resume it under a later request).
-  const ofStatus = async (wanted: number, status: PetStatus, afterId: number | undefined) => {
-    const shards = await allOrFirstFailure(
-      statusShardsOf(status, statusShards).map((shard) =>
-        firstItems(
-          paginateQuery(
-            { client, pageSize: wanted },
-            {
-              TableName: tableName,
-              IndexName: petsStatusIndex.indexName,
-              KeyConditionExpression: afterId === undefined ? '#shard = :shard' : '#shard = :shard AND #id > :after',
-              ...PET_PROJECTION,
-              ExpressionAttributeNames: { ...PET_PROJECTION.ExpressionAttributeNames, '#shard': petsStatusIndex.partitionKey.name },
-              ExpressionAttributeValues: { ':shard': shard, ...(afterId === undefined ? {} : { ':after': afterId }) },
-            },
-          ),
-          wanted,
-        ),
-      ),
-    );
-    return firstById(shards, wanted);
-  };
-
-  const list = async ({ limit, status, afterId }: ListPetsInput): Promise<PetsPage> => {
-    const wanted = limit + 1; // one more than the page tells whether another page follows
-    const pets = await callDatabase(() => (status === undefined ? scanned(wanted, afterId) : ofStatus(wanted, status, afterId)));
-    if (pets.length <= limit) return { pets };
-    const page = pets.slice(0, limit);
-    return { pets: page, lastId: page[page.length - 1]?.id };
-  };
-
-  return { create, createOnce, get, list };
+/** Both, on one client. */
+export const petsRepository = (options: PetsRepositoryOptions = {}): PetsRepository => {
+  const client = options.client ?? createDocumentClient(dynamoDBOptions());
+  return { ...petReads({ ...options, client }), ...petWrites({ ...options, client }) };
 };

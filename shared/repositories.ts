@@ -1,11 +1,11 @@
 /**
  * Every repository the operations' handlers use, built in one place from a client and the tables'
- * names: the functions (from their environment), the local server, the tests and the warm
- * benchmark all take them from here, so a new repository is added once, here, and reaches them all.
+ * names: the local server, the tests and the warm benchmark all take them from here, so a new
+ * repository is added once, here, and reaches them all. A deployed function builds only the part
+ * its operation uses, from its environment (shared/pet-reads.ts `petReads`, shared/pets-repository.ts
+ * `petWrites`), not this: a reading operation's bundle then holds no write (infra/bundle-budgets.ts).
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { dynamoDBOptions, tableNames as configuredTableNames } from './config';
-import { createDocumentClient } from './dynamodb';
 import type { IdGenerator } from './ids';
 import { petsRepository, type PetsRepository, type PetsRepositoryOptions } from './pets-repository';
 import type { TableNames } from './tables';
@@ -37,6 +37,3 @@ export const repositoriesFor = (
     ...(newPetId ? { newId: newPetId } : {}),
   }),
 });
-
-/** A function's repositories: the tables and database its environment names (the stack sets them). */
-export const configuredRepositories = (): Repositories => repositoriesFor(createDocumentClient(dynamoDBOptions()), configuredTableNames());

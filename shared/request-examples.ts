@@ -4,9 +4,13 @@
  * send these, so that a new operation is requested everywhere without a request written for it.
  */
 import type { ProxyEventInit } from './gateway-events';
+import { routeDocs, type RouteDocs } from './route-docs';
 import type { HttpMethod, MadeBy, Route } from './routes';
 import type { TableAccess } from './table-access';
 import { tableDefinitions } from './tables';
+
+/** The examples the document gives an operation; none for one the route table does not have (a test's). */
+const docsFor = (route: Route): Partial<RouteDocs> => (routeDocs as Readonly<Record<string, RouteDocs>>)[route.operationId] ?? {};
 
 /** The value of every path parameter of an example request, unless one is given: an id of the right form. */
 export const EXAMPLE_PATH_PARAMETER = '42';
@@ -42,7 +46,7 @@ export const exampleRequest = (
     [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name = '']) => [name, given[name] ?? String(pathParameter)]),
   );
   const path = route.path.replace(/\{(\w+)\}/g, (_parameter, name: string) => encodeURIComponent(pathParameters[name] ?? ''));
-  const exampleBody = (route.request?.bodyExample ?? {}) as Record<string, unknown>;
+  const exampleBody = (docsFor(route).bodyExample ?? {}) as Record<string, unknown>;
   const body = route.request?.body === undefined ? undefined : JSON.stringify({ ...exampleBody, ...bodyFields });
   return {
     method: route.method,
@@ -81,7 +85,7 @@ export const queryUsing = (route: Route, grant: TableAccess): Record<string, str
   if (grant.index === undefined) return {};
   const index = tableDefinitions[grant.table].globalSecondaryIndexes.find(({ indexName }) => indexName === grant.index);
   if (index === undefined) throw new Error(`${route.operationId}: no index ${grant.index} on ${grant.table}`);
-  const example: unknown = route.success?.example;
+  const example: unknown = docsFor(route).success?.example;
   const item = (Array.isArray(example) ? example[0] : example) as Record<string, unknown> | undefined;
   const attribute = ('listedBy' in index ? index.listedBy : undefined) ?? index.partitionKey.name;
   const value = item?.[attribute];

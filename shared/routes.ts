@@ -2,7 +2,9 @@
  * The route table: every operation of the API, described once and whole. The local server routes
  * by it (tools/local-server/route-matcher.ts); the stack builds its methods, functions, grants and
  * alarms from it; the authorizer's policy, the CORS methods, the handlers' parsing
- * (shared/http/request.ts `parseRequest`) and the OpenAPI document all read it.
+ * (shared/http/request.ts `parseRequest`) and the OpenAPI document all read it. What the document
+ * says of an operation (its summary, description and examples) is in shared/route-docs.ts: every
+ * function's bundle holds this table, and none needs that text.
  */
 import type * as z from 'zod/mini';
 import type { ErrorCode } from './errors';
@@ -32,8 +34,6 @@ export interface RequestModels {
   readonly query?: ModelName;
   /** The JSON body's model: an operation with one takes a JSON body, one without takes none. */
   readonly body?: ModelName;
-  /** An example body for the document. */
-  readonly bodyExample?: unknown;
   /** The request headers it reads beyond authentication, each parsed by its own reader (shared/http/). */
   readonly headers?: readonly RequestHeader[];
 }
@@ -45,7 +45,6 @@ export type RequestHeader = 'idempotencyKey';
 export type SuccessHeader = 'Location' | 'LinkNext' | 'IdempotentReplayed';
 
 interface SuccessCommon {
-  readonly description: string;
   readonly requiredHeaders?: readonly SuccessHeader[];
   readonly optionalHeaders?: readonly SuccessHeader[];
 }
@@ -55,15 +54,12 @@ export interface SuccessWithBody extends SuccessCommon {
   readonly status: 200 | 201;
   /** The body's model. */
   readonly model: ModelName;
-  /** An example body for the document. */
-  readonly example?: unknown;
 }
 
 /** A success that answers no content: 204, no body and no Content-Type (shared/http/response.ts `noContent`). */
 export interface NoContent extends SuccessCommon {
   readonly status: 204;
   readonly model?: never;
-  readonly example?: never;
 }
 
 export type SuccessResponse = SuccessWithBody | NoContent;
@@ -119,13 +115,10 @@ interface RouteCommon {
   readonly method: HttpMethod;
   /** Path template below the base path, with `{name}` parameters. */
   readonly path: string;
-  readonly summary: string;
   /** The Lambda handler module, relative to the project root; absent for routes with no Lambda. */
   readonly handler?: string;
   /** Listed by the interface but never specified: answered with 501, after authentication. */
   readonly notImplemented?: true;
-  /** What the operation does, beyond its summary, for the document. */
-  readonly description?: string;
   readonly request?: RequestModels;
   /** The answer when it succeeds; absent for a not-implemented route. */
   readonly success?: SuccessResponse;
@@ -186,27 +179,15 @@ export const commonErrorsOf = (route: Route): readonly ErrorCode[] => (isKeyed(r
 /** The codes a JSON body can be refused with before its model sees it (shared/http/json-body.ts). */
 const JSON_BODY_ERRORS = ['invalid_json', 'unsupported_media_type'] as const satisfies readonly ErrorCode[];
 
-const PET_EXAMPLE = { id: 244383887647238, name: 'Rex', categoryId: 1, status: 'available' } as const;
-
 export const routes = [
   {
     operationId: 'listPets',
     method: 'GET',
     path: '/pets',
-    summary: 'List all animals',
     scope: 'pets:read',
     handler: 'functions/list-pets.ts',
-    description:
-      'One page of pets, at most `limit`. With `status`, only pets of that status, in creation order; without, in storage order. ' +
-      'While more remain, the `Link rel="next"` header holds the next page\'s URL.',
     request: { query: 'ListPetsQuery' },
-    success: {
-      status: 200,
-      description: 'One page of pets, in storage order (by creation with a status filter). A bare JSON array.',
-      model: 'Pets',
-      optionalHeaders: ['LinkNext'],
-      example: [PET_EXAMPLE],
-    },
+    success: { status: 200, model: 'Pets', optionalHeaders: ['LinkNext'] },
     errors: ['invalid_cursor'],
     tableAccess: [
       { table: 'pets', actions: ['dynamodb:Scan'] },
@@ -217,21 +198,10 @@ export const routes = [
     operationId: 'createPet',
     method: 'POST',
     path: '/pets',
-    summary: 'Add an animal',
     scope: 'pets:write',
     handler: 'functions/create-pet.ts',
-    description:
-      'Stores a new pet and answers it, with its id and its `Location`. ' +
-      'With an `Idempotency-Key`, a retry answers the first result and creates nothing.',
-    request: { body: 'NewPet', bodyExample: { name: 'Rex', categoryId: 1 }, headers: ['idempotencyKey'] },
-    success: {
-      status: 201,
-      description: 'The pet as stored, with its new id; for a repeated `Idempotency-Key`, the first answer again.',
-      model: 'Pet',
-      requiredHeaders: ['Location'],
-      optionalHeaders: ['IdempotentReplayed'],
-      example: PET_EXAMPLE,
-    },
+    request: { body: 'NewPet', headers: ['idempotencyKey'] },
+    success: { status: 201, model: 'Pet', requiredHeaders: ['Location'], optionalHeaders: ['IdempotentReplayed'] },
     errors: [...JSON_BODY_ERRORS, 'idempotency_key_reused'],
     tableAccess: [
       { table: 'pets', actions: ['dynamodb:PutItem'] },
@@ -244,11 +214,10 @@ export const routes = [
     operationId: 'getPet',
     method: 'GET',
     path: '/pets/{petId}',
-    summary: 'Get an animal (deprecated: use GET /pets with a status filter)',
     scope: 'pets:read',
     handler: 'functions/get-pet.ts',
     request: { path: 'GetPetPath', query: 'GetPetQuery' },
-    success: { status: 200, description: 'The pet.', model: 'Pet' },
+    success: { status: 200, model: 'Pet' },
     errors: ['not_found', 'gone'],
     tableAccess: [{ table: 'pets', actions: ['dynamodb:GetItem'] }],
     succeedsWith: { pathParameters: { petId: { operationId: 'createPet', field: 'id' } } },
@@ -262,26 +231,20 @@ export const routes = [
     operationId: 'listStoreOrders',
     method: 'GET',
     path: '/store/orders',
-    summary: 'List store orders (not implemented)',
     scope: 'orders:read',
     notImplemented: true,
-    description: 'Named by the interface, never specified: answers 501 `not_implemented` after authentication.',
     errors: ['not_implemented'],
   },
   {
     operationId: 'getHealth',
     method: 'GET',
     path: '/health',
-    summary: 'Whether this region of the API can read its tables',
     // For clients' and monitors' health checks, which send no Authorization header. Its throttle is
     // one bucket for every caller, so a flood can get others 429s: Route 53 does not call it, but
     // follows the region's health probe (infra/constructs/health-probe.ts), which reads the same way.
     keyless: { throttle: { rateLimit: 10, burstLimit: 20 } },
     handler: 'functions/health.ts',
-    description:
-      'Answers 200 `{"status":"ok"}` when this region can read its pets, keys and idempotency tables, else 503; nothing more. ' +
-      'For health checks: it needs no API key, and its answer is reused for a few seconds.',
-    success: { status: 200, description: 'This region can read its tables.', model: 'Health', example: { status: 'ok' } },
+    success: { status: 200, model: 'Health' },
     errors: [],
     // One read of a key no item has on each table, naming its key attribute alone: it can read nothing else.
     tableAccess: [

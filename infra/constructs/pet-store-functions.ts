@@ -9,6 +9,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { CORS_ORIGINS_VARIABLE } from '../../shared/http/cors';
 import { REGION_INDEX_VARIABLE } from '../../shared/ids';
+import { docsOf } from '../../shared/route-docs';
 import { routes, type HandledOperationId, type Route } from '../../shared/routes';
 import type { TableAccess } from '../../shared/table-access';
 import {
@@ -20,7 +21,9 @@ import {
   type TableNames,
 } from '../../shared/tables';
 import type { ReservedConcurrency } from '../stages';
+import { requestPathBundling } from '../bundling';
 import { ApiFunction } from './api-function';
+import { RequestMetrics } from './request-metrics';
 import { functionNameOf, pascalCase } from './names';
 
 export { pascalCase } from './names';
@@ -165,6 +168,8 @@ export class PetStoreFunctions extends Construct {
         serviceName: props.serviceName,
         environment: { ...tableNames, ...region, ...shards, ...environment },
         reservedConcurrentExecutions,
+        // Each of them is on a request's path.
+        bundling: requestPathBundling(props.corsAllowedOrigins),
         logRetention: props.logRetention,
         removalPolicy: props.removalPolicy,
       });
@@ -175,15 +180,17 @@ export class PetStoreFunctions extends Construct {
     const origins = props.corsAllowedOrigins;
     const cors: Record<string, string> = origins.length > 0 ? { [CORS_ORIGINS_VARIABLE]: origins.join(',') } : {};
     const reserved = props.reservedConcurrency;
-    const operations = new Map<string, ApiFunction>();
+    const operations = new Map<HandledOperationId, ApiFunction>();
     for (const route of routes) {
       if (!('handler' in route)) continue;
       operations.set(
         route.operationId,
-        build(route.operationId, route.handler, `pet store: ${route.summary}`, reserved?.eachOperation, cors),
+        build(route.operationId, route.handler, `pet store: ${docsOf(route.operationId).summary}`, reserved?.eachOperation, cors),
       );
     }
     this.operations = operations;
+    // What each answer counts, from its function's access lines.
+    new RequestMetrics(this, 'RequestMetrics', { functions: operations });
     this.authorizer = build('authorizer', AUTHORIZER_ENTRY, 'pet store: bearer API key authorizer', reserved?.authorizer);
   }
 }

@@ -1,13 +1,15 @@
 /**
  * The logs and metrics, as an operator reads them: one structured line per request carrying its
- * request id, EMF metrics by operation and error code, and never a key, an Authorization header,
- * an Idempotency-Key, a body or a table name.
+ * request id, the metrics by operation and error code counted from those lines, and never a key,
+ * an Authorization header, an Idempotency-Key, a body or a table name.
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { logger } from '../../shared/logger';
 import { createPetAnswer, startLocalApi, startServerWithMissingPetsTable, type LocalApi } from '../support/local-api';
-import { countLine, errorLine } from '../support/emf';
+import { ACCESS_LINE_MESSAGE } from '../../shared/http/access-log';
+import { routeOf, type HandledOperationId } from '../../shared/routes';
+import { countedFrom } from '../support/access-lines';
 
 let api: LocalApi;
 let lines: string[];
@@ -104,36 +106,26 @@ describe('logs', () => {
     }
   });
 
-  it('writes EMF metrics: requests, pets created, replays and errors, by operation and error code only', async () => {
-    const emf = () =>
-      parsed()
-        .filter((entry) => entry._aws !== undefined)
-        .map((entry) => {
-          const { _aws, ...rest } = entry as {
-            _aws: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }> };
-          };
-          const [directive] = _aws.CloudWatchMetrics;
-          return {
-            namespace: directive?.Namespace,
-            dimensions: directive?.Dimensions,
-            names: directive?.Metrics.map((m) => m.Name),
-            values: rest,
-          };
-        });
-    const before = emf().length;
+  it("counts requests, pets created, replays and errors by operation and error code, from the access lines: the stack's metric filters", async () => {
+    const before = lines.length;
     const keyed = () => createPetAnswer(api.petStore, { name: 'Rex', categoryId: 1 }, `"${IDEMPOTENCY_KEY}-metrics"`);
     expect((await keyed()).response.status).toBe(201);
     expect((await keyed()).response.status).toBe(201);
     expect((await api.call('/pets?limit=0')).status).toBe(400);
-    const written = emf().slice(before);
-    expect(written).toEqual([
-      // createPet counts what it did as it does it, then the request is counted.
-      countLine('createPet', 'PetsCreated'),
-      countLine('createPet', 'Requests'),
-      countLine('createPet', 'IdempotentReplays'),
-      countLine('createPet', 'Requests'),
-      countLine('listPets', 'Requests'),
-      errorLine('listPets', 'validation_failed'),
+    const written = lines.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>);
+    // No line of its own for a metric: each request writes its access line, which the filters read.
+    expect(written.filter((entry) => entry._aws !== undefined)).toEqual([]);
+    const counted = written
+      .filter((entry) => entry.message === ACCESS_LINE_MESSAGE)
+      .flatMap((entry) => countedFrom(routeOf(entry.operation as HandledOperationId), [entry]));
+    const byOperation = (operation: string) => ({ service: 'pet-store', operation });
+    expect(counted).toEqual([
+      { metricName: 'Requests', dimensions: byOperation('createPet') },
+      { metricName: 'PetsCreated', dimensions: byOperation('createPet') },
+      { metricName: 'Requests', dimensions: byOperation('createPet') },
+      { metricName: 'IdempotentReplays', dimensions: byOperation('createPet') },
+      { metricName: 'Requests', dimensions: byOperation('listPets') },
+      { metricName: 'Errors', dimensions: { ...byOperation('listPets'), errorCode: 'validation_failed' } },
     ]);
   });
 

@@ -30,19 +30,3 @@ export const captureEmf = () => {
         };
       });
 };
-
-/** What one count of `name` by `operation` reads as in CloudWatch: namespace PetStore, service pet-store. */
-export const countLine = (operation: string, name: string) => ({
-  namespace: 'PetStore',
-  dimensions: [['service', 'operation']],
-  names: [name],
-  values: { service: 'pet-store', operation, [name]: 1 },
-});
-
-/** What one error answer of `operation` with `errorCode` reads as in CloudWatch. */
-export const errorLine = (operation: string, errorCode: string) => ({
-  namespace: 'PetStore',
-  dimensions: [['service', 'operation', 'errorCode']],
-  names: ['Errors'],
-  values: { service: 'pet-store', operation, errorCode, Errors: 1 },
-});

@@ -154,7 +154,8 @@ export const passesFilters = (query: string, line: Readonly<Record<string, unkno
 
 /**
  * CloudWatch Logs' JSON filter pattern, the subset the metric filters use: `{ $.a = "x" }`,
- * `!=`, joined by `&&` or by `||` (not both), each term in parentheses or not.
+ * `!=`, `= "*"` (any value), `NOT EXISTS`, `IS TRUE`, joined by `&&` or by `||` (not both), each
+ * term in parentheses or not.
  */
 export const matchesFilterPattern = (pattern: string, line: Readonly<Record<string, unknown>>): boolean => {
   const inner = /^\{\s*([\s\S]*?)\s*\}$/.exec(pattern.trim())?.[1];
@@ -162,11 +163,19 @@ export const matchesFilterPattern = (pattern: string, line: Readonly<Record<stri
   const joiner = inner.includes('&&') ? '&&' : '||';
   if (inner.includes('&&') && inner.includes('||')) throw new Error(`Mixed && and || are not in the subset: ${pattern}`);
   const results = inner.split(joiner).map((term) => {
+    const unary = /^\(?\s*\$\.([\w.]+)\s+(NOT EXISTS|IS TRUE)\s*\)?$/.exec(term.trim());
+    if (unary) {
+      const value = valueAt(line, unary[1] ?? '');
+      return unary[2] === 'NOT EXISTS' ? value === undefined : value === true;
+    }
     const match = /^\(?\s*\$\.([\w.]+)\s*(=|!=)\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?)\s*\)?$/.exec(term.trim());
     if (!match) throw new Error(`Not in the filter pattern subset: ${term}`);
     const [, path = '', operator, raw = ''] = match;
-    const value: unknown = raw.startsWith('"') ? JSON.parse(raw) : Number(raw);
-    return (valueAt(line, path) === value) === (operator === '=');
+    const actual = valueAt(line, path);
+    // A quoted `*` is CloudWatch's wildcard: the field holds a value.
+    const matched =
+      raw === '"*"' ? actual !== undefined && actual !== null : actual === (raw.startsWith('"') ? JSON.parse(raw) : Number(raw));
+    return matched === (operator === '=');
   });
   return joiner === '&&' ? results.every(Boolean) : results.some(Boolean);
 };

@@ -1,29 +1,25 @@
 /**
- * createPet counts what it did where it did it: `PetsCreated` for a new pet, `IdempotentReplays`
- * for a replayed answer, neither for a refused request; nothing at all with metrics switched off.
- * The repository is a stand-in: the data path is covered against DynamoDB Local elsewhere.
+ * What createPet's answers count, as the stack's metric filters read its access lines: `Requests`
+ * for each, `PetsCreated` for a new pet, `IdempotentReplays` for a replayed answer, `Errors` by
+ * code for a refused request. The repository is a stand-in: the data path is covered against
+ * DynamoDB Local elsewhere.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHandler } from '../../functions/create-pet';
 import type { Pet } from '../../shared/models';
-import type { KeyedCreateOutcome, PetsRepository } from '../../shared/pets-repository';
-import { captureEmf } from '../support/emf';
+import type { KeyedCreateOutcome, PetWrites } from '../../shared/pets-repository';
+import { routeOf } from '../../shared/routes';
+import { captureAccessLines, countedFrom } from '../support/access-lines';
 import { apiEvent, context } from '../support/events';
 import { stubOf } from '../support/stubs';
 
-const saved = process.env.POWERTOOLS_METRICS_DISABLED;
-afterEach(() => {
-  process.env.POWERTOOLS_METRICS_DISABLED = saved;
-  vi.restoreAllMocks();
-});
-
 const REX: Pet = { id: 7, name: 'Rex', categoryId: 1, status: 'available' };
+const route = routeOf('createPet');
 
 /** A repository whose keyed creates end with `keyed`; unkeyed creates store REX. */
-const repository = (keyed: KeyedCreateOutcome): PetsRepository =>
-  stubOf<PetsRepository>({ create: async () => REX, createOnce: async () => keyed });
+const repository = (keyed: KeyedCreateOutcome): PetWrites => stubOf<PetWrites>({ create: async () => REX, createOnce: async () => keyed });
 
-const create = (pets: PetsRepository, idempotencyKey?: string) =>
+const create = (pets: PetWrites, idempotencyKey?: string) =>
   createHandler({ pets })(
     apiEvent({
       method: 'POST',
@@ -33,43 +29,48 @@ const create = (pets: PetsRepository, idempotencyKey?: string) =>
     context,
   );
 
-const counted = (name: string, value: number = 1) => ({
-  namespace: 'PetStore',
-  dimensions: [['service', 'operation']],
-  names: [name],
-  values: { service: 'pet-store', operation: 'createPet', [name]: value },
+let capture: ReturnType<typeof captureAccessLines> | undefined;
+afterEach(() => {
+  capture?.stop();
+  capture = undefined;
+  vi.unstubAllEnvs();
 });
 
-describe('createPet metrics', () => {
-  it('counts a new pet as PetsCreated, and the request', async () => {
-    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+/** The metrics the answers so far count, by name. */
+const counted = () => countedFrom(route, capture?.lines() ?? []).map(({ metricName }) => metricName);
+
+describe("createPet's metrics, from its access lines", () => {
+  it('counts a new pet as PetsCreated, and the request, by service and operation', async () => {
+    capture = captureAccessLines();
     const pets = repository({ kind: 'created', pet: REX });
-    const written = captureEmf();
     expect((await create(pets)).statusCode).toBe(201);
     expect((await create(pets, '"key-1"')).statusCode).toBe(201);
-    expect(written()).toEqual([counted('PetsCreated'), counted('Requests'), counted('PetsCreated'), counted('Requests')]);
+    expect(counted()).toEqual(['Requests', 'PetsCreated', 'Requests', 'PetsCreated']);
+    expect(countedFrom(route, capture.lines())[0]?.dimensions).toEqual({ service: 'pet-store', operation: 'createPet' });
   });
 
   it('counts a replayed answer as IdempotentReplays, not as a new pet', async () => {
-    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
-    const written = captureEmf();
+    capture = captureAccessLines();
     const response = await create(repository({ kind: 'replayed', pet: REX }), '"key-1"');
     expect(response.headers).toMatchObject({ 'Idempotent-Replayed': 'true' });
-    expect(written()).toEqual([counted('IdempotentReplays'), counted('Requests')]);
+    expect(counted()).toEqual(['Requests', 'IdempotentReplays']);
   });
 
-  it('counts neither for a key reused with another body: only the request and its error', async () => {
-    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
-    const written = captureEmf();
+  it('counts neither for a key reused with another body: the request, and its error by the code the client got', async () => {
+    capture = captureAccessLines();
     expect((await create(repository({ kind: 'reused' }), '"key-1"')).statusCode).toBe(422);
-    expect(written().map(({ names }) => names)).toEqual([['Requests'], ['Errors']]);
+    expect(countedFrom(route, capture.lines())).toEqual([
+      { metricName: 'Requests', dimensions: { service: 'pet-store', operation: 'createPet' } },
+      { metricName: 'Errors', dimensions: { service: 'pet-store', operation: 'createPet', errorCode: 'idempotency_key_reused' } },
+    ]);
   });
 
-  it('writes no metric at all when metrics are switched off', async () => {
-    process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-    const written = captureEmf();
+  it('writes its access line and no line of metrics, with metrics switched on as deployed', async () => {
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+    capture = captureAccessLines();
     expect((await create(repository({ kind: 'replayed', pet: REX }), '"key-1"')).statusCode).toBe(201);
     expect((await create(repository({ kind: 'created', pet: REX }))).statusCode).toBe(201);
-    expect(written()).toEqual([]);
+    expect(capture.all()).toEqual(capture.lines());
+    expect(capture.lines()).toHaveLength(2);
   });
 });

@@ -12,11 +12,13 @@ import { buildOpenApiDocument } from '../../tools/openapi/document';
 import { clientOperations } from '../../tools/openapi/files';
 import type { ResourceMaker } from '../../shared/request-examples';
 import { faultRows } from '../support/fault-rows';
-import { noContentRoute } from '../support/fixture-routes';
+import { noContentRoute, noContentRouteDocs } from '../support/fixture-routes';
 
 type Json = Record<string, unknown>;
 const documentWith = () =>
-  buildOpenApiDocument({ routes: [...routes, noContentRoute] }) as unknown as { paths: Record<string, Record<string, Json>> };
+  buildOpenApiDocument({ routes: [...routes, noContentRoute], docs: noContentRouteDocs }) as unknown as {
+    paths: Record<string, Record<string, Json>>;
+  };
 const responsesOf = (document: ReturnType<typeof documentWith>) =>
   document.paths[noContentRoute.path]?.[noContentRoute.method.toLowerCase()]?.responses as Record<string, Json>;
 

@@ -22,6 +22,7 @@ import { IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { modelOf } from '../../shared/model-registry';
 import { BASE_PATH, commonErrorsOf, isKeyed, routes, type ModelName, type Route, type SuccessHeader } from '../../shared/routes';
+import { routeDocs, type RouteDocs } from '../../shared/route-docs';
 import { stackName } from '../../shared/stack';
 import { QUOTA_PERIOD_SECONDS, RATE_LIMIT_POLICY_HEADER } from '../../shared/plan-policy';
 import { PLAN_NAME_PATTERN } from '../../shared/plans';
@@ -237,14 +238,15 @@ const bodySchema = (model: z.ZodMiniType, io: 'input' | 'output'): Json => {
 };
 
 /** The success answer, from the route: its status, headers and body model; no content for a 204. */
-const successResponse = (route: Route): Json => {
+const successResponse = (route: Route, docs: RouteDocs): Json => {
   const success = route.success;
   if (!success) return {};
+  if (!docs.success) throw new Error(`${route.operationId}: its docs (shared/route-docs.ts) do not describe its success answer`);
   const deprecation: HeaderName[] = route.deprecated ? ['Deprecation', 'Sunset', 'LinkSuccessor'] : [];
   const own = (names: readonly SuccessHeader[] = []): HeaderName[] => [...names];
   return {
     [success.status]: {
-      description: success.description,
+      description: docs.success.description,
       headers: headerRefs(
         [...ALWAYS, 'FunctionRequestId', ...own(success.requiredHeaders), ...deprecation],
         // A keyless operation has no plan to state.
@@ -256,7 +258,7 @@ const successResponse = (route: Route): Json => {
             content: {
               'application/json': {
                 schema: bodySchema(modelOf(success.model), 'output'),
-                ...(success.example === undefined ? {} : { example: success.example }),
+                ...(docs.success.example === undefined ? {} : { example: docs.success.example }),
               },
             },
           }),
@@ -325,7 +327,7 @@ const needsScope = (route: Route): string => (isKeyed(route) ? `Needs an API key
 /** The operation's tag: the pets, the store's unspecified operations, or the API's own health. */
 const tagOf = (route: Route): string => (route.notImplemented ? 'store' : isKeyed(route) ? 'animals' : 'health');
 
-const operation = (route: Route) => {
+const operation = (route: Route, docs: RouteDocs) => {
   const codes: readonly ErrorCode[] = [...commonErrorsOf(route), ...route.errors];
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(errorCatalogue[code].status, [...(byStatus.get(errorCatalogue[code].status) ?? []), code]);
@@ -335,9 +337,9 @@ const operation = (route: Route) => {
   const deprecated = route.deprecated;
   return {
     operationId: route.operationId,
-    summary: route.summary,
+    summary: docs.summary,
     tags: [tagOf(route)],
-    description: [route.description, needsScope(route)].filter(Boolean).join(' '),
+    description: [docs.description, needsScope(route)].filter(Boolean).join(' '),
     // OpenAPI 3.1 lets a bearer requirement list the roles it needs: here the key's scope. None for a keyless one.
     security: isKeyed(route) ? [{ bearerKey: [route.scope] }] : [],
     ...(deprecated
@@ -359,13 +361,13 @@ const operation = (route: Route) => {
             content: {
               'application/json': {
                 schema: bodySchema(modelOf(route.request.body), 'input'),
-                ...(route.request.bodyExample === undefined ? {} : { example: route.request.bodyExample }),
+                ...(docs.bodyExample === undefined ? {} : { example: docs.bodyExample }),
               },
             },
           },
         }
       : {}),
-    responses: { ...successResponse(route), ...errors },
+    responses: { ...successResponse(route, docs), ...errors },
   };
 };
 
@@ -396,9 +398,13 @@ const errorSchema = () => {
   };
 };
 
-const paths = (described: readonly Route[]) => {
+const paths = (described: readonly Route[], docs: Readonly<Record<string, RouteDocs>>) => {
   const result: Record<string, Record<string, unknown>> = {};
-  for (const route of described) (result[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+  for (const route of described) {
+    const text = docs[route.operationId];
+    if (!text) throw new Error(`${route.operationId}: no docs for it (shared/route-docs.ts)`);
+    (result[route.path] ??= {})[route.method.toLowerCase()] = operation(route, text);
+  }
   return result;
 };
 
@@ -407,6 +413,8 @@ export interface DocumentOptions {
   readonly extraServers?: ReadonlyArray<{ url: string; description: string }>;
   /** The operations to describe: the route table's, unless a test gives others. */
   readonly routes?: readonly Route[];
+  /** The docs of operations the route table does not have (a test's), beside shared/route-docs.ts. */
+  readonly docs?: Readonly<Record<string, RouteDocs>>;
 }
 
 /** Every integer says its width, from its bounds, so that a generator picks a type that holds it. */
@@ -427,7 +435,7 @@ const withIntegerFormats = <T>(node: T, at = '#'): T => {
   return { type, format, ...rest } as T;
 };
 
-const document = ({ extraServers = [], routes: described = routes }: DocumentOptions) => ({
+const document = ({ extraServers = [], routes: described = routes, docs = {} }: DocumentOptions) => ({
   openapi: '3.1.0',
   info: {
     title: 'Pet store API',
@@ -463,7 +471,7 @@ const document = ({ extraServers = [], routes: described = routes }: DocumentOpt
     { name: 'store', description: 'Listed by the interface, not specified: answers 501.' },
     { name: 'health', description: 'Whether a region of the API can serve: for health checks, without a key.' },
   ],
-  paths: paths(described),
+  paths: paths(described, { ...routeDocs, ...docs }),
   components: {
     securitySchemes: {
       bearerKey: {
