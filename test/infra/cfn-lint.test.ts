@@ -28,7 +28,8 @@ const cfnLint = async (files: readonly string[], regions: readonly string[]): Pr
     CFN_LINT,
     ['--format', 'json', '--regions', ...regions, '--', ...files],
     {},
-    { timeout: 120_000 },
+    // A busy machine's cfn-lint over every region's template takes minutes, not its quiet 75 s.
+    { timeout: 290_000 },
   );
   // The exit code is a bit mask of what was found (2 errors, 4 warnings, 8 informational); 1 is a crash.
   if (status === null || (status & 1) === 1) throw new Error(`cfn-lint failed (${status}): ${stderr.slice(0, 1000)}`);
@@ -47,7 +48,7 @@ describe.skipIf(!installed)(installed ? 'cfn-lint on the synthesized templates' 
 
   it(
     'finds no error in the staging and prod templates, nor in any region’s of a stage in several, and does find one in a broken template',
-    { timeout: 120_000 },
+    { timeout: 300_000 },
     async () => {
       const templates: Record<string, Record<string, unknown>> = {};
       const regions = new Set(['us-east-1']);
