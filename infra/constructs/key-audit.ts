@@ -155,6 +155,9 @@ export class KeyAuditTrail extends Construct {
         ...stageVariables(props.apiStage),
         ...((props.regions ?? []).length === 0 ? {} : { [STAGE_REGIONS_VARIABLE]: (props.regions ?? []).join(',') }),
       },
+      // Run on a schedule: no START and REPORT line, and no trace of each run (infra/costs.ts).
+      withoutPlatformLines: true,
+      traced: false,
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });

@@ -86,7 +86,13 @@ const stubbedClient = () => {
   const requestHandler = {
     handle: async (request: HttpRequest): Promise<{ response: HttpResponse }> => {
       const operation = String(request.headers['x-amz-target'] ?? '').replace(/^DynamoDB_\d+\./, '');
-      const body = JSON.stringify(answerOf(operation, JSON.parse(String(request.body)) as object, sent));
+      const body = JSON.stringify(
+        answerOf(
+          operation,
+          JSON.parse(typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body as Uint8Array)) as object,
+          sent,
+        ),
+      );
       return {
         response: {
           statusCode: 200,
