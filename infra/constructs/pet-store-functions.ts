@@ -100,8 +100,9 @@ export const tableAccess: Readonly<Record<FunctionName, readonly TableAccess[]>>
   // is still expired: the delete names the key and expiresAt alone, and asks nothing back. The one
   // delete any function may send; it cannot put or change a record.
   idempotencySweep: [
-    // It reads the table whole (a Scan returning the expired items' keys): no index of expiries.
-    { table: 'idempotency', actions: ['dynamodb:Scan'] },
+    // It reads the table whole (a Scan returning the expired items' keys): no index of expiries. Of
+    // each item its key and expiry only, as the keys-only index it replaces gave it.
+    { table: 'idempotency', actions: ['dynamodb:Scan'], attributes: ['id', 'expiresAt'] },
     { table: 'idempotency', actions: ['dynamodb:DeleteItem'], attributes: ['id', 'expiresAt'], returnValues: ['NONE'] },
   ],
   // The region's health probe runs the health route's check (shared/database-health.ts): the same
