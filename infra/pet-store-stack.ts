@@ -145,6 +145,7 @@ export class PetStoreStack extends Stack {
       corsAllowedOrigins: settings.corsAllowedOrigins,
       customDomain: settings.customDomain && servedDomain(settings.customDomain, this.region),
       webAclArn: settings.webAclArn,
+      tracing: settings.tracing,
       ...kept,
     });
     if (regionalDomain) {

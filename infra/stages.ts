@@ -150,6 +150,20 @@ export interface StageSettings {
    * docs/operations.md, Status index shards.
    */
   readonly statusIndexShards: number;
+  /**
+   * How many of the stage's requests X-Ray traces (an X-Ray sampling rule on its API stage, whose
+   * decision the functions follow): every request up to `reservoirPerSecond` each second, and
+   * `fixedRate` of the rest. Each trace costs (infra/prices.ts): X-Ray's own default (one a
+   * second and 5%) comes to about $13 a region each month under steady traffic for its reservoir alone.
+   */
+  readonly tracing: TracingSample;
+}
+
+/** A sampling of requests for X-Ray: a reservoir a second, then a share of the rest. */
+export interface TracingSample {
+  readonly reservoirPerSecond: number;
+  /** From 0 to 1. */
+  readonly fixedRate: number;
 }
 
 /** Any stage not named below: a developer's or a feature branch's, cheap to run and to throw away. */
@@ -165,6 +179,8 @@ export const defaultSettings: StageSettings = {
   release: 'AllAtOnce',
   accountConcurrency: DEFAULT_ACCOUNT_CONCURRENCY,
   statusIndexShards: 1,
+  // X-Ray's own default: a developer's stage traces what little it serves.
+  tracing: { reservoirPerSecond: 1, fixedRate: 0.05 },
 };
 
 /** What a stage changes: any setting, and any plan by its name (the others stay as shared/plans.ts defines them). */
@@ -182,6 +198,8 @@ const prod: StageOverrides = {
   release: 'Canary10Percent5Minutes',
   // A burst of 2,000 creates of one status, at 2 write units for the largest pet: 4,000 a second.
   statusIndexShards: 4,
+  // One request in a hundred, and no reservoir: at prod's traffic that is plenty to see a path by.
+  tracing: { reservoirPerSecond: 0, fixedRate: 0.01 },
 };
 
 export const stages: Readonly<Record<string, StageOverrides>> = {

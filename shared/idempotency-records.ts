@@ -1,22 +1,22 @@
 /**
- * The idempotency records as the sweep sees them: the expired ones, found through the expiry index
- * (shared/tables.ts), and deleted one by one on the condition that each is still expired. A record
+ * The idempotency records as the sweep sees them: the expired ones (records, and the reservations
+ * of keyed ids beside them), found by reading the table (a Scan, which returns the expired ones
+ * only), and deleted one by one on the condition that each is still expired. A Scan reads every
+ * item the table holds, about a day of creates, once a run: a few read units per keyed create over
+ * its day, where an index of the expiries cost a write unit more for each put and each delete, in
+ * every region of the stage (docs: costs). A record
  * that a create claimed again after it expired has a new expiry, so its delete is refused and the
  * record stays. Keyed creates write the records (shared/pets-repository.ts, `createOnce`).
  */
-import { DeleteCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, paginateScan, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamoDBOptions, idempotencyTableName } from './config';
 import { callReplicated, classifyDatabaseError, createDocumentClient, isConditionFailure } from './dynamodb';
-import { expiryBucket, expiryHourOf } from './idempotency';
-import { IDEMPOTENCY_EXPIRY_SHARDS, idempotencyExpiryIndex } from './tables';
 
 export interface SweepLimits {
   /** Epoch seconds: records that expired before it go. */
   readonly now: number;
   /** The most deletes one run sends: the rest waits for the next run. */
   readonly maxDeletes: number;
-  /** How many hours before `now`'s the run looks back: records that expired earlier than that stay (and still count as none). */
-  readonly lookbackHours: number;
 }
 
 /** What a sweep did: counts only, never a key. */
@@ -38,7 +38,8 @@ export interface IdempotencyRecordsOptions {
 }
 
 /** Records a page of the index holds, and so deletes sent at once. */
-const PAGE_SIZE = 25;
+/** Deletes sent at once. */
+const DELETES_AT_ONCE = 25;
 
 export const idempotencyRecords = ({
   client = createDocumentClient(dynamoDBOptions()),
@@ -65,39 +66,36 @@ export const idempotencyRecords = ({
     }
   };
 
-  /** The expired records' keys in one partition of the index, a page at a time. */
-  const expiredIn = (bucket: string, now: number) =>
-    paginateQuery(
-      { client, pageSize: PAGE_SIZE },
+  /** The expired items' keys, a page (up to 1 MB read) at a time. */
+  const expired = (now: number) =>
+    paginateScan(
+      { client },
       {
         TableName: tableName,
-        IndexName: idempotencyExpiryIndex.indexName,
-        KeyConditionExpression: '#bucket = :bucket AND #expiresAt < :now',
-        ExpressionAttributeNames: { '#bucket': idempotencyExpiryIndex.partitionKey.name, '#expiresAt': 'expiresAt' },
-        ExpressionAttributeValues: { ':bucket': bucket, ':now': now },
+        ProjectionExpression: '#id',
+        FilterExpression: '#expiresAt < :now',
+        ExpressionAttributeNames: { '#id': 'id', '#expiresAt': 'expiresAt' },
+        ExpressionAttributeValues: { ':now': now },
       },
     );
 
-  const deleteExpired = async ({ now, maxDeletes, lookbackHours }: SweepLimits): Promise<SweepResult> => {
+  const deleteExpired = async ({ now, maxDeletes }: SweepLimits): Promise<SweepResult> => {
     let sent = 0;
     let deleted = 0;
-    /** One partition's expired records, until the run's deletes reach the bound (counted as they are sent). */
-    const sweepBucket = async (bucket: string) => {
-      for await (const page of expiredIn(bucket, now)) {
-        const ids = (page.Items ?? []).map((item) => String(item.id)).slice(0, maxDeletes - sent);
-        sent += ids.length;
-        const results = await Promise.all(ids.map((id) => deleteIfExpired(id, now)));
-        deleted += results.filter(Boolean).length;
-        if (sent >= maxDeletes) return;
+    try {
+      for await (const page of expired(now)) {
+        const ids = (page.Items ?? []).map((item) => String(item.id));
+        // DELETES_AT_ONCE at a time, each batch waited for: none goes on after the run has answered.
+        for (let start = 0; start < ids.length && sent < maxDeletes; start += DELETES_AT_ONCE) {
+          const batch = ids.slice(start, Math.min(start + DELETES_AT_ONCE, start + maxDeletes - sent));
+          sent += batch.length;
+          const results = await Promise.all(batch.map((id) => deleteIfExpired(id, now)));
+          deleted += results.filter(Boolean).length;
+        }
+        if (sent >= maxDeletes) break;
       }
-    };
-    const lastHour = expiryHourOf(now);
-    // Oldest hours first, so that a run cut short leaves the records that expired last; an hour's
-    // shards together. Each waits for all: none goes on after the run has answered.
-    for (let hour = lastHour - lookbackHours; hour <= lastHour && sent < maxDeletes; hour += 1) {
-      const shards = Array.from({ length: IDEMPOTENCY_EXPIRY_SHARDS }, (_, shard) => sweepBucket(expiryBucket(hour, shard)));
-      const failed = (await Promise.allSettled(shards)).find((result): result is PromiseRejectedResult => result.status === 'rejected');
-      if (failed) throw classifyDatabaseError(failed.reason);
+    } catch (error) {
+      throw classifyDatabaseError(error);
     }
     return { deleted, kept: sent - deleted, cutShort: sent >= maxDeletes };
   };

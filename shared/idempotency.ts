@@ -10,7 +10,6 @@
  */
 import { hash } from 'node:crypto';
 import type { NewPet } from './models';
-import { IDEMPOTENCY_EXPIRY_SHARDS } from './tables';
 
 /** How long a key is remembered (the IETF draft suggests at least 24 hours). */
 export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
@@ -31,24 +30,8 @@ export const idempotentRequest = (caller: string, idempotencyKey: string, newPet
   requestHash: sha256(JSON.stringify([newPet.name, newPet.categoryId, newPet.status])),
 });
 
-const SECONDS_PER_HOUR = 3600;
-
-/** The hour (hours since the epoch) in which a record expiring at `expiresAt` (epoch seconds) expires. */
-export const expiryHourOf = (expiresAt: number): number => Math.floor(expiresAt / SECONDS_PER_HOUR);
-
-/** The expiry index's partition of one hour's shard. */
-export const expiryBucket = (hour: number, shard: number): string => `${hour}#${shard}`;
-
-/** The expiry index's partition of a record: its expiry's hour, and a shard from its key (a hex hash). */
-export const expiryBucketOf = (recordKey: string, expiresAt: number): string =>
-  expiryBucket(expiryHourOf(expiresAt), Number.parseInt(recordKey.slice(0, 8), 16) % IDEMPOTENCY_EXPIRY_SHARDS || 0);
-
 /**
  * The key of a keyed pet id's reservation, in the idempotency table beside the records: no record's
  * key (a hex hash) has this form.
  */
 export const idReservationKey = (petId: number): string => `pet#${petId}`;
-
-/** The expiry index's partition of an id's reservation: its expiry's hour, and a shard from the id's random bits. */
-export const reservationBucketOf = (petId: number, expiresAt: number): string =>
-  expiryBucket(expiryHourOf(expiresAt), petId % IDEMPOTENCY_EXPIRY_SHARDS);

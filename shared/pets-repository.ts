@@ -8,11 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamoDBOptions, idempotencyTableName as defaultIdempotencyTableName, petsTableName, statusShardCount } from './config';
 import { callDatabase, callReplicated, createDocumentClient, DatabaseUnavailable, isConditionFailure } from './dynamodb';
-import { expiryBucketOf, idReservationKey, IDEMPOTENCY_WINDOW_SECONDS, reservationBucketOf, type IdempotentRequest } from './idempotency';
+import { idReservationKey, IDEMPOTENCY_WINDOW_SECONDS, type IdempotentRequest } from './idempotency';
 import { petIdGenerator, type IdGenerator } from './ids';
 import type { NewPet, Pet, PetStatus } from './models';
 import { petReads, statusShardOf, type PetReads } from './pet-reads';
-import { idempotencyExpiryIndex, petsStatusIndex } from './tables';
+import { petsStatusIndex } from './tables';
 
 export { statusShardOf, type ListPetsInput, type PetsPage } from './pet-reads';
 
@@ -190,7 +190,7 @@ export const petWrites = ({
 
   /**
    * Reserves a fresh keyed id in the idempotency table, for a window: an item `pet#<id>` with its
-   * expiry and the expiry index's partition, put only where no live reservation holds the id. A
+   * expiry, put only where no live reservation holds the id. A
    * record names an id only once it is reserved, so no other keyed create, in any region, can hold
    * it (the table is strongly consistent across regions), and no create without a key can draw it
    * (shared/ids.ts). An id's time is when it was minted: once its reservation has expired and been
@@ -209,7 +209,6 @@ export const petWrites = ({
               Item: {
                 id: idReservationKey(id),
                 expiresAt,
-                [idempotencyExpiryIndex.partitionKey.name]: reservationBucketOf(id, expiresAt),
               },
               ConditionExpression: 'attribute_not_exists(#id) OR #expiresAt < :now',
               ExpressionAttributeNames: { '#id': 'id', '#expiresAt': 'expiresAt' },
@@ -230,7 +229,7 @@ export const petWrites = ({
    * The record of one keyed create, in the idempotency table (a strongly consistent global table
    * where the stage has regions: every write is callReplicated). Its attributes: the request's
    * hash, the pet it fixed (`petId` and its stored fields, so that a replay in any region puts
-   * the same item), its expiry and the expiry index's partition, and the write's own id.
+   * the same item), its expiry, and the write's own id. The sweep deletes both once expired.
    */
   const recordsOf = (recordsTable: string, { recordKey, requestHash }: IdempotentRequest) => {
     const item = (record: RecordedPet) => ({
@@ -242,7 +241,6 @@ export const petWrites = ({
       status: record.pet.status,
       createdAt: record.createdAt,
       expiresAt: record.expiresAt,
-      [idempotencyExpiryIndex.partitionKey.name]: expiryBucketOf(recordKey, record.expiresAt),
       writeId: record.writeId,
     });
 

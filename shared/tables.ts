@@ -136,33 +136,18 @@ export const apiKeyLastUseTable = {
 } as const satisfies TableDefinition;
 
 /**
- * The idempotency records by their expiry, for the sweep that deletes the expired ones
- * (functions/idempotency-sweep.ts): partition `<hour of expiry>#<shard>`, sort `expiresAt`, so
- * that a sweep reads the hours that are over and no other, and one hour's records spread over
- * IDEMPOTENCY_EXPIRY_SHARDS partitions. Keys only: the sweep needs no more to delete a record.
- */
-export const idempotencyExpiryIndex = {
-  indexName: 'expiry-bucket-index',
-  partitionKey: { name: 'expiryBucket', type: 'S' },
-  sortKey: { name: 'expiresAt', type: 'N' },
-  projection: 'KEYS_ONLY',
-} as const satisfies IndexDefinition;
-
-/** The partitions one hour's records spread over in the expiry index (by their key's first digits). */
-export const IDEMPOTENCY_EXPIRY_SHARDS = 4;
-
-/**
  * Idempotent creates: one record per (caller, Idempotency-Key), written before its pet
  * (shared/idempotency.ts): the request's hash, the pet's id and stored fields, and its expiry
  * (`expiresAt`, epoch seconds). No TTL and no transaction: a strongly consistent global table
- * has neither; the sweep deletes expired records through the expiry index.
+ * has neither; the sweep reads the table and deletes the expired records (shared/idempotency-records.ts).
+ * No index: one would cost a write unit more for each put and each delete, in every region.
  */
 export const idempotencyTable = {
   id: 'IdempotencyTable',
   defaultName: 'idempotency',
   nameVariable: 'IDEMPOTENCY_TABLE_NAME',
   partitionKey: { name: 'id', type: 'S' },
-  globalSecondaryIndexes: [idempotencyExpiryIndex],
+  globalSecondaryIndexes: [],
 } as const satisfies TableDefinition;
 
 /** The names the tables have in one place: deployed, configured, or made up for a test. */

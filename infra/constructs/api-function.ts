@@ -27,6 +27,13 @@ export interface ApiFunctionProps {
   /** Only the function's own lines in its log group: Lambda's START, END and REPORT lines are left out. */
   readonly withoutPlatformLines?: boolean;
   /**
+   * Whether Lambda samples its invocations for X-Ray itself (active tracing), or only records those
+   * its caller sampled (pass-through): a scheduled function's caller samples none, and its runs
+   * each minute would otherwise be traces paid for every month, traffic or not.
+   * @default true
+   */
+  readonly traced?: boolean;
+  /**
    * A level of its own for the function's lines, Lambda's filter and Powertools' alike, whatever
    * the other functions' (the audit trail's lines must not fall to a noise setting).
    * @default POWERTOOLS_LOG_LEVEL INFO, Lambda's filter unset
@@ -99,7 +106,7 @@ export class ApiFunction extends Construct {
       // Lambda's platform lines are INFO; its warnings (a timeout, a crash) are still written.
       ...(props.withoutPlatformLines ? { systemLogLevelV2: SystemLogLevel.WARN } : {}),
       ...(props.fixedLogLevel ? { applicationLogLevelV2: props.fixedLogLevel } : {}),
-      tracing: Tracing.ACTIVE,
+      tracing: (props.traced ?? true) ? Tracing.ACTIVE : Tracing.PASS_THROUGH,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       bundling: props.bundling ?? FUNCTION_BUNDLING,
       projectRoot,

@@ -52,6 +52,9 @@ export class HealthProbe extends Construct {
       serviceName: props.serviceName,
       environment: tableNameVariables(grants, props.tables),
       timeout: PROBE_TIMEOUT,
+      // Run on a schedule: no START and REPORT line, and no trace of each run (infra/costs.ts).
+      withoutPlatformLines: true,
+      traced: false,
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });

@@ -158,6 +158,9 @@ export class KeyAuditTrail extends Construct {
         ...stageVariables(props.apiStage),
         ...stageRegionsVariable(props.regions),
       },
+      // Run on a schedule: no START and REPORT line, and no trace of each run (infra/costs.ts).
+      withoutPlatformLines: true,
+      traced: false,
       logRetention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });

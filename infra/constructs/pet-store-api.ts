@@ -38,7 +38,13 @@ import { gatewayResponses, type GatewayResponseType } from '../../shared/gateway
 import { isKeyed, routes, STAGE_NAME, type Route } from '../../shared/routes';
 import { gatewayResponseTemplate, quoted } from '../gateway-response-templates';
 import { UsagePlans } from './usage-plans';
-import type { CustomDomain, StageSettings } from '../stages';
+import type { CustomDomain, StageSettings, TracingSample } from '../stages';
+import { CfnSamplingRule } from 'aws-cdk-lib/aws-xray';
+
+/** Above X-Ray's default rule (10000): the stage's own sampling applies to its requests. */
+const SAMPLING_RULE_PRIORITY = 1000;
+/** X-Ray's rule names are at most 32 characters, unique in the account's region: the API's name, cut there. */
+export const samplingRuleName = (apiName: string): string => apiName.slice(0, 32);
 
 /** Every media type, as CloudFormation's BinaryMediaTypes spells it: each '/' written '~1' (a JSON Pointer escape). */
 const ALL_MEDIA_TYPES = '*~1*';
@@ -58,6 +64,8 @@ export interface PetStoreApiProps {
   readonly customDomain?: CustomDomain;
   /** A regional WAFv2 web ACL to associate with the stage; none by default. */
   readonly webAclArn?: string;
+  /** How many of its requests X-Ray traces. */
+  readonly tracing: TracingSample;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }
@@ -78,6 +86,25 @@ export class PetStoreApi extends Construct {
       logGroupName: `/aws/apigateway/${props.apiName}/access`,
       retention: props.logRetention,
       removalPolicy: props.removalPolicy,
+    });
+
+    // The stage's own sampling for X-Ray, ahead of the account's default rule: API Gateway decides for
+    // each request, and the functions it calls follow that decision (their tracing is active).
+    new CfnSamplingRule(this, 'TracingSample', {
+      samplingRule: {
+        ruleName: samplingRuleName(props.apiName),
+        priority: SAMPLING_RULE_PRIORITY,
+        // API Gateway names a stage's traces `<API name>/<stage>`.
+        serviceName: `${props.apiName}/${STAGE_NAME}`,
+        serviceType: '*',
+        host: '*',
+        httpMethod: '*',
+        urlPath: '*',
+        resourceArn: '*',
+        reservoirSize: props.tracing.reservoirPerSecond,
+        fixedRate: props.tracing.fixedRate,
+        version: 1,
+      },
     });
 
     const authorizer = new TokenAuthorizer(this, 'BearerKeyAuthorizer', {

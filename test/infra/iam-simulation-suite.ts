@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { tableAccess } from '../../infra/constructs/pet-store-functions';
 import { PROJECT_NAME } from '../../shared/project';
 import { deployedTableName } from '../../shared/stack';
-import { idempotencyExpiryIndex, tableDefinitions } from '../../shared/tables';
+import { tableDefinitions } from '../../shared/tables';
 import { readRecordedRun, type AwsCall, type RecordedRun } from '../support/aws-calls';
 import {
   codeDeployRequests,
@@ -261,12 +261,20 @@ export const describeRoleChecks = (stacks: ReadonlyArray<[string, SynthesizedSta
           await refused({ function: name, action: 'dynamodb:DeleteItem', resource: recordsTable, context: deleteContext });
         // Only the home region's stack (or a stage's one region's) runs the sweep.
         if (!stack.idempotencySweep) return expect(functions.has('idempotencySweep')).toBe(false);
-        const expiryIndex = `${recordsTable}/index/${idempotencyExpiryIndex.indexName}`;
         const { roleArn, policies } = roleOf('idempotencySweep');
         const decision = async (request: Omit<IamRequest, 'by' | 'function'>) =>
           (await simulate({ ...request, function: 'idempotencySweep', by: 'code' }, roleArn, policies)).decision;
         expect(await decision({ action: 'dynamodb:DeleteItem', resource: recordsTable, context: deleteContext })).toBe('Allowed');
-        expect(await decision({ action: 'dynamodb:Query', resource: expiryIndex, context: {} })).toBe('Allowed');
+        // It reads each record's key and expiry, and nothing else of it.
+        const scanContext = { 'dynamodb:Attributes': ['expiresAt', 'id'] };
+        expect(await decision({ action: 'dynamodb:Scan', resource: recordsTable, context: scanContext })).toBe('Allowed');
+        await refused({ function: 'idempotencySweep', action: 'dynamodb:Scan', resource: recordsTable, context: {} });
+        await refused({
+          function: 'idempotencySweep',
+          action: 'dynamodb:Scan',
+          resource: recordsTable,
+          context: { 'dynamodb:Attributes': ['expiresAt', 'id', 'requestHash'] },
+        });
         // A delete conditioned on another attribute (its condition names it), naming none, or asking for the record back.
         const other = { function: 'idempotencySweep', action: 'dynamodb:DeleteItem', resource: recordsTable };
         for (const attribute of ['requestHash', 'petId', 'createdAt']) {
@@ -274,7 +282,7 @@ export const describeRoleChecks = (stacks: ReadonlyArray<[string, SynthesizedSta
         }
         await refused({ ...other, context: {} });
         await refused({ ...other, context: { ...deleteContext, 'dynamodb:ReturnValues': 'ALL_OLD' } });
-        for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:Scan', 'dynamodb:BatchWriteItem']) {
+        for (const action of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:BatchWriteItem']) {
           await refused({ function: 'idempotencySweep', action, resource: recordsTable, context: deleteContext });
         }
         await refused({ function: 'idempotencySweep', action: 'dynamodb:Query', resource: recordsTable, context: {} });

@@ -223,7 +223,9 @@ export const platformRequests = (template: CfnTemplate, resolver: TemplateResolv
   );
   const stream = resolver.arn('logs', `log-group:${String(logGroup)}:log-stream:2026/01/01/[$LATEST]0123456789abcdef`);
   const requests = [request('logs:CreateLogStream', stream), request('logs:PutLogEvents', stream)];
-  if ((properties.TracingConfig as { Mode?: string } | undefined)?.Mode === 'Active') {
+  // Active: Lambda traces the function's runs; PassThrough: those its caller sampled. Either sends segments.
+  const tracing = (properties.TracingConfig as { Mode?: string } | undefined)?.Mode;
+  if (tracing === 'Active' || tracing === 'PassThrough') {
     requests.push(request('xray:PutTraceSegments', '*'), request('xray:PutTelemetryRecords', '*'));
   }
   for (const resource of Object.values(template.Resources)) {

@@ -59,9 +59,13 @@ const keyRecord = {
 const lastUseItem = { keyHash: hashApiKey(key), lastUsedAt: new Date(Date.now() - 5 * 60_000).toISOString() };
 const ITEMS: Readonly<Record<string, object>> = { [KEYS]: keyRecord, [LAST_USE]: lastUseItem };
 
-/** The authorizer's warm overhead before expiry and last use (BENCHMARKS.md), and what they may add to it. */
-const AUTHORIZER_OVERHEAD_BEFORE_MICROS = 15.7;
-const AUTHORIZER_ALLOWANCE_MICROS = 10;
+/**
+ * The authorizer's overhead budget: its middleware and policy, and how it drives the SDK for its
+ * two reads (the last use's single attempt and deadline). Since issue 36 the figures include the
+ * SDK's own work per call, on both sides: the budgets of the send-stubbed figures (26 µs, and 50 or
+ * 100 µs for the operations) no longer measure the same thing.
+ */
+const AUTHORIZER_BUDGET_MICROS = 120;
 
 /** DynamoDB's answer to a request, by its operation (X-Amz-Target) and its table, as JSON. */
 const answerOf = (operation: string, input: { TableName?: string; ReturnValues?: string }, sent: { updates: number }): object => {
@@ -87,7 +91,13 @@ const stubbedClient = () => {
   const requestHandler = {
     handle: async (request: HttpRequest): Promise<{ response: HttpResponse }> => {
       const operation = String(request.headers['x-amz-target'] ?? '').replace(/^DynamoDB_\d+\./, '');
-      const body = JSON.stringify(answerOf(operation, JSON.parse(String(request.body)) as object, sent));
+      const body = JSON.stringify(
+        answerOf(
+          operation,
+          JSON.parse(typeof request.body === 'string' ? request.body : new TextDecoder().decode(request.body as Uint8Array)) as object,
+          sent,
+        ),
+      );
       return {
         response: {
           statusCode: 200,
@@ -122,9 +132,13 @@ interface Candidate {
 
 const status = (answer: unknown) => (answer as { statusCode?: number }).statusCode;
 
-/** A read's budget; an operation that takes a body parses and checks it too, and may take twice as long. */
-const READ_BUDGET_MICROS = 50;
-const BODY_BUDGET_MICROS = 100;
+/**
+ * A read's budget, and one that takes a body's (it parses and checks it too): our middleware,
+ * parsing and answer, and how the repository drives the SDK (a listing's paginated Queries, one a
+ * shard, at once), over the bare commands sent one by one through the same SDK.
+ */
+const READ_BUDGET_MICROS = 150;
+const BODY_BUDGET_MICROS = 200;
 
 /** The handler module's factory, given the repositories on the stubbed client and the health route's reads. */
 type HandlerFactory = (dependencies: HandlerDependencies) => unknown;
@@ -182,9 +196,9 @@ const candidates = async (stubbed: StubbedClient): Promise<Candidate[]> => {
   return [
     ...operations,
     {
-      name: `authorizer (within ${AUTHORIZER_ALLOWANCE_MICROS} µs of ${AUTHORIZER_OVERHEAD_BEFORE_MICROS} µs)`,
-      budgetMicros: Math.round(AUTHORIZER_OVERHEAD_BEFORE_MICROS + AUTHORIZER_ALLOWANCE_MICROS),
-      budgetReason: `within ${AUTHORIZER_ALLOWANCE_MICROS} µs of its ${AUTHORIZER_OVERHEAD_BEFORE_MICROS} µs before expiry and last use`,
+      name: 'authorizer',
+      budgetMicros: AUTHORIZER_BUDGET_MICROS,
+      budgetReason: 'its two reads, the last use with a single attempt and a deadline',
       event: () => tokenEvent(`Bearer ${key}`),
       handler: (event) => lambda(authorizer)(event, context),
       baseline: async (event: APIGatewayTokenAuthorizerEvent) => {
