@@ -37,7 +37,6 @@ export interface IdempotencyRecordsOptions {
   readonly tableName?: string;
 }
 
-/** Records a page of the index holds, and so deletes sent at once. */
 /** Deletes sent at once. */
 const DELETES_AT_ONCE = 25;
 
