@@ -66,7 +66,7 @@ const resolverOf = (deployment: string, template: Readonly<Record<string, CfnRes
       if (pseudo !== undefined) return pseudo;
       const resource = template[id];
       const rule = resource && nameRuleOf(resource.Type);
-      const name = rule && rule.scope !== 'unnamed' && rule.refIsName ? resource.Properties?.[rule.name] : undefined;
+      const name = rule && rule.scope !== 'unnamed' && rule.refIsName ? nameIn(resource.Properties ?? {}, rule) : undefined;
       return name === undefined ? madeHere(id) : resolve(name);
     }
     if (entries.length === 1 && key === 'Fn::GetAtt')
@@ -79,6 +79,10 @@ const resolverOf = (deployment: string, template: Readonly<Record<string, CfnRes
   };
   return resolve;
 };
+
+/** The value at a rule's `name`, a dotted path for a name inside a property (`SamplingRule.RuleName`). */
+const nameIn = (properties: Record<string, unknown>, { name }: HeldName): unknown =>
+  name.split('.').reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], properties);
 
 /** Every name each deployment holds, by the place AWS holds it once; and the resource types no rule classifies. */
 const collect = () => {
@@ -93,9 +97,9 @@ const collect = () => {
         unclassified.add(`${Type} (${deployment}: ${logicalId})`);
         continue;
       }
-      if (rule.scope === 'unnamed' || Properties[rule.name] === undefined) continue;
+      if (rule.scope === 'unnamed' || nameIn(Properties, rule) === undefined) continue;
       const named: HeldName = rule;
-      const name = (named.normalize ?? ((text: string) => text))(resolve(Properties[named.name]));
+      const name = (named.normalize ?? ((text: string) => text))(resolve(nameIn(Properties, named)));
       const scope = typeof named.scope === 'function' ? named.scope(Properties) : named.scope;
       const places = scope === 'account' ? ['the account'] : (named.heldIn?.(Properties, stack.region) ?? [stack.region]);
       const within = (named.within ?? []).map((property) => (Properties[property] === undefined ? '' : resolve(Properties[property])));

@@ -13,7 +13,7 @@ export type NameScope = 'account' | 'region';
 export interface HeldName {
   /** Where the name is held once: in the account, or in each of its regions. */
   readonly scope: NameScope | ((properties: Properties) => NameScope);
-  /** The property that names it. Unset, CloudFormation makes up a name of its own, unique. */
+  /** The property that names it, dotted when inside another (`SamplingRule.RuleName`). Unset, CloudFormation makes up a name of its own, unique. */
   readonly name: string;
   /** What the name is held within besides the account (and region): its parent's reference, a record's type. */
   readonly within?: readonly string[];
@@ -134,6 +134,13 @@ export const NAME_RULES: Readonly<Record<string, NameRule>> = {
     source:
       'CloudWatch Logs CreateLogGroup (https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_CreateLogGroup.html): ' +
       '"Log group names must be unique within a Region for an Amazon Web Services account."',
+  },
+  'AWS::XRay::SamplingRule': {
+    scope: 'region',
+    name: 'SamplingRule.RuleName',
+    source:
+      'https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsx-ray.html: a sampling rule is ' +
+      '"arn:${Partition}:xray:${Region}:${Account}:sampling-rule/${SamplingRuleName}", its name held in its account\'s region',
   },
   'AWS::Logs::MetricFilter': {
     scope: 'region',
