@@ -12,6 +12,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import { dynamoDBTimeouts } from '../shared/config';
 import { createDocumentClient } from '../shared/dynamodb';
 import { createTableInput, tableDefinitions, type TableDefinition, type TableNames } from '../shared/tables';
 
@@ -24,6 +25,18 @@ export const DEFAULT_DYNAMODB_LOCAL_PORT = 8000;
  * waits before giving up (shared/dynamodb.ts) does not apply to them.
  */
 export const LOCAL_TOOL_REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * An operator tool's DynamoDB timeouts: DYNAMODB_TIMEOUT_MS's when set, or else
+ * LOCAL_TOOL_REQUEST_TIMEOUT_MS. A person waits for a tool's answer; a function's 1 s is for
+ * requests that must not pile up, and would fail a revoke over a slow link on a bad day.
+ */
+export const operatorToolTimeouts = (env: Readonly<Record<string, string | undefined>>) => {
+  const set = dynamoDBTimeouts(env);
+  return set.requestTimeout === undefined
+    ? { connectionTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS }
+    : set;
+};
 
 /** Where the local tools reach DynamoDB Local on this machine. It listens on every interface, though: see README, Settings. */
 export const dynamoDBLocalEndpoint = (port: number): string => `http://127.0.0.1:${port}`;

@@ -6,11 +6,11 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { homeRegionOf, stageSettings } from '../../infra/stages';
-import { apiKeyLastUseTableName, apiKeysTableName, dynamoDBTimeouts } from '../../shared/config';
+import { apiKeyLastUseTableName, apiKeysTableName } from '../../shared/config';
 import { createDocumentClient, DatabaseUnavailable } from '../../shared/dynamodb';
 import { stackName, stackOutputs } from '../../shared/stack';
 import { UsageError } from '../cli';
-import { DEFAULT_DYNAMODB_LOCAL_PORT, dynamoDBLocalEndpoint } from '../dynamodb-local';
+import { DEFAULT_DYNAMODB_LOCAL_PORT, dynamoDBLocalEndpoint, operatorToolTimeouts } from '../dynamodb-local';
 import { ACCESS_DENIED, awsErrorName, stageOutputs, type CloudFormationLookup } from '../stack-outputs';
 
 export const KEYS_HELP = 'npm run keys -- --help';
@@ -176,8 +176,7 @@ export const resolveKeysTarget = async (
   const ofStage = stage !== undefined && outputs !== undefined;
   const tableName = table ?? (ofStage ? keysTableOf(stage, outputs) : apiKeysTableName(env));
   const lastUseTableName = ofStage ? tableOutputOf(stage, outputs, stackOutputs.apiKeyLastUseTableName) : apiKeyLastUseTableName(env);
-  // The functions' timeouts, or those DYNAMODB_TIMEOUT_MS gives them (a DynamoDB Local on a busy machine).
-  const client = createDocumentClient({ endpoint, region, ...dynamoDBTimeouts(env) });
+  const client = createDocumentClient({ endpoint, region, ...operatorToolTimeouts(env) });
   return { client, tableName, lastUseTableName, onAws, endpoint, region, stage, stackOutputs: outputs, stageRegions };
 };
 

@@ -12,7 +12,7 @@ import { REGION_NAME_PATTERN } from '../../shared/region-switch';
 import { deployedTableName } from '../../shared/stack';
 import { idempotencyTable } from '../../shared/tables';
 import { UsageError } from '../cli';
-import { DEFAULT_DYNAMODB_LOCAL_PORT, dynamoDBLocalEndpoint } from '../dynamodb-local';
+import { DEFAULT_DYNAMODB_LOCAL_PORT, dynamoDBLocalEndpoint, operatorToolTimeouts } from '../dynamodb-local';
 import { ACCESS_DENIED, awsErrorName } from '../stack-outputs';
 
 export const REGION_HELP = 'npm run region -- --help';
@@ -120,7 +120,7 @@ export const resolveRegionTarget = (options: TargetOptions, env: Env, dynamoDBIn
     const { via } = options;
     if (via !== undefined) checkStageRegion(stage, via, '--via');
     const viaFor = (region: string) => via ?? region;
-    const reach: DynamoDBIn = dynamoDBIn ?? ((region) => createDocumentClient({ region }));
+    const reach: DynamoDBIn = dynamoDBIn ?? ((region) => createDocumentClient({ region, ...operatorToolTimeouts(env) }));
     return {
       stage,
       tableName: deployedTableName(stage.name, idempotencyTable),
@@ -141,7 +141,7 @@ export const resolveRegionTarget = (options: TargetOptions, env: Env, dynamoDBIn
     tableName: options.table ?? idempotencyTableName(env),
     endpoint,
     viaFor: () => undefined,
-    clientFor: () => cached(endpoint, () => createDocumentClient({ endpoint })),
+    clientFor: () => cached(endpoint, () => createDocumentClient({ endpoint, ...operatorToolTimeouts(env) })),
     checkRegion: (region) => {
       if (!REGION_NAME_PATTERN.test(region)) {
         throw new UsageError(
