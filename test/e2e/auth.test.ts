@@ -4,13 +4,13 @@
  */
 import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { generateApiKey } from '../../shared/api-keys';
 import { keyIdOf, hashApiKey } from '../../shared/api-keys';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expectCommonHeaders, expectError, registerKeyOnPlan, startLocalApi, type LocalApi } from '../support/local-api';
 import { recordingClient } from '../support/recording-client';
 import { requestsToEveryKeyedOperation } from '../support/operations';
+import { databaseClient } from '../support/database';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -121,7 +121,7 @@ describe('revoked keys', () => {
 
   it('stop working within 2 s with the cache on when the revoke arrives from another region: the whole item put by replication', async () => {
     const cached = await startLocalApi({ authCacheTtlSeconds: 300 });
-    const replication = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    const replication = databaseClient({ endpoint: inject('dynamodbEndpoint') });
     try {
       expect((await cached.call('/pets')).status).toBe(200);
       // Another region's revoke, as a global table replicates it: the item as that region wrote

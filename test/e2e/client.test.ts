@@ -18,11 +18,11 @@ import {
   type RetryNotice,
 } from '../../client/src/index';
 import { statusShardCount } from '../../shared/config';
-import { createDocumentClient } from '../../shared/dynamodb';
 import type { Plans } from '../../shared/plans';
 import { startApiProxy } from '../support/api-proxy';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy';
 import { inParallel, registerKeyOnPlan, ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
+import { databaseClient } from '../support/database';
 
 /** A client of `api` (or of `url`) that records its answers, retries and deprecation reports. */
 const clientOf = (api: LocalApi, options: Partial<PetStoreOptions> = {}) => {
@@ -42,7 +42,7 @@ const clientOf = (api: LocalApi, options: Partial<PetStoreOptions> = {}) => {
 
 /** The pets stored with this name, read from the table itself. */
 const storedNamed = async (api: LocalApi, name: string) => {
-  const database = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+  const database = databaseClient({ endpoint: inject('dynamodbEndpoint') });
   try {
     const { Items = [] } = await database.send(
       new ScanCommand({

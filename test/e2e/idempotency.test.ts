@@ -8,12 +8,12 @@ import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { usageKeyBinding } from '../../shared/plan-policy';
 import type { Pet } from '../../client/src/index';
 import { createPetAnswer, expectCommonHeaders, expectError, registerKeyOnPlan, startLocalApi, type LocalApi } from '../support/local-api';
 import { inject } from 'vitest';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
+import { databaseClient } from '../support/database';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -29,7 +29,7 @@ const post = (api: LocalApi, body: unknown, key?: string, extra: Record<string, 
   });
 
 const countPets = async (api: LocalApi) => {
-  const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+  const client = databaseClient({ endpoint: inject('dynamodbEndpoint') });
   const { Items = [] } = await client.send(new ScanCommand({ TableName: api.tables.pets, ConsistentRead: true }));
   return Items.length;
 };
@@ -38,7 +38,7 @@ const newKey = () => `"${randomUUID()}"`;
 
 /** A client whose calls a test can delay or break, by command and table. */
 const controllableClient = () => {
-  const client: DynamoDBDocumentClient = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+  const client: DynamoDBDocumentClient = databaseClient({ endpoint: inject('dynamodbEndpoint') });
   const rules: Array<
     (command: string, table: string, send: () => Promise<unknown>, itemKey: string | undefined) => Promise<unknown> | undefined
   > = [];
@@ -216,7 +216,7 @@ describe('Idempotency-Key on POST /pets', () => {
     const key = newKey();
     const [first, second] = [generateApiKey(), generateApiKey()];
     const sharedId = 'c011151011ab';
-    const database = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    const database = databaseClient({ endpoint: inject('dynamodbEndpoint') });
     for (const [secret, name] of [
       [first, 'first'],
       [second, 'second'],

@@ -5,9 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { putConsoleKey } from '../support/console-keys';
-import { databaseTimeoutMs } from '../support/database';
+import { databaseClient, databaseTimeoutMs } from '../support/database';
 import { expectCommonHeaders, expectError, inParallel, startLocalApi, type LocalApi } from '../support/local-api';
 import { recordingClient } from '../support/recording-client';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
@@ -36,7 +35,7 @@ const LAST_USE_LANDS_WITHIN_MS = 10_000;
 describe('expired keys', () => {
   it('are refused with 401 unauthorized, whether the console or the key tool set the expiry', async () => {
     const past = new Date(Date.now() - MINUTE).toISOString();
-    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    const client = databaseClient({ endpoint: inject('dynamodbEndpoint') });
     const fromConsole = await putConsoleKey(client, api.tables.apiKeys, { extra: { expiresAt: { S: past } } }).finally(() =>
       client.destroy(),
     );

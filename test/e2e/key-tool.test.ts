@@ -10,11 +10,11 @@ import { writePlansFile } from '../support/plans-file';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hashApiKey } from '../../shared/api-keys';
-import { createDocumentClient } from '../../shared/dynamodb';
 import type { Plans } from '../../shared/plans';
 import { runKeysCommand } from '../../tools/keys/cli';
 import { expectError, inParallel, ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
 import { requestsToEveryKeyedOperation } from '../support/operations';
+import { databaseClient } from '../support/database';
 
 /** The authorizer cache TTL: API Gateway's default, far longer than any test here waits. */
 const AUTH_CACHE_TTL_SECONDS = 300;
@@ -126,7 +126,7 @@ describe('keys made with the key tool, over HTTP', () => {
 
   it('answers 403 on every route to a key whose scopes attribute was deleted by hand, which list shows with no scope', async () => {
     const { id, key } = await newKey();
-    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    const client = databaseClient({ endpoint: inject('dynamodbEndpoint') });
     try {
       await client.send(
         new UpdateCommand({ TableName: api.tables.apiKeys, Key: { keyHash: hashApiKey(key) }, UpdateExpression: 'REMOVE scopes' }),

@@ -7,7 +7,6 @@ import { UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../shared/api-keys';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { SCOPES, type Scope } from '../../shared/scopes';
 import { exampleRequest, exampleTarget } from '../../shared/request-examples';
 import { isKeyed, routes, type Route } from '../../shared/routes';
@@ -16,6 +15,7 @@ import { expectCommonHeaders, expectError, startLocalApi, type LocalApi } from '
 import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { fixtureScope } from '../support/fixture-names';
 import { READ_PETS, WRITE_PETS } from '../support/vocabulary';
+import { databaseClient } from '../support/database';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -44,7 +44,7 @@ const keyWith = async (scopes: Scope[]): Promise<string> => {
 
 /** A key item in raw DynamoDB types, as an operator edits in the DynamoDB console a key the key tool made. */
 const consoleKey = async (extra: Record<string, AttributeValue>): Promise<string> => {
-  const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+  const client = databaseClient({ endpoint: inject('dynamodbEndpoint') });
   try {
     return await putConsoleKey(client, api.tables.apiKeys, { metered: true, extra });
   } finally {
@@ -141,7 +141,7 @@ describe('scopes', () => {
   it("answers 403 within 2 s once a key's scopes are narrowed in the console, its allow cached (TTL 300 s)", async () => {
     const key = await consoleKey({ scopes: { SS: [READ_PETS, WRITE_PETS] } });
     expect((await createPet(key)).status).toBe(201);
-    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    const client = databaseClient({ endpoint: inject('dynamodbEndpoint') });
     try {
       // As an operator removes a value from the set in the DynamoDB console.
       await client.send(

@@ -10,7 +10,6 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { API_KEY_PREFIX, generateApiKey } from '../../shared/api-keys';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { BASE_PATH, routeOf } from '../../shared/routes';
 import { startApiProxy, type Breakage, type RequestBreakage } from '../support/api-proxy';
 import { expectOneLineFailure, npmRun, runCommand, runCommandClosingOutput, type CommandResult } from '../support/command';
@@ -18,6 +17,7 @@ import { postPet, startLocalApi, type LocalApi } from '../support/local-api';
 import { CHECK_NAMES, SMOKE_CHECKS, SMOKE_PET_NAME, type SmokeCheck } from '../../tools/smoke/checks';
 import { runSmoke } from '../../tools/smoke/run';
 import { localUsageKey } from '../../tools/local-server/usage-plans';
+import { databaseClient } from '../support/database';
 
 const CHECKS: readonly string[] = CHECK_NAMES;
 /** The checks `--read-only` skips: those that always write. */
@@ -72,7 +72,7 @@ const expectNoSecret = (result: CommandResult, key: string) => {
 };
 
 const petCount = async (of: LocalApi = api): Promise<number> => {
-  const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+  const client = databaseClient({ endpoint: inject('dynamodbEndpoint') });
   try {
     return (await client.send(new ScanCommand({ TableName: of.tables.pets, Select: 'COUNT', ConsistentRead: true }))).Count ?? 0;
   } finally {

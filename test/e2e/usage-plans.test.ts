@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stages } from '../../infra/stages';
 import { hashApiKey } from '../../shared/api-keys';
 import { QUOTA_RETRY_AFTER_SECONDS, RETRY_AFTER_SECONDS } from '../../shared/errors';
-import { createDocumentClient } from '../../shared/dynamodb';
 import type { Plans } from '../../shared/plans';
 import {
   createPetAnswer,
@@ -21,6 +20,7 @@ import {
   startLocalApi,
   type LocalApi,
 } from '../support/local-api';
+import { databaseClient } from '../support/database';
 
 /** Plans small enough to reach in a few requests; a rate of 0.001/s refills nothing during a test. */
 const PLANS: Plans = {
@@ -97,7 +97,7 @@ describe('RateLimit-Policy', () => {
 describe('a key whose item cannot be metered', () => {
   /** Changes a key's item as an operator may in the DynamoDB console. */
   const editItem = async (key: string, expression: string, values?: Record<string, unknown>) => {
-    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    const client = databaseClient({ endpoint: inject('dynamodbEndpoint') });
     try {
       await client.send(
         new UpdateCommand({

@@ -25,6 +25,7 @@ import { fixtureScope } from '../support/fixture-names';
 import { DEFAULT_PLAN } from '../../shared/plans';
 import { SCOPES } from '../../shared/scopes';
 import { READ_ORDERS, READ_PETS } from '../support/vocabulary';
+import { databaseClient } from '../support/database';
 
 /** Who this file's changes to keys are made by. */
 const ACTOR = 'local:test';
@@ -381,7 +382,7 @@ describe('roll', () => {
   });
 
   it('tries again when DynamoDB cancels the transaction for a conflict with another change of the key', async () => {
-    const client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    const client = databaseClient({ endpoint: inject('dynamodbEndpoint') });
     let conflicts = 1;
     // DynamoDB answers TransactionConflict when another transaction holds the item; DynamoDB Local
     // serializes instead, so the first transaction here is answered as DynamoDB would.
@@ -410,7 +411,7 @@ describe('roll', () => {
 
   /** A repository whose first roll transaction is sent only once `meanwhile` has run: between the roll's read and its write. */
   const rollRacedBy = (meanwhile: () => Promise<unknown>) => {
-    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const client = databaseClient({ endpoint: tables.endpoint });
     const race = { ran: false };
     client.middlewareStack.add(
       (next, { commandName }) =>
@@ -459,7 +460,7 @@ describe('roll', () => {
       changedBy: ACTOR,
     });
     // The roll's first read of the key answers, then the clock moves past its expiry before the write is made.
-    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const client = databaseClient({ endpoint: tables.endpoint });
     vi.useFakeTimers({ toFake: ['Date'], now: new Date() });
     client.middlewareStack.add(
       (next, { commandName }) =>
@@ -559,7 +560,7 @@ describe('plans', () => {
    * that lands between the roll's read of the key and its write, as a set-plan at the same moment.
    */
   const racedBy = (change: () => Promise<unknown>) => {
-    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const client = databaseClient({ endpoint: tables.endpoint });
     let pending = true;
     client.middlewareStack.add(
       (next, { commandName }) =>
@@ -639,7 +640,7 @@ describe('revokeRollChain', () => {
    * revocation's read and its write.
    */
   const lengthenedBeforeEachWrite = (newest: { keyId: string }, times: number) => {
-    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const client = databaseClient({ endpoint: tables.endpoint });
     const rolledMeanwhile: string[] = [];
     client.middlewareStack.add(
       (next, { commandName }) =>
@@ -773,7 +774,7 @@ describe('markExpired', () => {
       changedBy: ACTOR,
     });
     // The sweep's own client: the revoke lands just before its first write is sent.
-    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const client = databaseClient({ endpoint: tables.endpoint });
     let pending = true;
     client.middlewareStack.add(
       (next, { commandName }) =>
@@ -840,7 +841,7 @@ const editInConsole = (keyHash: string, attributes: Record<string, AttributeValu
  * reports them (a Query's or a Scan's ScannedCount, a GetItem's one item), and its commands.
  */
 const sweepReads = async (now: Date) => {
-  const client = createDocumentClient({ endpoint: tables.endpoint });
+  const client = databaseClient({ endpoint: tables.endpoint });
   const commands: string[] = [];
   let reads = 0;
   client.middlewareStack.add(
@@ -957,7 +958,7 @@ describe('items edited in the console with other types than documented', () => {
 
 describe('markExpired, when a key cannot be marked', () => {
   it('marks the others, then throws KeysNotMarked naming that key and the kind of failure only', async () => {
-    const client = createDocumentClient({ endpoint: tables.endpoint, maxAttempts: 1 });
+    const client = databaseClient({ endpoint: tables.endpoint, maxAttempts: 1 });
     const first = await keys.register(generateApiKey(), 'first', {
       usage: localUsageKey(),
       expiresAt: at(-2 * HOUR).toISOString(),
@@ -1057,7 +1058,7 @@ describe('roll refusals the key tool tells apart', () => {
     ['a conflict', 'TransactionConflict'],
     ['a changed condition', 'ConditionalCheckFailed'],
   ])('gives up on a key that meets %s at every attempt as changing, not as the database down', async (_, code) => {
-    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const client = databaseClient({ endpoint: tables.endpoint });
     const old = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     client.middlewareStack.add(
       (next, { commandName }) =>
@@ -1081,7 +1082,7 @@ describe('roll refusals the key tool tells apart', () => {
   });
 
   it('answers a throttled transaction as DatabaseUnavailable, never with the SDK text', async () => {
-    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const client = databaseClient({ endpoint: tables.endpoint });
     const old = await keys.register(generateApiKey(), 'ci', { usage: localUsageKey(), changedBy: ACTOR });
     client.middlewareStack.add(
       (next, { commandName }) =>

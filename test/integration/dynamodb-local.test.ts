@@ -4,9 +4,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { apiKeysTable, petsTable } from '../../shared/tables';
 import { ensureTables, freePort, isListening, startDynamoDBLocal } from '../../tools/dynamodb-local';
+import { databaseClient } from '../support/database';
 
 describe('startDynamoDBLocal', { timeout: 90_000 }, () => {
   it('runs without telemetry, answers, creates the tables once, and stops', async () => {
@@ -15,7 +15,7 @@ describe('startDynamoDBLocal', { timeout: 90_000 }, () => {
     try {
       const commandLine = readFileSync(`/proc/${database.pid}/cmdline`, 'utf8').split('\0');
       expect(commandLine).toEqual(expect.arrayContaining(['-disableTelemetry', '-inMemory', '-sharedDb']));
-      const client = createDocumentClient({ endpoint: database.endpoint });
+      const client = databaseClient({ endpoint: database.endpoint });
       const tables = [
         { definition: petsTable, name: 'pets' },
         { definition: apiKeysTable, name: 'api-keys' },
@@ -34,7 +34,7 @@ describe('startDynamoDBLocal', { timeout: 90_000 }, () => {
     try {
       const database = await startDynamoDBLocal({ port: 0, persistDir: folder });
       try {
-        await ensureTables(createDocumentClient({ endpoint: database.endpoint }), [{ definition: petsTable, name: 'pets' }]);
+        await ensureTables(databaseClient({ endpoint: database.endpoint }), [{ definition: petsTable, name: 'pets' }]);
       } finally {
         await database.stop();
       }

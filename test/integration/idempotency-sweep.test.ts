@@ -7,7 +7,6 @@
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHandler as createSweep, IdempotencySweepFailed } from '../../functions/idempotency-sweep';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { idempotentRequest, IDEMPOTENCY_WINDOW_SECONDS, type IdempotentRequest } from '../../shared/idempotency';
 import { idempotencyRecords } from '../../shared/idempotency-records';
 import { logger } from '../../shared/logger';
@@ -15,6 +14,7 @@ import type { NewPet } from '../../shared/models';
 import { petsRepository } from '../../shared/pets-repository';
 import { context } from '../support/events';
 import { createTestTables, type TestTables } from '../support/tables';
+import { databaseClient } from '../support/database';
 
 const rex: NewPet = { name: 'Rex', categoryId: 1, status: 'available' };
 const HOUR = 3600;
@@ -91,7 +91,7 @@ describe('the idempotency sweep', () => {
     const keyed = request();
     await putRecord(keyed, now - HOUR);
     // The create's claim lands just before the sweep's delete of that record.
-    const client = createDocumentClient({ endpoint: tables.endpoint });
+    const client = databaseClient({ endpoint: tables.endpoint });
     let claimed = false;
     client.middlewareStack.add(
       (next, { commandName }) =>

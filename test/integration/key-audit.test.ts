@@ -20,7 +20,6 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { stageSettings } from '../../infra/stages';
 import { generateApiKey, hashApiKey, keyIdOf } from '../../shared/api-keys';
 import { apiKeysRepository, type ApiKeyRecord } from '../../shared/api-keys-repository';
-import { createDocumentClient } from '../../shared/dynamodb';
 import {
   AUDIT_STREAM_RETRY_ATTEMPTS,
   MAX_AUDIT_ENTRY_BYTES,
@@ -40,6 +39,7 @@ import { putConsoleKey } from '../support/console-keys';
 import { FIXTURE_PREFIX } from '../support/fixture-names';
 import { createTestTables, freshTableNames, keyTablesEnv } from '../support/tables';
 import { READ_ORDERS, READ_PETS, WRITE_PETS } from '../support/vocabulary';
+import { databaseClient } from '../support/database';
 
 const ACTOR = 'local:auditor';
 
@@ -48,7 +48,7 @@ let api: LocalApi;
 let testClient: DynamoDBDocumentClient;
 
 beforeAll(async () => {
-  testClient = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+  testClient = databaseClient({ endpoint: inject('dynamodbEndpoint') });
   // The stream is read when a test asks (poll), and on a timer too slow to race it.
   api = await startLocalApi({ keyAudit: { pollIntervalMs: 60_000, expirySweepIntervalMs: 3_600_000 } });
 });
@@ -471,7 +471,7 @@ describe('a change whose audit line is long, or cannot be written', () => {
       const keys = apiKeysRepository({ client: tables.client, tables });
       // The audit's own client, on which DynamoDB refuses one key's audit lines, as it refused a line over 400 KB.
       const refused: { keyId?: string; attempts: number } = { attempts: 0 };
-      const client = createDocumentClient({ endpoint: tables.endpoint });
+      const client = databaseClient({ endpoint: tables.endpoint });
       client.middlewareStack.add(
         (next, { commandName }) =>
           async (args) => {
@@ -610,7 +610,7 @@ describe('a DynamoDB Local without -sharedDb (one database per access key and re
       });
       try {
         // The database this test is about: another region sees none of its tables.
-        const elsewhere = createDocumentClient({ endpoint: database.endpoint, region: 'us-west-2' });
+        const elsewhere = databaseClient({ endpoint: database.endpoint, region: 'us-west-2' });
         expect((await elsewhere.send(new ListTablesCommand({}))).TableNames).toEqual([]);
         elsewhere.destroy();
         const record = await stack.keys.register(generateApiKey(), 'regional', { usage: localUsageKey(), changedBy: ACTOR });

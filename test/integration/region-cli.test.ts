@@ -12,7 +12,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { databaseReadableAlarmNameOf } from '../../infra/constructs/names';
 import { homeRegionOf, isMultiRegion, stageSettings, stages } from '../../infra/stages';
 import { databaseHealth, RegionDrained } from '../../shared/database-health';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { idempotencyRecords } from '../../shared/idempotency-records';
 import { regionSwitchKey } from '../../shared/region-switch';
 import { deployedTableName, stageResourcePrefix } from '../../shared/stack';
@@ -22,6 +21,7 @@ import { ensureTables, freePort, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../too
 import { runRegionCommand, USAGE, type RegionCommandOptions } from '../../tools/region/cli';
 import { expectOneLineFailure, npmRun } from '../support/command';
 import { createTestTables, type TestTables } from '../support/tables';
+import { databaseClient } from '../support/database';
 
 /** A stage in several regions, its regions in order, its home first; and a stage in one region. */
 const MULTI = Object.keys(stages).find((stage) => isMultiRegion(stageSettings(stage))) ?? '';
@@ -153,7 +153,7 @@ describe(`npm run region --stage ${MULTI} (DynamoDB through each region stood in
   let deadEndpoint: string;
 
   beforeAll(async () => {
-    const creator = createDocumentClient({ endpoint: tables.endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
+    const creator = databaseClient({ endpoint: tables.endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
     await ensureTables(creator, [{ definition: tableDefinitions.idempotency, name: tableName }]);
     creator.destroy();
     deadEndpoint = `http://127.0.0.1:${await freePort()}`;
@@ -178,7 +178,7 @@ describe(`npm run region --stage ${MULTI} (DynamoDB through each region stood in
     warn: (line) => warnings.push(line),
     dynamoDBIn: (region) => {
       dynamoDBAsked.push(region);
-      return createDocumentClient({ endpoint: down.has(region) ? deadEndpoint : tables.endpoint });
+      return databaseClient({ endpoint: down.has(region) ? deadEndpoint : tables.endpoint });
     },
     stsIn: (region) => {
       stsAsked.push(region);

@@ -7,9 +7,9 @@ import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } fr
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
 import { startReplication, type Replication } from '../support/replication';
+import { databaseClient } from '../support/database';
 
 /** Regions of a fixture: no real region's names. */
 const REGIONS = ['region-one', 'region-two', 'region-three'] as const;
@@ -19,7 +19,7 @@ let client: DynamoDBDocumentClient;
 let replication: Replication | undefined;
 
 beforeAll(() => {
-  client = createDocumentClient({ endpoint: inject('dynamodbEndpoint'), requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
+  client = databaseClient({ endpoint: inject('dynamodbEndpoint'), requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
 });
 afterEach(async () => {
   await replication?.stop();

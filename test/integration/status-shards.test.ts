@@ -9,17 +9,17 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { STATUS_INDEX_WCU_PER_CREATE } from '../../infra/capacity';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { PET_NAME_MAX_LENGTH, type Pet, type PetStatus } from '../../shared/models';
 import { petsRepository, statusShardOf, type PetsRepository } from '../../shared/pets-repository';
 import { petsStatusIndex, petsTable } from '../../shared/tables';
 import { ensureTables } from '../../tools/dynamodb-local';
 import { FUZZ_SEED, storedPets, type StoredPet } from '../support/arbitraries';
+import { databaseClient } from '../support/database';
 
 let client: DynamoDBDocumentClient;
 
 beforeAll(() => {
-  client = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+  client = databaseClient({ endpoint: inject('dynamodbEndpoint') });
 });
 
 /** A fresh pets table, and a repository on it with `shards` shards whose ids are the ones given, in turn. */
@@ -74,7 +74,7 @@ describe('creates of one status', () => {
   it('cost the status index the write units infra/capacity.ts counts on: 1 for a typical pet, 2 for the largest', async () => {
     const { tableName } = await freshPets(4);
     const units: number[] = [];
-    const metered = createDocumentClient({ endpoint: inject('dynamodbEndpoint') });
+    const metered = databaseClient({ endpoint: inject('dynamodbEndpoint') });
     metered.middlewareStack.add(
       (next) => async (args) => {
         (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'INDEXES';

@@ -13,3 +13,6 @@ export const databaseTimeoutMs = (): number => dynamoDBTimeouts().requestTimeout
 /** A client on `endpoint` with the functions' settings and this run's timeout: for a server or handlers under test. */
 export const functionsClient = (endpoint: string, options: DynamoDBOptions = {}) =>
   createDocumentClient({ ...dynamoDBTimeouts(), endpoint, ...options });
+
+/** A client with this run's timeout, and any other setting given: for a test's own reads and writes. */
+export const databaseClient = (options: DynamoDBOptions) => createDocumentClient({ ...dynamoDBTimeouts(), ...options });

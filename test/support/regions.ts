@@ -16,7 +16,6 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { stages } from '../../infra/stages';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
-import { createDocumentClient } from '../../shared/dynamodb';
 import { REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { DEFAULT_PLAN, PLANS_FILE_VARIABLE } from '../../shared/plans';
 import { projectRoot } from '../../shared/project-root';
@@ -28,6 +27,7 @@ import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamo
 import { startFaultProxy, type FaultProxy } from './fault-proxy';
 import { writePlansFile } from './plans-file';
 import { startReplication, type Replication } from './replication';
+import { databaseClient } from './database';
 
 /** The regions of the stage that runs in several, in its order: the first is its home. */
 export const STAGE_REGIONS: readonly string[] = stages.global?.regions ?? [];
@@ -140,7 +140,7 @@ const stopServer = async (child: ChildProcess) => {
 
 export const startLocalRegions = async ({ replicationDelayMs }: LocalRegionsOptions): Promise<LocalRegions> => {
   const endpoint = inject('dynamodbEndpoint');
-  const client = createDocumentClient({ endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
+  const client = databaseClient({ endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
   const suffix = randomUUID().slice(0, 8);
   const idempotency = `idempotency-${suffix}`;
   const [homeName] = STAGE_REGIONS;

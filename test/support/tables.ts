@@ -2,10 +2,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import { createDocumentClient } from '../../shared/dynamodb';
-import { functionsClient } from './database';
 import { apiKeyLastUseTable, apiKeysTable, tableDefinitions, type TableNames } from '../../shared/tables';
 import { ensureTables, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
+import { databaseClient, functionsClient } from './database';
 
 /** The fresh tables' names, with the run's DynamoDB Local and a client on it. */
 export interface TestTables extends TableNames {
@@ -36,7 +35,7 @@ const ALL_TABLES = Object.keys(tableDefinitions) as Array<keyof TableNames>;
 export const createTestTables = async (only: ReadonlyArray<keyof TableNames> = ALL_TABLES): Promise<TestTables> => {
   const endpoint = inject('dynamodbEndpoint');
   const names = freshTableNames();
-  const creator = createDocumentClient({ endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
+  const creator = databaseClient({ endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
   try {
     await Promise.all(only.map((table) => ensureTables(creator, [{ definition: tableDefinitions[table], name: names[table] }])));
   } finally {
