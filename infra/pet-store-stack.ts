@@ -205,7 +205,6 @@ export class PetStoreStack extends Stack {
         access: [this.api.accessLogs],
         operations: [...this.functions.operations.values()].map((fn) => fn.logGroup),
         authorizer: [this.functions.authorizer.logGroup],
-        keyExpiry: expirySweep ? [expirySweep.logGroup] : [],
         audit: [this.keyAudit.writer.logGroup],
       },
     });

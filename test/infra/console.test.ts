@@ -110,6 +110,12 @@ const periodOfLines = async (settings: ReturnType<typeof synthStage>['settings']
   return lines;
 };
 
+/** A function's LoggingConfig in the template. */
+interface LoggingConfig {
+  readonly LogGroup?: { readonly Ref?: string };
+  readonly SystemLogLevel?: string;
+}
+
 describe.each(['staging', 'prod'])('the %s stack in the console', (stage) => {
   const { stack, template, settings } = synthStage(stage);
   const accessLogId = logicalIdOf(stack, stack.api.accessLogs);
@@ -120,7 +126,6 @@ describe.each(['staging', 'prod'])('the %s stack in the console', (stage) => {
       access: [accessLogId],
       operations: [...stack.functions.operations.values()].map((fn) => logicalIdOf(stack, fn.logGroup)),
       authorizer: [logicalIdOf(stack, stack.functions.authorizer.logGroup)],
-      keyExpiry: [logicalIdOf(stack, expirySweepOf({ stack }).logGroup)],
       audit: [logicalIdOf(stack, stack.keyAudit.writer.logGroup)],
     };
     const definitions = resourcesOf(template, 'AWS::Logs::QueryDefinition').map(({ properties }) => properties);
@@ -145,6 +150,20 @@ describe.each(['staging', 'prod'])('the %s stack in the console', (stage) => {
       const byName = (name: string) => definitions.find((definition) => definition.Name === `pet-store-${stage}/${name}`);
       expect(byName('one-request')?.LogGroupNames).toContainEqual({ Ref: accessLogId });
       expect(byName('key-changes')?.LogGroupNames).toEqual([{ Ref: logicalIdOf(stack, stack.keyAudit.writer.logGroup) }]);
+    });
+
+    it("read Lambda's REPORT lines only where the function writes them (its platform lines are not turned down to WARN)", () => {
+      const functions = resourcesOf(template, 'AWS::Lambda::Function').map(({ properties }) => properties.LoggingConfig as LoggingConfig);
+      // Every function on a request's path turns them down (a cost per request): a query that
+      // reads them there would find nothing on a bad day.
+      const readingReports = savedQueries.filter((query) => queryText(query).includes('platform.'));
+      for (const query of readingReports) {
+        for (const group of query.logGroups.flatMap((name) => expectedGroups[name])) {
+          const writer = functions.find((config) => config?.LogGroup?.Ref === group);
+          expect(writer, `${query.name}: ${group}`).toBeDefined();
+          expect(writer?.SystemLogLevel, `${query.name}: ${group}`).not.toBe('WARN');
+        }
+      }
     });
   });
 

@@ -146,7 +146,6 @@ const logGroupNames: Readonly<Record<QueriedLogGroup, string>> = {
   access: 'access log',
   operations: "operations' functions",
   authorizer: 'authorizer',
-  keyExpiry: 'keyExpiry',
   audit: 'audit trail',
 };
 
