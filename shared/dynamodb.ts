@@ -129,6 +129,9 @@ export class DatabaseUnavailable extends Error {
 /** Rethrows a DynamoDB failure as DatabaseUnavailable when retrying later could help. */
 export const classifyDatabaseError = (error: unknown): unknown => {
   if (!(error instanceof Error)) return error;
+  // DynamoDB answered: a refused condition or transaction is its decision, even when the SDK flags
+  // the answer as one it corrected its clock skew by (which it counts as transient).
+  if (error.name === 'ConditionalCheckFailedException' || error.name === 'TransactionCanceledException') return error;
   const sdkError = error as SdkError & { code?: string };
   if (isThrottlingError(sdkError) || isTransientError(sdkError) || isServerError(sdkError) || isReplicatedWriteConflict(sdkError)) {
     return new DatabaseUnavailable(sdkError.code ?? sdkError.name);

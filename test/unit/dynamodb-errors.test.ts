@@ -31,6 +31,14 @@ describe('classifyDatabaseError', () => {
     expect(classifyDatabaseError(named('Whatever', { $metadata: { httpStatusCode: 429 } }))).toBeInstanceOf(DatabaseUnavailable);
   });
 
+  it.each(['ConditionalCheckFailedException', 'TransactionCanceledException'])(
+    'leaves %s as it is, even when the SDK corrected its clock skew on that answer (a decision, not an outage)',
+    (name) => {
+      const refusal = named(name, { $fault: 'client', $metadata: { httpStatusCode: 400, clockSkewCorrected: true } });
+      expect(classifyDatabaseError(refusal)).toBe(refusal);
+    },
+  );
+
   it("makes a strongly consistent global table's ReplicatedWriteConflictException DatabaseUnavailable (503), not a bug", () => {
     const classified = classifyDatabaseError(
       named('ReplicatedWriteConflictException', { $fault: 'client', $retryable: {}, $metadata: { httpStatusCode: 400 } }),
