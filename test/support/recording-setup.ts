@@ -1,7 +1,7 @@
 /**
- * Empties the record of the functions' AWS calls that the IAM check reads after the run. Both
- * projects that record calls name this setup; the run's first call of it starts the record, a
- * second (the other project's, before any test has run) finds it started.
+ * Empties the record of the functions' AWS calls that the IAM check reads after the run. Every
+ * project that records calls names this setup; the run's first call of it starts the record, the
+ * others (before any test has run) find it started.
  */
 import type { TestProject } from 'vitest/node';
 import { startRecordingRun } from './aws-calls';
