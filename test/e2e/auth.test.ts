@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey } from '../../shared/api-keys';
 import { keyIdOf, hashApiKey } from '../../shared/api-keys';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { expectCommonHeaders, expectError, registerKeyOnPlan, startLocalApi, type LocalApi } from '../support/local-api';
+import {
+  CHANGE_HOLDS_WITHIN_MS,
+  expectCommonHeaders,
+  expectError,
+  registerKeyOnPlan,
+  startLocalApi,
+  type LocalApi,
+} from '../support/local-api';
 import { recordingClient } from '../support/recording-client';
 import { requestsToEveryKeyedOperation } from '../support/operations';
 import { databaseClient } from '../support/database';
@@ -26,7 +33,6 @@ afterAll(() => api.close());
 const withAuthorization = (value: string, path = '/pets') => api.call(path, { auth: false, headers: { Authorization: value } });
 
 /** How soon a change to a key must hold, the authorizer cache on: the bound, far above the local server's stream reads. */
-const REFUSED_WITHIN_MS = 2_000;
 
 /** Asks until the answer is no 200 (each 200 read and dropped), and returns that answer; fails past the deadline. */
 const firstRefused = async (ask: () => Promise<Response>, deadline: number): Promise<Response> => {
@@ -102,7 +108,7 @@ describe('revoked keys', () => {
     }
   });
 
-  it('stop working within 2 s with the authorizer cache on (TTL 300 s): the gateway drops the cached answers of a changed key', async () => {
+  it('stop working with the authorizer cache on (TTL 300 s): the gateway drops the cached answers of a changed key', async () => {
     const cached = await startLocalApi({ authCacheTtlSeconds: 300 });
     try {
       // Cached for every route: API Gateway caches one policy per key.
@@ -110,7 +116,7 @@ describe('revoked keys', () => {
       const revokedAt = Date.now();
       await cached.keys.revoke(keyIdOf(hashApiKey(cached.key)), ACTOR);
 
-      const refused = await firstRefused(() => cached.call('/pets'), revokedAt + REFUSED_WITHIN_MS);
+      const refused = await firstRefused(() => cached.call('/pets'), revokedAt + CHANGE_HOLDS_WITHIN_MS);
 
       await expectUnauthorized(refused);
       await expectUnauthorized(await cached.call('/pets/1'));
@@ -119,7 +125,7 @@ describe('revoked keys', () => {
     }
   });
 
-  it('stop working within 2 s with the cache on when the revoke arrives from another region: the whole item put by replication', async () => {
+  it('stop working with the cache on when the revoke arrives from another region: the whole item put by replication', async () => {
     const cached = await startLocalApi({ authCacheTtlSeconds: 300 });
     const replication = databaseClient({ endpoint: inject('dynamodbEndpoint') });
     try {
@@ -138,7 +144,7 @@ describe('revoked keys', () => {
       };
       await replication.send(new PutItemCommand({ TableName: cached.tables.apiKeys, Item: elsewhere }));
 
-      await expectUnauthorized(await firstRefused(() => cached.call('/pets'), revokedAt.getTime() + REFUSED_WITHIN_MS));
+      await expectUnauthorized(await firstRefused(() => cached.call('/pets'), revokedAt.getTime() + CHANGE_HOLDS_WITHIN_MS));
     } finally {
       await cached.close();
       replication.destroy();
@@ -157,7 +163,7 @@ describe('revoked keys', () => {
       expect(keyReads()).toBe(2);
 
       await cached.keys.revoke(keyIdOf(hashApiKey(other)), ACTOR);
-      await expectUnauthorized(await firstRefused(withOther, Date.now() + REFUSED_WITHIN_MS));
+      await expectUnauthorized(await firstRefused(withOther, Date.now() + CHANGE_HOLDS_WITHIN_MS));
 
       // The first key's answer is still cached: its lastUsedAt stamp, written on its first request, changed nothing it says.
       const before = keyReads();

@@ -12,14 +12,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { hashApiKey } from '../../shared/api-keys';
 import type { Plans } from '../../shared/plans';
 import { runKeysCommand } from '../../tools/keys/cli';
-import { expectError, inParallel, ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
+import { CHANGE_HOLDS_WITHIN_MS, expectError, inParallel, ROOMY_PLANS, startLocalApi, type LocalApi } from '../support/local-api';
 import { requestsToEveryKeyedOperation } from '../support/operations';
 import { databaseClient } from '../support/database';
 
 /** The authorizer cache TTL: API Gateway's default, far longer than any test here waits. */
 const AUTH_CACHE_TTL_SECONDS = 300;
-/** How soon a change must hold at the gateway once it is written: the bound. */
-const HOLDS_WITHIN_MS = 2_000;
 /** How often the expiry sweep runs here (every minute under npm start, deployed too). */
 const SWEEP_INTERVAL_MS = 1_000;
 
@@ -92,7 +90,7 @@ describe('keys made with the key tool, over HTTP', () => {
     const { key } = await newKey('--expires-in', '2s');
     expect((await listPets(key)).status).toBe(200);
 
-    const refused = await refusedAt(key, createdAt + 2_000 + SWEEP_INTERVAL_MS + HOLDS_WITHIN_MS);
+    const refused = await refusedAt(key, createdAt + 2_000 + SWEEP_INTERVAL_MS + CHANGE_HOLDS_WITHIN_MS);
 
     expect(refused - createdAt).toBeGreaterThanOrEqual(2_000);
   });
@@ -108,19 +106,19 @@ describe('keys made with the key tool, over HTTP', () => {
     expect((await listPets(old.key)).status).toBe(200);
     expect((await listPets(successor)).status).toBe(200);
 
-    const refused = await refusedAt(old.key, rolledAt + 2_000 + SWEEP_INTERVAL_MS + HOLDS_WITHIN_MS);
+    const refused = await refusedAt(old.key, rolledAt + 2_000 + SWEEP_INTERVAL_MS + CHANGE_HOLDS_WITHIN_MS);
 
     expect(refused - rolledAt).toBeGreaterThanOrEqual(2_000);
     expect((await listPets(successor)).status).toBe(200);
   });
 
-  it('ends a leaked key within 2 s when rolled with --grace 0, its allow cached, its successor working', async () => {
+  it('ends a leaked key at once when rolled with --grace 0, its allow cached, its successor working', async () => {
     const leaked = await newKey();
     expect((await listPets(leaked.key)).status).toBe(200);
 
     const [next] = await keysTool('roll', leaked.id, '--grace', '0');
 
-    await refusedAt(leaked.key, Date.now() + HOLDS_WITHIN_MS);
+    await refusedAt(leaked.key, Date.now() + CHANGE_HOLDS_WITHIN_MS);
     expect((await listPets(next?.key ?? '')).status).toBe(200);
   });
 
@@ -199,7 +197,7 @@ describe('a key put on a plan with the key tool, over HTTP', () => {
       return response.status;
     });
 
-  it('throttles a key created --plan small while a default key is answered, and set-plan lifts it within 2 s', async () => {
+  it('throttles a key created --plan small while a default key is answered, and set-plan lifts it', async () => {
     const [small] = await plannedTool('create', '--name', 'small-client', '--plan', 'small');
     const [roomy] = await plannedTool('create', '--name', 'default-client');
     expect(small).toMatchObject({ plan: 'small' });
@@ -215,6 +213,6 @@ describe('a key put on a plan with the key tool, over HTTP', () => {
     expect(moved).toMatchObject({ id: small?.id, plan: 'default' });
 
     // The plan the gateway meters on is the authorizer's answer, cached: dropped once the key's item changed.
-    await expect.poll(() => burst(small?.key ?? ''), { timeout: HOLDS_WITHIN_MS, interval: 100 }).toEqual(Array(BURST).fill(200));
+    await expect.poll(() => burst(small?.key ?? ''), { timeout: CHANGE_HOLDS_WITHIN_MS, interval: 100 }).toEqual(Array(BURST).fill(200));
   });
 });

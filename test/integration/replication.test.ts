@@ -56,7 +56,7 @@ describe('the replication fixture', () => {
     const written = performance.now();
     await put('region-one', { id: 'a', colour: 'red' });
     expect(await read('region-two', 'a')).toBeUndefined();
-    await expect.poll(() => read('region-three', 'a'), { timeout: 5_000, interval: 20 }).toEqual({ id: 'a', colour: 'red' });
+    await expect.poll(() => read('region-three', 'a'), { timeout: 30_000, interval: 20 }).toEqual({ id: 'a', colour: 'red' });
     expect(performance.now() - written).toBeGreaterThanOrEqual(DELAY_MS);
     await replication.settled();
     expect(await everywhere('a')).toEqual(REGIONS.map(() => ({ id: 'a', colour: 'red' })));

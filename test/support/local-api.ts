@@ -46,6 +46,15 @@ export type LocalApiOptions = NonNullable<LocalStackOptions['server']> & {
 
 export { ROOMY_PLANS };
 
+/**
+ * How long a test waits for a key change to hold at the local gateway: the audit trail reads the
+ * keys table's stream and drops the changed key's cached answers, within a second on a quiet
+ * machine (deployed, the key-audit function's flush). A busy machine's DynamoDB Local answers those
+ * reads later, and no test assumes its speed; the bound stays far below the authorizer cache's TTL
+ * (300 s in these tests), so that only the flush can end a cached answer in time.
+ */
+export const CHANGE_HOLDS_WITHIN_MS = 30_000;
+
 /** The local stack on the run's DynamoDB Local, on fresh tables, with a key of its own. */
 export const startLocalApi = async ({
   endpoint,
