@@ -648,7 +648,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `not_found`: no pet with that id. */
+            /** @description `not_found`: nothing has the id the path names. */
             404: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];
