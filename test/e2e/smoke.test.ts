@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { API_KEY_PREFIX, generateApiKey } from '../../shared/api-keys';
-import { BASE_PATH, routeOf } from '../../shared/routes';
+import { matchRoute, pathBelowBase } from '../../tools/local-server/route-matcher';
 import { startApiProxy, type Breakage, type RequestBreakage } from '../support/api-proxy';
 import { expectOneLineFailure, npmRun, runCommand, runCommandClosingOutput, type CommandResult } from '../support/command';
 import { postPet, startLocalApi, type LocalApi } from '../support/local-api';
@@ -280,9 +280,10 @@ const breakages: Array<[string, string, RegExp, Breakage, RequestBreakage?]> = [
     'answers an unknown route 403 as raw API Gateway does',
     'unknown route',
     /answered 403, not 404/,
-    (answer, { path }) => {
-      // Only a path no route has: the health route is one.
-      if (!path.startsWith('/v1/pets') && path !== `${BASE_PATH}${routeOf('getHealth').path}`)
+    (answer, { method, path }) => {
+      // Only a request no route takes (the route table's matcher says which).
+      const below = pathBelowBase(path.split('?')[0] ?? '');
+      if (below === undefined || matchRoute(method, below) === undefined)
         Object.assign(answer, { status: 403, body: JSON.stringify({ message: 'Missing Authentication Token' }) });
     },
   ],
