@@ -13,6 +13,7 @@ import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import packageJson from '../../package.json' with { type: 'json' };
+import { STRONGLY_CONSISTENT_TABLES } from '../../infra/constructs/tables';
 import { stages } from '../../infra/stages';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
@@ -32,8 +33,10 @@ import { databaseClient } from './database';
 /** The regions of the stage that runs in several, in its order: the first is its home. */
 export const STAGE_REGIONS: readonly string[] = stages.global?.regions ?? [];
 
-/** The tables each region has a copy of; the others (idempotency) are one table for every region. */
-const REGIONAL_TABLES = ['pets', 'apiKeys', 'apiKeyLastUse'] as const satisfies ReadonlyArray<keyof TableNames>;
+/** The tables each region has a copy of (MREC); the strongly consistent ones are one table for every region. */
+const REGIONAL_TABLES = (Object.keys(tableDefinitions) as Array<keyof TableNames>).filter(
+  (table) => !STRONGLY_CONSISTENT_TABLES.has(table),
+);
 
 export interface LocalRegion {
   /** The AWS region it stands for. */
