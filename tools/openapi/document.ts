@@ -72,6 +72,12 @@ const longestRateLimitPolicy = ((name: string, digits: string) =>
   'a'.repeat(32),
   '9'.repeat(16),
 );
+/** The longest `Location` a create answers: its own path, then the new id (the route table's creates, whichever). */
+const longestLocation = Math.max(
+  ...routes.flatMap((route: Route) =>
+    route.success?.requiredHeaders?.includes('Location') ? [longestUrl(`${route.path}/${MAX_SAFE_ID}`).length] : [],
+  ),
+);
 /** The request ids API Gateway (and the local server) give: UUIDs. */
 const requestId = { type: 'string', format: 'uuid', maxLength: 36 };
 
@@ -80,10 +86,10 @@ const headers = {
   FunctionRequestId: header(`The same request id, on every answer that reached a function, and on the 501.`, requestId),
   CacheControl: header('Always `no-store`.', { type: 'string', const: 'no-store' }),
   ContentTypeOptions: header('Always `nosniff`.', { type: 'string', const: 'nosniff' }),
-  Location: header('The new pet: `…/v1/pets/{id}`.', {
+  Location: header("What was created: the create's path and its id (`…/v1/pets/{id}`).", {
     type: 'string',
     format: 'uri',
-    maxLength: longestUrl(`/pets/${MAX_SAFE_ID}`).length,
+    maxLength: longestLocation,
   }),
   LinkNext: header('`<…/v1/pets?limit=…&cursor=…>; rel="next"` (RFC 8288) while more pets remain; absent on the last page.', {
     type: 'string',
@@ -265,7 +271,7 @@ const parameterComponents: Record<string, Json> = {
       '(`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to',
       `${IDEMPOTENCY_KEY_MAX_LENGTH} characters. For ${IDEMPOTENCY_WINDOW_SECONDS / 3600} hours, the same key from the same API key`,
       'with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422',
-      '`idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored',
+      '`idempotency_key_reused`. Concurrent duplicates all answer 201 with one result: what is created and its key are stored',
       'together, so no request is ever told to wait. Malformed or repeated: 400.',
     ].join(' '),
     // No example, default or examples here or in the schema: Swagger UI copies any of them into
