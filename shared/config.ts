@@ -7,7 +7,7 @@ import {
   MAX_STATUS_SHARDS,
   petsTable,
   STATUS_SHARDS_VARIABLE,
-  tableDefinitions,
+  tableNamesOf,
   type TableDefinition,
   type TableNames,
 } from './tables';
@@ -22,11 +22,7 @@ export const apiKeyLastUseTableName = (env: Environment = process.env): string =
 export const idempotencyTableName = (env: Environment = process.env): string => tableName(idempotencyTable, env);
 
 /** The tables' names, as configured: every table of shared/tables.ts. */
-export const tableNames = (env: Environment = process.env): TableNames =>
-  Object.fromEntries(Object.entries(tableDefinitions).map(([table, definition]) => [table, tableName(definition, env)])) as Record<
-    keyof TableNames,
-    string
-  >;
+export const tableNames = (env: Environment = process.env): TableNames => tableNamesOf((definition) => tableName(definition, env));
 
 /**
  * Milliseconds each DynamoDB attempt has to connect, and to be answered, when not the client's

@@ -147,9 +147,11 @@ describe.each(Object.entries(checkedStacks))('the %s stack', (_name, synthesized
   // Prod-like: kept when the stack is deleted, and protected from it.
   const isProd = settings.removalPolicy !== RemovalPolicy.DESTROY;
   /** A table's name, ARN (of one of its indexes) and stream as the template gives them: its own table's, or an imported replica's. */
-  const tableNameRef = (table: keyof TableNames) => stack.resolve(stack.tables[table].tableName) as unknown;
+  const tableNameRef = (table: keyof TableNames) => stack.resolve(stack.tables.byName[table].tableName) as unknown;
   const tableArnRef = (table: keyof TableNames, index?: string) =>
-    stack.resolve(index === undefined ? stack.tables[table].tableArn : `${stack.tables[table].tableArn}/index/${index}`) as unknown;
+    stack.resolve(
+      index === undefined ? stack.tables.byName[table].tableArn : `${stack.tables.byName[table].tableArn}/index/${index}`,
+    ) as unknown;
   const keysStreamRef = () => stack.resolve(stack.tables.apiKeys.tableStreamArn) as unknown;
 
   it(`is ${isProd ? '' : 'not '}protected from termination, and tags its resources with the project and stage`, () => {

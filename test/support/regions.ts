@@ -20,7 +20,7 @@ import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { DEFAULT_PLAN, PLANS_FILE_VARIABLE } from '../../shared/plans';
 import { projectRoot } from '../../shared/project-root';
-import { createTableInput, tableDefinitions, type TableNames } from '../../shared/tables';
+import { createTableInput, tableDefinitions, tableNamesOf, type TableNames } from '../../shared/tables';
 import { ensureTables, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
 import { readLocalAuditTrail } from '../../tools/local-server/key-audit-log';
 import { localUsageKey, ROOMY_PLANS } from '../../tools/local-server/usage-plans';
@@ -72,13 +72,11 @@ export interface LocalRegionsOptions {
   readonly replicationDelayMs: number;
 }
 
-/** The tables of one region: its own copies, and the one idempotency table. */
-const regionTables = (suffix: string, region: string, idempotency: string): TableNames => ({
-  pets: `pets-${suffix}-${region}`,
-  apiKeys: `api-keys-${suffix}-${region}`,
-  apiKeyLastUse: `api-key-last-use-${suffix}-${region}`,
-  idempotency,
-});
+/** The tables of one region: its own copies, and the one table of each strongly consistent one. */
+const regionTables = (suffix: string, region: string): TableNames =>
+  tableNamesOf(({ defaultName }, table) =>
+    STRONGLY_CONSISTENT_TABLES.has(table) ? `${defaultName}-${suffix}` : `${defaultName}-${suffix}-${region}`,
+  );
 
 /** A region's copies with their streams on, as a global table's replicas have them, for the replication fixture to read. */
 const createRegionalCopies = async (client: DynamoDBDocumentClient, tables: TableNames) => {
@@ -145,10 +143,9 @@ export const startLocalRegions = async ({ replicationDelayMs }: LocalRegionsOpti
   const endpoint = inject('dynamodbEndpoint');
   const client = databaseClient({ endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
   const suffix = randomUUID().slice(0, 8);
-  const idempotency = `idempotency-${suffix}`;
   const [homeName] = STAGE_REGIONS;
   if (homeName === undefined || STAGE_REGIONS.length < 2) throw new Error('The global stage lists no regions (infra/stages.ts).');
-  const tablesOf = new Map(STAGE_REGIONS.map((name) => [name, regionTables(suffix, name, idempotency)]));
+  const tablesOf = new Map(STAGE_REGIONS.map((name) => [name, regionTables(suffix, name)]));
   const plansFile = writePlansFile(ROOMY_PLANS);
   const proxies: FaultProxy[] = [];
   const children: ChildProcess[] = [];
@@ -161,7 +158,12 @@ export const startLocalRegions = async ({ replicationDelayMs }: LocalRegionsOpti
     client.destroy();
   };
   try {
-    await ensureTables(client, [{ definition: tableDefinitions.idempotency, name: idempotency }]);
+    // The strongly consistent tables: one of each, every region's (any region's names hold them).
+    const shared = tablesOf.get(homeName) as TableNames;
+    await ensureTables(
+      client,
+      [...STRONGLY_CONSISTENT_TABLES].map((table) => ({ definition: tableDefinitions[table], name: shared[table] })),
+    );
     await Promise.all([...tablesOf.values()].map((tables) => createRegionalCopies(client, tables)));
     replication = await startReplication({
       client,
