@@ -295,11 +295,33 @@ const memberNames = (name: ModelName | undefined): string[] => {
   return Object.keys(model.shape as Record<string, unknown>);
 };
 
+/**
+ * A path parameter no component above describes, from its route's path model: required, its schema
+ * and description the member's own (a new resource's id needs no line here). Query parameters and
+ * headers stay described above: their words say more than a model does.
+ */
+const pathParameterComponent = (pathModel: ModelName, name: string): Json => {
+  const member = (modelOf(pathModel) as z.ZodMiniObject).shape[name] as z.ZodMiniType;
+  const { description, ...schema } = schemaOf(member, 'output');
+  return { name, in: 'path', required: true, ...(typeof description === 'string' ? { description } : {}), schema };
+};
+
+/** Every parameter component the described operations use: those above, and their path parameters' own. */
+const parameterComponentsOf = (described: readonly Route[]): Record<string, Json> => {
+  const components: Record<string, Json> = { ...parameterComponents };
+  for (const route of described) {
+    const path = route.request?.path;
+    if (path !== undefined) for (const name of memberNames(path)) components[name] ??= pathParameterComponent(path, name);
+  }
+  return components;
+};
+
 /** The parameters of an operation, from its route's models: path, query, then headers, each a component by its name. */
 const parametersOf = (route: Route): Json[] => {
   const names = [...memberNames(route.request?.path), ...memberNames(route.request?.query), ...(route.request?.headers ?? [])];
+  const known = parameterComponentsOf([route]);
   for (const name of names) {
-    if (!(name in parameterComponents)) throw new Error(`${route.operationId}: no parameter component describes '${name}'`);
+    if (!(name in known)) throw new Error(`${route.operationId}: no parameter component describes '${name}'`);
   }
   return names.map((name) => ref('parameters', name));
 };
@@ -474,7 +496,7 @@ const document = ({ extraServers = [], routes: described = routes, docs = {} }: 
       PetStatus: schemaOf(PetStatus, 'output'),
       Error: errorSchema(),
     },
-    parameters: parameterComponents,
+    parameters: parameterComponentsOf(described),
     headers,
   },
 });
