@@ -2,8 +2,9 @@
  * openapi.json through Stoplight Spectral, with the OpenAPI rules and the OWASP API Security
  * rules (.spectral.yaml): no error, apart from the exceptions the ruleset lists with their reasons.
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../shared/project-root';
 import { OPENAPI_PATH } from '../../tools/openapi/paths';
@@ -25,12 +26,24 @@ const SPECTRAL = resolve(projectRoot, 'node_modules/.bin/spectral');
 
 /** Spectral's findings for a document, linted as openapi.json (so the ruleset's per-file exceptions apply). */
 const lint = async (document: string): Promise<Finding[]> => {
-  const { status, stdout, stderr } = await runCommand(
-    SPECTRAL,
-    ['lint', '--quiet', '--format', 'json', '--stdin-filepath', DOCUMENT_PATH],
-    {},
-    { input: document },
-  );
+  // Its standard input is a file, not a pipe: Spectral reads it at once, and a pipe holding less
+  // than a document larger than its buffer (64 KiB) fails that read with EAGAIN.
+  const folder = mkdtempSync(join(tmpdir(), 'spectral-'));
+  const file = join(folder, 'openapi.json');
+  writeFileSync(file, document);
+  const quoted = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+  try {
+    const { status, stdout, stderr } = await runCommand('sh', [
+      '-c',
+      `${quoted(SPECTRAL)} lint --quiet --format json --stdin-filepath ${quoted(DOCUMENT_PATH)} < ${quoted(file)}`,
+    ]);
+    return findingsOf(status, stdout, stderr);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+};
+
+const findingsOf = (status: number | null, stdout: string, stderr: string): Finding[] => {
   // Exit 1 means "errors found"; anything else but 0 means Spectral itself failed.
   if (status !== 0 && status !== 1) throw new Error(`spectral exited with ${status}: ${stderr}`);
   try {
