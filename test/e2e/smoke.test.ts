@@ -339,10 +339,20 @@ const breakages: Array<[string, string, RegExp, Breakage, RequestBreakage?]> = [
   ],
 ];
 
-/** The checks that learn from another one, by the check they learn from: they cannot pass when it fails. */
+/**
+ * The checks that learn from another one, by the check they learn from, through any chain of
+ * them: they cannot pass when it fails. Checks learn only from earlier ones, so one pass in order
+ * gathers every chain.
+ */
 const DEPENDENTS: Record<string, string[]> = {};
-for (const check of SMOKE_CHECKS as readonly SmokeCheck[])
-  for (const source of check.learnsFrom ?? []) (DEPENDENTS[source] ??= []).push(check.name);
+for (const check of SMOKE_CHECKS as readonly SmokeCheck[]) {
+  const sources = check.learnsFrom ?? [];
+  // Each check it learns from, and each check those depend on in turn (already gathered).
+  const upstream = new Set(
+    sources.flatMap((source) => [source, ...Object.keys(DEPENDENTS).filter((name) => DEPENDENTS[name]?.includes(source))]),
+  );
+  for (const name of upstream) (DEPENDENTS[name] ??= []).push(check.name);
+}
 
 describe('npm run smoke against a broken server', () => {
   it('the command exits 1 and names the check that failed', async () => {
