@@ -20,8 +20,10 @@ import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { databaseClient } from '../support/database';
 
 const CHECKS: readonly string[] = CHECK_NAMES;
-/** The checks `--read-only` skips: those that always write. */
-const WRITING: readonly string[] = SMOKE_CHECKS.filter((check: SmokeCheck) => check.writes).map((check) => check.name);
+/** The checks `--read-only` skips: those that write, and those that read only what one wrote. */
+const WRITING: readonly string[] = SMOKE_CHECKS.filter((check: SmokeCheck) => check.writes || check.readsWritten).map(
+  (check) => check.name,
+);
 
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** A check's line: its status word, then its name. */
