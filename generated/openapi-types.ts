@@ -144,7 +144,7 @@ export interface components {
         status: components["schemas"]["PetStatus"];
         /** @description Where the next page starts: copy it from the `Link rel="next"` header of the same listing. Opaque. */
         cursor: string;
-        /** @description Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to 255 characters. For 24 hours, the same key from the same API key with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422 `idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored together, so no request is ever told to wait. Malformed or repeated: 400. */
+        /** @description Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to 255 characters. For 24 hours, the same key from the same API key with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422 `idempotency_key_reused`. Concurrent duplicates all answer 201 with one result: what is created and its key are stored together, so no request is ever told to wait. Malformed or repeated: 400. */
         idempotencyKey: string;
         /** @description The pet id: a decimal integer, no sign, no leading zeros. */
         petId: number;
@@ -159,7 +159,7 @@ export interface components {
         CacheControl: "no-store";
         /** @description Always `nosniff`. */
         ContentTypeOptions: "nosniff";
-        /** @description The new pet: `…/v1/pets/{id}`. */
+        /** @description What was created: the create's path and its id (`…/v1/pets/{id}`). */
         Location: string;
         /** @description `<…/v1/pets?limit=…&cursor=…>; rel="next"` (RFC 8288) while more pets remain; absent on the last page. */
         LinkNext: string;
@@ -361,7 +361,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to 255 characters. For 24 hours, the same key from the same API key with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422 `idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored together, so no request is ever told to wait. Malformed or repeated: 400. */
+                /** @description Makes the create safe to retry (IETF httpapi-idempotency-key draft). The value is an RFC 8941 string (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to 255 characters. For 24 hours, the same key from the same API key with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422 `idempotency_key_reused`. Concurrent duplicates all answer 201 with one result: what is created and its key are stored together, so no request is ever told to wait. Malformed or repeated: 400. */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path?: never;
@@ -648,7 +648,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `not_found`: no pet with that id. */
+            /** @description `not_found`: nothing has the id the path names. */
             404: {
                 headers: {
                     "x-amzn-RequestId": components["headers"]["RequestId"];

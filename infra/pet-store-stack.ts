@@ -10,9 +10,9 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Construct } from 'constructs';
 import { USAGE_PLANS_VARIABLE } from '../shared/plan-policy';
 import { PROJECT_NAME } from '../shared/project';
-import { STAGE_NAME } from '../shared/routes';
+import { routes, STAGE_NAME, type Route } from '../shared/routes';
 import { stackOutputs, stageResourcePrefix } from '../shared/stack';
-import { petsStatusIndex } from '../shared/tables';
+import { tableDefinitions, type TableNames } from '../shared/tables';
 import { IdempotencySweep } from './constructs/idempotency-sweep';
 import { KeyAuditTrail } from './constructs/key-audit';
 import { Monitoring } from './constructs/monitoring';
@@ -122,10 +122,7 @@ export class PetStoreStack extends Stack {
     this.functions = new PetStoreFunctions(this, 'Functions', {
       namePrefix: resourceName,
       serviceName,
-      pets: this.tables.pets,
-      apiKeys: this.tables.apiKeys,
-      apiKeyLastUse: this.tables.apiKeyLastUse,
-      idempotency: this.tables.idempotency,
+      tables: this.tables.byName,
       corsAllowedOrigins: settings.corsAllowedOrigins,
       regionIndex,
       reservedConcurrency: settings.reservedConcurrency,
@@ -154,7 +151,7 @@ export class PetStoreStack extends Stack {
       this.healthProbe = new HealthProbe(this, 'HealthProbe', {
         namePrefix: resourceName,
         serviceName,
-        tables: { pets: this.tables.pets, apiKeys: this.tables.apiKeys, idempotency: this.tables.idempotency },
+        tables: this.tables.byName,
         ...kept,
       });
       this.routing = new RegionalRouting(this, 'Routing', {
@@ -215,12 +212,17 @@ export class PetStoreStack extends Stack {
       functions: operations,
       authorizer: this.functions.authorizer.function,
       authorizerLogGroup: this.functions.authorizer.logGroup,
-      tables: [
-        { table: this.tables.pets, indexNames: [petsStatusIndex.indexName] },
-        { table: this.tables.apiKeys, indexNames: [] },
-        { table: this.tables.apiKeyLastUse, indexNames: [] },
-        { table: this.tables.idempotency, indexNames: [] },
-      ],
+      // Every table, with the indexes a request reads (the routes' grants name them).
+      tables: (Object.keys(tableDefinitions) as Array<keyof TableNames>).map((name) => ({
+        table: this.tables.byName[name],
+        indexNames: [
+          ...new Set(
+            (routes as readonly Route[]).flatMap((route) =>
+              (route.tableAccess ?? []).flatMap((grant) => (grant.table === name && grant.index !== undefined ? [grant.index] : [])),
+            ),
+          ),
+        ],
+      })),
       keyAudit: {
         functions: new Map([
           ['keyAudit', this.keyAudit.writer.function],

@@ -7,6 +7,7 @@ import {
   MAX_STATUS_SHARDS,
   petsTable,
   STATUS_SHARDS_VARIABLE,
+  tableNamesOf,
   type TableDefinition,
   type TableNames,
 } from './tables';
@@ -20,13 +21,8 @@ export const apiKeysTableName = (env: Environment = process.env): string => tabl
 export const apiKeyLastUseTableName = (env: Environment = process.env): string => tableName(apiKeyLastUseTable, env);
 export const idempotencyTableName = (env: Environment = process.env): string => tableName(idempotencyTable, env);
 
-/** The tables' names, as configured. */
-export const tableNames = (env: Environment = process.env): TableNames => ({
-  pets: petsTableName(env),
-  apiKeys: apiKeysTableName(env),
-  apiKeyLastUse: apiKeyLastUseTableName(env),
-  idempotency: idempotencyTableName(env),
-});
+/** The tables' names, as configured: every table of shared/tables.ts. */
+export const tableNames = (env: Environment = process.env): TableNames => tableNamesOf((definition) => tableName(definition, env));
 
 /**
  * Milliseconds each DynamoDB attempt has to connect, and to be answered, when not the client's

@@ -14,28 +14,29 @@ import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { dynamoDBOptions, tableNames as configuredTableNames } from './config';
 import { createDocumentClient, DatabaseUnavailable } from './dynamodb';
 import { regionSwitchKey } from './region-switch';
-import { apiKeysTable, idempotencyTable, petsTable, type TableNames } from './tables';
+import { routeOf, type RouteOf } from './routes';
+import { tableDefinitions, type TableNames } from './tables';
 
 /** How long one execution environment reuses its answer: a flood of health requests cannot drive the tables. */
 export const HEALTH_REUSE_SECONDS = 5;
 
+/** The tables the check reads: those its route grants it to read (a new table is read once its route says so). */
+export type ProbedTable = RouteOf<'getHealth'>['tableAccess'][number]['table'];
+const probedTables: readonly ProbedTable[] = routeOf('getHealth').tableAccess.map(({ table }) => table);
+
 /**
- * Keys no item has: pet ids start at 1, and a key's hash and a record's key are 64 hexadecimal
- * digits. The idempotency table's is read only where no region is known (a local server started
+ * Keys no item has, of each table's key type: ids start at 1, and a string key is a hash, a UUID or
+ * prefixed. The idempotency table's is read only where no region is known (a local server started
  * without AWS_REGION): such a server has no switch, and nothing drains it.
  */
-export const PROBE_KEYS = {
-  pets: { [petsTable.partitionKey.name]: 0 },
-  apiKeys: { [apiKeysTable.partitionKey.name]: 'health-probe' },
-  idempotency: { [idempotencyTable.partitionKey.name]: 'health-probe' },
-} as const;
-
-/** The tables the check reads, each by its key attribute. */
-const PROBED = {
-  pets: { keyName: petsTable.partitionKey.name, what: 'pet read' },
-  apiKeys: { keyName: apiKeysTable.partitionKey.name, what: 'key read' },
-  idempotency: { keyName: idempotencyTable.partitionKey.name, what: 'idempotency record read' },
-} as const satisfies Record<keyof typeof PROBE_KEYS, unknown>;
+const absentKey = (table: keyof TableNames) => {
+  const { name, type } = tableDefinitions[table].partitionKey;
+  return { [name]: type === 'N' ? 0 : 'health-probe' };
+};
+export const PROBE_KEYS = Object.fromEntries(probedTables.map((table) => [table, absentKey(table)])) as Record<
+  ProbedTable,
+  Record<string, string | number>
+>;
 
 export interface DatabaseHealth {
   /**
@@ -59,7 +60,7 @@ export class RegionDrained extends DatabaseUnavailable {
 
 export interface DatabaseHealthOptions {
   readonly client?: DynamoDBDocumentClient;
-  readonly tables?: Pick<TableNames, keyof typeof PROBE_KEYS>;
+  readonly tables?: Pick<TableNames, ProbedTable>;
   /**
    * The region whose switch the idempotency read reads: by default the function's own
    * (AWS_REGION, which Lambda sets, and the local servers of a stage in several regions too).
@@ -74,8 +75,9 @@ export const databaseHealth = ({
   region = process.env.AWS_REGION,
 }: DatabaseHealthOptions = {}): DatabaseHealth => {
   const keys = { ...PROBE_KEYS, ...(region ? { idempotency: regionSwitchKey(region) } : {}) };
-  const read = async (table: keyof typeof PROBE_KEYS) => {
-    const { keyName, what } = PROBED[table];
+  const read = async (table: ProbedTable) => {
+    const keyName = tableDefinitions[table].partitionKey.name;
+    const what = `${table} read`;
     let found: boolean;
     try {
       const { Item } = await client.send(
@@ -94,7 +96,7 @@ export const databaseHealth = ({
     check: async () => {
       // Every read ends before the check does (none goes on after the function has answered); a
       // table that cannot be read is the failure reported before a drain, as it says more.
-      const results = await Promise.allSettled((Object.keys(PROBED) as Array<keyof typeof PROBED>).map(read));
+      const results = await Promise.allSettled(probedTables.map(read));
       const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
       const failure = failures.find((error) => !(error instanceof RegionDrained)) ?? failures[0];
       if (failure !== undefined) throw failure;

@@ -4,7 +4,7 @@
  * from the route table, which every function's bundle holds (a handler parses by it, the
  * authorizer's policy reads it), so that no bundle carries the document's text.
  */
-import type { OperationId } from './routes';
+import type { OperationId, routes } from './routes';
 
 export interface RouteDocs {
   readonly summary: string;
@@ -56,6 +56,27 @@ export const routeDocs = {
     success: { description: 'This region can read its tables.', example: { status: 'ok' } },
   },
 } as const satisfies Record<OperationId, RouteDocs>;
+
+/** The resource a path acts on, by its first segment (`/store/orders` → `store`): it names the operation's tag. */
+export type ResourceOf<Path extends string> = Path extends `/${infer Segment}/${string}`
+  ? Segment
+  : Path extends `/${infer Segment}`
+    ? Segment
+    : never;
+export const resourceOf = (path: string): string => path.split('/')[1] ?? '';
+
+/** A tag of the document: the name it groups a resource's operations under, and what they are. */
+export interface TagDocs {
+  readonly name: string;
+  readonly description: string;
+}
+
+/** The tag of each resource of the route table: the compiler asks for a new resource's. */
+export const tagDocs = {
+  pets: { name: 'animals', description: 'The pets of the store.' },
+  store: { name: 'store', description: 'Listed by the interface, not specified: answers 501.' },
+  health: { name: 'health', description: 'Whether a region of the API can serve: for health checks, without a key.' },
+} as const satisfies Record<ResourceOf<(typeof routes)[number]['path']>, TagDocs>;
 
 /** The document's text of an operation. */
 export const docsOf = (operationId: OperationId): RouteDocs => routeDocs[operationId];

@@ -207,7 +207,7 @@ export const routes = [
       { table: 'pets', actions: ['dynamodb:PutItem'] },
       // A keyed create reserves its pet's id, puts its record, then its pet (shared/idempotency.ts);
       // a failed condition on the record returns the record that holds the key.
-      { table: 'idempotency', actions: ['dynamodb:PutItem'] },
+      { table: 'idempotency', actions: ['dynamodb:PutItem'], onlyWith: 'idempotencyKey' },
     ],
   },
   {

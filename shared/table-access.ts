@@ -1,4 +1,5 @@
 /** What a function may do on one DynamoDB table or index: the stack turns each grant into one IAM statement. */
+import type { RequestHeader } from './routes';
 import type { TableNames } from './tables';
 
 /** The values of `ReturnValues` a write may ask for (DynamoDB's own). */
@@ -20,4 +21,10 @@ export interface TableAccess {
    * `attributes`, NONE alone: ALL_OLD or ALL_NEW would return the attributes not named.
    */
   readonly returnValues?: readonly ReturnValues[];
+  /**
+   * The request header without which an operation never uses this grant (a keyed create's writes
+   * of its reservation and record): a request without it, such as the route's example, sends none
+   * of these actions. Absent: any request of the operation may.
+   */
+  readonly onlyWith?: RequestHeader;
 }

@@ -150,21 +150,22 @@ export const idempotencyTable = {
   globalSecondaryIndexes: [],
 } as const satisfies TableDefinition;
 
-/** The names the tables have in one place: deployed, configured, or made up for a test. */
-export interface TableNames {
-  readonly pets: string;
-  readonly apiKeys: string;
-  readonly apiKeyLastUse: string;
-  readonly idempotency: string;
-}
-
-/** Each table's definition under its key in `TableNames`. */
+/** Each table's definition, under the key every other place names it by: a table is added here once. */
 export const tableDefinitions = {
   pets: petsTable,
   apiKeys: apiKeysTable,
   apiKeyLastUse: apiKeyLastUseTable,
   idempotency: idempotencyTable,
-} as const satisfies Record<keyof TableNames, TableDefinition>;
+} as const satisfies Record<string, TableDefinition>;
+
+/** The names the tables have in one place: deployed, configured, or made up for a test. */
+export type TableNames = { readonly [Table in keyof typeof tableDefinitions]: string };
+
+/** A name for every table, each made from its definition: a tool's or a test's own names, none left out. */
+export const tableNamesOf = (nameOf: (definition: TableDefinition, table: keyof TableNames) => string): TableNames =>
+  Object.fromEntries(
+    (Object.keys(tableDefinitions) as Array<keyof TableNames>).map((table) => [table, nameOf(tableDefinitions[table], table)]),
+  ) as Record<keyof TableNames, string>;
 
 /** The CreateTable request for a definition: on-demand, each index projecting what it says, its stream on. */
 export const createTableInput = (table: TableDefinition, tableName: string): CreateTableCommandInput => {

@@ -32,7 +32,8 @@ export interface HealthProbeProps {
   readonly namePrefix: string;
   /** The `service` of the function's log lines and metric: the stage's own, the alarm's dimension. */
   readonly serviceName: string;
-  readonly tables: Readonly<Pick<Record<keyof TableNames, ITableV2>, 'pets' | 'apiKeys' | 'idempotency'>>;
+  /** Every table: it is granted, and told the names of, those its grants (the health route's) name. */
+  readonly tables: Readonly<Record<keyof TableNames, ITableV2>>;
   readonly logRetention: RetentionDays;
   readonly removalPolicy: RemovalPolicy;
 }

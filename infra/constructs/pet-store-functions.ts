@@ -117,10 +117,8 @@ export interface PetStoreFunctionsProps {
   readonly namePrefix: string;
   /** The `service` of the functions' log lines and metrics: the stage's own. */
   readonly serviceName: string;
-  readonly pets: ITableV2;
-  readonly apiKeys: ITableV2;
-  readonly apiKeyLastUse: ITableV2;
-  readonly idempotency: ITableV2;
+  /** Every table, by its key in shared/tables.ts: each function is granted those its grants name. */
+  readonly tables: Readonly<Record<keyof TableNames, ITableV2>>;
   /** Origins the API's functions answer CORS for; none turns CORS off. */
   readonly corsAllowedOrigins: readonly string[];
   /** The index of the stack's region among its stage's regions, which the pet ids it mints carry. */
@@ -140,12 +138,7 @@ export class PetStoreFunctions extends Construct {
 
   constructor(scope: Construct, id: string, props: PetStoreFunctionsProps) {
     super(scope, id);
-    const tables: Record<keyof TableNames, ITableV2> = {
-      pets: props.pets,
-      apiKeys: props.apiKeys,
-      apiKeyLastUse: props.apiKeyLastUse,
-      idempotency: props.idempotency,
-    };
+    const { tables } = props;
 
     // A function is told the name of each table it is granted, and of no other: its grants say
     // which tables its code uses, so the two cannot drift apart.

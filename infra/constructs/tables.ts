@@ -60,6 +60,8 @@ export class PetStoreTables extends Construct {
   readonly apiKeys: ITableV2;
   readonly apiKeyLastUse: ITableV2;
   readonly idempotency: ITableV2;
+  /** Every table of shared/tables.ts, by its key: what grants and the dashboard take, so a new table needs no line here. */
+  readonly byName: Readonly<Record<keyof TableNames, ITableV2>>;
   /** The global tables this stack defines, by their fixed names: every table in the home region's stack, none in the others. */
   readonly defined: readonly ProtectedTable[];
   /** The regions of every table's replicas: this stack's region first, then the stage's others. */
@@ -75,10 +77,15 @@ export class PetStoreTables extends Construct {
       defined.push({ tableName, table: global });
       return global;
     };
-    this.pets = table('pets');
-    this.apiKeys = table('apiKeys');
-    this.apiKeyLastUse = table('apiKeyLastUse');
-    this.idempotency = table('idempotency');
+    this.byName = Object.fromEntries((Object.keys(tableDefinitions) as Array<keyof TableNames>).map((key) => [key, table(key)])) as Record<
+      keyof TableNames,
+      ITableV2
+    >;
+    // The tables some construct uses by name (the key audit, the sweep, the stack's outputs).
+    this.pets = this.byName.pets;
+    this.apiKeys = this.byName.apiKeys;
+    this.apiKeyLastUse = this.byName.apiKeyLastUse;
+    this.idempotency = this.byName.idempotency;
     this.defined = defined;
     this.replicaRegions = [props.region, ...props.regions.filter((other) => other !== props.region)];
   }

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { API_KEY_PREFIX, generateApiKey } from '../../shared/api-keys';
-import { BASE_PATH, routeOf } from '../../shared/routes';
+import { matchRoute, pathBelowBase } from '../../tools/local-server/route-matcher';
 import { startApiProxy, type Breakage, type RequestBreakage } from '../support/api-proxy';
 import { expectOneLineFailure, npmRun, runCommand, runCommandClosingOutput, type CommandResult } from '../support/command';
 import { postPet, startLocalApi, type LocalApi } from '../support/local-api';
@@ -20,8 +20,10 @@ import { localUsageKey } from '../../tools/local-server/usage-plans';
 import { databaseClient } from '../support/database';
 
 const CHECKS: readonly string[] = CHECK_NAMES;
-/** The checks `--read-only` skips: those that always write. */
-const WRITING: readonly string[] = SMOKE_CHECKS.filter((check: SmokeCheck) => check.writes).map((check) => check.name);
+/** The checks `--read-only` skips: those that write, and those that read only what one wrote. */
+const WRITING: readonly string[] = SMOKE_CHECKS.filter((check: SmokeCheck) => check.writes || check.readsWritten).map(
+  (check) => check.name,
+);
 
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** A check's line: its status word, then its name. */
@@ -280,9 +282,10 @@ const breakages: Array<[string, string, RegExp, Breakage, RequestBreakage?]> = [
     'answers an unknown route 403 as raw API Gateway does',
     'unknown route',
     /answered 403, not 404/,
-    (answer, { path }) => {
-      // Only a path no route has: the health route is one.
-      if (!path.startsWith('/v1/pets') && path !== `${BASE_PATH}${routeOf('getHealth').path}`)
+    (answer, { method, path }) => {
+      // Only a request no route takes (the route table's matcher says which).
+      const below = pathBelowBase(path.split('?')[0] ?? '');
+      if (below === undefined || matchRoute(method, below) === undefined)
         Object.assign(answer, { status: 403, body: JSON.stringify({ message: 'Missing Authentication Token' }) });
     },
   ],
@@ -338,10 +341,20 @@ const breakages: Array<[string, string, RegExp, Breakage, RequestBreakage?]> = [
   ],
 ];
 
-/** The checks that learn from another one, by the check they learn from: they cannot pass when it fails. */
+/**
+ * The checks that learn from another one, by the check they learn from, through any chain of
+ * them: they cannot pass when it fails. Checks learn only from earlier ones, so one pass in order
+ * gathers every chain.
+ */
 const DEPENDENTS: Record<string, string[]> = {};
-for (const check of SMOKE_CHECKS as readonly SmokeCheck[])
-  for (const source of check.learnsFrom ?? []) (DEPENDENTS[source] ??= []).push(check.name);
+for (const check of SMOKE_CHECKS as readonly SmokeCheck[]) {
+  const sources = check.learnsFrom ?? [];
+  // Each check it learns from, and each check those depend on in turn (already gathered).
+  const upstream = new Set(
+    sources.flatMap((source) => [source, ...Object.keys(DEPENDENTS).filter((name) => DEPENDENTS[name]?.includes(source))]),
+  );
+  for (const name of upstream) (DEPENDENTS[name] ??= []).push(check.name);
+}
 
 describe('npm run smoke against a broken server', () => {
   it('the command exits 1 and names the check that failed', async () => {

@@ -10,6 +10,7 @@ import { Agent, METHODS, request } from 'node:http';
 import { expect } from 'vitest';
 import { errorCatalogue } from '../../shared/errors';
 import { contractViolations } from '../../tools/openapi/answer-check';
+import { matchRoute, pathBelowBase } from '../../tools/local-server/route-matcher';
 
 export interface RawRequest {
   readonly method: string;
@@ -86,9 +87,11 @@ export const requestLine = ({ method, target }: RawRequest): 'valid' | 'invalid'
 };
 export const isParseableHttp = (raw: RawRequest) => requestLine(raw) === 'valid';
 
-/** The one documented 5xx a caller can provoke: GET /v1/store/orders is 501 not_implemented. */
-const isNotImplementedRoute = ({ method, target }: RawRequest) =>
-  method === 'GET' && new URL(`http://localhost${target.startsWith('/') ? '' : '/'}${target}`).pathname === '/v1/store/orders';
+/** The one documented 5xx a caller can provoke: a route the interface names but does not specify is 501 not_implemented. */
+const isNotImplementedRoute = ({ method, target }: RawRequest) => {
+  const below = pathBelowBase(new URL(`http://localhost${target.startsWith('/') ? '' : '/'}${target}`).pathname);
+  return below !== undefined && matchRoute(method, below)?.route.notImplemented === true;
+};
 
 /**
  * Whether the target's path holds a dot segment (`.` or `..`) or a backslash, percent-encoded or

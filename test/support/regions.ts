@@ -13,13 +13,14 @@ import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import packageJson from '../../package.json' with { type: 'json' };
+import { STRONGLY_CONSISTENT_TABLES } from '../../infra/constructs/tables';
 import { stages } from '../../infra/stages';
 import { generateApiKey } from '../../shared/api-keys';
 import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { DEFAULT_PLAN, PLANS_FILE_VARIABLE } from '../../shared/plans';
 import { projectRoot } from '../../shared/project-root';
-import { createTableInput, tableDefinitions, type TableNames } from '../../shared/tables';
+import { createTableInput, tableDefinitions, tableNamesOf, type TableNames } from '../../shared/tables';
 import { ensureTables, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
 import { readLocalAuditTrail } from '../../tools/local-server/key-audit-log';
 import { localUsageKey, ROOMY_PLANS } from '../../tools/local-server/usage-plans';
@@ -32,8 +33,10 @@ import { databaseClient } from './database';
 /** The regions of the stage that runs in several, in its order: the first is its home. */
 export const STAGE_REGIONS: readonly string[] = stages.global?.regions ?? [];
 
-/** The tables each region has a copy of; the others (idempotency) are one table for every region. */
-const REGIONAL_TABLES = ['pets', 'apiKeys', 'apiKeyLastUse'] as const satisfies ReadonlyArray<keyof TableNames>;
+/** The tables each region has a copy of (MREC); the strongly consistent ones are one table for every region. */
+const REGIONAL_TABLES = (Object.keys(tableDefinitions) as Array<keyof TableNames>).filter(
+  (table) => !STRONGLY_CONSISTENT_TABLES.has(table),
+);
 
 export interface LocalRegion {
   /** The AWS region it stands for. */
@@ -69,13 +72,11 @@ export interface LocalRegionsOptions {
   readonly replicationDelayMs: number;
 }
 
-/** The tables of one region: its own copies, and the one idempotency table. */
-const regionTables = (suffix: string, region: string, idempotency: string): TableNames => ({
-  pets: `pets-${suffix}-${region}`,
-  apiKeys: `api-keys-${suffix}-${region}`,
-  apiKeyLastUse: `api-key-last-use-${suffix}-${region}`,
-  idempotency,
-});
+/** The tables of one region: its own copies, and the one table of each strongly consistent one. */
+const regionTables = (suffix: string, region: string): TableNames =>
+  tableNamesOf(({ defaultName }, table) =>
+    STRONGLY_CONSISTENT_TABLES.has(table) ? `${defaultName}-${suffix}` : `${defaultName}-${suffix}-${region}`,
+  );
 
 /** A region's copies with their streams on, as a global table's replicas have them, for the replication fixture to read. */
 const createRegionalCopies = async (client: DynamoDBDocumentClient, tables: TableNames) => {
@@ -142,10 +143,9 @@ export const startLocalRegions = async ({ replicationDelayMs }: LocalRegionsOpti
   const endpoint = inject('dynamodbEndpoint');
   const client = databaseClient({ endpoint, requestTimeout: LOCAL_TOOL_REQUEST_TIMEOUT_MS });
   const suffix = randomUUID().slice(0, 8);
-  const idempotency = `idempotency-${suffix}`;
   const [homeName] = STAGE_REGIONS;
   if (homeName === undefined || STAGE_REGIONS.length < 2) throw new Error('The global stage lists no regions (infra/stages.ts).');
-  const tablesOf = new Map(STAGE_REGIONS.map((name) => [name, regionTables(suffix, name, idempotency)]));
+  const tablesOf = new Map(STAGE_REGIONS.map((name) => [name, regionTables(suffix, name)]));
   const plansFile = writePlansFile(ROOMY_PLANS);
   const proxies: FaultProxy[] = [];
   const children: ChildProcess[] = [];
@@ -158,7 +158,12 @@ export const startLocalRegions = async ({ replicationDelayMs }: LocalRegionsOpti
     client.destroy();
   };
   try {
-    await ensureTables(client, [{ definition: tableDefinitions.idempotency, name: idempotency }]);
+    // The strongly consistent tables: one of each, every region's (any region's names hold them).
+    const shared = tablesOf.get(homeName) as TableNames;
+    await ensureTables(
+      client,
+      [...STRONGLY_CONSISTENT_TABLES].map((table) => ({ definition: tableDefinitions[table], name: shared[table] })),
+    );
     await Promise.all([...tablesOf.values()].map((tables) => createRegionalCopies(client, tables)));
     replication = await startReplication({
       client,

@@ -2,7 +2,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import { apiKeyLastUseTable, apiKeysTable, tableDefinitions, type TableNames } from '../../shared/tables';
+import { tableNamesOf, apiKeyLastUseTable, apiKeysTable, tableDefinitions, type TableNames } from '../../shared/tables';
 import { ensureTables, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
 import { databaseClient, functionsClient } from './database';
 
@@ -15,12 +15,7 @@ export interface TestTables extends TableNames {
 /** Names no other test file uses. */
 export const freshTableNames = (): TableNames => {
   const suffix = randomUUID().slice(0, 8);
-  return {
-    pets: `pets-${suffix}`,
-    apiKeys: `api-keys-${suffix}`,
-    apiKeyLastUse: `api-key-last-use-${suffix}`,
-    idempotency: `idempotency-${suffix}`,
-  };
+  return tableNamesOf(({ defaultName }) => `${defaultName}-${suffix}`);
 };
 
 /** Every table of the API, as `npm start` creates them. */

@@ -100,6 +100,18 @@ describe('the fault matrix', () => {
     expect([first.path, second.path]).toEqual([noContentRoute.path.replace('{petId}', '1'), noContentRoute.path.replace('{petId}', '2')]);
   });
 
+  it('faults every grant of an operation with a function but one used only with a request header its route reads', () => {
+    const grantsOf = (route: Route) => (route.handler && route.success ? (route.tableAccess ?? []) : []);
+    for (const route of routes as readonly Route[])
+      for (const grant of grantsOf(route)) if (grant.onlyWith) expect(route.request?.headers, route.operationId).toContain(grant.onlyWith);
+    const faulted = (routes as readonly Route[]).flatMap((route) =>
+      grantsOf(route)
+        .filter((grant) => grant.onlyWith === undefined)
+        .flatMap((grant) => grant.actions.map((action) => `${route.operationId} ${action.replace(/^dynamodb:/, '')} ${grant.table}`)),
+    );
+    expect(faultRows(routes).map((row) => `${row.operationId} ${row.operation} ${row.table}`)).toEqual(faulted);
+  });
+
   it('sends an operation that names no resource as it is, with nothing made for it', async () => {
     const collection = routes.filter((route: Route) => 'handler' in route && route.succeedsWith === undefined);
     expect(collection.length).toBeGreaterThan(0);

@@ -5,6 +5,7 @@
  * The keys-table reads are counted during the same load; then several keys under a short
  * authorizer cache TTL show how often the authorizer writes a key's lastUsedAt.
  */
+import { tableNamesOf } from '../../shared/tables';
 import autocannon from 'autocannon';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { startLocalStack } from '../local-server/local-stack';
@@ -33,12 +34,8 @@ export const runLoad = async ({ endpoint, connections, seconds, rounds }: LoadOp
   seedClient.destroy();
   const serverClient = createDocumentClient({ endpoint });
   const suffix = Date.now();
-  const tables = {
-    pets: petsTableName,
-    apiKeys: `bench-api-keys-${suffix}`,
-    apiKeyLastUse: `bench-api-key-last-use-${suffix}`,
-    idempotency: `bench-idempotency-${suffix}`,
-  };
+  // The seeded pets, and a fresh table of every other kind.
+  const tables = tableNamesOf(({ defaultName }, table) => (table === 'pets' ? petsTableName : `bench-${defaultName}-${suffix}`));
   const keyReads = countGets(serverClient, tables.apiKeys);
   const api = await startLocalStack({
     dynamodbEndpoint: endpoint,

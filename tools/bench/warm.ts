@@ -5,6 +5,7 @@
  * commands through the same client, with no middleware and no validation. Samples alternate in
  * blocks so that noise from the shared machine falls on both.
  */
+import { tableDefinitions, tableNamesOf } from '../../shared/tables';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { HttpRequest, HttpResponse } from '@smithy/types';
@@ -32,10 +33,10 @@ export interface WarmOptions {
   readonly iterations: number;
 }
 
-const PETS = 'pets';
-const KEYS = 'api-keys';
-const RECORDS = 'idempotency';
-const LAST_USE = 'api-key-last-use';
+// Each table under its default name (the stub's tables, all of them below).
+const PETS = tableDefinitions.pets.defaultName;
+const KEYS = tableDefinitions.apiKeys.defaultName;
+const LAST_USE = tableDefinitions.apiKeyLastUse.defaultName;
 const pet = (id: number) => ({ id, name: `pet ${id}`, categoryId: 1, status: 'available' });
 const page = Array.from({ length: 21 }, (_, index) => pet(1_000 + index));
 const key = generateApiKey();
@@ -152,7 +153,7 @@ const operationCandidate = async ({ client, sent }: StubbedClient, route: Route,
   const { createHandler } = (await import(resolve(projectRoot, route.handler ?? ''))) as { createHandler: HandlerFactory };
   // The health route's reads on the stubbed client, every time (its reuse would time nothing).
   // No region's switch: the stub answers every read with an item, which would read as a drained region.
-  const tables = { pets: PETS, apiKeys: KEYS, apiKeyLastUse: LAST_USE, idempotency: RECORDS };
+  const tables = tableNamesOf(({ defaultName }) => defaultName);
   const health = databaseHealth({ client, tables, region: null });
   const handler = lambda(createHandler({ ...repositoriesFor(client, tables), health }));
   const grant = route.tableAccess?.find((candidate) => candidate.index !== undefined);

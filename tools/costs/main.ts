@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDocumentClient } from '../../shared/dynamodb';
 import { projectRoot } from '../../shared/project-root';
-import type { TableNames } from '../../shared/tables';
+import { tableNamesOf, type TableNames } from '../../shared/tables';
 import { ensureApiTables, startDynamoDBLocal } from '../dynamodb-local';
 import { measureOperations } from './measure';
 import { stageResources } from './stage-resources';
@@ -21,12 +21,7 @@ const main = async (): Promise<number> => {
   try {
     const freshTables = async (): Promise<TableNames> => {
       const suffix = randomUUID().slice(0, 8);
-      const names = {
-        pets: `pets-${suffix}`,
-        apiKeys: `keys-${suffix}`,
-        apiKeyLastUse: `last-use-${suffix}`,
-        idempotency: `idem-${suffix}`,
-      };
+      const names = tableNamesOf(({ defaultName }) => `${defaultName}-${suffix}`);
       const client = createDocumentClient({ endpoint: database.endpoint });
       await ensureApiTables(client, names);
       client.destroy();

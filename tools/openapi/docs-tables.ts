@@ -183,7 +183,7 @@ const smokeTable = (): string =>
     ['Check', 'What it does', 'A failure tells you'],
     SMOKE_CHECKS.map((check: SmokeCheck) => [
       code(check.name),
-      `${check.does}${check.writes ? ' (`skip` with `--read-only`)' : ''}`,
+      `${check.does}${check.writes || check.readsWritten ? ' (`skip` with `--read-only`)' : ''}`,
       check.failureTells,
     ]),
   );

@@ -22,7 +22,8 @@ import { IDEMPOTENCY_WINDOW_SECONDS } from '../../shared/idempotency';
 import { GATEWAY_REQUEST_ID_HEADER } from '../../shared/gateway-responses';
 import { modelOf } from '../../shared/model-registry';
 import { BASE_PATH, commonErrorsOf, isKeyed, routes, type ModelName, type Route, type SuccessHeader } from '../../shared/routes';
-import { routeDocs, type RouteDocs } from '../../shared/route-docs';
+import { errorDocs } from '../../shared/error-docs';
+import { resourceOf, routeDocs, tagDocs, type RouteDocs, type TagDocs } from '../../shared/route-docs';
 import { stackName } from '../../shared/stack';
 import { QUOTA_PERIOD_SECONDS, RATE_LIMIT_POLICY_HEADER } from '../../shared/plan-policy';
 import { PLAN_NAME_PATTERN } from '../../shared/plans';
@@ -35,31 +36,6 @@ const schemaOf = (model: z.ZodMiniType, io: 'input' | 'output'): Json => {
 };
 
 const ref = (kind: 'schemas' | 'headers' | 'parameters', name: string) => ({ $ref: `#/components/${kind}/${name}` });
-
-/** What each code means in the answer's description: the same words in every operation that can answer it. */
-const errorWhen: Record<ErrorCode, string> = {
-  invalid_json: 'the body is empty, not UTF-8, not valid JSON, or repeats a member name in one object (I-JSON, RFC 7493)',
-  unsupported_media_type: "the body is not sent as JSON ('Content-Type: application/json')",
-  validation_failed:
-    'a field or parameter is missing, of the wrong type, out of range, unknown (any query parameter of an operation that takes none) or repeated, ' +
-    'or a `name` holds a control character or a lone surrogate',
-  invalid_cursor: 'the cursor is malformed, edited, or from a listing with another status',
-  unauthorized: 'no Authorization header, not the Bearer scheme, or an unknown, revoked or expired key',
-  forbidden:
-    "the API key's scopes do not cover this operation, the key is on no usage plan of this stage (ask the API's operators), " +
-    'or the gateway blocked the request',
-  not_found: 'no pet with that id',
-  gone: 'the operation is past its sunset',
-  idempotency_key_reused: 'this `Idempotency-Key` was already used with a different body',
-  payload_too_large: `the body is over ${MAX_BODY_BYTES} bytes`,
-  too_many_requests:
-    "over the API key's plan rate (see `RateLimit-Policy`), the whole stage's, or a keyless operation's own: retry after Retry-After seconds",
-  quota_exceeded: "the API key's usage plan quota is used up until its period starts again: Retry-After is a fixed hint",
-  request_refused: 'the gateway refused the request for a reason it has no code for: the HTTP status says which',
-  internal_error: 'an unexpected error; details are logged, not sent',
-  not_implemented: 'the operation is listed by the interface but not specified',
-  service_unavailable: 'the database is unavailable: retry after Retry-After seconds',
-};
 
 const header = (description: string, schema: Json) => ({ description, schema });
 
@@ -96,6 +72,12 @@ const longestRateLimitPolicy = ((name: string, digits: string) =>
   'a'.repeat(32),
   '9'.repeat(16),
 );
+/** The longest `Location` a create answers: its own path, then the new id (the route table's creates, whichever). */
+const longestLocation = Math.max(
+  ...routes.flatMap((route: Route) =>
+    route.success?.requiredHeaders?.includes('Location') ? [longestUrl(`${route.path}/${MAX_SAFE_ID}`).length] : [],
+  ),
+);
 /** The request ids API Gateway (and the local server) give: UUIDs. */
 const requestId = { type: 'string', format: 'uuid', maxLength: 36 };
 
@@ -104,10 +86,10 @@ const headers = {
   FunctionRequestId: header(`The same request id, on every answer that reached a function, and on the 501.`, requestId),
   CacheControl: header('Always `no-store`.', { type: 'string', const: 'no-store' }),
   ContentTypeOptions: header('Always `nosniff`.', { type: 'string', const: 'nosniff' }),
-  Location: header('The new pet: `…/v1/pets/{id}`.', {
+  Location: header("What was created: the create's path and its id (`…/v1/pets/{id}`).", {
     type: 'string',
     format: 'uri',
-    maxLength: longestUrl(`/pets/${MAX_SAFE_ID}`).length,
+    maxLength: longestLocation,
   }),
   LinkNext: header('`<…/v1/pets?limit=…&cursor=…>; rel="next"` (RFC 8288) while more pets remain; absent on the last page.', {
     type: 'string',
@@ -186,7 +168,7 @@ const ALWAYS: HeaderName[] = ['RequestId', 'CacheControl', 'ContentTypeOptions']
 
 /** When an operation answers a code: a 403 names the operation's scope. */
 const whenFor = (route: Route, code: ErrorCode): string =>
-  code === 'forbidden' ? `${errorWhen[code]} (it needs the \`${route.scope}\` scope)` : errorWhen[code];
+  code === 'forbidden' ? `${errorDocs[code]} (it needs the \`${route.scope}\` scope)` : errorDocs[code];
 
 /** The error answer for one status of one operation: the Error shape, its codes, an example of each. */
 const errorResponse = (route: Route, status: number, codes: readonly ErrorCode[]) => {
@@ -289,7 +271,7 @@ const parameterComponents: Record<string, Json> = {
       '(`"8e03978e-40d5-43e8-bc93-6894a57f9324"`) or the same key bare (letters, digits, `-._~:/+=`), of 1 to',
       `${IDEMPOTENCY_KEY_MAX_LENGTH} characters. For ${IDEMPOTENCY_WINDOW_SECONDS / 3600} hours, the same key from the same API key`,
       'with the same body answers the first 201 again (with `Idempotent-Replayed: true`) and creates nothing; with another body, 422',
-      '`idempotency_key_reused`. Concurrent duplicates all answer 201 with one pet: the pet and its key are stored',
+      '`idempotency_key_reused`. Concurrent duplicates all answer 201 with one result: what is created and its key are stored',
       'together, so no request is ever told to wait. Malformed or repeated: 400.',
     ].join(' '),
     // No example, default or examples here or in the schema: Swagger UI copies any of them into
@@ -313,19 +295,49 @@ const memberNames = (name: ModelName | undefined): string[] => {
   return Object.keys(model.shape as Record<string, unknown>);
 };
 
+/**
+ * A path parameter no component above describes, from its route's path model: required, its schema
+ * and description the member's own (a new resource's id needs no line here). Query parameters and
+ * headers stay described above: their words say more than a model does.
+ */
+const pathParameterComponent = (pathModel: ModelName, name: string): Json => {
+  const member = (modelOf(pathModel) as z.ZodMiniObject).shape[name] as z.ZodMiniType;
+  const { description, ...schema } = schemaOf(member, 'output');
+  return { name, in: 'path', required: true, ...(typeof description === 'string' ? { description } : {}), schema };
+};
+
+/** Every parameter component the described operations use: those above, and their path parameters' own. */
+const parameterComponentsOf = (described: readonly Route[]): Record<string, Json> => {
+  const components: Record<string, Json> = { ...parameterComponents };
+  for (const route of described) {
+    const path = route.request?.path;
+    if (path !== undefined) for (const name of memberNames(path)) components[name] ??= pathParameterComponent(path, name);
+  }
+  return components;
+};
+
 /** The parameters of an operation, from its route's models: path, query, then headers, each a component by its name. */
 const parametersOf = (route: Route): Json[] => {
   const names = [...memberNames(route.request?.path), ...memberNames(route.request?.query), ...(route.request?.headers ?? [])];
+  const known = parameterComponentsOf([route]);
   for (const name of names) {
-    if (!(name in parameterComponents)) throw new Error(`${route.operationId}: no parameter component describes '${name}'`);
+    if (!(name in known)) throw new Error(`${route.operationId}: no parameter component describes '${name}'`);
   }
   return names.map((name) => ref('parameters', name));
 };
 
 const needsScope = (route: Route): string => (isKeyed(route) ? `Needs an API key with the \`${route.scope}\` scope.` : 'Needs no API key.');
 
-/** The operation's tag: the pets, the store's unspecified operations, or the API's own health. */
-const tagOf = (route: Route): string => (route.notImplemented ? 'store' : isKeyed(route) ? 'animals' : 'health');
+/** The operation's tag: its resource's (the first segment of its path); a test's resource is tagged by its name. */
+const tagOf = (route: Route): string =>
+  (tagDocs as Readonly<Record<string, TagDocs>>)[resourceOf(route.path)]?.name ?? resourceOf(route.path);
+
+/** The tags the described operations use, each once, described where shared/route-docs.ts describes it. */
+const tagsOf = (described: readonly Route[]) =>
+  [...new Set(described.map(tagOf))].map((name) => ({
+    name,
+    ...Object.values(tagDocs as Readonly<Record<string, TagDocs>>).find((tag) => tag.name === name),
+  }));
 
 const operation = (route: Route, docs: RouteDocs) => {
   const codes: readonly ErrorCode[] = [...commonErrorsOf(route), ...route.errors];
@@ -466,11 +478,7 @@ const document = ({ extraServers = [], routes: described = routes, docs = {} }: 
     { url: `http://127.0.0.1:3000${BASE_PATH}`, description: 'Local: npm start', 'x-internal': true },
   ],
   security: [{ bearerKey: [] }],
-  tags: [
-    { name: 'animals', description: 'The pets of the store.' },
-    { name: 'store', description: 'Listed by the interface, not specified: answers 501.' },
-    { name: 'health', description: 'Whether a region of the API can serve: for health checks, without a key.' },
-  ],
+  tags: tagsOf(described),
   paths: paths(described, { ...routeDocs, ...docs }),
   components: {
     securitySchemes: {
@@ -488,7 +496,7 @@ const document = ({ extraServers = [], routes: described = routes, docs = {} }: 
       PetStatus: schemaOf(PetStatus, 'output'),
       Error: errorSchema(),
     },
-    parameters: parameterComponents,
+    parameters: parameterComponentsOf(described),
     headers,
   },
 });

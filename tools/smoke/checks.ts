@@ -183,6 +183,8 @@ export interface SmokeCheck {
   readonly failureTells: string;
   /** It always writes: `--read-only` skips it. */
   readonly writes?: true;
+  /** It reads only what a writing check made (none has a read-only stand-in): `--read-only` skips it too. */
+  readonly readsWritten?: true;
   /** The checks it learns from (Findings): it cannot pass when one of them fails. */
   readonly learnsFrom?: readonly string[];
   /** Runs the check: the detail of its line, or a CheckFailed / CheckSkipped. */
@@ -455,7 +457,7 @@ export const runChecks = async (options: SmokeOptions): Promise<SmokeCheckResult
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
     try {
-      if (check.writes && options.readOnly) throw new CheckSkipped('--read-only: nothing is written');
+      if ((check.writes || check.readsWritten) && options.readOnly) throw new CheckSkipped('--read-only: nothing is written');
       const detail = await check.run(context, findings);
       results.push({ name, status: 'ok', detail: detailLine(detail, options.key), ms: ms() });
     } catch (error) {

@@ -30,6 +30,12 @@ const documentOperations = Object.entries(document.paths).flatMap(([path, method
 );
 const sorted = (values: Iterable<string>) => [...values].sort();
 
+/** The client's groups of operations (its fields that hold methods), and each method as `group.method`. */
+type ClientGroup = {
+  [Field in keyof PetStore]: PetStore[Field] extends Record<string, (...args: never[]) => unknown> ? Field : never;
+}[keyof PetStore];
+type ClientMethod = { [Group in ClientGroup]: `${Group}.${keyof PetStore[Group] & string}` }[ClientGroup];
+
 describe('the client and openapi.json', () => {
   it("knows every error code of the document's Error, and no other", () => {
     expect(sorted(ERROR_CODES)).toEqual(sorted(document.components.schemas.Error.properties.code.enum));
@@ -57,15 +63,15 @@ describe('the client and openapi.json', () => {
       apiKey: 'petstore_unit-test-key-0123456789abcdef',
       fetch: async (input, init) => answer(new Request(input, init)),
     });
-    // One call of each method of the client: the compiler asks for a new method's here.
-    const calls: Record<keyof PetStore['pets'] | 'health', () => Promise<unknown>> = {
+    // One call of each method of the client, by its group: the compiler asks for a new method's, or a new group's, here.
+    const calls: Record<ClientMethod | 'health', () => Promise<unknown>> = {
       health: () => store.health(),
-      list: () => store.pets.list(),
-      all: async () => {
+      'pets.list': () => store.pets.list(),
+      'pets.all': async () => {
         for await (const pet of store.pets.all()) return pet;
       },
-      create: () => store.pets.create({ name: 'Rex', categoryId: 1 }),
-      get: () => store.pets.get(7),
+      'pets.create': () => store.pets.create({ name: 'Rex', categoryId: 1 }),
+      'pets.get': () => store.pets.get(7),
     };
     for (const call of Object.values(calls)) await call();
 

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PetStore, PetStoreUrlError } from '../../../client/src/index';
 import { scriptedFetch } from '../../support/fake-fetch';
+import { fixturePath } from '../../support/fixture-names';
 import { startStrayServer, stopStrayServers } from '../../support/stray-servers';
 
 const API_KEY = 'petstore_unit-test-key-0123456789abcdef';
@@ -82,9 +83,9 @@ describe('a request path that would leave baseUrl', () => {
 
   it.each([
     [withoutPath, '/pets', `${withoutPath}/pets`],
-    [withoutPath, '/pets/../store/orders', `${withoutPath}/store/orders`],
+    [withoutPath, `/pets/..${fixturePath('orders')}`, `${withoutPath}${fixturePath('orders')}`],
     [withPath, '/pets/42?fields=name', `${withPath}/pets/42?fields=name`],
-    [`${withPath}/`, '/pets/../store/orders', `${withPath}/store/orders`],
+    [`${withPath}/`, `/pets/..${fixturePath('orders')}`, `${withPath}${fixturePath('orders')}`],
     [withPath, '', withPath],
     [withPath, '?limit=1', `${withPath}?limit=1`],
   ])('on %s, %s is sent to %s with the key', async (baseUrl, path, url) => {

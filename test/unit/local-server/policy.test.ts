@@ -2,6 +2,7 @@
 import type { PolicyDocument } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { policyAllows } from '../../../tools/local-server/policy';
+import { fixturePath } from '../../support/fixture-names';
 
 const API = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5';
 const arn = (method: string, path: string, api = API, stage = 'v1') => `${api}/${stage}/${method}${path}`;
@@ -37,7 +38,7 @@ describe('policyAllows', () => {
       Statement: [{ ...allowAll, Resource: [`${API}/v1/GET/pets`, `${API}/v1/POST/pets`] }],
     };
     expect(policyAllows(policy, arn('POST', '/pets'))).toBe(true);
-    expect(policyAllows(policy, arn('GET', '/store/orders'))).toBe(false);
+    expect(policyAllows(policy, arn('GET', fixturePath('orders')))).toBe(false);
   });
 
   it("reads the ARN's dots and other characters literally, not as patterns", () => {
