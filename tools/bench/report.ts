@@ -1,5 +1,6 @@
 /** Renders results: the console table, BENCHMARKS.md and the SVG chart of ratios against budgets. */
 import { PART_NAMES, RESULTS_PATH, type Check, type PartResult, type Results } from './results';
+import { markdownTable } from '../markdown-table';
 import { round } from '../stats';
 
 const verdict = (check: Check) => (check.pass === undefined ? '-' : check.pass ? 'PASS' : 'FAIL');
@@ -32,13 +33,6 @@ export const consoleReport = (part: PartResult): string =>
     part.checks.length > 0 ? `\nBudgets\n${textTable(CHECK_COLUMNS, checkRows(part.checks))}` : '',
   ].join('\n');
 
-const mdTable = (columns: string[], rows: Array<Array<string | number>>) =>
-  [
-    `| ${columns.join(' | ')} |`,
-    `| ${columns.map(() => '---').join(' | ')} |`,
-    ...rows.map((row) => `| ${row.map((cell) => String(cell).replace(/\|/g, '\\|')).join(' | ')} |`),
-  ].join('\n');
-
 export const markdownReport = (results: Results, chartPath: string, command: string): string => {
   const { machine } = results;
   const checks = allChecks(results);
@@ -67,7 +61,7 @@ export const markdownReport = (results: Results, chartPath: string, command: str
     '',
     '## Budgets',
     '',
-    mdTable(CHECK_COLUMNS, checkRows(checks)),
+    markdownTable(CHECK_COLUMNS, checkRows(checks)),
     '',
     ...PART_NAMES.flatMap((name) => {
       const part = results.parts[name];
@@ -79,7 +73,7 @@ export const markdownReport = (results: Results, chartPath: string, command: str
             : ''
         }; took ${part.seconds} s)`,
         '',
-        ...part.tables.flatMap((table) => [`**${table.title}**`, '', mdTable(table.columns, table.rows), '']),
+        ...part.tables.flatMap((table) => [`**${table.title}**`, '', markdownTable(table.columns, table.rows), '']),
         ...part.notes.map((note) => `- ${note}`),
         '',
       ];

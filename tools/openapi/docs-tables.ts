@@ -28,6 +28,7 @@ import { projectRoot } from '../../shared/project-root';
 import { releaseChecks, type CheckedFunction } from '../../shared/release-checks';
 import { BASE_PATH, routes, type Route } from '../../shared/routes';
 import { SMOKE_CHECKS, type SmokeCheck } from '../smoke/checks';
+import { markdownTable } from '../markdown-table';
 import { buildOpenApiDocument } from './document';
 
 /** The documents that may hold generated tables: README.md and docs/*.md. */
@@ -45,13 +46,8 @@ const OPENING = /<!-- generated: ([\w-]+)/g;
 /** A function's name on a stage, as the console shows it. */
 const functionName = (name: string) => `\`${functionNameOf(`${PROJECT_NAME}-<stage>`, name)}\``;
 const code = (text: string) => `\`${text}\``;
-/** A table cell: one line, with no `|` to end it early. */
-const cell = (text: string) => text.replaceAll('\n', ' ').replaceAll('|', '\\|');
-
-const table = (header: readonly string[], rows: ReadonlyArray<readonly string[]>): string =>
-  [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)]
-    .map((line) => `${line}\n`)
-    .join('');
+/** A generated table, ending in a newline as a document's block does. */
+const table = (header: readonly string[], rows: ReadonlyArray<readonly string[]>): string => `${markdownTable(header, rows)}\n`;
 
 type OpenApiOperation = {
   parameters?: Array<{ $ref: string }>;
