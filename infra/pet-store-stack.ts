@@ -12,7 +12,7 @@ import { USAGE_PLANS_VARIABLE } from '../shared/plan-policy';
 import { PROJECT_NAME } from '../shared/project';
 import { routes, STAGE_NAME, type Route } from '../shared/routes';
 import { stackOutputs, stageResourcePrefix } from '../shared/stack';
-import { tableDefinitions, type TableNames } from '../shared/tables';
+import { TABLE_KEYS } from '../shared/tables';
 import { IdempotencySweep } from './constructs/idempotency-sweep';
 import { KeyAuditTrail } from './constructs/key-audit';
 import { Monitoring } from './constructs/monitoring';
@@ -37,6 +37,9 @@ import {
 import { HealthProbe } from './constructs/health-probe';
 import { RegionalRouting } from './constructs/regional-routing';
 import { DomainCreationOrder } from './constructs/domain-order';
+
+/** Every grant a request's function has (the routes'): the tables and indexes requests read and write. */
+const requestGrants = (routes as readonly Route[]).flatMap((route) => route.tableAccess ?? []);
 
 export interface PetStoreStackProps extends StackProps {
   readonly stage: string;
@@ -213,15 +216,9 @@ export class PetStoreStack extends Stack {
       authorizer: this.functions.authorizer.function,
       authorizerLogGroup: this.functions.authorizer.logGroup,
       // Every table, with the indexes a request reads (the routes' grants name them).
-      tables: (Object.keys(tableDefinitions) as Array<keyof TableNames>).map((name) => ({
+      tables: TABLE_KEYS.map((name) => ({
         table: this.tables.byName[name],
-        indexNames: [
-          ...new Set(
-            (routes as readonly Route[]).flatMap((route) =>
-              (route.tableAccess ?? []).flatMap((grant) => (grant.table === name && grant.index !== undefined ? [grant.index] : [])),
-            ),
-          ),
-        ],
+        indexNames: [...new Set(requestGrants.flatMap(({ table, index }) => (table === name && index !== undefined ? [index] : [])))],
       })),
       keyAudit: {
         functions: new Map([

@@ -161,11 +161,12 @@ export const tableDefinitions = {
 /** The names the tables have in one place: deployed, configured, or made up for a test. */
 export type TableNames = { readonly [Table in keyof typeof tableDefinitions]: string };
 
+/** Every table's key, in the definitions' order: what a place that handles every table goes through. */
+export const TABLE_KEYS = Object.keys(tableDefinitions) as ReadonlyArray<keyof TableNames>;
+
 /** A name for every table, each made from its definition: a tool's or a test's own names, none left out. */
 export const tableNamesOf = (nameOf: (definition: TableDefinition, table: keyof TableNames) => string): TableNames =>
-  Object.fromEntries(
-    (Object.keys(tableDefinitions) as Array<keyof TableNames>).map((table) => [table, nameOf(tableDefinitions[table], table)]),
-  ) as Record<keyof TableNames, string>;
+  Object.fromEntries(TABLE_KEYS.map((table) => [table, nameOf(tableDefinitions[table], table)])) as Record<keyof TableNames, string>;
 
 /** The CreateTable request for a definition: on-demand, each index projecting what it says, its stream on. */
 export const createTableInput = (table: TableDefinition, tableName: string): CreateTableCommandInput => {

@@ -14,7 +14,7 @@ import { connect, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { dynamoDBTimeouts } from '../shared/config';
 import { createDocumentClient } from '../shared/dynamodb';
-import { createTableInput, tableDefinitions, type TableDefinition, type TableNames } from '../shared/tables';
+import { TABLE_KEYS, createTableInput, tableDefinitions, type TableDefinition, type TableNames } from '../shared/tables';
 
 export const DEFAULT_DYNAMODB_LOCAL_PORT = 8000;
 
@@ -299,7 +299,7 @@ export const ensureTables = async (
 export const ensureApiTables = (client: DynamoDBDocumentClient, names: TableNames): Promise<void> =>
   ensureTables(
     client,
-    (Object.keys(tableDefinitions) as Array<keyof TableNames>).map((table) => ({
+    TABLE_KEYS.map((table) => ({
       definition: tableDefinitions[table],
       name: names[table],
     })),

@@ -23,7 +23,7 @@ import {
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { deployedTableName } from '../../shared/stack';
-import { tableDefinitions, type KeyAttribute, type TableDefinition, type TableNames } from '../../shared/tables';
+import { TABLE_KEYS, tableDefinitions, type KeyAttribute, type TableDefinition, type TableNames } from '../../shared/tables';
 import { ReplicaStream } from './replica-stream';
 import type { ProtectedTable } from './table-protection';
 
@@ -77,10 +77,7 @@ export class PetStoreTables extends Construct {
       defined.push({ tableName, table: global });
       return global;
     };
-    this.byName = Object.fromEntries((Object.keys(tableDefinitions) as Array<keyof TableNames>).map((key) => [key, table(key)])) as Record<
-      keyof TableNames,
-      ITableV2
-    >;
+    this.byName = Object.fromEntries(TABLE_KEYS.map((key) => [key, table(key)])) as Record<keyof TableNames, ITableV2>;
     // The tables some construct uses by name (the key audit, the sweep, the stack's outputs).
     this.pets = this.byName.pets;
     this.apiKeys = this.byName.apiKeys;

@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { tableAccess } from '../../infra/constructs/pet-store-functions';
 import { PROJECT_NAME } from '../../shared/project';
 import { deployedTableName } from '../../shared/stack';
-import { tableDefinitions } from '../../shared/tables';
+import { TABLE_KEYS, tableDefinitions } from '../../shared/tables';
 import { readRecordedRun, type AwsCall, type RecordedRun } from '../support/aws-calls';
 import {
   codeDeployRequests,
@@ -339,10 +339,9 @@ export const describeRoleChecks = (stacks: ReadonlyArray<[string, SynthesizedSta
 
       it('no function that serves a request deletes, nor writes a table its route does not grant it to write', async () => {
         // From the routes' grants (none may delete): a write no route grants on a table is refused, whichever the operation.
-        const tables = Object.keys(tableDefinitions) as Array<keyof typeof tableDefinitions>;
         for (const name of stack.functions.operations.keys()) {
           const grants = tableAccess[name as keyof typeof tableAccess];
-          for (const table of tables) {
+          for (const table of TABLE_KEYS) {
             const resource = resolver.arn('dynamodb', `table/${stageResources.tableName(table)}`);
             for (const action of ['dynamodb:DeleteItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem']) {
               const granted = grants.some((grant) => grant.table === table && grant.index === undefined && grant.actions.includes(action));

@@ -11,7 +11,7 @@ import { createHandler as createProbe } from '../../functions/health-probe';
 import { databaseHealth, PROBE_KEYS } from '../../shared/database-health';
 import { errorCatalogue } from '../../shared/errors';
 import { regionSwitchKey } from '../../shared/region-switch';
-import { tableDefinitions, type TableNames } from '../../shared/tables';
+import { TABLE_KEYS } from '../../shared/tables';
 import { logger } from '../../shared/logger';
 import { captureEmf } from '../support/emf';
 import { operationEvent, context } from '../support/events';
@@ -51,9 +51,7 @@ const SERVICE_UNAVAILABLE = {
  * The tables a region serves requests from: every table but the keys' last use, which the
  * authorizer keeps as bookkeeping and serves without. Each, in turn, named as one that does not exist.
  */
-const servedFrom = (Object.keys(tableDefinitions) as Array<keyof TableNames>).filter(
-  (table): table is keyof typeof PROBE_KEYS => table !== 'apiKeyLastUse',
-);
+const servedFrom = TABLE_KEYS.filter((table): table is keyof typeof PROBE_KEYS => table !== 'apiKeyLastUse');
 const eachTableMissing = servedFrom.map(
   (table) => [table, (names: ProbedTables): ProbedTables => ({ ...pick(names), [table]: `${names[table]}-missing` })] as const,
 );

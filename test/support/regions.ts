@@ -20,7 +20,7 @@ import { apiKeysRepository } from '../../shared/api-keys-repository';
 import { REGION_INDEX_VARIABLE } from '../../shared/ids';
 import { DEFAULT_PLAN, PLANS_FILE_VARIABLE } from '../../shared/plans';
 import { projectRoot } from '../../shared/project-root';
-import { createTableInput, tableDefinitions, tableNamesOf, type TableNames } from '../../shared/tables';
+import { TABLE_KEYS, createTableInput, tableDefinitions, tableNamesOf, type TableNames } from '../../shared/tables';
 import { ensureTables, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
 import { readLocalAuditTrail } from '../../tools/local-server/key-audit-log';
 import { localUsageKey, ROOMY_PLANS } from '../../tools/local-server/usage-plans';
@@ -34,9 +34,7 @@ import { databaseClient } from './database';
 export const STAGE_REGIONS: readonly string[] = stages.global?.regions ?? [];
 
 /** The tables each region has a copy of (MREC); the strongly consistent ones are one table for every region. */
-const REGIONAL_TABLES = (Object.keys(tableDefinitions) as Array<keyof TableNames>).filter(
-  (table) => !STRONGLY_CONSISTENT_TABLES.has(table),
-);
+const REGIONAL_TABLES = TABLE_KEYS.filter((table) => !STRONGLY_CONSISTENT_TABLES.has(table));
 
 export interface LocalRegion {
   /** The AWS region it stands for. */

@@ -2,7 +2,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
-import { tableNamesOf, apiKeyLastUseTable, apiKeysTable, tableDefinitions, type TableNames } from '../../shared/tables';
+import { TABLE_KEYS, tableNamesOf, apiKeyLastUseTable, apiKeysTable, tableDefinitions, type TableNames } from '../../shared/tables';
 import { ensureTables, LOCAL_TOOL_REQUEST_TIMEOUT_MS } from '../../tools/dynamodb-local';
 import { databaseClient, functionsClient } from './database';
 
@@ -19,7 +19,7 @@ export const freshTableNames = (): TableNames => {
 };
 
 /** Every table of the API, as `npm start` creates them. */
-const ALL_TABLES = Object.keys(tableDefinitions) as Array<keyof TableNames>;
+const ALL_TABLES = TABLE_KEYS;
 
 /**
  * The tables are created by a client that waits for a busy DynamoDB Local, all at once rather than

@@ -19,7 +19,7 @@ import { DEFAULT_DYNAMODB_LOCAL_PORT, type DynamoDBLocal } from '../dynamodb-loc
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, DEFAULT_THROTTLE } from './gateway';
 import { AuditStreamUnreadable } from './key-audit-stream';
 import { RevokedKeyError, startLocalStack, type LocalStack } from './local-stack';
-import { HELP, planSettings, readSettings, type Settings } from './settings';
+import { HELP, startSettings, type Settings } from './settings';
 import { BODY_TIMEOUT_SECONDS } from './server';
 
 const TABLES = Object.values(tableDefinitions);
@@ -138,9 +138,7 @@ const main = async () => {
     console.log(USAGE);
     return;
   }
-  const settings = readSettings(process.env);
-  // The server meters each key on these as they are (its regionCount is 1: they are split already).
-  const plans = planSettings(process.env, settings.STAGE_REGION_COUNT);
+  const { settings, plans } = startSettings(process.env);
   if (settings.DYNAMODB_ENDPOINT && values.persist) {
     throw new UsageError('--persist applies to the DynamoDB Local it starts, not to DYNAMODB_ENDPOINT.');
   }

@@ -63,7 +63,7 @@ const EXPECTED: Record<keyof Settings, string> = {
   [REGION_INDEX_VARIABLE]: `must be a whole number from 0 to ${REGION_COUNT - 1}`,
 };
 
-export const readSettings = (env: NodeJS.ProcessEnv): Settings => {
+const readSettings = (env: NodeJS.ProcessEnv): Settings => {
   const parsed = Settings.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
   if (parsed.success) return parsed.data;
   const name = parsed.error.issues[0]?.path[0] as keyof Settings;
@@ -75,10 +75,19 @@ export const readSettings = (env: NodeJS.ProcessEnv): Settings => {
  * PLANS_FILE that cannot be used, or a quota that would split below one request, is a setting
  * refused in one line.
  */
-export const planSettings = (env: NodeJS.ProcessEnv, regionCount: number): Plans => {
+const planSettings = (env: NodeJS.ProcessEnv, regionCount: number): Plans => {
   try {
     return regionalPlans(plansInForce(env), regionCount);
   } catch (error) {
     throw new UsageError(`${(error as Error).message.replace(/\.$/, '')}: see ${HELP}`);
   }
+};
+
+/**
+ * Everything npm start reads from its environment before it starts anything: its settings, and the
+ * plans as one region of its stage meters them (the server meters each key on these as they are).
+ */
+export const startSettings = (env: NodeJS.ProcessEnv): { readonly settings: Settings; readonly plans: Plans } => {
+  const settings = readSettings(env);
+  return { settings, plans: planSettings(env, settings.STAGE_REGION_COUNT) };
 };

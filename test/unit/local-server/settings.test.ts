@@ -11,11 +11,8 @@ import { REGION_COUNT, REGION_INDEX_VARIABLE } from '../../../shared/ids';
 import { DEFAULT_PLAN, PLANS_FILE_VARIABLE } from '../../../shared/plans';
 import { MAX_STATUS_SHARDS, STATUS_SHARDS_VARIABLE } from '../../../shared/tables';
 import { UsageError } from '../../../tools/cli';
-import { HELP, planSettings, readSettings } from '../../../tools/local-server/settings';
+import { HELP, startSettings } from '../../../tools/local-server/settings';
 import { OTHER_PLAN } from '../../support/vocabulary';
-
-/** What npm start reads before it starts anything: its settings, then the plans over its regions. */
-const startSettings = (env: Record<string, string>) => planSettings(env, readSettings(env).STAGE_REGION_COUNT);
 
 /** The refusal's line, checked to be one UsageError line pointing at --help. */
 const refusalOf = (env: Record<string, string>): string => {
@@ -44,8 +41,9 @@ const plansFile = (name: string, text: string): string => {
 
 describe("npm start's settings", () => {
   it('takes an environment with none of them set, as the README runs it', () => {
-    expect(readSettings({})).toMatchObject({ PORT: 3000, STAGE_REGION_COUNT: 1 });
-    expect(Object.keys(startSettings({}))).toContain(DEFAULT_PLAN);
+    const { settings, plans } = startSettings({});
+    expect(settings).toMatchObject({ PORT: 3000, STAGE_REGION_COUNT: 1 });
+    expect(Object.keys(plans)).toContain(DEFAULT_PLAN);
   });
 
   it.each([
@@ -90,7 +88,7 @@ describe("npm start's settings", () => {
       'small-quota.json',
       JSON.stringify({ plans: { [DEFAULT_PLAN]: { rateLimit: 5, burstLimit: 5, quota: { limit: 2, period: 'DAY' } } } }),
     );
-    expect(startSettings({ [PLANS_FILE_VARIABLE]: path, STAGE_REGION_COUNT: '2' })[DEFAULT_PLAN]?.quota?.limit).toBe(1);
+    expect(startSettings({ [PLANS_FILE_VARIABLE]: path, STAGE_REGION_COUNT: '2' }).plans[DEFAULT_PLAN]?.quota?.limit).toBe(1);
     expect(refusalOf({ [PLANS_FILE_VARIABLE]: path, STAGE_REGION_COUNT: '3' })).toBe(
       `plan '${DEFAULT_PLAN}': its quota of 2 a day splits to less than 1 request in each of 3 regions: raise the quota to 3 or more: see ${HELP}`,
     );
